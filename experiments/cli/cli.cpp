@@ -1,0 +1,185 @@
+#include "experiments/cli/cli.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "traces/error.hpp"
+
+namespace pacer::cli {
+namespace {
+
+std::vector<Command>& registry() {
+  static std::vector<Command> r;
+  return r;
+}
+
+const Command* find_command(const std::string& name) {
+  for (const auto& c : registry())
+    if (c.name == name) return &c;
+  return nullptr;
+}
+
+void print_global_help(std::ostream& os) {
+  os << "pacer: joint GPU-frequency and batch-size selection for training under a power cap\n\n"
+        "Usage: pacer COMMAND [options]      pacer COMMAND --help for the options of one command\n\n"
+        "Commands:\n";
+  std::vector<const Command*> sorted;
+  for (const auto& c : registry()) sorted.push_back(&c);
+  std::stable_sort(sorted.begin(), sorted.end(), [](auto* a, auto* b) { return a->order < b->order; });
+  for (const auto* c : sorted) os << fmt::format("  {:<18} {}\n", c->name, c->summary);
+  os << "\nQuantities take units: power W, mW, kW; frequency Hz, kHz, MHz, GHz; time s, ms, us, min, h;\n"
+        "energy J, kJ, Wh. A bare number takes the unit the option documents.\n"
+        "Every command also reads options from an INI file: --config FILE (keys as option names, at the\n"
+        "top or in a [COMMAND] section; the command line wins).\n"
+        "Exit codes: 0 success, 1 runtime error, 2 usage error.\n";
+}
+
+po::options_description common_options() {
+  po::options_description d("General options");
+  d.add_options()("help,h", "show this help and exit")(
+      "config", po::value<std::string>()->value_name("FILE"),
+      "read options from an INI file (keys = option names, at the top or in a [COMMAND] section)")(
+      "log-level", po::value<std::string>()->default_value("info")->value_name("LEVEL"),
+      "stderr verbosity: error, warn, info, debug");
+  return d;
+}
+
+void print_command_help(const Command& c, const po::options_description& own, std::ostream& os) {
+  os << "Usage: pacer " << c.name << " [options]" << (c.usage_tail.empty() ? "" : " " + c.usage_tail) << "\n\n";
+  os << c.summary << "\n";
+  if (!c.description.empty()) os << "\n" << c.description << "\n";
+  os << "\n" << own << "\n" << common_options();
+}
+
+// Options of a [COMMAND] section apply to that command; sections of other commands are ignored,
+// so one experiment file can configure several steps. Unknown keys are usage errors.
+void store_config_file(const std::string& file, const Command& c, const po::options_description& all,
+                       po::variables_map& vm) {
+  std::ifstream in(file);
+  if (!in) throw Error(fmt::format("config file '{}' cannot be read (check the path)", file));
+  po::parsed_options parsed = po::parse_config_file(in, all, /*allow_unregistered=*/true);
+  std::string section = c.name;
+  std::replace(section.begin(), section.end(), ' ', '-');
+  po::parsed_options kept(&all);
+  for (auto opt : parsed.options) {
+    std::string key = opt.string_key;
+    const auto dot = key.find('.');
+    if (dot != std::string::npos) {
+      std::string sec = key.substr(0, dot);
+      std::replace(sec.begin(), sec.end(), ' ', '-');
+      if (sec != section) continue;
+      key = key.substr(dot + 1);
+    }
+    if (key == "config") throw UsageError(fmt::format("{}: a config file cannot name another config file", file));
+    if (!all.find_nothrow(key, false)) throw UsageError(fmt::format("{}: unknown option '{}' for 'pacer {}'", file, key, c.name));
+    opt.string_key = key;
+    opt.unregistered = false;
+    kept.options.push_back(opt);
+  }
+  po::store(kept, vm);
+}
+
+void setup_logging(const std::string& level) {
+  auto logger = spdlog::get("pacer");
+  if (!logger) logger = spdlog::stderr_color_mt("pacer");
+  logger->set_pattern("%^%l%$: %v");
+  spdlog::set_default_logger(logger);
+  const auto lvl = spdlog::level::from_str(level);
+  if (lvl == spdlog::level::off && level != "off")
+    throw UsageError(fmt::format("--log-level: unknown level '{}' (error, warn, info, debug)", level));
+  spdlog::set_level(lvl);
+}
+
+int run_command(const Command& c, const std::vector<std::string>& args) {
+  po::options_description own("Options");
+  if (c.add_options) c.add_options(own);
+  po::options_description all;
+  all.add(own).add(common_options());
+  po::positional_options_description pos;
+  for (size_t i = 0; i < c.positional.size(); ++i)
+    pos.add(c.positional[i].c_str(), (c.positional_repeat && i + 1 == c.positional.size()) ? -1 : 1);
+
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
+    if (vm.count("help")) {
+      print_command_help(c, own, std::cout);
+      return 0;
+    }
+    if (vm.count("config")) store_config_file(vm["config"].as<std::string>(), c, all, vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    std::cerr << fmt::format("pacer {}: {} (see pacer {} --help)\n", c.name, e.what(), c.name);
+    return 2;
+  }
+  setup_logging(vm["log-level"].as<std::string>());
+  return c.run(vm);
+}
+
+}  // namespace
+
+bool register_command(Command command) {
+  registry().push_back(std::move(command));
+  return true;
+}
+
+const std::vector<Command>& commands() { return registry(); }
+
+bool stderr_is_terminal() { return ::isatty(STDERR_FILENO) != 0; }
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty()) {
+    print_global_help(std::cerr);
+    return 2;
+  }
+  if (args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+    print_global_help(std::cout);
+    return 0;
+  }
+  if (args[0] == "--version") {
+    std::cout << "pacer 0.1.0\n";
+    return 0;
+  }
+  const Command* cmd = nullptr;
+  size_t consumed = 1;
+  if (args.size() >= 2) {
+    cmd = find_command(args[0] + " " + args[1]);
+    if (cmd) consumed = 2;
+  }
+  if (!cmd) cmd = find_command(args[0]);
+  if (!cmd) {
+    // A command group ("bench") given without or with an unknown topic.
+    std::string topics;
+    for (const auto& c : registry())
+      if (c.name.rfind(args[0] + " ", 0) == 0) topics += "\n  " + c.name + "  " + c.summary;
+    if (!topics.empty()) {
+      std::cerr << fmt::format("pacer {}: choose one of:{}\n", args[0], topics);
+      return 2;
+    }
+    std::cerr << fmt::format("pacer: unknown command '{}' (see pacer --help)\n", args[0]);
+    return 2;
+  }
+  args.erase(args.begin(), args.begin() + static_cast<long>(consumed));
+  try {
+    return run_command(*cmd, args);
+  } catch (const UsageError& e) {
+    std::cerr << fmt::format("pacer {}: {} (see pacer {} --help)\n", cmd->name, e.what(), cmd->name);
+    return 2;
+  } catch (const Error& e) {
+    std::cerr << fmt::format("pacer {}: error: {}\n", cmd->name, e.what());
+    return 1;
+  } catch (const std::exception& e) {
+    std::cerr << fmt::format("pacer {}: error: {}\n", cmd->name, e.what());
+    return 1;
+  }
+}
+
+}  // namespace pacer::cli

@@ -1,0 +1,44 @@
+#pragma once
+// The `pacer` command-line framework. Each subcommand lives in its own cmd_<name>.cpp in this
+// folder and registers itself with a static PACER_REGISTER_COMMAND. Options use
+// Boost.Program_options; quantities use the typed values of options.hpp so malformed values are
+// usage errors (exit 2) that name the option.
+#include <boost/program_options.hpp>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace pacer::cli {
+
+namespace po = boost::program_options;
+
+struct Command {
+  std::string name;     // "profile"
+  std::string summary;  // one line for `pacer --help`
+  int order = 100;      // position in `pacer --help`
+  std::string usage_tail;   // e.g. "[list|show NAME]" after "pacer devices [options]"
+  std::string description;  // paragraph under the usage line in `pacer CMD --help`
+  std::function<void(po::options_description&)> add_options;
+  // Positional arguments: names in order; the last may repeat when positional_repeat is set.
+  std::vector<std::string> positional;
+  bool positional_repeat = false;
+  // Returns the process exit code. Throw pacer::Error for runtime errors (exit 1) and
+  // pacer::UsageError for semantic usage errors (exit 2).
+  std::function<int(const po::variables_map&)> run;
+};
+
+bool register_command(Command command);
+const std::vector<Command>& commands();
+
+// Entry point used by main(): dispatches, prints help, maps exceptions to exit codes.
+int main(int argc, char** argv);
+
+// Progress and status lines go to stderr through spdlog; results go to stdout.
+bool stderr_is_terminal();
+
+}  // namespace pacer::cli
+
+#define PACER_CONCAT_INNER(a, b) a##b
+#define PACER_CONCAT(a, b) PACER_CONCAT_INNER(a, b)
+#define PACER_REGISTER_COMMAND(factory) \
+  static const bool PACER_CONCAT(pacer_registered_, __LINE__) = ::pacer::cli::register_command(factory())

@@ -1,0 +1,3 @@
+#include "experiments/cli/cli.hpp"
+
+int main(int argc, char** argv) { return pacer::cli::main(argc, argv); }

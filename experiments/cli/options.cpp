@@ -1,0 +1,96 @@
+#include "experiments/cli/options.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "traces/error.hpp"
+
+namespace pacer::units {
+namespace {
+namespace po = boost::program_options;
+
+// A quantity error carries its reason; program_options fills in the option's name.
+class quantity_error : public po::error_with_option_name {
+ public:
+  explicit quantity_error(const std::string& reason) : po::error_with_option_name(reason) {}
+};
+
+template <typename T>
+void parse_into(boost::any& v, const std::vector<std::string>& values, Dimension dim, std::string_view bare,
+                double T::*field) {
+  po::validators::check_first_occurrence(v);
+  const std::string& s = po::validators::get_single_string(values);
+  try {
+    T out{};
+    out.*field = parse(s, dim, bare, "%canonical_option%");
+    v = boost::any(out);
+  } catch (const UsageError& e) {
+    throw quantity_error(e.what());
+  }
+}
+
+}  // namespace
+
+void validate(boost::any& v, const std::vector<std::string>& values, Power*, int) {
+  parse_into<Power>(v, values, Dimension::Power, "W", &Power::w);
+}
+void validate(boost::any& v, const std::vector<std::string>& values, Frequency*, int) {
+  parse_into<Frequency>(v, values, Dimension::Frequency, "MHz", &Frequency::hz);
+}
+void validate(boost::any& v, const std::vector<std::string>& values, Duration*, int) {
+  parse_into<Duration>(v, values, Dimension::Time, "s", &Duration::s);
+}
+void validate(boost::any& v, const std::vector<std::string>& values, Energy*, int) {
+  parse_into<Energy>(v, values, Dimension::Energy, "J", &Energy::j);
+}
+void validate(boost::any& v, const std::vector<std::string>& values, PowerList*, int) {
+  po::validators::check_first_occurrence(v);
+  const std::string& s = po::validators::get_single_string(values);
+  try {
+    v = boost::any(PowerList{parse_list(s, Dimension::Power, "W", "%canonical_option%")});
+  } catch (const UsageError& e) {
+    throw quantity_error(e.what());
+  }
+}
+
+}  // namespace pacer::units
+
+namespace pacer::cli {
+
+std::vector<int> parse_int_list(const std::string& text, const std::string& what) {
+  std::vector<int> out;
+  auto to_int = [&](const std::string& s) {
+    try {
+      size_t used = 0;
+      const long v = std::stol(s, &used);
+      if (used != s.size() || v <= 0 || v > (1L << 30)) throw std::invalid_argument(s);
+      return static_cast<int>(v);
+    } catch (const std::exception&) {
+      throw UsageError(fmt::format("{}: '{}' is not a positive integer", what, s));
+    }
+  };
+  const auto colon = text.find(':');
+  if (colon != std::string::npos) {
+    const int from = to_int(text.substr(0, colon));
+    const int to = to_int(text.substr(colon + 1));
+    if (to < from) throw UsageError(fmt::format("{}: range '{}' ends below its start", what, text));
+    for (long v = from; v <= to; v *= 2) out.push_back(static_cast<int>(v));
+    return out;
+  }
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t pos = text.find(',', start);
+    if (pos == std::string::npos) pos = text.size();
+    out.push_back(to_int(text.substr(start, pos - start)));
+    start = pos + 1;
+  }
+  return out;
+}
+
+void require_range(double value, double lo, double hi, const std::string& option, const std::string& unit) {
+  if (!(value >= lo && value <= hi))
+    throw UsageError(fmt::format("{}: {:g} {} is out of range [{:g}, {:g}] {}", option, value, unit, lo, hi, unit));
+}
+
+}  // namespace pacer::cli

@@ -1,0 +1,339 @@
+#include <H5Cpp.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include "traces/catalog.hpp"
+#include "traces/csv.hpp"
+#include "traces/error.hpp"
+#include "traces/store.hpp"
+
+using namespace pacer;
+using namespace pacer::traces;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    path = fs::temp_directory_path() / ("pacer-store-" + std::to_string(::getpid()) + "-" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~TempDir() { fs::remove_all(path); }
+};
+
+ProfileTable sample_profile() {
+  ProfileTable t;
+  t.workload = "resnet8-w0.25@1x28x28";
+  t.device = "jetson-nano";
+  t.emulated = true;
+  t.virtual_time = true;
+  t.source = "test";
+  t.warmup_batches = 3;
+  t.measured_batches = 10;
+  t.profiling_cost_s = 12.5;
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> u(0.1, 9.0);
+  for (double f : {76.8e6, 460.8e6, 921.6e6})
+    for (int b : {8, 64}) {
+      ProfilePoint p;
+      p.knob = {f};
+      p.batch_size = b;
+      p.time_per_batch_mean_s = u(rng);
+      p.time_per_batch_std_s = u(rng) / 100;
+      p.power_peak_w = u(rng);
+      p.power_mean_w = p.power_peak_w * 0.9;
+      p.energy_j = u(rng) * 3;
+      p.samples = 10 * b;
+      p.power_samples = 42;
+      p.sensor_rate_hz = 10;
+      t.points.push_back(p);  // temperature stays NaN: NaN must survive the round trip
+    }
+  t.points.back().status = "skipped: cap exceeded, watchdog";
+  return t;
+}
+
+RelationSet sample_relation() {
+  RelationSet s;
+  s.name = "fmnist-proxy";
+  s.workload = "resnet8";
+  s.dataset = "fashion-mnist/proxy";
+  s.metric = "accuracy";
+  s.target = 0.85;
+  s.lr_rule = "lr = base_lr * sqrt(b / base_batch)";
+  s.base_lr = 1e-3;
+  s.base_batch = 64;
+  s.optimizer = "adam";
+  s.runs = {{8, 0, true, 4000, 100000, 3.2, 0.86, 3.5e-4},
+            {8, 1, true, 6000, 100000, 4.1, 0.851, 3.5e-4},
+            {64, 0, true, 12000, 100000, 2.0, 0.852, 1e-3},
+            {64, 1, false, 100000, 100000, 20.0, 0.80, 1e-3}};
+  return s;
+}
+
+void write_bytes(const fs::path& p, const std::string& bytes) { std::ofstream(p, std::ios::binary) << bytes; }
+
+std::string read_bytes(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
+template <typename Fn>
+void expect_error(Fn fn, const std::vector<std::string>& needles) {
+  try {
+    fn();
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    for (const auto& n : needles) EXPECT_NE(std::string(e.what()).find(n), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+
+TEST(Store, ProfileRoundTripIsIdentical) {
+  TempDir dir;
+  auto store = Store::open_or_create(dir.path / "c.h5");
+  const auto t = sample_profile();
+  store.write_profile(t);
+  const auto back = Store::open(dir.path / "c.h5").read_profile(t.workload);
+  EXPECT_EQ(back, t);
+  EXPECT_TRUE(std::isnan(back.points[0].temperature_c));
+  EXPECT_EQ(back.points.back().status, "skipped: cap exceeded, watchdog");
+}
+
+TEST(Store, MultiDimensionalKnobRoundTrip) {
+  TempDir dir;
+  auto store = Store::open_or_create(dir.path / "c.h5");
+  ProfileTable t;
+  t.workload = "w";
+  t.knob = KnobSpace::power_mode();
+  ProfilePoint p;
+  p.knob = {4, 1.2e9, 6e8, 3.2e9};
+  p.batch_size = 16;
+  t.points = {p};
+  store.write_profile(t, "modes");
+  EXPECT_EQ(store.read_profile("modes"), t);
+  ProfileTable bad = t;
+  bad.points[0].knob = {1.0};
+  EXPECT_THROW(store.write_profile(bad, "bad"), Error);
+  EXPECT_FALSE(store.has("profiles", "bad"));
+}
+
+TEST(Store, EveryRecordTypeRoundTrips) {
+  TempDir dir;
+  auto store = Store::open_or_create(dir.path / "c.h5");
+  const auto device = find_device("jetson-agx-orin");
+  store.write_device(device);
+  const auto rel = sample_relation();
+  store.write_relation(rel);
+  ModelRecord m;
+  m.name = "resnet8@jetson-nano:analytical";
+  m.kind = "analytical";
+  m.workload = "resnet8";
+  m.device = "jetson-nano";
+  m.param_names = {"p_idle_w", "k_leak"};
+  m.param_values = {1.9, 0.4};
+  m.param_stderr = {0.01, traces::kNaN};
+  m.metrics = {{"power_mape_cv", 1.8}, {"time_mape_cv", 3.1}};
+  m.settings = {{"points", "8"}};
+  m.blob = {0, 1, 2, 255};
+  store.write_model(m);
+  SweepResult s;
+  s.name = "nano-sweep";
+  s.profile = "p";
+  s.relation = "r";
+  s.target = "t";
+  s.feasibility = "peak";
+  s.rows = {{5.0, "w", "ours", true, {614.4e6}, 32, 10, 50, 11, 1, 55, 0.0},
+            {1.0, "w", "ours", false, {}, 0, traces::kNaN, traces::kNaN, traces::kNaN, traces::kNaN, traces::kNaN,
+             traces::kNaN}};
+  store.write_sweep(s);
+  PowerSeries ps;
+  ps.name = "validate-ours-5W";
+  ps.emulated = true;
+  ps.cap_w = 5;
+  ps.time_s = {0, 0.1, 0.2};
+  ps.power_w = {3, 4.5, 4.9};
+  ps.freq_hz = {614.4e6, 614.4e6, 537.6e6};
+  ps.failed_reads = 1;
+  store.write_series(ps);
+
+  const auto again = Store::open(dir.path / "c.h5");
+  EXPECT_EQ(again.read_device(), device);
+  EXPECT_EQ(again.read_relation(rel.name), rel);
+  EXPECT_EQ(again.read_model(m.name), m);
+  EXPECT_EQ(again.read_sweep(s.name), s);
+  EXPECT_EQ(again.read_series(ps.name), ps);
+  EXPECT_EQ(again.list("relations"), std::vector<std::string>{"fmnist-proxy"});
+}
+
+TEST(Store, RecordNamesWithSlashesAreRejected) {
+  TempDir dir;
+  auto store = Store::open_or_create(dir.path / "c.h5");
+  ModelRecord m;
+  m.name = "a/b";
+  EXPECT_THROW(store.write_model(m), Error);
+}
+
+TEST(Store, RelationVectorNormalisesAtTheLargestReachedBatch) {
+  const auto r = sample_relation().relation_vector();
+  // b=64 has one reached run (12000); b=8 mean (4000+6000)/2 = 5000.
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_DOUBLE_EQ(r.at(64), 1.0);
+  EXPECT_DOUBLE_EQ(r.at(8), 5000.0 / 12000.0);
+  EXPECT_NEAR(sample_relation().std_samples(8), std::sqrt(2e6), 1e-9);
+}
+
+TEST(Store, AppendingKeepsEarlierRecordsAndReplacesSameName) {
+  TempDir dir;
+  auto store = Store::open_or_create(dir.path / "c.h5");
+  auto t = sample_profile();
+  store.write_profile(t, "a");
+  store.write_relation(sample_relation());
+  for (int i = 0; i < 20; ++i) {
+    t.points[0].time_per_batch_mean_s = i;
+    store.write_profile(t, "b");
+  }
+  EXPECT_EQ(store.read_profile("b").points[0].time_per_batch_mean_s, 19);
+  EXPECT_EQ(store.read_profile("a"), sample_profile());
+  EXPECT_EQ(store.read_relation("fmnist-proxy"), sample_relation());
+  // Rewriting reclaims space: 20 rewrites of "b" must not grow the file 20-fold.
+  const auto size_after = fs::file_size(dir.path / "c.h5");
+  store.write_profile(t, "b");
+  EXPECT_LE(fs::file_size(dir.path / "c.h5"), size_after + 1024);
+  // No temporary files are left behind.
+  int files = 0;
+  for (auto& e : fs::directory_iterator(dir.path)) files += e.is_regular_file();
+  EXPECT_EQ(files, 1);
+}
+
+TEST(Store, NotHdf5FileIsAClearError) {
+  TempDir dir;
+  write_bytes(dir.path / "x.h5", "time,power\n1,2\n");
+  expect_error([&] { Store::open(dir.path / "x.h5"); }, {"x.h5", "not an HDF5 file"});
+}
+
+TEST(Store, MissingFileIsAClearError) {
+  TempDir dir;
+  expect_error([&] { Store::open(dir.path / "nope.h5"); }, {"nope.h5", "no such trace store"});
+}
+
+TEST(Store, TruncatedFileIsAClearErrorAndWritesLeaveItUntouched) {
+  TempDir dir;
+  auto store = Store::open_or_create(dir.path / "c.h5");
+  store.write_profile(sample_profile());
+  const std::string bytes = read_bytes(dir.path / "c.h5");
+  write_bytes(dir.path / "t.h5", bytes.substr(0, bytes.size() / 2));
+  expect_error([&] { Store::open(dir.path / "t.h5").read_profile("x"); }, {"t.h5"});
+  const std::string before = read_bytes(dir.path / "t.h5");
+  Store s(Store::open_or_create(dir.path / "c.h5"));
+  EXPECT_THROW(
+      {
+        // Opening succeeds only for valid stores: writing into a damaged one must fail cleanly.
+        auto damaged = Store::open(dir.path / "t.h5");
+        damaged.write_relation(sample_relation());
+      },
+      Error);
+  EXPECT_EQ(read_bytes(dir.path / "t.h5"), before);
+}
+
+TEST(Store, WrongSchemaVersionIsRejected) {
+  TempDir dir;
+  {
+    H5::H5File f((dir.path / "v.h5").string(), H5F_ACC_TRUNC);
+    int64_t v = 99;
+    f.createAttribute("pacer_schema", H5::PredType::NATIVE_INT64, H5::DataSpace(H5S_SCALAR))
+        .write(H5::PredType::NATIVE_INT64, &v);
+  }
+  expect_error([&] { Store::open(dir.path / "v.h5"); }, {"v.h5", "schema version 99"});
+  {
+    H5::H5File f((dir.path / "n.h5").string(), H5F_ACC_TRUNC);
+  }
+  expect_error([&] { Store::open(dir.path / "n.h5"); }, {"n.h5", "pacer_schema"});
+}
+
+TEST(Store, MissingRecordAndMissingColumnNameTheObject) {
+  TempDir dir;
+  auto store = Store::open_or_create(dir.path / "c.h5");
+  store.write_profile(sample_profile(), "p");
+  expect_error([&] { store.read_profile("q"); }, {"no profiles record named 'q'", "present: p"});
+  {
+    H5::H5File f((dir.path / "c.h5").string(), H5F_ACC_RDWR);
+    H5Ldelete(f.getId(), "/profiles/p/power_peak", H5P_DEFAULT);
+  }
+  expect_error([&] { store.read_profile("p"); }, {"c.h5", "/profiles/p/power_peak", "missing column"});
+}
+
+TEST(Store, WrongTypeOrLengthNamesTheColumn) {
+  TempDir dir;
+  auto store = Store::open_or_create(dir.path / "c.h5");
+  store.write_relation(sample_relation());
+  {
+    H5::H5File f((dir.path / "c.h5").string(), H5F_ACC_RDWR);
+    H5Ldelete(f.getId(), "/relations/fmnist-proxy/wall_time", H5P_DEFAULT);
+    hsize_t n = 4;
+    std::vector<int64_t> ints(4, 1);
+    f.openGroup("/relations/fmnist-proxy")
+        .createDataSet("wall_time", H5::PredType::NATIVE_INT64, H5::DataSpace(1, &n))
+        .write(ints.data(), H5::PredType::NATIVE_INT64);
+    H5Ldelete(f.getId(), "/relations/fmnist-proxy/seed", H5P_DEFAULT);
+    hsize_t m = 3;
+    f.openGroup("/relations/fmnist-proxy")
+        .createDataSet("seed", H5::PredType::NATIVE_INT64, H5::DataSpace(1, &m))
+        .write(ints.data(), H5::PredType::NATIVE_INT64);
+  }
+  expect_error([&] { store.read_relation("fmnist-proxy"); }, {"/relations/fmnist-proxy/seed", "3 rows, expected 4"});
+  {
+    H5::H5File f((dir.path / "c.h5").string(), H5F_ACC_RDWR);
+    H5Ldelete(f.getId(), "/relations/fmnist-proxy/seed", H5P_DEFAULT);
+    hsize_t n = 4;
+    std::vector<int64_t> ints(4, 1);
+    f.openGroup("/relations/fmnist-proxy")
+        .createDataSet("seed", H5::PredType::NATIVE_INT64, H5::DataSpace(1, &n))
+        .write(ints.data(), H5::PredType::NATIVE_INT64);
+  }
+  expect_error([&] { store.read_relation("fmnist-proxy"); }, {"/relations/fmnist-proxy/wall_time", "wrong type"});
+}
+
+TEST(Store, NumericColumnsCarryUnits) {
+  TempDir dir;
+  auto store = Store::open_or_create(dir.path / "c.h5");
+  store.write_profile(sample_profile(), "p");
+  H5::H5File f((dir.path / "c.h5").string(), H5F_ACC_RDONLY);
+  H5::Group g = f.openGroup("/profiles/p");
+  for (hsize_t i = 0; i < g.getNumObjs(); ++i) {
+    const std::string name = g.getObjnameByIdx(i);
+    H5::DataSet ds = g.openDataSet(name);
+    if (ds.getTypeClass() == H5T_STRING) continue;
+    ASSERT_TRUE(ds.attrExists("unit")) << name;
+  }
+  std::string unit;
+  g.openDataSet("power_peak").openAttribute("unit").read(H5::StrType(H5::PredType::C_S1, H5T_VARIABLE), unit);
+  EXPECT_EQ(unit, "W");
+}
+
+TEST(Csv, ProfileExportHasUnitsAndOneRowPerPoint) {
+  const auto csv = to_csv(sample_profile());
+  EXPECT_NE(csv.find("gpu_freq[Hz],batch_size[samples],time_per_batch_mean[s]"), std::string::npos);
+  const auto parsed = parse_csv(csv.substr(csv.find('\n') + 1), "export");
+  EXPECT_EQ(parsed.rows.size(), 6u);
+  EXPECT_EQ(parsed.rows[0][0], "76800000");
+  EXPECT_EQ(parsed.rows.back().back(), "skipped: cap exceeded, watchdog");
+}
+
+TEST(Csv, ParserHandlesQuotesAndReportsBadRows) {
+  const auto t = parse_csv("a,b\n\"x,1\",\"say \"\"hi\"\"\"\r\n3,4\n", "t.csv");
+  ASSERT_EQ(t.rows.size(), 2u);
+  EXPECT_EQ(t.rows[0][0], "x,1");
+  EXPECT_EQ(t.rows[0][1], "say \"hi\"");
+  EXPECT_EQ(t.column("b", "t.csv"), 1);
+  expect_error([] { parse_csv("a,b\n1,2,3\n", "t.csv"); }, {"t.csv:2", "3 fields"});
+  expect_error([] { parse_csv("a,b\n\"1,2\n", "t.csv"); }, {"unterminated"});
+  expect_error([] { parse_csv("a,b\n1,2\n", "t.csv").column("c", "t.csv"); }, {"missing column 'c'"});
+  expect_error([] { parse_csv("", "t.csv"); }, {"empty"});
+}

@@ -1,0 +1,233 @@
+#pragma once
+// Typed records of the trace store. Plain structs; every numeric field carries its unit in its name.
+// The HDF5 layout of each record is documented in docs/trace-store.md.
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace pacer::traces {
+
+inline constexpr int kSchemaVersion = 1;
+inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// ---------------------------------------------------------------------------------------------
+// Knobs: the system setting whose raising costs power. One dimension for a GPU frequency or a GPU
+// power limit, several for a Jetson power mode (cpu_cores, cpu_freq, gpu_freq, mem_freq).
+struct KnobDim {
+  std::string name;  // "gpu_freq", "power_limit", "cpu_cores", "cpu_freq", "mem_freq"
+  std::string unit;  // "Hz", "W", "1"
+  bool operator==(const KnobDim&) const = default;
+};
+
+struct KnobSpace {
+  std::string kind;  // "gpu_freq" | "power_limit" | "power_mode"
+  std::vector<KnobDim> dims;
+  bool operator==(const KnobSpace&) const = default;
+
+  static KnobSpace gpu_frequency() { return {"gpu_freq", {{"gpu_freq", "Hz"}}}; }
+  static KnobSpace power_limit() { return {"power_limit", {{"power_limit", "W"}}}; }
+  static KnobSpace power_mode() {
+    return {"power_mode", {{"cpu_cores", "1"}, {"cpu_freq", "Hz"}, {"gpu_freq", "Hz"}, {"mem_freq", "Hz"}}};
+  }
+};
+
+// ---------------------------------------------------------------------------------------------
+// Device description (also the schema of the device catalog and of user device files).
+struct PowerModeSpec {
+  int id = 0;
+  std::string name;          // "MAXN", "5W"
+  double gpu_max_hz = 0;     // 0 when unknown
+  int cpu_cores = 0;         // 0 when unknown
+  double cpu_max_hz = 0;     // 0 when unknown
+  double mem_hz = 0;         // 0 when unknown
+  double budget_w = 0;       // nominal mode budget, 0 when unknown
+  bool operator==(const PowerModeSpec&) const = default;
+};
+
+struct RailSpec {
+  std::string chip;     // i2c device of the INA3221, e.g. "6-0040"
+  int channel = 0;      // 0-based for iio (rail_name_N), 1-based for hwmon (inN_label)
+  std::string name;     // "POM_5V_IN", "VDD_GPU_SOC", "NC"
+  std::string role;     // "total" | "gpu" | "cpu" | "soc" | "mem" | "other" | "nc"
+  bool operator==(const RailSpec&) const = default;
+};
+
+struct VoltagePoint {
+  double freq_hz = 0;
+  double volt_v = 0;
+  bool operator==(const VoltagePoint&) const = default;
+};
+
+struct DeviceSpec {
+  std::string name;          // catalog key, "jetson-nano"
+  std::string display_name;  // "NVIDIA Jetson Nano 4GB"
+  std::string soc;           // "T210"
+  std::string gpu_arch;      // devfreq of_node name: "gpu", "gp10b", "gv11b", "ga10b"
+  std::vector<double> gpu_freqs_hz;  // ascending, as in available_frequencies
+  std::vector<PowerModeSpec> power_modes;
+  double memory_bytes = 0;
+  std::string devfreq_path;    // relative to the sysfs root, e.g. "sys/devices/gpu.0/devfreq/57000000.gpu"
+  std::string devfreq_node;    // name under /sys/class/devfreq, e.g. "57000000.gpu"
+  std::string gpu_device_dir;  // e.g. "sys/devices/gpu.0"
+  std::string sensor_layout;   // "iio" | "hwmon"
+  std::string sensor_driver;   // "ina3221x" (iio) | "ina3221" (hwmon)
+  std::vector<RailSpec> rails;
+  std::string total_rail;      // empty: the module total is the sum of all non-NC rails
+  std::string gpu_rail;        // empty when the board has no GPU-only rail
+  std::vector<VoltagePoint> voltage_table;  // empty when not public
+  // Physical parameters for the emulated device (sources in docs/devices.md).
+  int cuda_cores = 0;
+  double mem_bandwidth_bytes_s = 0;
+  double idle_power_w = 0;
+  double max_power_w = 0;  // highest module power seen under load (catalog source), for sanity checks
+  std::map<std::string, std::string> sources;  // field -> public source
+  bool operator==(const DeviceSpec&) const = default;
+
+  double peak_flops(double freq_hz) const { return 2.0 * cuda_cores * freq_hz; }
+  double max_freq_hz() const { return gpu_freqs_hz.empty() ? 0 : gpu_freqs_hz.back(); }
+};
+
+// ---------------------------------------------------------------------------------------------
+// ProfileTable: per (knob setting, batch size) time per mini-batch and power.
+struct ProfilePoint {
+  std::vector<double> knob;  // one value per KnobSpace dim, SI units
+  int batch_size = 0;
+  double time_per_batch_mean_s = kNaN;
+  double time_per_batch_std_s = kNaN;
+  double power_peak_w = kNaN;  // NaN when the source has only a mean (Zeus)
+  double power_mean_w = kNaN;
+  double energy_j = kNaN;      // energy over the measured mini-batches
+  int64_t samples = 0;         // samples processed in the measured mini-batches
+  int64_t power_samples = 0;   // sensor readings behind the power figures
+  double sensor_rate_hz = kNaN;
+  double temperature_c = kNaN;
+  std::string status = "ok";   // "ok" | "skipped: <why>" | "stopped: <why>"
+  bool operator==(const ProfilePoint& o) const;
+
+  double time_per_sample_s() const { return time_per_batch_mean_s / batch_size; }
+};
+
+struct ProfileTable {
+  std::string workload;      // "resnet8-w0.25@1x28x28" or "cifar100/shufflenetv2"
+  std::string device;        // device name
+  bool emulated = false;     // emulated results are labelled as such everywhere
+  bool virtual_time = false; // time is the emulated device's, not the wall clock
+  std::string source;        // "pacer profile", "zeus import", ...
+  KnobSpace knob = KnobSpace::gpu_frequency();
+  int64_t samples_per_epoch = 0;  // when the source reports time per epoch (Zeus), else 0
+  int warmup_batches = 0;
+  int measured_batches = 0;
+  double profiling_cost_s = 0;    // time spent profiling (wall or virtual, see virtual_time)
+  std::vector<ProfilePoint> points;
+  bool operator==(const ProfileTable&) const;
+
+  std::vector<int> batch_sizes() const;  // distinct, ascending
+  const ProfilePoint* find(const std::vector<double>& knob, int batch_size) const;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Power time series of one run.
+struct PowerSeries {
+  std::string name;
+  bool emulated = false;
+  double cap_w = kNaN;             // the cap in force, NaN for none
+  std::vector<double> time_s;      // since the start of the run
+  std::vector<double> power_w;     // module total
+  std::vector<double> gpu_power_w; // empty when the board has no GPU rail
+  std::vector<double> freq_hz;     // GPU frequency at each sample, may be empty
+  int64_t failed_reads = 0;
+  bool operator==(const PowerSeries&) const = default;
+};
+
+// ---------------------------------------------------------------------------------------------
+// RelationSet: samples to the target per (batch size, seed).
+struct RelationRun {
+  int batch_size = 0;
+  int seed = 0;
+  bool reached = false;        // false: censored at budget_samples
+  int64_t samples = 0;         // samples seen when the target was reached (or the budget if not)
+  int64_t budget_samples = 0;
+  double wall_time_s = kNaN;
+  double final_metric = kNaN;  // metric at the stopping evaluation
+  double learning_rate = kNaN;
+  bool operator==(const RelationRun& o) const;
+};
+
+struct RelationSet {
+  std::string name;       // "fmnist-target-a"
+  std::string workload;
+  std::string dataset;
+  std::string metric;     // "accuracy", "char_accuracy", "wer"
+  bool higher_is_better = true;
+  double target = kNaN;
+  std::string lr_rule;    // "lr = base_lr * sqrt(b / base_batch)"
+  double base_lr = kNaN;
+  int base_batch = 0;
+  std::string optimizer;  // "adam", "adamw"
+  int64_t samples_per_epoch = 0;  // when counts come in epochs (Zeus), else 0
+  std::vector<RelationRun> runs;
+  bool operator==(const RelationSet&) const;
+
+  std::vector<int> batch_sizes() const;  // distinct, ascending
+  // Mean samples-to-target over the runs of b that reached the target; NaN if none did.
+  double mean_samples(int batch_size) const;
+  double std_samples(int batch_size) const;
+  // r(b) = N_acc(b) / N_acc(b_ref), b_ref the largest batch size with a reached run.
+  std::map<int, double> relation_vector() const;
+};
+
+// ---------------------------------------------------------------------------------------------
+// A calibrated model: named parameters with standard errors and fit metrics; learned models keep
+// their weights as an opaque blob.
+struct ModelRecord {
+  std::string name;        // "<workload>@<device>:analytical" (no "/" in record names)
+  std::string kind;        // "analytical" | "learned" | "interpolating"
+  std::string workload;
+  std::string device;
+  std::vector<std::string> param_names;
+  std::vector<double> param_values;
+  std::vector<double> param_stderr;
+  std::map<std::string, double> metrics;        // "power_mape_cv" -> 2.1 (%), ...
+  std::map<std::string, std::string> settings;  // free-form fit settings
+  std::vector<uint8_t> blob;                    // serialised weights (learned)
+  bool operator==(const ModelRecord&) const;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Sweep results: per cap and policy, the chosen configuration and its costs.
+struct SweepRow {
+  double cap_w = kNaN;
+  std::string workload;
+  std::string policy;
+  bool feasible = false;
+  std::vector<double> knob;
+  int batch_size = 0;
+  double predicted_time_s = kNaN;
+  double predicted_energy_j = kNaN;
+  double replayed_time_mean_s = kNaN;
+  double replayed_time_std_s = kNaN;
+  double replayed_energy_j = kNaN;
+  double regret = kNaN;  // replayed time / oracle replayed time - 1
+  bool operator==(const SweepRow& o) const;
+};
+
+struct SweepResult {
+  std::string name;
+  std::string profile;   // which profile / model it used
+  std::string relation;  // proxy relation
+  std::string target;    // target relation (oracle)
+  std::string feasibility;  // "peak" | "mean"
+  KnobSpace knob = KnobSpace::gpu_frequency();
+  std::vector<SweepRow> rows;
+  bool operator==(const SweepResult&) const = default;
+};
+
+// NaN-aware equality used by the record comparisons (NaN == NaN).
+bool same(double a, double b);
+bool same(const std::vector<double>& a, const std::vector<double>& b);
+
+}  // namespace pacer::traces

@@ -1,0 +1,35 @@
+#pragma once
+// Physical quantities parsed once at the edge ("7.5W", "921.6MHz", "30s", "2Wh").
+// Inside pacer every value is SI and its unit is in its name: power_w, freq_hz, time_s, energy_j.
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace pacer::units {
+
+enum class Dimension { Power, Frequency, Time, Energy };
+
+// Name of the dimension ("power") and its SI unit ("W").
+std::string_view dimension_name(Dimension d);
+std::string_view si_unit(Dimension d);
+
+// Parses "<number>[unit]" into SI. A bare number is read in `bare_unit` (for example "MHz" for an
+// option documented in MHz). Throws UsageError naming `what` (an option name) on a malformed
+// value, an unknown unit, NaN, infinity or a negative value.
+double parse(std::string_view text, Dimension dim, std::string_view bare_unit, std::string_view what);
+
+// "2W:10W:0.5W" (inclusive range) or "5W,7.5W,10W" (list). Units as in parse().
+std::vector<double> parse_list(std::string_view text, Dimension dim, std::string_view bare_unit,
+                               std::string_view what);
+
+// Human-readable value with a sensible prefix: format(921.6e6, Frequency) -> "921.6 MHz".
+std::string format(double value_si, Dimension dim, int significant = 4);
+
+// Strongly typed option values for Boost.Program_options (see experiments/cli/options.hpp).
+struct Power { double w = 0; };
+struct Frequency { double hz = 0; };
+struct Duration { double s = 0; };
+struct Energy { double j = 0; };
+struct PowerList { std::vector<double> w; };
+
+}  // namespace pacer::units
