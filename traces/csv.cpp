@@ -104,6 +104,22 @@ std::string to_csv(const DeviceSpec& d) {
   return out;
 }
 
+std::string to_csv(const ValidationResult& v) {
+  std::string out = fmt::format("# validation name={} workload={} device={} dataset={} metric={} target={} emulated={} feasibility={}\n",
+                                v.name, v.workload, v.device, v.dataset, v.metric, num(v.target), v.emulated, v.feasibility);
+  out += "cap[W],policy," + knob_header(v.knob) +
+         "batch_size[samples],seed[1],reached[bool],samples[samples],device_time[s],wall_time[s],energy[J],"
+         "power_peak[W],power_mean[W],cap_exceeded[bool],time_over_cap[s],predicted_time[s],predicted_energy[J],"
+         "final_metric,series\n";
+  for (const auto& r : v.rows)
+    out += fmt::format("{},{},", num(r.cap_w), quote(r.policy)) + knob_cells(r.knob, v.knob.dims.size()) +
+           fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", r.batch_size, r.seed, r.reached ? 1 : 0,
+                       r.samples, num(r.device_time_s), num(r.wall_time_s), num(r.energy_j), num(r.power_peak_w),
+                       num(r.power_mean_w), r.cap_exceeded ? 1 : 0, num(r.time_over_cap_s), num(r.predicted_time_s),
+                       num(r.predicted_energy_j), num(r.final_metric), quote(r.series));
+  return out;
+}
+
 int CsvTable::column(const std::string& name, const std::string& origin) const {
   for (size_t i = 0; i < header.size(); ++i)
     if (header[i] == name) return static_cast<int>(i);

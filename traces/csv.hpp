@@ -13,6 +13,7 @@ std::string to_csv(const ModelRecord& model);
 std::string to_csv(const SweepResult& sweep);
 std::string to_csv(const PowerSeries& series);
 std::string to_csv(const DeviceSpec& device);
+std::string to_csv(const ValidationResult& result);
 
 // Minimal CSV reader shared by importers: splits records, honours double quotes. Throws Error
 // naming `origin` and the line on a malformed row (unterminated quote).

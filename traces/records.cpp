@@ -115,4 +115,19 @@ bool SweepRow::operator==(const SweepRow& o) const {
          same(regret, o.regret);
 }
 
+bool ValidationRow::operator==(const ValidationRow& o) const {
+  return same(cap_w, o.cap_w) && policy == o.policy && same(knob, o.knob) && batch_size == o.batch_size &&
+         seed == o.seed && reached == o.reached && samples == o.samples && same(device_time_s, o.device_time_s) &&
+         same(wall_time_s, o.wall_time_s) && same(energy_j, o.energy_j) && same(power_peak_w, o.power_peak_w) &&
+         same(power_mean_w, o.power_mean_w) && cap_exceeded == o.cap_exceeded &&
+         same(time_over_cap_s, o.time_over_cap_s) && same(predicted_time_s, o.predicted_time_s) &&
+         same(predicted_energy_j, o.predicted_energy_j) && same(final_metric, o.final_metric) && series == o.series;
+}
+
+bool ValidationResult::operator==(const ValidationResult& o) const {
+  return name == o.name && workload == o.workload && device == o.device && dataset == o.dataset &&
+         metric == o.metric && same(target, o.target) && emulated == o.emulated && feasibility == o.feasibility &&
+         knob == o.knob && rows == o.rows;
+}
+
 }  // namespace pacer::traces

@@ -226,6 +226,44 @@ struct SweepResult {
   bool operator==(const SweepResult&) const = default;
 };
 
+// ---------------------------------------------------------------------------------------------
+// Validation on a device: each policy's choice (and the oracle's) trained to the target for real.
+struct ValidationRow {
+  double cap_w = kNaN;
+  std::string policy;          // "ours" | "baseline1" | "baseline2" | "oracle" | ...
+  std::vector<double> knob;
+  int batch_size = 0;
+  int seed = 0;
+  bool reached = false;        // target reached within the budget
+  int64_t samples = 0;         // samples trained
+  double device_time_s = kNaN; // time to accuracy on the device (virtual on an emulated device)
+  double wall_time_s = kNaN;   // wall clock of the training process
+  double energy_j = kNaN;
+  double power_peak_w = kNaN;
+  double power_mean_w = kNaN;
+  bool cap_exceeded = false;   // any power sample above the cap
+  double time_over_cap_s = 0;
+  double predicted_time_s = kNaN;
+  double predicted_energy_j = kNaN;
+  double final_metric = kNaN;
+  std::string series;          // name of the PowerSeries under /runs ("" if not kept)
+  bool operator==(const ValidationRow& o) const;
+};
+
+struct ValidationResult {
+  std::string name;
+  std::string workload;
+  std::string device;
+  std::string dataset;      // target data
+  std::string metric;
+  double target = kNaN;
+  bool emulated = false;    // device time is virtual (the emulator's), wall time is the CPU's
+  std::string feasibility;  // "peak" | "mean"
+  KnobSpace knob = KnobSpace::gpu_frequency();
+  std::vector<ValidationRow> rows;
+  bool operator==(const ValidationResult& o) const;
+};
+
 // NaN-aware equality used by the record comparisons (NaN == NaN).
 bool same(double a, double b);
 bool same(const std::vector<double>& a, const std::vector<double>& b);

@@ -670,6 +670,119 @@ PowerSeries read_series(const GroupReader& g) {
   return s;
 }
 
+void write(GroupWriter w, const ValidationResult& v) {
+  w.attr("record", std::string("ValidationResult"));
+  w.attr("name", v.name);
+  w.attr("workload", v.workload);
+  w.attr("device", v.device);
+  w.attr("dataset", v.dataset);
+  w.attr("metric", v.metric);
+  w.attr("target", v.target);
+  w.attr("emulated", v.emulated);
+  w.attr("feasibility", v.feasibility);
+  write_knob_space(w, v.knob);
+  const size_t n = v.rows.size(), dims = v.knob.dims.size();
+  std::vector<double> cap, knob, dev_t, wall, energy, peak, mean, over, pt, pe, metric;
+  std::vector<int64_t> b, seed, reached, samples, exceeded;
+  std::vector<std::string> policy, series;
+  for (const auto& r : v.rows) {
+    cap.push_back(r.cap_w);
+    policy.push_back(r.policy);
+    std::vector<double> k = r.knob;
+    k.resize(dims, kNaN);
+    knob.insert(knob.end(), k.begin(), k.end());
+    b.push_back(r.batch_size);
+    seed.push_back(r.seed);
+    reached.push_back(r.reached);
+    samples.push_back(r.samples);
+    dev_t.push_back(r.device_time_s);
+    wall.push_back(r.wall_time_s);
+    energy.push_back(r.energy_j);
+    peak.push_back(r.power_peak_w);
+    mean.push_back(r.power_mean_w);
+    exceeded.push_back(r.cap_exceeded);
+    over.push_back(r.time_over_cap_s);
+    pt.push_back(r.predicted_time_s);
+    pe.push_back(r.predicted_energy_j);
+    metric.push_back(r.final_metric);
+    series.push_back(r.series);
+  }
+  w.col("cap", cap, "W");
+  w.col("policy", policy);
+  w.matrix("knob", knob, n, dims, knob_unit(v.knob));
+  w.col("batch_size", b, "samples");
+  w.col("seed", seed, "1");
+  w.col("reached", reached, "bool");
+  w.col("samples", samples, "samples");
+  w.col("device_time", dev_t, "s");
+  w.col("wall_time", wall, "s");
+  w.col("energy", energy, "J");
+  w.col("power_peak", peak, "W");
+  w.col("power_mean", mean, "W");
+  w.col("cap_exceeded", exceeded, "bool");
+  w.col("time_over_cap", over, "s");
+  w.col("predicted_time", pt, "s");
+  w.col("predicted_energy", pe, "J");
+  w.col("final_metric", metric, v.metric);
+  w.col("series", series);
+}
+
+ValidationResult read_validation(const GroupReader& g) {
+  ValidationResult v;
+  v.name = g.str_attr("name");
+  v.workload = g.str_attr("workload");
+  v.device = g.str_attr("device");
+  v.dataset = g.str_attr("dataset");
+  v.metric = g.str_attr("metric");
+  v.target = g.num_attr("target");
+  v.emulated = g.int_attr("emulated") != 0;
+  v.feasibility = g.str_attr("feasibility");
+  v.knob = read_knob_space(g);
+  const auto cap = g.col_d("cap");
+  const long n = static_cast<long>(cap.size());
+  const size_t dims = v.knob.dims.size();
+  const auto policy = g.col_s("policy", n);
+  const auto knob = g.matrix("knob", n, dims);
+  const auto b = g.col_i("batch_size", n);
+  const auto seed = g.col_i("seed", n);
+  const auto reached = g.col_i("reached", n);
+  const auto samples = g.col_i("samples", n);
+  const auto dev_t = g.col_d("device_time", n);
+  const auto wall = g.col_d("wall_time", n);
+  const auto energy = g.col_d("energy", n);
+  const auto peak = g.col_d("power_peak", n);
+  const auto mean = g.col_d("power_mean", n);
+  const auto exceeded = g.col_i("cap_exceeded", n);
+  const auto over = g.col_d("time_over_cap", n);
+  const auto pt = g.col_d("predicted_time", n);
+  const auto pe = g.col_d("predicted_energy", n);
+  const auto metric = g.col_d("final_metric", n);
+  const auto series = g.col_s("series", n);
+  for (long i = 0; i < n; ++i) {
+    ValidationRow r;
+    r.cap_w = cap[i];
+    r.policy = policy[i];
+    r.knob.assign(knob.begin() + static_cast<long>(i * dims), knob.begin() + static_cast<long>((i + 1) * dims));
+    r.batch_size = static_cast<int>(b[i]);
+    r.seed = static_cast<int>(seed[i]);
+    r.reached = reached[i] != 0;
+    r.samples = samples[i];
+    r.device_time_s = dev_t[i];
+    r.wall_time_s = wall[i];
+    r.energy_j = energy[i];
+    r.power_peak_w = peak[i];
+    r.power_mean_w = mean[i];
+    r.cap_exceeded = exceeded[i] != 0;
+    r.time_over_cap_s = over[i];
+    r.predicted_time_s = pt[i];
+    r.predicted_energy_j = pe[i];
+    r.final_metric = metric[i];
+    r.series = series[i];
+    v.rows.push_back(std::move(r));
+  }
+  return v;
+}
+
 // ---------------------------------------------------------------------------------------------
 // File handling.
 struct Silence {
@@ -716,7 +829,7 @@ void check_schema(const H5::H5File& f, const fs::path& path) {
                             path.string(), v, kSchemaVersion));
 }
 
-const char* kGroups[] = {"profiles", "relations", "models", "sweeps", "runs"};
+const char* kGroups[] = {"profiles", "relations", "models", "sweeps", "runs", "validations"};
 
 void init_layout(H5::H5File& f) {
   GroupWriter root(f.openGroup("/"));
@@ -878,6 +991,10 @@ PowerSeries Store::read_series(const std::string& name) const {
   return get(path_, "runs", name, [](const GroupReader& g) { return traces::read_series(g); });
 }
 void Store::write_series(const PowerSeries& series) { put(path_, "runs", series.name, series); }
+ValidationResult Store::read_validation(const std::string& name) const {
+  return get(path_, "validations", name, [](const GroupReader& g) { return traces::read_validation(g); });
+}
+void Store::write_validation(const ValidationResult& result) { put(path_, "validations", result.name, result); }
 
 void write_file_atomic(const fs::path& path, const std::string& content) {
   const fs::path tmp = path.string() + fmt::format(".tmp-{}", ::getpid());

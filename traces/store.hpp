@@ -6,6 +6,7 @@
 //   /models/<name>          ModelRecord
 //   /sweeps/<name>          SweepResult
 //   /runs/<name>            PowerSeries
+//   /validations/<name>     ValidationResult
 // Every write is atomic: the file is copied to a temporary sibling, modified, flushed, fsync'ed and
 // renamed over the original, so a crash leaves either the old or the new file, never a torn one.
 #include <filesystem>
@@ -46,6 +47,9 @@ class Store {
 
   PowerSeries read_series(const std::string& name) const;
   void write_series(const PowerSeries& series);
+
+  ValidationResult read_validation(const std::string& name) const;
+  void write_validation(const ValidationResult& result);
 
  private:
   explicit Store(std::filesystem::path path) : path_(std::move(path)) {}

@@ -17,7 +17,7 @@ int run_export(const po::variables_map& vm) {
   if (!vm.count("record")) {
     std::cout << fmt::format("{} (schema {}):\n", path, traces::kSchemaVersion);
     if (store.has_device()) std::cout << "  device\n";
-    for (const char* g : {"profiles", "relations", "models", "sweeps", "runs"})
+    for (const char* g : {"profiles", "relations", "models", "sweeps", "runs", "validations"})
       for (const auto& n : store.list(g)) std::cout << fmt::format("  {}/{}\n", g, n);
     return 0;
   }
@@ -35,7 +35,8 @@ int run_export(const po::variables_map& vm) {
     else if (group == "models") csv = traces::to_csv(store.read_model(name));
     else if (group == "sweeps") csv = traces::to_csv(store.read_sweep(name));
     else if (group == "runs") csv = traces::to_csv(store.read_series(name));
-    else throw UsageError(fmt::format("unknown group '{}' (profiles, relations, models, sweeps, runs, device)", group));
+    else if (group == "validations") csv = traces::to_csv(store.read_validation(name));
+    else throw UsageError(fmt::format("unknown group '{}' (profiles, relations, models, sweeps, runs, validations, device)", group));
   }
   const std::string out = vm["out"].as<std::string>();
   if (out == "-") std::cout << csv;
@@ -55,7 +56,7 @@ Command make() {
   c.add_options = [](po::options_description& d) {
     d.add_options()("store", po::value<std::string>()->required(), "trace store (HDF5)")(
         "record", po::value<std::string>(), "record to export: profiles/NAME, relations/NAME, models/NAME, "
-                                            "sweeps/NAME, runs/NAME or device; omitted: list the store")(
+                                            "sweeps/NAME, runs/NAME, validations/NAME or device; omitted: list the store")(
         "out,o", po::value<std::string>()->default_value("-"), "output CSV file, - for stdout");
   };
   c.positional = {"store", "record"};

@@ -163,7 +163,33 @@ TEST(Store, EveryRecordTypeRoundTrips) {
   ps.failed_reads = 1;
   store.write_series(ps);
 
+  ValidationResult v;
+  v.name = "val";
+  v.workload = "w";
+  v.device = "jetson-nano";
+  v.dataset = "fmnist-target-a";
+  v.metric = "accuracy";
+  v.target = 0.8;
+  v.emulated = true;
+  v.feasibility = "peak";
+  ValidationRow row;
+  row.cap_w = 5;
+  row.policy = "ours";
+  row.knob = {614.4e6};
+  row.batch_size = 32;
+  row.seed = 2;
+  row.reached = true;
+  row.samples = 4096;
+  row.device_time_s = 31.5;
+  row.cap_exceeded = true;
+  row.time_over_cap_s = 0.2;
+  row.series = "val-ours-5W-s2";
+  v.rows = {row, row};
+  v.rows[1].policy = "oracle";
+  store.write_validation(v);
+
   const auto again = Store::open(dir.path / "c.h5");
+  EXPECT_EQ(again.read_validation("val"), v);
   EXPECT_EQ(again.read_device(), device);
   EXPECT_EQ(again.read_relation(rel.name), rel);
   EXPECT_EQ(again.read_model(m.name), m);

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# One entry point for a fresh Debian 12 machine (run as root; sudo is used only when not root):
+#   bash setup.sh demo   install what is missing, build (Release), run the end-to-end demo
+#   bash setup.sh test   install what is missing, build (Release), run the whole test suite (ctest)
+#   bash setup.sh build  install and build only
+# Environment: BUILD_DIR (default build), JOBS (default: number of cores).
+set -euo pipefail
+cd "$(dirname "$0")"
+mode=${1:-demo}
+shift || true
+BUILD_DIR=${BUILD_DIR:-build}
+JOBS=${JOBS:-$(nproc)}
+
+packages=(
+  cmake g++ make pkg-config
+  libtorch-dev libhdf5-dev libboost-program-options-dev libeigen3-dev
+  libgtest-dev libgmock-dev libbenchmark-dev libspdlog-dev libfmt-dev zlib1g-dev
+  gnuplot-nox dataset-fashion-mnist r-cran-janeaustenr
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  echo "setup: installing ${missing[*]}" >&2
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+fi
+
+cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release >&2
+cmake --build "$BUILD_DIR" -j "$JOBS" >&2
+
+case "$mode" in
+  demo) exec "./$BUILD_DIR/pacer" demo "$@" ;;
+  test) exec ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$JOBS" "$@" ;;
+  build) ;;
+  *) echo "setup.sh: unknown mode '$mode' (demo, test, build)" >&2; exit 2 ;;
+esac
