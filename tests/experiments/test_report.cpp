@@ -1,0 +1,173 @@
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "experiments/plot.hpp"
+#include "experiments/report.hpp"
+#include "experiments/tables.hpp"
+#include "traces/store.hpp"
+
+using namespace pacer;
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path temp_dir(const std::string& tag) {
+  auto p = fs::temp_directory_path() / ("pacer-report-" + tag + "-" + std::to_string(::getpid()));
+  fs::remove_all(p);
+  fs::create_directories(p);
+  return p;
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+traces::ValidationResult fixture_validation() {
+  traces::ValidationResult v;
+  v.name = "val-a";
+  v.workload = "cnn";
+  v.device = "jetson-nano";
+  v.dataset = "fmnist-target-a";
+  v.metric = "accuracy";
+  v.target = 0.8;
+  v.emulated = true;
+  v.feasibility = "peak";
+  auto row = [](double cap, const std::string& pol, int seed, double t, double e, bool reached = true) {
+    traces::ValidationRow r;
+    r.cap_w = cap;
+    r.policy = pol;
+    r.knob = {614.4e6};
+    r.batch_size = 32;
+    r.seed = seed;
+    r.reached = reached;
+    r.device_time_s = t;
+    r.energy_j = e;
+    return r;
+  };
+  v.rows = {row(5, "ours", 0, 10, 40),      row(5, "ours", 1, 12, 44),      row(5, "baseline1", 0, 20, 70),
+            row(5, "baseline1", 1, 22, 80), row(5, "oracle", 0, 10, 40),    row(5, "oracle", 1, 12, 44),
+            row(5, "baseline2", 0, 15, 50), row(5, "baseline2", 1, 0, 0, false),
+            row(8, "ours", 0, 6, 41),       row(8, "baseline1", 0, 9, 60),  row(8, "oracle", 0, 5.5, 39),
+            row(8, "baseline2", 0, 7, 45)};
+  v.rows[0].series = "val-a-ours-5W-s0";
+  return v;
+}
+
+}  // namespace
+
+TEST(Tables, TimeTableMatchesGoldenMarkdown) {
+  const auto t = experiments::time_table({fixture_validation()});
+  const std::string golden =
+      "time to accuracy [s]\n\n"
+      "| Policy | fmnist-target-a 5 W | fmnist-target-a 8 W |\n"
+      "|---|---|---|\n"
+      "| Baseline 1 | 21.0 ± 1.41 | 9.00 ± 0.00 |\n"
+      "| Baseline 2 | 15.0 ± 0.00 (1 censored) | 7.00 ± 0.00 |\n"
+      "| Ours | 11.0 ± 1.41 | 6.00 ± 0.00 |\n"
+      "| Fastest configuration | 11.0 ± 1.41 | 5.50 ± 0.00 |\n"
+      "\nMeasured time to accuracy (mean ± std over seeds); emulated device: virtual device time.\n";
+  EXPECT_EQ(experiments::to_markdown(t), golden);
+}
+
+TEST(Tables, CsvAndLatexCarryEveryCell) {
+  const auto t = experiments::time_table({fixture_validation()});
+  const std::string csv = experiments::to_csv(t);
+  EXPECT_NE(csv.find("dataset,cap,policy,mean[s],std[s],runs,censored\n"), std::string::npos);
+  EXPECT_NE(csv.find("fmnist-target-a,5 W,Baseline 1,21,1.41421,2,0\n"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("fmnist-target-a,5 W,Baseline 2,15,0,2,1\n"), std::string::npos) << csv;
+  const std::string tex = experiments::to_latex(t);
+  EXPECT_NE(tex.find("\\toprule"), std::string::npos);
+  EXPECT_NE(tex.find("\\multicolumn{2}{c}{fmnist-target-a}"), std::string::npos);
+  EXPECT_NE(tex.find("Fastest configuration & 11.0 $\\pm$ 1.41 & 5.50 $\\pm$ 0.00 \\\\"), std::string::npos) << tex;
+}
+
+TEST(Report, RegeneratesTablesAndNonEmptyFiguresFromAStore) {
+  const auto dir = temp_dir("store");
+  auto store = traces::Store::open_or_create(dir / "c.h5");
+  store.write_validation(fixture_validation());
+  traces::PowerSeries s;
+  s.name = "val-a-ours-5W-s0";
+  s.emulated = true;
+  s.cap_w = 5;
+  for (int i = 0; i < 50; ++i) {
+    s.time_s.push_back(i * 0.1);
+    s.power_w.push_back(4 + 0.5 * std::sin(i * 0.3));
+  }
+  store.write_series(s);
+  traces::ProfileTable prof;
+  prof.workload = "cnn";
+  prof.device = "jetson-nano";
+  prof.emulated = true;
+  for (double f : {307.2e6, 614.4e6, 921.6e6})
+    for (int b : {8, 32}) {
+      traces::ProfilePoint p;
+      p.knob = {f};
+      p.batch_size = b;
+      p.time_per_batch_mean_s = b * 1e-3 * 921.6e6 / f;
+      p.power_peak_w = 2 + f / 921.6e6 * (b == 32 ? 6 : 4);
+      p.power_mean_w = p.power_peak_w - 0.3;
+      prof.points.push_back(p);
+    }
+  store.write_profile(prof, "cnn");
+  traces::SweepResult sw;
+  sw.name = "sweep-a";
+  sw.profile = "cnn";
+  sw.feasibility = "peak";
+  for (double cap : {4.0, 6.0, 8.0}) {
+    traces::SweepRow r;
+    r.cap_w = cap;
+    r.workload = "cnn";
+    r.policy = "ours";
+    r.feasible = true;
+    r.knob = {614.4e6};
+    r.batch_size = 8;
+    r.replayed_time_mean_s = 10 / cap;
+    sw.rows.push_back(r);
+  }
+  store.write_sweep(sw);
+
+  experiments::ReportOptions opt;
+  opt.stores = {dir / "c.h5"};
+  opt.out_dir = dir / "out";
+  const auto out = experiments::make_report(opt);
+  EXPECT_EQ(slurp(dir / "out" / "table-time-to-accuracy.md"),
+            experiments::to_markdown(experiments::time_table({fixture_validation()})));
+  EXPECT_TRUE(fs::exists(dir / "out" / "table-time-to-accuracy.tex"));
+  EXPECT_TRUE(fs::exists(dir / "out" / "table-simulated.csv"));
+  if (experiments::gnuplot_path().empty()) GTEST_SKIP() << "gnuplot not installed: figures not rendered";
+  int pngs = 0, svgs = 0;
+  for (const auto& f : out.files) {
+    ASSERT_TRUE(fs::exists(f)) << f;
+    EXPECT_GT(fs::file_size(f), 100u) << f;
+    const auto ext = f.extension().string();
+    pngs += ext == ".png";
+    svgs += ext == ".svg";
+    if (ext == ".png") {
+      std::ifstream in(f, std::ios::binary);
+      char magic[4] = {};
+      in.read(magic, 4);
+      EXPECT_EQ(std::string(magic + 1, 3), "PNG") << f;
+    }
+  }
+  EXPECT_EQ(pngs, 4) << "fig1 at two of the three caps, fig4, power trace";
+  EXPECT_EQ(pngs, svgs);
+  EXPECT_TRUE(fs::exists(dir / "out" / "val-a-fig4-energy.gp"));
+  EXPECT_TRUE(fs::exists(dir / "out" / "val-a-fig4-energy.dat"));
+  if (!std::getenv("PACER_TEST_KEEP")) fs::remove_all(dir);  // set it to look at the figures
+}
+
+TEST(Report, MissingStoreIsAnErrorAndWritesNothing) {
+  const auto dir = temp_dir("missing");
+  experiments::ReportOptions opt;
+  opt.stores = {dir / "nope.h5"};
+  opt.out_dir = dir / "out";
+  EXPECT_THROW(experiments::make_report(opt), std::exception);
+  EXPECT_FALSE(fs::exists(dir / "out"));
+  fs::remove_all(dir);
+}
