@@ -1,0 +1,115 @@
+// `pacer emulate`: serves a live fake Jetson sysfs tree for a catalog device until interrupted, kept
+// updated from the emulated Jetson, so another process (pacer profile --device jetson --sysfs-root
+// DIR, or any tool reading sysfs) runs against it as against a board: hardware in the loop.
+#include <fmt/format.h>
+#include <signal.h>
+#include <spdlog/spdlog.h>
+
+#include <cerrno>
+#include <cmath>
+#include <ctime>
+#include <filesystem>
+#include <iostream>
+
+#include "experiments/cli/cli.hpp"
+#include "experiments/cli/options.hpp"
+#include "hw/emulated.hpp"
+#include "hw/emulated_tree.hpp"
+#include "models/workload.hpp"
+#include "traces/catalog.hpp"
+#include "traces/error.hpp"
+#include "traces/units.hpp"
+
+namespace pacer::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+int run_emulate(const po::variables_map& vm) {
+  const auto spec = traces::find_device(vm["device"].as<std::string>());
+  const fs::path root = vm["root"].as<std::string>();
+  const double time_scale = vm["time-scale"].as<double>();
+  require_range(time_scale, 1e-4, 1e4, "--time-scale", "");
+  const double tick_s = vm["tick"].as<units::Duration>().s;
+  require_range(tick_s, 1e-4, 10, "--tick", "s");
+  const double duration_s = vm["duration"].as<units::Duration>().s;
+  hw::EmulatorOptions eo;
+  eo.sensor_noise_rel = vm["sensor-noise"].as<double>();
+  require_range(eo.sensor_noise_rel, 0, 1, "--sensor-noise", "");
+  eo.power_cap_w = vm["circuit-cap"].as<units::Power>().w;
+  eo.seed = vm["seed"].as<uint64_t>();
+  if (fs::exists(root) && !fs::is_directory(root))
+    throw UsageError(fmt::format("--root {} exists and is not a directory", root.string()));
+
+  const hw::ModelFactory factory = [spec](const std::string& workload) -> std::shared_ptr<const models::DeviceModel> {
+    return std::make_shared<hw::WorkloadPhysics>(spec, models::describe_workload(workload));
+  };
+  auto emu = std::make_unique<hw::EmulatedJetson>(spec, factory(vm["workload"].as<std::string>()), eo);
+
+  // Block the stop signals before the update thread starts so only sigtimedwait below sees them.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGHUP);
+  ::pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  hw::LiveTreeOptions lo;
+  lo.time_scale = time_scale;
+  lo.tick_s = tick_s;
+  lo.seed = eo.seed;
+  hw::LiveEmulatedTree tree(root, std::move(emu), factory, lo);
+  tree.start();
+  std::cout << fmt::format("serving emulated {} at {} (time scale {:g}){}\n", spec.name, root.string(), time_scale,
+                           duration_s > 0 ? fmt::format(" for {}", units::format(duration_s, units::Dimension::Time))
+                                          : "; stop with Ctrl-C")
+            << std::flush;
+  spdlog::info("profile against it: pacer profile --device jetson --sysfs-root {} --workload NAME", root.string());
+
+  int sig = 0;
+  for (;;) {
+    timespec ts{};
+    const double wait_s = duration_s > 0 ? duration_s : 3600.0;
+    ts.tv_sec = static_cast<time_t>(wait_s);
+    ts.tv_nsec = static_cast<long>((wait_s - std::floor(wait_s)) * 1e9);
+    sig = ::sigtimedwait(&stop_signals, nullptr, &ts);
+    if (sig > 0 || duration_s > 0) break;
+    if (sig < 0 && errno != EAGAIN && errno != EINTR) break;
+  }
+  tree.stop();
+  std::cout << fmt::format("emulated {} stopped after {} updates ({}); min_freq > max_freq writes seen: {}\n",
+                           spec.name, tree.ticks(), sig > 0 ? strsignal(sig) : "duration reached", tree.violations());
+  return 0;
+}
+
+Command make() {
+  Command c;
+  c.name = "emulate";
+  c.summary = "serve a live emulated Jetson sysfs tree (hardware in the loop) until interrupted";
+  c.order = 32;
+  c.description =
+      "Writes a fake sysfs tree for a catalog device under --root (devfreq node, INA3221 rails in the board's\n"
+      "iio or hwmon layout, a GPU thermal zone) and keeps it updated from the emulated Jetson: cur_freq follows\n"
+      "min_freq/max_freq and the circuit cap, rails carry the model's power while a workload runs. The workload\n"
+      "side talks through <root>/pacer-emulator (see docs/hardware.md); `pacer profile --device jetson\n"
+      "--sysfs-root ROOT` does this by itself. Times are scaled by --time-scale (wall s per device s).";
+  c.add_options = [](po::options_description& d) {
+    d.add_options()("device", po::value<std::string>()->required(), "catalog device to emulate (pacer devices)")(
+        "root", po::value<std::string>()->required(), "directory to serve the tree in (created)")(
+        "workload", po::value<std::string>()->default_value("resnet18@3x32x32"),
+        "initial workload; the profiling side may name another")(
+        "time-scale", po::value<double>()->default_value(1.0), "wall seconds per device second [1]")(
+        "tick", duration_opt(0.005, "5ms"), "update period of the tree [s]")(
+        "duration", duration_opt(0.0, "0s (until interrupted)"), "stop after this long [s]")(
+        "sensor-noise", po::value<double>()->default_value(0.02), "relative sigma of a power reading [1]")(
+        "circuit-cap", power_opt(0, "0W (none)"), "circuit-level power cap that throttles the clock [W]")(
+        "seed", po::value<uint64_t>()->default_value(1), "random seed");
+  };
+  c.run = run_emulate;
+  return c;
+}
+
+PACER_REGISTER_COMMAND(make);
+
+}  // namespace
+}  // namespace pacer::cli

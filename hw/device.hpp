@@ -1,0 +1,49 @@
+#pragma once
+// The one interface through which pacer touches a device: its knob space and settings, pinning a
+// setting, reading power, restoring what it changed. Backends: Jetson sysfs (jetson_sysfs.hpp),
+// NVML (nvml.hpp), emulated Jetson (emulated.hpp).
+#include <string>
+#include <vector>
+
+#include "traces/records.hpp"
+
+namespace pacer::hw {
+
+// One power reading. total_w is the module total (the total rail, or the sum of the rails named
+// in Device::power_rails() when the board has no total rail); gpu_w is NaN without a GPU rail.
+struct PowerReading {
+  double total_w = traces::kNaN;
+  double gpu_w = traces::kNaN;
+};
+
+class Device {
+ public:
+  virtual ~Device() = default;
+
+  virtual std::string name() const = 0;  // "jetson-nano (emulated)", "jetson sysfs /", "nvml:0 NVIDIA H100"
+  virtual bool emulated() const = 0;     // results from it are labelled emulated in files and output
+  virtual const traces::KnobSpace& knob() const = 0;
+  // Every setting the device accepts, ascending (for a one-dimensional knob: one value each).
+  virtual std::vector<std::vector<double>> settings() const = 0;
+  // Pins a setting; throws Error when the setting is not supported or the device refuses it.
+  virtual void pin(const std::vector<double>& setting) = 0;
+  // The setting in force now, as the device reports it (cur_freq on a Jetson).
+  virtual std::vector<double> current() const = 0;
+  // Throws Error when no sensor can be read; callers that poll (the sampler) count the failure.
+  virtual PowerReading read_power() = 0;
+  // Which sensor rails make up PowerReading::total_w (and, last, the GPU rail when present).
+  virtual std::vector<std::string> power_rails() const = 0;
+  // Puts back every setting pin() changed; idempotent; backends also call it from their destructor.
+  virtual void restore() = 0;
+  // Sensor temperature in Celsius when the backend has one, else NaN.
+  virtual double temperature_c() const { return traces::kNaN; }
+};
+
+// Convenience for one-dimensional frequency knobs.
+inline std::vector<double> frequencies_hz(const Device& device) {
+  std::vector<double> out;
+  for (const auto& s : device.settings()) out.push_back(s.at(0));
+  return out;
+}
+
+}  // namespace pacer::hw

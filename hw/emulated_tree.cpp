@@ -1,0 +1,346 @@
+#include "hw/emulated_tree.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "hw/sysfs_io.hpp"
+#include "traces/error.hpp"
+
+namespace pacer::hw {
+namespace fs = std::filesystem;
+
+namespace {
+
+// Assumed bus voltage of every rail in the fake tree: the real rails sit at 5 V (POM_5V_*,
+// VIN_SYS_5V0) or the module input; only the product V x I matters to the readers.
+constexpr double kRailMv = 5000.0;
+
+void put(const fs::path& p, const std::string& content) {
+  fs::create_directories(p.parent_path());
+  std::ofstream out(p, std::ios::trunc);
+  if (!out) throw Error(fmt::format("cannot create {} for the fake sysfs tree", p.string()));
+  out << content << "\n";
+}
+
+void link_relative(const fs::path& link, const fs::path& target) {
+  fs::create_directories(link.parent_path());
+  std::error_code ec;
+  fs::remove(link, ec);
+  fs::create_directory_symlink(fs::relative(target, link.parent_path()), link);
+}
+
+// The sensor directory of each chip: iio:deviceK / hwmon/hwmonK, K in sorted chip order.
+std::map<std::string, fs::path> chip_dirs(const fs::path& root, const traces::DeviceSpec& d) {
+  std::set<std::string> chips;
+  for (const auto& r : d.rails) chips.insert(r.chip);
+  std::map<std::string, fs::path> out;
+  int k = 0;
+  for (const auto& chip : chips) {
+    if (d.sensor_layout == "hwmon")
+      out[chip] = root / "sys/bus/i2c/drivers" / (d.sensor_driver.empty() ? "ina3221" : d.sensor_driver) / chip /
+                  "hwmon" / fmt::format("hwmon{}", k + 1);
+    else
+      out[chip] = root / "sys/bus/i2c/drivers" / (d.sensor_driver.empty() ? "ina3221x" : d.sensor_driver) / chip /
+                  fmt::format("iio:device{}", k);
+    ++k;
+  }
+  return out;
+}
+
+std::string read_or(const fs::path& p, const std::string& fallback) {
+  try {
+    return real_sysfs_io().read(p);
+  } catch (const IoError&) {
+    return fallback;
+  }
+}
+
+}  // namespace
+
+void write_small_file_atomic(const fs::path& path, const std::string& content) {
+  const fs::path tmp = path.parent_path() / fmt::format(".{}.tmp{}", path.filename().string(), ::getpid());
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) throw Error(fmt::format("cannot write {}: {}", tmp.string(), std::strerror(errno)));
+  const std::string line = content + "\n";
+  const ssize_t n = ::write(fd, line.data(), line.size());
+  ::close(fd);
+  if (n != static_cast<ssize_t>(line.size()) || ::rename(tmp.c_str(), path.c_str()) != 0)
+    throw Error(fmt::format("cannot write {}: {}", path.string(), std::strerror(errno)));
+}
+
+fs::path fake_devfreq_dir(const fs::path& root, const traces::DeviceSpec& device) {
+  return root / device.devfreq_path;
+}
+
+void write_fake_tree(const fs::path& root, const traces::DeviceSpec& d, const FakeTreeOptions& o) {
+  if (d.devfreq_path.empty() || d.devfreq_node.empty() || d.gpu_device_dir.empty() || d.gpu_freqs_hz.empty())
+    throw Error(fmt::format("device '{}' lacks devfreq_path, devfreq_node, gpu_device_dir or frequencies: it cannot "
+                            "be laid out as a sysfs tree",
+                            d.name));
+  const fs::path dev_dir = root / d.gpu_device_dir;
+  const fs::path df = fake_devfreq_dir(root, d);
+  std::string freqs;
+  for (double f : d.gpu_freqs_hz) {
+    if (!freqs.empty()) freqs += ' ';
+    freqs += std::to_string(std::llround(f));
+  }
+  const long long lo = std::llround(o.min_freq_hz > 0 ? o.min_freq_hz : d.gpu_freqs_hz.front());
+  const long long hi = std::llround(o.max_freq_hz > 0 ? o.max_freq_hz : d.gpu_freqs_hz.back());
+  put(df / "available_frequencies", freqs);
+  put(df / "min_freq", std::to_string(lo));
+  put(df / "max_freq", std::to_string(hi));
+  put(df / "cur_freq", std::to_string(hi));
+  put(df / "governor", "nvhost_podgov");
+  put(df / "available_governors", "wmark_active wmark_simple nvhost_podgov userspace performance simple_ondemand");
+  put(dev_dir / "railgate_enable", "1");
+  put(dev_dir / "load", "0");
+  // of_node/name carries a trailing NUL on real boards (device-tree strings).
+  fs::create_directories(dev_dir / "of_node");
+  {
+    std::ofstream name(dev_dir / "of_node/name", std::ios::binary | std::ios::trunc);
+    name << d.gpu_arch << '\0';
+  }
+  if (!fs::exists(df / "device")) link_relative(df / "device", dev_dir);
+  link_relative(root / "sys/class/devfreq" / d.devfreq_node, df);
+  if (o.decoy_devfreq) {
+    const fs::path vic = root / "sys/devices/15340000.vic";
+    put(vic / "of_node/name", "vic");
+    put(vic / "devfreq/15340000.vic/available_frequencies", "115200000 601600000");
+    link_relative(vic / "devfreq/15340000.vic/device", vic);
+    link_relative(root / "sys/class/devfreq/15340000.vic", vic / "devfreq/15340000.vic");
+  }
+  if (o.thermal) {
+    put(root / "sys/class/thermal/thermal_zone0/type", "CPU-therm");
+    put(root / "sys/class/thermal/thermal_zone0/temp", "31000");
+    put(root / "sys/class/thermal/thermal_zone1/type", d.gpu_arch == "gpu" && d.soc == "T234" ? "gpu-thermal" : "GPU-therm");
+    put(root / "sys/class/thermal/thermal_zone1/temp", "30500");
+  }
+  if (o.sensors) {
+    const auto dirs = chip_dirs(root, d);
+    for (const auto& r : d.rails) {
+      const fs::path dir = dirs.at(r.chip);
+      if (d.sensor_layout == "hwmon") {
+        put(dir / fmt::format("in{}_label", r.channel), r.name);
+        put(dir / "name", "ina3221");
+      } else {
+        put(dir / fmt::format("rail_name_{}", r.channel), r.name);
+        put(dir / "name", "ina3221x");
+      }
+    }
+    const double idle = o.idle_power_w >= 0 ? o.idle_power_w : d.idle_power_w;
+    std::vector<std::pair<std::string, double>> rails;
+    for (const auto& r : d.rails) {
+      double w = 0;
+      if (r.role == "nc") w = 0;
+      else if (r.name == d.total_rail) w = idle;
+      else if (r.name == d.gpu_rail) w = 0.15 * idle;
+      else w = idle * (d.total_rail.empty() ? 0.85 : 0.7) / std::max<size_t>(1, d.rails.size() - 1);
+      rails.emplace_back(r.name, w);
+    }
+    write_fake_rails(root, d, rails);
+  }
+}
+
+void write_fake_rails(const fs::path& root, const traces::DeviceSpec& d,
+                      const std::vector<std::pair<std::string, double>>& rails_w) {
+  const auto dirs = chip_dirs(root, d);
+  for (const auto& r : d.rails) {
+    const auto it = std::find_if(rails_w.begin(), rails_w.end(), [&](const auto& p) { return p.first == r.name; });
+    if (it == rails_w.end()) continue;
+    const double mw = std::max(0.0, it->second * 1000.0);
+    const fs::path dir = dirs.at(r.chip);
+    const long long ma = std::llround(mw / kRailMv * 1000.0);
+    if (d.sensor_layout == "hwmon") {
+      write_small_file_atomic(dir / fmt::format("in{}_input", r.channel), std::to_string(std::llround(kRailMv)));
+      write_small_file_atomic(dir / fmt::format("curr{}_input", r.channel), std::to_string(ma));
+    } else {
+      write_small_file_atomic(dir / fmt::format("in_power{}_input", r.channel), std::to_string(std::llround(mw)));
+      write_small_file_atomic(dir / fmt::format("in_voltage{}_input", r.channel), std::to_string(std::llround(kRailMv)));
+      write_small_file_atomic(dir / fmt::format("in_current{}_input", r.channel), std::to_string(ma));
+    }
+  }
+}
+
+void write_emulator_dir(const fs::path& root, const traces::DeviceSpec& device, double time_scale) {
+  const fs::path ctl = root / "pacer-emulator";
+  fs::create_directories(ctl);
+  write_small_file_atomic(ctl / "device", device.name);
+  write_small_file_atomic(ctl / "time_scale", fmt::format("{:.9g}", time_scale));
+  write_small_file_atomic(ctl / "running", "0");
+  write_small_file_atomic(ctl / "request", "0 0 -");
+  write_small_file_atomic(ctl / "response", "0 0 0 0");
+  write_small_file_atomic(ctl / "violations", "0");
+  write_small_file_atomic(ctl / "pid", std::to_string(::getpid()));
+}
+
+// ---------------------------------------------------------------------------------------------
+
+LiveEmulatedTree::LiveEmulatedTree(fs::path root, std::unique_ptr<EmulatedJetson> emulator, ModelFactory factory,
+                                   LiveTreeOptions options)
+    : root_(std::move(root)), emu_(std::move(emulator)), factory_(std::move(factory)), options_(options),
+      rng_(options.seed) {
+  if (!emu_) throw Error("the live emulated tree needs an emulated device");
+  if (!(options_.time_scale > 0)) throw Error("--time-scale must be positive");
+  const auto& d = emu_->device();
+  write_fake_tree(root_, d);
+  write_emulator_dir(root_, d, options_.time_scale);
+  devfreq_dir_ = fake_devfreq_dir(root_, d);
+  ctl_dir_ = root_ / "pacer-emulator";
+  if (const auto* phys = dynamic_cast<const WorkloadPhysics*>(&emu_->model())) workload_ = phys->workload().name;
+  last_min_ = std::llround(d.gpu_freqs_hz.front());
+  last_max_ = std::llround(d.gpu_freqs_hz.back());
+  tick();
+}
+
+LiveEmulatedTree::~LiveEmulatedTree() { stop(); }
+
+void LiveEmulatedTree::start() {
+  if (thread_.joinable()) return;
+  stop_ = false;
+  thread_ = std::thread([this] {
+    const auto period = std::chrono::duration<double>(options_.tick_s);
+    while (!stop_) {
+      try {
+        tick();
+      } catch (const std::exception& e) {
+        spdlog::warn("emulated tree update failed: {}", e.what());
+      }
+      std::this_thread::sleep_for(period);
+    }
+  });
+}
+
+void LiveEmulatedTree::stop() {
+  stop_ = true;
+  if (thread_.joinable()) thread_.join();
+}
+
+void LiveEmulatedTree::tick() {
+  const auto& d = emu_->device();
+  // min_freq/max_freq are written in place by the backend: a read may catch an empty file.
+  auto read_ll = [&](const fs::path& p, long long fallback) {
+    try {
+      return parse_sysfs_int(real_sysfs_io().read(p), p);
+    } catch (const Error&) {
+      return fallback;
+    }
+  };
+  const long long mn = read_ll(devfreq_dir_ / "min_freq", last_min_);
+  const long long mx = read_ll(devfreq_dir_ / "max_freq", last_max_);
+  const bool violation = mn > mx;
+  if (violation && !in_violation_) {
+    violations_++;
+    write_small_file_atomic(ctl_dir_ / "violations", std::to_string(violations_.load()));
+    spdlog::warn("emulated tree: min_freq {} above max_freq {} (the kernel would refuse this write)", mn, mx);
+  }
+  in_violation_ = violation;
+  last_min_ = mn;
+  last_max_ = mx;
+  // The governor runs at the top of the allowed range while loaded; a pinned range is one value.
+  const long long ceiling = violation ? mn : mx;
+  double pinned = d.gpu_freqs_hz.front();
+  for (double f : d.gpu_freqs_hz)
+    if (f <= static_cast<double>(ceiling) + 0.5) pinned = f;
+  emu_->pin({pinned});
+
+  std::istringstream req(read_or(ctl_dir_ / "request", "0 0 -"));
+  long seq = 0;
+  int batch = 0;
+  std::string workload;
+  req >> seq >> batch >> workload;
+  if (!workload.empty() && workload != "-" && workload != workload_) {
+    if (!factory_)
+      throw Error(fmt::format("the workload side asks for '{}' but this emulator serves '{}'", workload, workload_));
+    emu_ = std::make_unique<EmulatedJetson>(d, factory_(workload), emu_->options());
+    emu_->pin({pinned});
+    workload_ = workload;
+  }
+  const bool running = read_or(ctl_dir_ / "running", "0") == "1" && batch > 0;
+  const double f_eff = running ? emu_->effective_freq_hz(batch) : pinned;
+  double total_w = d.idle_power_w, gpu_w = 0.15 * d.idle_power_w, time_s = 0;
+  if (batch > 0) time_s = emu_->expected(f_eff, batch).time_per_batch_s;
+  if (running) {
+    total_w = emu_->expected(f_eff, batch).power_mean_w;
+    gpu_w = emu_->expected_gpu_w(f_eff, batch);
+  }
+  std::normal_distribution<double> n01(0.0, 1.0);
+  const double noise = emu_->options().sensor_noise_rel;
+  total_w *= std::max(0.0, 1.0 + noise * n01(rng_));
+  gpu_w *= std::max(0.0, 1.0 + noise * n01(rng_));
+  write_small_file_atomic(devfreq_dir_ / "cur_freq", std::to_string(std::llround(f_eff)));
+  write_small_file_atomic(root_ / d.gpu_device_dir / "load", running ? "999" : "0");
+  write_small_file_atomic(ctl_dir_ / "response", fmt::format("{} {} {} {:.9g}", seq, batch, std::llround(f_eff), time_s));
+  write_fake_rails(root_, d, emu_->rail_powers(total_w, gpu_w));
+  ticks_++;
+}
+
+// ---------------------------------------------------------------------------------------------
+// SleepingExecutor lives here because it speaks this file's protocol.
+}  // namespace pacer::hw
+
+#include "hw/executor.hpp"
+
+namespace pacer::hw {
+
+SleepingExecutor::SleepingExecutor(fs::path emulator_dir, std::string workload, double answer_timeout_s)
+    : dir_(std::move(emulator_dir)), workload_(std::move(workload)), answer_timeout_s_(answer_timeout_s) {
+  if (!fs::exists(dir_ / "response"))
+    throw Error(fmt::format("{} is not an emulated tree's control directory (start one with `pacer emulate`)",
+                            dir_.string()));
+  time_scale_ = std::stod(read_or(dir_ / "time_scale", "1"));
+  if (!(time_scale_ > 0)) throw Error(fmt::format("{}/time_scale must be positive", dir_.string()));
+  std::istringstream resp(read_or(dir_ / "response", "0"));
+  resp >> seq_;
+}
+
+SleepingExecutor::~SleepingExecutor() {
+  try {
+    finish();
+  } catch (const std::exception&) {
+  }
+}
+
+double SleepingExecutor::read_answer(long expected_seq) const {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(answer_timeout_s_);
+  for (;;) {
+    std::istringstream resp(read_or(dir_ / "response", ""));
+    long seq = -1;
+    int batch = 0;
+    long long f = 0;
+    double t = 0;
+    if ((resp >> seq >> batch >> f >> t) && seq == expected_seq && t > 0) return t;
+    if (std::chrono::steady_clock::now() > deadline)
+      throw Error(fmt::format("the emulated tree at {} does not answer: is `pacer emulate` still running?",
+                              dir_.parent_path().string()));
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
+void SleepingExecutor::prepare(int batch_size) {
+  ++seq_;
+  write_small_file_atomic(dir_ / "request", fmt::format("{} {} {}", seq_, batch_size, workload_));
+  write_small_file_atomic(dir_ / "running", "1");
+  read_answer(seq_);
+}
+
+void SleepingExecutor::run_batch() {
+  // The server refreshes the answer every tick, so throttling by the circuit cap shows up here.
+  const double t = read_answer(seq_);
+  std::this_thread::sleep_for(std::chrono::duration<double>(t * time_scale_));
+}
+
+void SleepingExecutor::finish() {
+  if (fs::exists(dir_)) write_small_file_atomic(dir_ / "running", "0");
+}
+
+}  // namespace pacer::hw

@@ -1,0 +1,17 @@
+#include "hw/executor.hpp"
+
+#include "hw/emulated.hpp"
+#include "traces/error.hpp"
+
+namespace pacer::hw {
+
+void VirtualExecutor::run_batch() {
+  if (batch_size_ <= 0) throw Error("VirtualExecutor::run_batch before prepare(batch_size)");
+  device_.run_batch(batch_size_);
+}
+
+FunctionExecutor::FunctionExecutor(Hooks hooks) : hooks_(std::move(hooks)) {
+  if (!hooks_.step) throw Error("a training executor needs a step function");
+}
+
+}  // namespace pacer::hw

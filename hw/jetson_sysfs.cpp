@@ -1,0 +1,357 @@
+#include "hw/jetson_sysfs.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <sstream>
+#include <thread>
+
+#include "traces/units.hpp"
+
+namespace pacer::hw {
+namespace fs = std::filesystem;
+
+const std::vector<std::string>& jetson_gpu_node_names() {
+  static const std::vector<std::string> names = {"gpu", "gp10b", "gv11b", "ga10b", "gb10b"};
+  return names;
+}
+
+namespace {
+
+std::vector<fs::path> sorted_children(const fs::path& dir) {
+  std::vector<fs::path> out;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) out.push_back(it->path());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+bool starts_with(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
+
+std::vector<std::string> tokens(const std::string& name) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (char c : name) {
+    if (c == '_' || c == '-' || c == ' ') {
+      if (!cur.empty()) out.push_back(cur);
+      cur.clear();
+    } else {
+      cur += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    }
+  }
+  if (!cur.empty()) out.push_back(cur);
+  return out;
+}
+
+bool is_total_rail(const std::string& name) { return name == "POM_5V_IN" || name == "VDD_IN"; }
+
+bool is_gpu_rail(const std::string& name) {
+  const auto t = tokens(name);
+  const bool gpu = std::find(t.begin(), t.end(), "GPU") != t.end();
+  const bool cpu = std::find(t.begin(), t.end(), "CPU") != t.end();
+  return gpu && !cpu;
+}
+
+bool is_nc(const std::string& name) { return name.empty() || name == "NC" || name == "nc"; }
+
+}  // namespace
+
+DevfreqNode discover_gpu_devfreq(const fs::path& root, const SysfsIo& io) {
+  const fs::path class_dir = root / "sys/class/devfreq";
+  std::vector<std::string> seen;
+  for (const auto& entry : sorted_children(class_dir)) {
+    std::string of_name;
+    try {
+      of_name = io.read(entry / "device/of_node/name");
+    } catch (const IoError&) {
+      continue;  // devfreq entries without an of_node (e.g. on x86 test machines) are not GPUs
+    }
+    seen.push_back(entry.filename().string() + "=" + of_name);
+    const auto& names = jetson_gpu_node_names();
+    if (std::find(names.begin(), names.end(), of_name) == names.end()) continue;
+    std::error_code ec;
+    fs::path dir = fs::canonical(entry, ec);
+    if (ec) dir = entry;
+    return {dir, entry.filename().string(), of_name};
+  }
+  throw Error(fmt::format(
+      "no GPU devfreq node under {} (looked for device/of_node/name in {{{}}}; found [{}]): is this a Jetson? "
+      "If the GPU is railgated, write 0 to its railgate_enable; pass --sysfs-root for a test tree",
+      class_dir.string(), fmt::join(jetson_gpu_node_names(), ", "), fmt::join(seen, ", ")));
+}
+
+std::vector<PowerRail> discover_rails(const fs::path& root, const SysfsIo& io) {
+  std::vector<PowerRail> rails;
+  // JetPack 4 layout: ina3221x IIO driver, rail_name_N + in_powerN_input [mW].
+  for (const auto& chip : sorted_children(root / "sys/bus/i2c/drivers/ina3221x")) {
+    for (const auto& dev : sorted_children(chip)) {
+      if (!starts_with(dev.filename().string(), "iio:device") && dev.filename() != "iio_device") continue;
+      for (int ch = 0; ch < 8; ++ch) {
+        std::string label;
+        try {
+          label = io.read(dev / fmt::format("rail_name_{}", ch));
+        } catch (const IoError&) {
+          continue;
+        }
+        if (is_nc(label)) continue;
+        PowerRail r;
+        r.name = label;
+        r.layout = "iio";
+        r.chip = chip.filename().string();
+        r.channel = ch;
+        r.power_file = dev / fmt::format("in_power{}_input", ch);
+        r.voltage_file = dev / fmt::format("in_voltage{}_input", ch);
+        r.current_file = dev / fmt::format("in_current{}_input", ch);
+        rails.push_back(r);
+      }
+    }
+  }
+  // JetPack 5+ layout: mainline ina3221 hwmon driver, inN_label + inN_input [mV] x currN_input [mA].
+  for (const auto& chip : sorted_children(root / "sys/bus/i2c/drivers/ina3221")) {
+    for (const auto& dev : sorted_children(chip / "hwmon")) {
+      if (!starts_with(dev.filename().string(), "hwmon")) continue;
+      for (int ch = 1; ch <= 3; ++ch) {  // in4..in7 are shunt voltages and their sum, not rails
+        std::string label;
+        try {
+          label = io.read(dev / fmt::format("in{}_label", ch));
+        } catch (const IoError&) {
+          continue;
+        }
+        if (is_nc(label)) continue;
+        PowerRail r;
+        r.name = label;
+        r.layout = "hwmon";
+        r.chip = chip.filename().string();
+        r.channel = ch;
+        r.voltage_file = dev / fmt::format("in{}_input", ch);
+        r.current_file = dev / fmt::format("curr{}_input", ch);
+        rails.push_back(r);
+      }
+    }
+  }
+  return rails;
+}
+
+RailSelection select_rails(const std::vector<PowerRail>& rails) {
+  RailSelection sel;
+  for (const auto& r : rails)
+    if (is_total_rail(r.name)) {
+      sel.total = {r};
+      break;
+    }
+  if (sel.total.empty() && !rails.empty()) {
+    sel.total = rails;
+    sel.summed = true;
+  }
+  for (const auto& r : rails)
+    if (is_gpu_rail(r.name)) {
+      sel.gpu = r;
+      break;
+    }
+  return sel;
+}
+
+double read_rail_w(const PowerRail& rail, const SysfsIo& io) {
+  if (!rail.power_file.empty()) {
+    try {
+      return static_cast<double>(parse_sysfs_int(io.read(rail.power_file), rail.power_file)) / 1000.0;
+    } catch (const IoError&) {
+      // Some L4T releases lack in_powerN_input; fall back to V x I as jetson_stats does.
+    }
+  }
+  const double mv = static_cast<double>(parse_sysfs_int(io.read(rail.voltage_file), rail.voltage_file));
+  const double ma = static_cast<double>(parse_sysfs_int(io.read(rail.current_file), rail.current_file));
+  return mv * ma / 1e6;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+std::string restore_from_state_file(const fs::path& state_file, SysfsIo& io) {
+  const RestoreState s = read_state_file(state_file);
+  if (process_alive(s.pid))
+    throw Error(fmt::format("pacer process {} still holds {} (state file {}); stop it first (it restores on exit)",
+                            s.pid, s.device, state_file.string()));
+  const auto wrong = replay_restore(s.writes, io);
+  if (!wrong.empty())
+    throw Error(fmt::format("restore from {} did not take: {}; check permissions (run as root) and retry",
+                            state_file.string(), fmt::join(wrong, "; ")));
+  std::error_code ec;
+  fs::remove(state_file, ec);
+  return fmt::format("restored {} ({} writes from {})", s.device, s.writes.size(), state_file.string());
+}
+
+JetsonSysfsDevice::JetsonSysfsDevice(JetsonSysfsOptions options) : options_(std::move(options)) {
+  io_ = options_.io ? options_.io.get() : &real_sysfs_io();
+  if (!fs::exists(options_.root))
+    throw Error(fmt::format("--sysfs-root {} does not exist", options_.root.string()));
+  state_file_ = options_.state_file.empty() ? default_state_file(options_.root) : options_.state_file;
+  if (fs::exists(state_file_)) {
+    spdlog::warn("a previous pacer run left {}: restoring its settings first", state_file_.string());
+    spdlog::info("{}", restore_from_state_file(state_file_, *io_));
+  }
+  devfreq_ = discover_gpu_devfreq(options_.root, *io_);
+  std::istringstream freqs(io_->read(devfreq_.dir / "available_frequencies"));
+  std::string tok;
+  while (freqs >> tok) freqs_hz_.push_back(static_cast<double>(parse_sysfs_int(tok, devfreq_.dir / "available_frequencies")));
+  std::sort(freqs_hz_.begin(), freqs_hz_.end());
+  if (freqs_hz_.empty())
+    throw Error(fmt::format("{} lists no frequencies", (devfreq_.dir / "available_frequencies").string()));
+  rails_ = select_rails(discover_rails(options_.root, *io_));
+  for (const auto& zone : sorted_children(options_.root / "sys/class/thermal")) {
+    try {
+      const auto type = tokens(io_->read(zone / "type"));
+      if (std::find(type.begin(), type.end(), "GPU") != type.end()) {
+        thermal_file_ = zone / "temp";
+        break;
+      }
+    } catch (const IoError&) {
+    }
+  }
+  spdlog::debug("jetson sysfs: GPU {} at {}, {} frequencies, total rails [{}]{}", devfreq_.of_name,
+                devfreq_.dir.string(), freqs_hz_.size(), fmt::join(power_rails(), ", "),
+                rails_.summed ? " (summed: no total rail)" : "");
+}
+
+JetsonSysfsDevice::~JetsonSysfsDevice() {
+  try {
+    restore();
+  } catch (const std::exception& e) {
+    spdlog::error("{} (state file {} kept: run `pacer restore`)", e.what(), state_file_.string());
+  }
+}
+
+std::string JetsonSysfsDevice::name() const {
+  return fmt::format("jetson sysfs {} ({}){}", options_.root.string(), devfreq_.of_name,
+                     emulated() ? " [emulated tree]" : "");
+}
+
+bool JetsonSysfsDevice::emulated() const { return fs::exists(options_.root / "pacer-emulator"); }
+
+std::vector<std::vector<double>> JetsonSysfsDevice::settings() const {
+  std::vector<std::vector<double>> out;
+  for (double f : freqs_hz_) out.push_back({f});
+  return out;
+}
+
+long long JetsonSysfsDevice::read_int(const fs::path& p) const { return parse_sysfs_int(io_->read(p), p); }
+
+void JetsonSysfsDevice::write_value(const fs::path& p, long long value) {
+  try {
+    io_->write(p, std::to_string(value));
+  } catch (const IoError& e) {
+    if (e.errno_value == EACCES || e.errno_value == EPERM)
+      throw Error(fmt::format("permission denied writing {}: run pacer as root (sudo) to pin GPU frequencies, or "
+                              "pass --sysfs-root for a test tree",
+                              p.string()));
+    if (e.errno_value == EINVAL)
+      throw Error(fmt::format("the kernel rejected {} for {} (EINVAL): another tool may hold the GPU clocks "
+                              "(jetson_clocks, nvpmodel); restore them and retry",
+                              value, p.string()));
+    throw Error(fmt::format("{}; is the GPU railgated?", e.what()));
+  }
+}
+
+void JetsonSysfsDevice::pin(const std::vector<double>& setting) {
+  if (setting.size() != 1)
+    throw Error(fmt::format("a Jetson GPU setting is one frequency, got {} values", setting.size()));
+  pin_frequency(setting[0]);
+}
+
+void JetsonSysfsDevice::pin_frequency(double freq_hz) {
+  const auto it = std::find_if(freqs_hz_.begin(), freqs_hz_.end(), [&](double f) { return std::abs(f - freq_hz) < 0.5; });
+  if (it == freqs_hz_.end())
+    throw Error(fmt::format("{} is not in {} ({} values, {} .. {}); pick one of them (pacer devices show)",
+                            units::format(freq_hz, units::Dimension::Frequency),
+                            (devfreq_.dir / "available_frequencies").string(), freqs_hz_.size(),
+                            units::format(freqs_hz_.front(), units::Dimension::Frequency),
+                            units::format(freqs_hz_.back(), units::Dimension::Frequency)));
+  const long long target = static_cast<long long>(std::llround(*it));
+  const fs::path min_p = devfreq_.dir / "min_freq", max_p = devfreq_.dir / "max_freq";
+  const long long cur_min = read_int(min_p), cur_max = read_int(max_p);
+  if (!saved_) {
+    // The state file exists before the first write, so a crash between two writes is recoverable.
+    saved_min_hz_ = cur_min;
+    saved_max_hz_ = cur_max;
+    const std::vector<RestoreWrite> writes = {{min_p, std::to_string(cur_min)},
+                                              {max_p, std::to_string(cur_max)},
+                                              {min_p, std::to_string(cur_min)}};
+    write_state_file(state_file_, {static_cast<long>(::getpid()), name(), writes});
+    if (options_.signal_restore) guard_.arm(writes, state_file_);
+    saved_ = true;
+  }
+  // The kernel rejects min_freq above max_freq: raise max first when going up, min first going down.
+  if (target > cur_max) {
+    write_value(max_p, target);
+    write_value(min_p, target);
+  } else {
+    write_value(min_p, target);
+    write_value(max_p, target);
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(options_.verify_timeout_s);
+  long long cur = read_int(devfreq_.dir / "cur_freq");
+  while (cur != target && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    cur = read_int(devfreq_.dir / "cur_freq");
+  }
+  if (cur != target)
+    throw Error(fmt::format("cur_freq reads {} after pinning {} (min_freq and max_freq were written): the GPU may be "
+                            "thermally or power throttled, or railgated",
+                            units::format(static_cast<double>(cur), units::Dimension::Frequency),
+                            units::format(static_cast<double>(target), units::Dimension::Frequency)));
+}
+
+std::vector<double> JetsonSysfsDevice::current() const {
+  return {static_cast<double>(read_int(devfreq_.dir / "cur_freq"))};
+}
+
+PowerReading JetsonSysfsDevice::read_power() {
+  if (rails_.total.empty())
+    throw Error(fmt::format("power sensor not found under {}/sys/bus/i2c/drivers (ina3221x iio or ina3221 hwmon): "
+                            "is this a Jetson? pass --sysfs-root for a test tree",
+                            options_.root.string()));
+  PowerReading r;
+  double total = 0;
+  for (const auto& rail : rails_.total) total += read_rail_w(rail, *io_);
+  r.total_w = total;
+  if (rails_.gpu) r.gpu_w = read_rail_w(*rails_.gpu, *io_);
+  return r;
+}
+
+std::vector<std::string> JetsonSysfsDevice::power_rails() const {
+  std::vector<std::string> out;
+  for (const auto& r : rails_.total) out.push_back(r.name);
+  if (rails_.gpu) out.push_back("gpu:" + rails_.gpu->name);
+  return out;
+}
+
+double JetsonSysfsDevice::temperature_c() const {
+  if (!thermal_file_) return traces::kNaN;
+  try {
+    return static_cast<double>(read_int(*thermal_file_)) / 1000.0;
+  } catch (const Error&) {
+    return traces::kNaN;
+  }
+}
+
+void JetsonSysfsDevice::restore() {
+  if (!saved_) return;
+  const fs::path min_p = devfreq_.dir / "min_freq", max_p = devfreq_.dir / "max_freq";
+  const std::vector<RestoreWrite> writes = {{min_p, std::to_string(saved_min_hz_)},
+                                            {max_p, std::to_string(saved_max_hz_)},
+                                            {min_p, std::to_string(saved_min_hz_)}};
+  const auto wrong = replay_restore(writes, *io_);
+  if (!wrong.empty())
+    throw Error(fmt::format("could not restore the GPU frequency range: {}", fmt::join(wrong, "; ")));
+  guard_.disarm();
+  std::error_code ec;
+  fs::remove(state_file_, ec);
+  saved_ = false;
+  spdlog::debug("jetson sysfs: restored min_freq {} max_freq {}", saved_min_hz_, saved_max_hz_);
+}
+
+}  // namespace pacer::hw

@@ -1,0 +1,40 @@
+#pragma once
+// Turns a --device argument into a backend:
+//   emulated:NAME       the emulated Jetson NAME (catalog name or device file), virtual time
+//   jetson              the Jetson sysfs backend at --sysfs-root (real board, or a live emulated tree)
+//   nvml[:INDEX]        the NVML backend
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "hw/device.hpp"
+#include "hw/emulated.hpp"
+#include "hw/jetson_sysfs.hpp"
+#include "hw/nvml.hpp"
+#include "models/workload.hpp"
+
+namespace pacer::hw {
+
+struct DeviceRequest {
+  std::string spec;                               // the --device value
+  std::filesystem::path sysfs_root = "/";
+  std::filesystem::path state_file;               // empty: default per root
+  std::optional<models::WorkloadInfo> workload;   // needed by emulated:NAME
+  std::shared_ptr<const models::DeviceModel> model;  // replaces the default physics when set
+  EmulatorOptions emulator;
+  PhysicsParams physics;
+  NvmlOptions nvml;
+};
+
+struct OpenedDevice {
+  std::unique_ptr<Device> device;
+  EmulatedJetson* emulated = nullptr;  // set for emulated:NAME
+  JetsonSysfsDevice* sysfs = nullptr;  // set for jetson
+  traces::DeviceSpec spec;             // the catalog entry (emulated), else name only
+};
+
+// Throws UsageError for a malformed spec, Error for a device that cannot be opened.
+OpenedDevice open_device(const DeviceRequest& request);
+
+}  // namespace pacer::hw

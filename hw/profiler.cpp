@@ -1,0 +1,222 @@
+#include "hw/profiler.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <memory>
+#include <optional>
+
+#include "hw/emulated.hpp"
+#include "hw/sampler.hpp"
+#include "traces/error.hpp"
+#include "traces/store.hpp"
+#include "traces/units.hpp"
+
+namespace pacer::hw {
+namespace {
+
+struct RestoreOnExit {
+  Device& device;
+  BatchExecutor& executor;
+  ~RestoreOnExit() {
+    try {
+      executor.finish();
+    } catch (const std::exception& e) {
+      spdlog::warn("stopping the workload: {}", e.what());
+    }
+    try {
+      device.restore();
+    } catch (const std::exception& e) {
+      spdlog::error("{}", e.what());
+    }
+  }
+};
+
+void validate(const Device& device, const ProfileOptions& o, std::vector<double>& freqs) {
+  if (o.batch_sizes.empty()) throw Error("no batch sizes to profile");
+  for (int b : o.batch_sizes)
+    if (b <= 0) throw Error(fmt::format("batch size {} is not positive", b));
+  if (o.warmup_batches < 0 || o.measured_batches < 1)
+    throw Error("warm-up batches must be >= 0 and measured batches >= 1");
+  if (o.mode != "grid" && o.mode != "walk") throw Error(fmt::format("unknown profiling mode '{}' (grid, walk)", o.mode));
+  if (o.mode == "walk" && !(o.power_limit_w > 0)) throw Error("the efficient walk needs a power limit");
+  if (o.walk_power != "peak" && o.walk_power != "mean")
+    throw Error(fmt::format("walk power figure '{}' is not peak or mean", o.walk_power));
+  const auto all = frequencies_hz(device);
+  if (freqs.empty()) freqs = all;
+  for (double& f : freqs) {
+    const auto it = std::find_if(all.begin(), all.end(), [&](double g) { return std::abs(f - g) < 0.5; });
+    // Snap to the device's own value: "921.6" MHz parses to 921599999.99..., the table says 921600000.
+    if (it != all.end()) {
+      f = *it;
+      continue;
+    }
+    throw Error(fmt::format("{} is not a frequency of {} ({} .. {})", units::format(f, units::Dimension::Frequency),
+                              device.name(), units::format(all.front(), units::Dimension::Frequency),
+                              units::format(all.back(), units::Dimension::Frequency)));
+  }
+  std::sort(freqs.begin(), freqs.end());
+  freqs.erase(std::unique(freqs.begin(), freqs.end()), freqs.end());
+}
+
+}  // namespace
+
+ProfileReport run_profile(Device& device, BatchExecutor& executor, const ProfileOptions& o, const ProgressFn& progress) {
+  std::vector<double> freqs = o.freqs_hz;
+  validate(device, o, freqs);
+  std::vector<int> batches = o.batch_sizes;
+  std::sort(batches.begin(), batches.end());
+  batches.erase(std::unique(batches.begin(), batches.end()), batches.end());
+
+  ProfileReport report;
+  report.grid_points = static_cast<int>(freqs.size() * batches.size());
+  const std::string name = o.profile_name.empty() ? o.workload : o.profile_name;
+  EmulatedJetson* vdev = executor.virtual_device();
+  const double time_scale = executor.time_scale();
+
+  traces::ProfileTable& table = report.table;
+  table.workload = o.workload;
+  table.device = o.device_spec.name.empty() ? device.name() : o.device_spec.name;
+  table.emulated = device.emulated();
+  table.virtual_time = vdev != nullptr;
+  table.source = time_scale != 1.0 ? fmt::format("{} ({}, time scale {:g})", o.source, executor.kind(), time_scale)
+                                   : fmt::format("{} ({})", o.source, executor.kind());
+  table.knob = device.knob();
+  table.warmup_batches = o.warmup_batches;
+  table.measured_batches = o.measured_batches;
+  double previous_cost_s = 0;
+
+  std::optional<traces::Store> store;
+  if (!o.store.empty()) {
+    store = traces::Store::open_or_create(o.store);
+    if (!o.device_spec.name.empty() && !store->has_device()) store->write_device(o.device_spec);
+    if (store->has("profiles", name)) {
+      auto old = store->read_profile(name);
+      if (old.workload != table.workload || old.device != table.device || old.emulated != table.emulated)
+        throw Error(fmt::format("{} already holds profile '{}' of {} on {}{}: pass another --profile-name or store",
+                                o.store.string(), name, old.workload, old.device, old.emulated ? " (emulated)" : ""));
+      previous_cost_s = old.profiling_cost_s;
+      table.points = std::move(old.points);
+    }
+  }
+
+  RestoreOnExit restore_on_exit{device, executor};
+  const double watchdog_w = o.power_limit_w > 0 ? o.power_limit_w + o.watchdog_margin_w : 0;
+  int planned = o.mode == "grid" ? report.grid_points : static_cast<int>(batches.size() * 2);
+  int done = 0;
+
+  auto measure = [&](double f, int b) -> traces::ProfilePoint {
+    if (const auto* existing = table.find({f}, b)) {
+      ++report.resumed_points;
+      ++done;
+      return *existing;
+    }
+    using clock = std::chrono::steady_clock;
+    const auto wall0 = clock::now();
+    const double virt0 = vdev ? vdev->now_s() : 0;
+    device.pin({f});
+    executor.prepare(b);
+    for (int i = 0; i < o.warmup_batches; ++i) executor.run_batch();
+
+    std::vector<double> times;
+    PowerAccumulator vacc(o.min_power_samples, watchdog_w);
+    std::unique_ptr<PowerSampler> sampler;
+    double next_sample_s = 0;
+    if (vdev) {
+      next_sample_s = vdev->now_s();
+    } else {
+      sampler = std::make_unique<PowerSampler>([&device] { return device.read_power(); },
+                                               SamplerOptions{o.sensor_rate_hz, o.min_power_samples, time_scale,
+                                                              watchdog_w});
+      sampler->start();
+    }
+    auto sample_count = [&] { return vdev ? vacc.count() : sampler->count(); };
+    auto longest_over = [&] { return vdev ? vacc.longest_over_s() : sampler->longest_over_s(); };
+    const int max_batches = std::max(o.measured_batches, static_cast<int>(o.measured_batches * o.max_extension));
+    std::string status = "ok";
+    while (static_cast<int>(times.size()) < o.measured_batches ||
+           (sample_count() < o.min_power_samples && static_cast<int>(times.size()) < max_batches)) {
+      if (vdev) {
+        const double t0 = vdev->now_s();
+        executor.run_batch();
+        times.push_back(vdev->now_s() - t0);
+        for (; next_sample_s <= vdev->now_s(); next_sample_s += 1.0 / o.sensor_rate_hz)
+          vacc.add(next_sample_s, vdev->power_at(next_sample_s));
+      } else {
+        const auto t0 = clock::now();
+        executor.run_batch();
+        times.push_back(std::chrono::duration<double>(clock::now() - t0).count() / time_scale);
+      }
+      if (watchdog_w > 0 && longest_over() > o.watchdog_duration_s) {
+        status = fmt::format("stopped: power above {} for more than {}", units::format(watchdog_w, units::Dimension::Power),
+                             units::format(o.watchdog_duration_s, units::Dimension::Time));
+        break;
+      }
+    }
+    if (sampler) sampler->stop();
+
+    traces::ProfilePoint p;
+    p.knob = {f};
+    p.batch_size = b;
+    double sum = 0;
+    for (double t : times) sum += t;
+    p.time_per_batch_mean_s = sum / static_cast<double>(times.size());
+    double ss = 0;
+    for (double t : times) ss += (t - p.time_per_batch_mean_s) * (t - p.time_per_batch_mean_s);
+    p.time_per_batch_std_s = times.size() > 1 ? std::sqrt(ss / static_cast<double>(times.size() - 1)) : 0.0;
+    p.samples = static_cast<int64_t>(times.size()) * b;
+    p.sensor_rate_hz = o.sensor_rate_hz;
+    p.temperature_c = device.temperature_c();
+    try {
+      const PowerStats s = vdev ? vacc.stats() : sampler->stats();
+      p.power_peak_w = s.peak_w;
+      p.power_mean_w = s.mean_w;
+      p.energy_j = s.mean_w * sum;  // mean power over exactly the measured mini-batches
+      p.power_samples = s.samples;
+    } catch (const Error& e) {
+      p.power_samples = sample_count();
+      if (status == "ok") status = fmt::format("skipped: {}", e.what());
+    }
+    p.status = status;
+    if (status.rfind("stopped", 0) == 0) ++report.stopped_points;
+    const double cost = vdev ? vdev->now_s() - virt0 : std::chrono::duration<double>(clock::now() - wall0).count() / time_scale;
+    report.cost_s += cost;
+    ++report.measured_points;
+    ++done;
+    table.points.push_back(p);
+    table.profiling_cost_s = previous_cost_s + report.cost_s;
+    if (store) store->write_profile(table, name);
+    if (progress) progress(p, done, planned);
+    return p;
+  };
+
+  if (o.mode == "grid") {
+    for (int b : batches)
+      for (double f : freqs) measure(f, b);
+  } else {
+    // The paper's walk: largest b from the lowest f upward until the cap; each smaller b starts
+    // from the highest feasible f so far (power falls with b), stepping down if that is over.
+    auto feasible = [&](const traces::ProfilePoint& p) {
+      const double w = o.walk_power == "peak" ? p.power_peak_w : p.power_mean_w;
+      return p.status == "ok" && !std::isnan(w) && w <= o.power_limit_w;
+    };
+    size_t start = 0;
+    for (auto bit = batches.rbegin(); bit != batches.rend(); ++bit) {
+      const int b = *bit;
+      size_t i = start;
+      bool ok = feasible(measure(freqs[i], b));
+      while (!ok && i > 0) ok = feasible(measure(freqs[--i], b));
+      if (!ok) continue;
+      while (i + 1 < freqs.size() && feasible(measure(freqs[i + 1], b))) ++i;
+      start = i;
+    }
+  }
+  table.profiling_cost_s = previous_cost_s + report.cost_s;
+  if (store) store->write_profile(table, name);
+  return report;
+}
+
+}  // namespace pacer::hw

@@ -1,0 +1,249 @@
+#include "hw/restore_guard.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <signal.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <array>
+#include <atomic>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+
+#include "hw/sysfs_io.hpp"
+#include "traces/error.hpp"
+#include "traces/store.hpp"
+
+namespace pacer::hw {
+namespace fs = std::filesystem;
+
+fs::path default_state_dir() {
+  if (const char* d = std::getenv("PACER_STATE_DIR"); d && *d) return d;
+  if (const char* d = std::getenv("XDG_STATE_HOME"); d && *d) return fs::path(d) / "pacer";
+  if (const char* d = std::getenv("HOME"); d && *d) return fs::path(d) / ".local/state/pacer";
+  return fs::path(fmt::format("/tmp/pacer-state-{}", ::getuid()));
+}
+
+fs::path default_state_file(const fs::path& sysfs_root) {
+  std::error_code ec;
+  fs::path canon = fs::weakly_canonical(sysfs_root, ec);
+  if (ec) canon = fs::absolute(sysfs_root);
+  std::string key = canon.string();
+  if (key == "/") return default_state_dir() / "jetson-sysfs.state";
+  // FNV-1a keeps file names short and stable for deep test roots.
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : key) h = (h ^ c) * 1099511628211ull;
+  return default_state_dir() / fmt::format("jetson-sysfs-{:016x}.state", h);
+}
+
+void write_state_file(const fs::path& file, const RestoreState& state) {
+  std::ostringstream os;
+  os << "# pacer restore state, version 1: `pacer restore` replays the write= lines in order\n";
+  os << "pid=" << state.pid << "\n";
+  os << "device=" << state.device << "\n";
+  for (const auto& w : state.writes) os << "write=" << w.path.string() << "\t" << w.value << "\n";
+  std::error_code ec;
+  fs::create_directories(file.parent_path(), ec);
+  traces::write_file_atomic(file, os.str());
+}
+
+RestoreState read_state_file(const fs::path& file) {
+  std::ifstream in(file);
+  if (!in) throw Error(fmt::format("state file {} cannot be read: nothing to restore", file.string()));
+  RestoreState s;
+  std::string line;
+  int lineno = 0;
+  while (std::getline(in, line)) {
+    ++lineno;
+    if (line.empty() || line[0] == '#') continue;
+    const auto eq = line.find('=');
+    if (eq == std::string::npos)
+      throw Error(fmt::format("{}:{}: malformed line '{}'; delete the file after restoring by hand", file.string(),
+                              lineno, line));
+    const std::string key = line.substr(0, eq), value = line.substr(eq + 1);
+    if (key == "pid") s.pid = std::atol(value.c_str());
+    else if (key == "device") s.device = value;
+    else if (key == "write") {
+      const auto tab = value.rfind('\t');
+      if (tab == std::string::npos)
+        throw Error(fmt::format("{}:{}: malformed write line; delete the file after restoring by hand",
+                                file.string(), lineno));
+      s.writes.push_back({value.substr(0, tab), value.substr(tab + 1)});
+    }
+  }
+  return s;
+}
+
+bool process_alive(long pid) {
+  if (pid <= 0 || pid == static_cast<long>(::getpid())) return false;
+  return ::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM;
+}
+
+std::vector<std::string> replay_restore(const std::vector<RestoreWrite>& writes, SysfsIo& io) {
+  for (const auto& w : writes) {
+    try {
+      io.write(w.path, w.value);
+    } catch (const IoError& e) {
+      spdlog::debug("restore: {} (a later write in the sequence may fix it)", e.what());
+    }
+  }
+  std::vector<std::string> wrong;
+  for (size_t i = 0; i < writes.size(); ++i) {
+    bool last = true;
+    for (size_t j = i + 1; j < writes.size(); ++j)
+      if (writes[j].path == writes[i].path) last = false;
+    if (!last) continue;
+    try {
+      if (io.read(writes[i].path) != writes[i].value)
+        wrong.push_back(fmt::format("{} (holds {}, should be {})", writes[i].path.string(), io.read(writes[i].path),
+                                    writes[i].value));
+    } catch (const IoError& e) {
+      wrong.push_back(e.what());
+    }
+  }
+  return wrong;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Signal side. Everything the handler touches is preallocated, fixed-size and lock-free.
+namespace {
+
+constexpr int kSlots = 4;
+constexpr int kMaxWrites = 8;
+constexpr size_t kPathMax = 1024;
+constexpr size_t kValueMax = 64;
+
+struct SignalWrite {
+  char path[kPathMax];
+  char value[kValueMax];
+  size_t value_len;
+};
+
+struct Slot {
+  std::atomic<int> state{0};  // 0 free, 1 being filled, 2 armed
+  int count = 0;
+  SignalWrite writes[kMaxWrites];
+  char state_file[kPathMax];
+};
+
+Slot g_slots[kSlots];
+constexpr std::array<int, 4> kSignals = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+struct sigaction g_previous[kSignals.size()];
+std::once_flag g_install_once;
+
+void replay_slots_signal_safe() {
+  for (auto& slot : g_slots) {
+    int expected = 2;
+    // Claim the slot so two signals on two threads never replay it twice.
+    if (!slot.state.compare_exchange_strong(expected, 1)) continue;
+    for (int i = 0; i < slot.count; ++i) {
+      const int fd = ::open(slot.writes[i].path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+      if (fd < 0) continue;
+      ssize_t n = ::write(fd, slot.writes[i].value, slot.writes[i].value_len);
+      (void)n;
+      ::close(fd);
+    }
+    if (slot.state_file[0] != '\0') ::unlink(slot.state_file);
+    slot.state.store(0);
+  }
+}
+
+void on_signal(int sig) {
+  const int saved_errno = errno;
+  replay_slots_signal_safe();
+  // Hand the signal to whoever had it before us (default: terminate with the signal's status).
+  for (size_t i = 0; i < kSignals.size(); ++i)
+    if (kSignals[i] == sig) ::sigaction(sig, &g_previous[i], nullptr);
+  errno = saved_errno;
+  ::raise(sig);
+}
+
+void install_handlers() {
+  for (size_t i = 0; i < kSignals.size(); ++i) {
+    struct sigaction sa{};
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    for (int s : kSignals) sigaddset(&sa.sa_mask, s);
+    sa.sa_flags = 0;
+    ::sigaction(kSignals[i], &sa, &g_previous[i]);
+  }
+}
+
+void copy_bounded(char* dst, size_t cap, const std::string& src, const char* what) {
+  if (src.size() + 1 > cap)
+    throw Error(fmt::format("{} '{}' is too long for the signal-restore table ({} bytes at most)", what, src, cap - 1));
+  std::memcpy(dst, src.c_str(), src.size() + 1);
+}
+
+// Blocks the restore signals in this thread while a slot changes, so our own handler never sees
+// half a slot; handlers on other threads skip slots that are not in state 2.
+class BlockSignals {
+ public:
+  BlockSignals() {
+    sigset_t set;
+    sigemptyset(&set);
+    for (int s : kSignals) sigaddset(&set, s);
+    ::pthread_sigmask(SIG_BLOCK, &set, &old_);
+  }
+  ~BlockSignals() { ::pthread_sigmask(SIG_SETMASK, &old_, nullptr); }
+
+ private:
+  sigset_t old_;
+};
+
+}  // namespace
+
+void SignalRestoreGuard::arm(const std::vector<RestoreWrite>& writes, const fs::path& state_file) {
+  if (writes.size() > static_cast<size_t>(kMaxWrites))
+    throw Error(fmt::format("{} restore writes exceed the signal-restore table ({})", writes.size(), kMaxWrites));
+  // Validate before claiming a slot so a too-long path never leaks one.
+  for (const auto& w : writes) {
+    if (w.path.string().size() + 1 > kPathMax || w.value.size() + 1 > kValueMax)
+      throw Error(fmt::format("restore write '{}' is too long for the signal-restore table", w.path.string()));
+  }
+  if (state_file.string().size() + 1 > kPathMax)
+    throw Error(fmt::format("state file path '{}' is too long for the signal-restore table", state_file.string()));
+  std::call_once(g_install_once, install_handlers);
+  BlockSignals block;
+  if (slot_ < 0) {
+    for (int i = 0; i < kSlots; ++i) {
+      int expected = 0;
+      if (g_slots[i].state.compare_exchange_strong(expected, 1)) {
+        slot_ = i;
+        break;
+      }
+    }
+    if (slot_ < 0) throw Error("too many devices pinned at once: the signal-restore table is full");
+  } else {
+    g_slots[slot_].state.store(1);
+  }
+  Slot& s = g_slots[slot_];
+  for (size_t i = 0; i < writes.size(); ++i) {
+    copy_bounded(s.writes[i].path, kPathMax, writes[i].path.string(), "path");
+    copy_bounded(s.writes[i].value, kValueMax, writes[i].value, "value");
+    s.writes[i].value_len = writes[i].value.size();
+  }
+  s.count = static_cast<int>(writes.size());
+  copy_bounded(s.state_file, kPathMax, state_file.string(), "state file");
+  s.state.store(2);
+}
+
+void SignalRestoreGuard::disarm() {
+  if (slot_ < 0) return;
+  BlockSignals block;
+  int expected = 2;
+  // A handler that already claimed the slot (state 1) replays it and frees it itself.
+  if (g_slots[slot_].state.compare_exchange_strong(expected, 1)) {
+    g_slots[slot_].count = 0;
+    g_slots[slot_].state.store(0);
+  }
+  slot_ = -1;
+}
+
+}  // namespace pacer::hw

@@ -1,0 +1,66 @@
+#pragma once
+// Guaranteed restore of device settings on every exit path:
+//  - normal exit and exceptions: the owning backend's destructor calls restore();
+//  - SIGINT/SIGTERM/SIGHUP/SIGQUIT: an async-signal-safe handler replays pre-computed writes with
+//    open/write/close only (no allocation, no locks), then re-raises the signal;
+//  - a crash or SIGKILL: a state file records the writes; `pacer restore` (or the next pacer run
+//    on the same tree) replays it.
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace pacer::hw {
+
+class SysfsIo;
+
+// One write that puts a setting back. Replayed in order; a write may fail harmlessly (e.g. the
+// kernel refusing min_freq above max_freq) as long as the final state is right, so sequences are
+// written to be order-robust (min, max, min).
+struct RestoreWrite {
+  std::filesystem::path path;
+  std::string value;
+};
+
+// What a state file holds.
+struct RestoreState {
+  long pid = 0;
+  std::string device;  // free text: which device, for messages
+  std::vector<RestoreWrite> writes;
+};
+
+// Default directory of state files: $PACER_STATE_DIR, else $XDG_STATE_HOME/pacer, else
+// $HOME/.local/state/pacer, else /tmp/pacer-state-<uid>.
+std::filesystem::path default_state_dir();
+// One state file per sysfs root, so a test tree never touches the real board's file.
+std::filesystem::path default_state_file(const std::filesystem::path& sysfs_root);
+
+void write_state_file(const std::filesystem::path& file, const RestoreState& state);
+RestoreState read_state_file(const std::filesystem::path& file);
+// True when `pid` names a live process other than this one.
+bool process_alive(long pid);
+
+// Replays the writes; then checks each path holds its last written value. Returns the paths that
+// do not (empty: success). Never throws for a single failed write.
+std::vector<std::string> replay_restore(const std::vector<RestoreWrite>& writes, SysfsIo& io);
+
+// Registers writes to replay from a signal handler. At most a few guards may be armed at once
+// (one per pinned device); arming more throws Error.
+class SignalRestoreGuard {
+ public:
+  SignalRestoreGuard() = default;
+  ~SignalRestoreGuard() { disarm(); }
+  SignalRestoreGuard(const SignalRestoreGuard&) = delete;
+  SignalRestoreGuard& operator=(const SignalRestoreGuard&) = delete;
+
+  // Installs the handlers (once per process) and arms this guard with `writes`; `state_file` is
+  // unlinked by the handler after replaying them. Re-arming replaces the writes.
+  void arm(const std::vector<RestoreWrite>& writes, const std::filesystem::path& state_file);
+  void disarm();
+  bool armed() const { return slot_ >= 0; }
+
+ private:
+  int slot_ = -1;
+};
+
+}  // namespace pacer::hw

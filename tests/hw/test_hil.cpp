@@ -1,0 +1,69 @@
+// Hardware in the loop: the real sysfs backend and the real profiler against a live emulated tree.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "helpers.hpp"
+#include "hw/emulated_tree.hpp"
+#include "hw/executor.hpp"
+#include "hw/jetson_sysfs.hpp"
+#include "hw/profiler.hpp"
+#include "models/workload.hpp"
+#include "traces/catalog.hpp"
+
+namespace pacer::hw {
+namespace {
+
+TEST(HardwareInTheLoop, SysfsBackendAgreesWithTheEmulator) {
+  test::TempDir tmp;
+  const auto spec = traces::find_device("jetson-nano");
+  const auto workload = models::describe_workload("resnet18@3x32x32");
+  EmulatorOptions eo;
+  eo.sensor_noise_rel = 0.01;
+  auto emu = EmulatedJetson::with_workload(spec, workload, eo);
+  const EmulatedJetson& model = *emu;  // kept alive by the tree
+  LiveTreeOptions lo;
+  lo.time_scale = 0.04;
+  lo.tick_s = 0.003;
+  LiveEmulatedTree tree(tmp.path() / "board", std::move(emu), nullptr, lo);
+  tree.start();
+
+  JetsonSysfsOptions so;
+  so.root = tree.root();
+  so.state_file = tmp.path() / "state";
+  JetsonSysfsDevice dev(so);
+  EXPECT_TRUE(dev.emulated());
+  EXPECT_EQ(dev.power_rails(), (std::vector<std::string>{"POM_5V_IN", "gpu:POM_5V_GPU"}));
+  SleepingExecutor exec(tree.root() / "pacer-emulator", workload.name);
+  EXPECT_DOUBLE_EQ(exec.time_scale(), 0.04);
+
+  ProfileOptions o;
+  o.workload = workload.name;
+  o.batch_sizes = {16, 32};
+  o.freqs_hz = {460.8e6, 921.6e6};
+  o.warmup_batches = 1;
+  o.measured_batches = 4;
+  o.sensor_rate_hz = 10;
+  const auto rep = run_profile(dev, exec, o);
+  tree.stop();
+  EXPECT_EQ(tree.violations(), 0) << "the backend wrote min_freq above max_freq";
+  ASSERT_EQ(rep.table.points.size(), 4u);
+  EXPECT_TRUE(rep.table.emulated);
+  EXPECT_FALSE(rep.table.virtual_time);
+  for (const auto& p : rep.table.points) {
+    ASSERT_EQ(p.status, "ok") << p.status;
+    const auto m = model.expected(p.knob[0], p.batch_size);
+    // Wall-clock sleeps on a shared machine overshoot by a few ms at most.
+    EXPECT_NEAR(p.time_per_batch_mean_s, m.time_per_batch_s, 0.12 * m.time_per_batch_s)
+        << p.knob[0] << " b=" << p.batch_size;
+    EXPECT_GE(p.time_per_batch_mean_s, 0.99 * m.time_per_batch_s);
+    // The sensor files carry the model's mean power (mW integers, 1% noise).
+    EXPECT_NEAR(p.power_mean_w, m.power_mean_w, 0.04 * m.power_mean_w) << p.knob[0] << " b=" << p.batch_size;
+  }
+  // The profiler restored the frequency range of the boot tree.
+  EXPECT_EQ(test::slurp(tree.root() / spec.devfreq_path / "min_freq"), "76800000");
+  EXPECT_EQ(test::slurp(tree.root() / spec.devfreq_path / "max_freq"), "921600000");
+}
+
+}  // namespace
+}  // namespace pacer::hw

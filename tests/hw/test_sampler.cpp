@@ -1,0 +1,103 @@
+// Power sampler statistics against known signals.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cmath>
+#include <mutex>
+#include <thread>
+
+#include "hw/sampler.hpp"
+#include "traces/error.hpp"
+
+namespace pacer::hw {
+namespace {
+
+TEST(PowerAccumulator, RampHasExactTrapezoidEnergyMeanAndPeak) {
+  PowerAccumulator acc(3);
+  // p(t) = 2 + t W for t = 0 .. 10 s every 0.1 s: the trapezoid is exact for a line.
+  for (int i = 0; i <= 100; ++i) acc.add(0.1 * i, {2.0 + 0.1 * i, 1.0});
+  const auto s = acc.stats();
+  EXPECT_EQ(s.samples, 101);
+  EXPECT_NEAR(s.energy_j, 70.0, 1e-9);  // 2*10 + 10^2/2
+  EXPECT_NEAR(s.mean_w, 7.0, 1e-9);
+  EXPECT_DOUBLE_EQ(s.peak_w, 12.0);
+  EXPECT_NEAR(s.duration_s, 10.0, 1e-12);
+  EXPECT_NEAR(s.rate_hz, 10.0, 1e-9);
+  EXPECT_DOUBLE_EQ(s.gpu_mean_w, 1.0);
+}
+
+TEST(PowerAccumulator, SquareWaveEnergyAndWatchdog) {
+  PowerAccumulator acc(3, /*watchdog_w=*/5.0);
+  // 1 s at 4 W, 2 s at 8 W, 1 s at 4 W sampled at 100 Hz.
+  for (int i = 0; i <= 400; ++i) {
+    const double t = 0.01 * i;
+    acc.add(t, {(t >= 1.0 && t < 3.0) ? 8.0 : 4.0, traces::kNaN});
+  }
+  const auto s = acc.stats();
+  EXPECT_NEAR(s.energy_j, 4 * 1 + 8 * 2 + 4 * 1, 0.05);  // edges cost one half-interval each
+  EXPECT_DOUBLE_EQ(s.peak_w, 8.0);
+  EXPECT_NEAR(acc.longest_over_s(), 1.99, 1e-9);  // first and last sample above 5 W: 1.00 .. 2.99
+  EXPECT_TRUE(std::isnan(s.gpu_mean_w));
+}
+
+TEST(PowerAccumulator, RefusesAFigureFromTooFewSamples) {
+  PowerAccumulator acc(3);
+  acc.add(0, {5, traces::kNaN});
+  acc.add_failure();
+  acc.add(0.1, {6, traces::kNaN});
+  EXPECT_EQ(acc.failed(), 1);
+  try {
+    acc.stats();
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("only 2 power samples"), std::string::npos) << e.what();
+  }
+}
+
+TEST(PowerSampler, CountsFailedReadsAndMatchesWhatTheReaderReturned) {
+  std::mutex mu;
+  std::vector<double> returned;
+  std::atomic<int> calls{0}, failures{0};
+  PowerSampler sampler(
+      [&] {
+        const int n = calls++;
+        if (n % 4 == 3) {
+          ++failures;
+          throw Error("i2c read timed out");
+        }
+        std::lock_guard lock(mu);
+        returned.push_back(1.0 + (n % 7));
+        return PowerReading{returned.back(), traces::kNaN};
+      },
+      SamplerOptions{500.0, 3, 1.0, 0.0});
+  sampler.start();
+  while (sampler.count() < 20) std::this_thread::yield();
+  sampler.stop();
+  const auto s = sampler.stats();
+  std::lock_guard lock(mu);
+  ASSERT_EQ(s.samples, static_cast<int64_t>(returned.size()));
+  EXPECT_EQ(s.failed_reads, failures.load());
+  EXPECT_GT(s.failed_reads, 0);
+  double sum = 0, peak = 0;
+  for (double v : returned) {
+    sum += v;
+    peak = std::max(peak, v);
+  }
+  EXPECT_NEAR(s.mean_w, sum / static_cast<double>(returned.size()), 1e-12);
+  EXPECT_DOUBLE_EQ(s.peak_w, peak);
+  // Timestamps are monotone: the series is usable as a trace.
+  const auto series = sampler.series();
+  for (size_t i = 1; i < series.time_s.size(); ++i) EXPECT_GE(series.time_s[i], series.time_s[i - 1]);
+}
+
+TEST(PowerSampler, StopIsPromptAndIdempotent) {
+  PowerSampler sampler([] { return PowerReading{1.0, traces::kNaN}; }, SamplerOptions{0.01, 1, 1.0, 0.0});
+  sampler.start();  // the next sample would be 100 s away: stop() must not wait for it
+  while (sampler.count() < 1) std::this_thread::yield();
+  sampler.stop();
+  sampler.stop();
+  EXPECT_EQ(sampler.count(), 1);
+}
+
+}  // namespace
+}  // namespace pacer::hw
