@@ -1,0 +1,205 @@
+// `pacer calibrate`: fit a time and power model to a profile in the trace store.
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <cmath>
+#include <iostream>
+#include <optional>
+#include <set>
+
+#include "experiments/cli/cli.hpp"
+#include "models/calibrate.hpp"
+#include "traces/catalog.hpp"
+#include "traces/error.hpp"
+#include "traces/store.hpp"
+
+namespace pacer::cli {
+namespace {
+
+std::string pick_profile(const traces::Store& store, const po::variables_map& vm) {
+  const auto names = store.list("profiles");
+  if (vm.count("name")) {
+    const auto name = vm["name"].as<std::string>();
+    if (!store.has("profiles", name))
+      throw Error(fmt::format("{} has no profile '{}' (it has: {})", store.path().string(), name,
+                              names.empty() ? "none" : fmt::format("{}", fmt::join(names, ", "))));
+    return name;
+  }
+  // The predicted tables this command writes are not measurements: never pick one by default.
+  std::vector<std::string> measured;
+  for (const auto& n : names)
+    if (n.size() < 10 || n.substr(n.size() - 10) != "-predicted") measured.push_back(n);
+  if (measured.size() == 1) return measured.front();
+  if (measured.empty()) throw Error(fmt::format("{} holds no profile: run pacer profile first", store.path().string()));
+  throw UsageError(fmt::format("--name: {} holds several profiles ({}); name one", store.path().string(),
+                               fmt::join(measured, ", ")));
+}
+
+std::string fmt_value(double v) { return std::isfinite(v) ? fmt::format("{:.4g}", v) : "-"; }
+
+int run_calibrate(const po::variables_map& vm) {
+  const std::string path = vm["profile"].as<std::string>();
+  auto store = traces::Store::open(path);
+  const std::string name = pick_profile(store, vm);
+  const auto table = store.read_profile(name);
+
+  // The device: --device, else the store's /device, else the catalog entry the profile names.
+  std::optional<traces::DeviceSpec> device;
+  if (vm.count("device")) device = traces::find_device(vm["device"].as<std::string>());
+  else if (store.has_device()) device = store.read_device();
+  else if (table.knob.kind == "gpu_freq" && !table.device.empty()) {
+    try {
+      device = traces::find_device(table.device);
+    } catch (const Error&) {
+      spdlog::warn("device '{}' is not in the catalog: frequencies are not checked and V(f) is fitted", table.device);
+    }
+  }
+
+  models::CalibrationOptions opt;
+  opt.model = vm["model"].as<std::string>();
+  if (opt.model != "analytical" && opt.model != "learned" && opt.model != "interpolating")
+    throw UsageError(fmt::format("--model: '{}' is not one of analytical, learned, interpolating", opt.model));
+  const std::string points = vm["points"].as<std::string>();
+  if (points != "all") {
+    try {
+      size_t used = 0;
+      opt.points = std::stoi(points, &used);
+      if (used != points.size() || opt.points < 1) throw std::invalid_argument(points);
+    } catch (const std::exception&) {
+      throw UsageError(fmt::format("--points: '{}' is neither a positive count nor 'all'", points));
+    }
+  }
+  opt.analytical.voltage = vm["voltage"].as<std::string>();
+  if (opt.analytical.voltage != "auto" && opt.analytical.voltage != "catalog" && opt.analytical.voltage != "fit")
+    throw UsageError(fmt::format("--voltage: '{}' is not one of auto, catalog, fit", opt.analytical.voltage));
+  if (device) opt.analytical.voltage_table = device->voltage_table;
+  opt.analytical.prior_weight = vm["prior-weight"].as<double>();
+  if (!(opt.analytical.prior_weight >= 0)) throw UsageError("--prior-weight must be >= 0");
+  opt.cv_folds = vm["cv-folds"].as<int>();
+  if (opt.cv_folds < 0) throw UsageError("--cv-folds must be >= 0 (0: leave-one-out up to 30 points, 1: none)");
+  opt.learned.seed = vm["seed"].as<uint64_t>();
+  opt.learned.epochs = vm["epochs"].as<int>();
+  opt.learned.transfer_epochs = vm["transfer-epochs"].as<int>();
+  opt.learned.threads = vm["threads"].as<int>();
+  if (opt.learned.epochs < 1 || opt.learned.transfer_epochs < 1) throw UsageError("--epochs and --transfer-epochs must be >= 1");
+
+  std::optional<traces::ProfileTable> reference;
+  if (vm.count("reference")) {
+    if (opt.model != "learned") throw UsageError("--reference applies to --model learned only");
+    // "NAME" (a profile in the same store) or "FILE.h5:NAME".
+    std::string ref = vm["reference"].as<std::string>();
+    const auto colon = ref.rfind(':');
+    if (colon != std::string::npos && ref.find(".h5") != std::string::npos) {
+      const auto other = traces::Store::open(ref.substr(0, colon));
+      reference = other.read_profile(ref.substr(colon + 1));
+    } else {
+      if (!store.has("profiles", ref)) throw Error(fmt::format("--reference: {} has no profile '{}'", path, ref));
+      reference = store.read_profile(ref);
+    }
+    opt.reference = &*reference;
+    opt.reference_name = ref;
+  }
+
+  spdlog::info("calibrating the {} model on profile '{}' ({} points{})", opt.model, name, table.points.size(),
+               opt.points ? fmt::format(", planner picks {}", opt.points) : "");
+  const auto cal = models::calibrate(table, device ? &*device : nullptr, opt);
+  const std::string model_name = vm.count("model-name") ? vm["model-name"].as<std::string>() : cal.record.name;
+  auto record = cal.record;
+  record.name = model_name;
+  if (model_name.find('/') != std::string::npos) throw UsageError("--model-name may not contain '/'");
+
+  // Results first, then the files (a failure to write leaves the old store intact: writes are atomic).
+  std::cout << fmt::format("model {} ({}) from profile '{}': {} of {} points{}\n", model_name, record.kind, name,
+                           cal.used.size(), table.points.size(),
+                           opt.points ? " chosen by the planner" : "");
+  if (record.kind != "learned" && record.kind != "interpolating") {
+    std::cout << fmt::format("{:<34} {:>14} {:>12}\n", "parameter", "value", "std err");
+    int table_points = 0;
+    for (size_t i = 0; i < record.param_names.size(); ++i) {
+      // The catalog's V(f) table is stored with the model but is an input, not a fitted value.
+      if (record.param_names[i].rfind("volt_table_freq_hz_", 0) == 0) ++table_points;
+      if (record.param_names[i].rfind("volt_table_", 0) == 0) continue;
+      std::cout << fmt::format("{:<34} {:>14} {:>12}\n", record.param_names[i], fmt_value(record.param_values[i]),
+                               fmt_value(record.param_stderr[i]));
+    }
+    if (table_points) std::cout << fmt::format("V(f): the device catalog's table ({} points)\n", table_points);
+  } else {
+    std::cout << fmt::format("{} parameters ({}; weights in the record's blob: {} bytes)\n", record.param_names.size(),
+                             record.kind, record.blob.size());
+  }
+  std::cout << fmt::format("\n{:<12} {:>10} {:>10} {:>10}\n", "MAPE [%]", "time", "P mean", "P peak");
+  for (const char* what : {"fit", "cv", "heldout"}) {
+    const auto get = [&](const std::string& target) {
+      const auto it = record.metrics.find(target + "_mape_" + what);
+      return it == record.metrics.end() ? traces::kNaN : it->second;
+    };
+    if (!std::isfinite(get("time"))) continue;
+    std::cout << fmt::format("{:<12} {:>10} {:>10} {:>10}\n", what, fmt_value(get("time")), fmt_value(get("power_mean")),
+                             fmt_value(get("power_peak")));
+  }
+  std::cout << "(fit: in-sample; cv: cross-validated on the fitted points; heldout: the points the planner left out)\n";
+
+  store.write_model(record);
+  std::cout << fmt::format("wrote {}:/models/{}\n", path, model_name);
+  if (vm.count("predict")) {
+    std::vector<std::vector<double>> settings;
+    if (device && table.knob.kind == "gpu_freq")
+      for (double f : device->gpu_freqs_hz) settings.push_back({f});
+    else {
+      std::set<std::vector<double>> seen;
+      for (const auto& p : table.points) seen.insert(p.knob);
+      settings.assign(seen.begin(), seen.end());
+    }
+    auto predicted = models::predict_table(*cal.model, table, settings, table.batch_sizes());
+    const std::string pname = name + "-predicted";
+    store.write_profile(predicted, pname);
+    std::cout << fmt::format("wrote {}:/profiles/{} ({} settings x {} batch sizes)\n", path, pname, settings.size(),
+                             table.batch_sizes().size());
+  }
+  return 0;
+}
+
+Command make() {
+  Command c;
+  c.name = "calibrate";
+  c.summary = "fit a time and power model (analytical, learned or interpolating) to a profile";
+  c.order = 30;
+  c.description =
+      "Fits the model to the profile's points (or to the k points the planner picks from it with --points k),\n"
+      "prints its parameters and its errors (in-sample, cross-validated, and on the points left out), and\n"
+      "writes it to the store under /models. analytical: P = P_idle + k_leak V(f) + c(b) f V(f)^2 and\n"
+      "t = t0 + t1 b + (w0 + w1 b)/f, for a GPU-frequency knob (docs/models.md). learned: an MLP, trained from\n"
+      "scratch or transferred from --reference. interpolating: per-b piecewise-linear in a one-dimensional knob\n"
+      "such as a power limit (Zeus traces).";
+  c.add_options = [](po::options_description& d) {
+    d.add_options()("profile", po::value<std::string>()->required(), "trace store (HDF5) holding the profile")(
+        "name", po::value<std::string>(), "profile name in the store (default: the only measured profile)")(
+        "model", po::value<std::string>()->default_value("analytical"), "analytical | learned | interpolating")(
+        "points", po::value<std::string>()->default_value("all"),
+        "number of points the planner picks from the profile (count), or all")(
+        "reference", po::value<std::string>(),
+        "learned only: reference workload's full profile, NAME in the same store or FILE.h5:NAME")(
+        "predict", "also write the predicted table for the device's whole grid as profile <name>-predicted")(
+        "device", po::value<std::string>(),
+        "device (catalog name or INI file) for the frequency check and V(f) (default: the store's /device)")(
+        "voltage", po::value<std::string>()->default_value("auto"),
+        "analytical V(f): auto (catalog table if any, else fit) | catalog | fit (floored line)")(
+        "prior-weight", po::value<double>()->default_value(1e-4),
+        "analytical: weight of the weak priors that settle undetermined directions (squared relative residual)")(
+        "cv-folds", po::value<int>()->default_value(0),
+        "cross-validation folds: 0 = leave-one-out up to 30 points else 10, 1 = none")(
+        "model-name", po::value<std::string>(), "record name under /models (default: <workload>@<device>:<model>)")(
+        "seed", po::value<uint64_t>()->default_value(1), "learned: random seed (training is deterministic per seed)")(
+        "epochs", po::value<int>()->default_value(800), "learned: full-batch epochs when training from scratch")(
+        "transfer-epochs", po::value<int>()->default_value(400), "learned: epochs when re-training from --reference")(
+        "threads", po::value<int>()->default_value(1), "learned: libtorch intra-op threads while training");
+  };
+  c.positional = {"profile"};
+  c.run = run_calibrate;
+  return c;
+}
+
+PACER_REGISTER_COMMAND(make);
+
+}  // namespace
+}  // namespace pacer::cli

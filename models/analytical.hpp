@@ -1,0 +1,103 @@
+#pragma once
+// The analytical device model for a GPU-frequency knob:
+//   power  P(f, b) = P_idle + k_leak·V(f) + c(b)·f·V(f)²,   c(b) = c_base + c_sat·b / (b + b_half)
+//                    + (busy·V(f)²·w(b) + traffic·b) / t(f, b)
+//   time   t(f, b) = t_fixed(b) + w(b) / f,                 t_fixed(b) = t0 + t1·b,  w(b) = w0 + w1·b
+// V(f) is the catalog's voltage table when the device has one (Jetson Nano), otherwise a fitted
+// floored line V(f) = max(V_floor, V_floor + s·(f - f_knee)) in units of the floor voltage (the
+// scale of V is not identifiable from power alone, so V_floor = 1 "relative volt").
+// Mean and peak power are fitted as separate targets sharing V(f). docs/models.md derives the forms.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "models/device_model.hpp"
+#include "traces/records.hpp"
+
+namespace pacer::models {
+
+struct VoltageCurve {
+  // Non-empty: piecewise-linear through these points (ascending freq), clamped below the first
+  // point and extended with the last segment's slope above the last one.
+  std::vector<traces::VoltagePoint> table;
+  // Used when `table` is empty.
+  double floor_v = 1.0;
+  double knee_hz = 0.0;
+  double slope_v_per_hz = 0.0;
+
+  double at(double freq_hz) const;
+  bool fitted() const { return table.empty(); }
+};
+
+struct TimeParams {
+  double fixed_s = 0;             // per mini-batch, independent of f and b
+  double fixed_per_sample_s = 0;  // frequency-independent (memory-bound) time per sample
+  double work_cycles = 0;         // per mini-batch compute, in GPU cycles
+  double work_per_sample_cycles = 0;
+
+  double at(double freq_hz, int batch_size) const;
+};
+
+struct PowerParams {
+  double idle_w = 0;
+  double leak_w_per_v = 0;
+  double cap_base_w_per_hz_v2 = 0;  // b-independent switched capacitance, W / (Hz·V²)
+  double cap_sat_w_per_hz_v2 = 0;   // saturating part, reached for b >> batch_half
+  double batch_half = 16;           // b at which the saturating part is half-way
+  // Energy terms coupled to the time model, divided by the batch time t(f, b): switching energy of
+  // the busy cycles, busy·V²·w(b)/t (a GPU idles in memory-bound phases), and DRAM/host energy per
+  // sample, traffic·b/t. Zero when the data do not need them (weak priors pull them to 0).
+  double busy_j_per_cycle_v2 = 0;
+  double traffic_j_per_sample = 0;
+
+  double capacitance(int batch_size) const;
+  double at(double freq_hz, double volt_v, int batch_size, const TimeParams& time) const;
+};
+
+struct AnalyticalParams {
+  VoltageCurve voltage;
+  TimeParams time;
+  PowerParams power_mean;
+  PowerParams power_peak;
+  bool has_peak = true;  // false when the profile had no peak power (the peak then mirrors the mean)
+};
+
+class AnalyticalModel : public DeviceModel {
+ public:
+  // `record` carries the metadata, metrics and uncertainties of the fit; to_record() returns it
+  // with the parameters written from `params`.
+  AnalyticalModel(AnalyticalParams params, traces::ModelRecord record);
+
+  std::string kind() const override { return "analytical"; }
+  const traces::KnobSpace& knob() const override { return knob_; }
+  Prediction predict(const std::vector<double>& knob, int batch_size) const override;
+  traces::ModelRecord to_record() const override;
+
+  const AnalyticalParams& params() const { return params_; }
+
+ private:
+  AnalyticalParams params_;
+  traces::ModelRecord record_;
+  traces::KnobSpace knob_ = traces::KnobSpace::gpu_frequency();
+};
+
+struct AnalyticalFitOptions {
+  // "auto": the catalog table when given, else fit; "catalog": require the table; "fit": fit V(f).
+  std::string voltage = "auto";
+  std::vector<traces::VoltagePoint> voltage_table;  // from the device catalog; may be empty
+  // Weight of the weak priors that settle directions the data cannot determine (few points): they
+  // pull t1, w0, k_leak, c_base, busy, traffic towards 0 and b_half towards the middle of the
+  // profiled b range.
+  // In units of squared relative residual; 1e-4 is negligible next to a 1% misfit over 10 points.
+  double prior_weight = 1e-4;
+};
+
+// Fits the model to `points` (gpu_freq knob, time and mean power required, peak optional).
+// Throws Error when there are fewer than 4 points or fewer than 2 distinct frequencies.
+std::unique_ptr<AnalyticalModel> fit_analytical(const std::vector<traces::ProfilePoint>& points,
+                                                const AnalyticalFitOptions& options);
+
+// Rebuilds a model from its record; throws Error when a parameter is missing.
+std::unique_ptr<AnalyticalModel> analytical_from_record(const traces::ModelRecord& record);
+
+}  // namespace pacer::models

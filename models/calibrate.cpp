@@ -1,0 +1,359 @@
+#include "models/calibrate.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <set>
+
+#include "models/interpolating.hpp"
+#include "models/planner.hpp"
+#include "traces/error.hpp"
+
+namespace pacer::models {
+
+Eigen::VectorXd nnls(const Eigen::MatrixXd& a, const Eigen::VectorXd& y, const Eigen::VectorXd& ridge,
+                     double* objective) {
+  const Eigen::Index p = a.cols();
+  if (p > 12) throw Error(fmt::format("nnls: {} parameters is more than the enumerating solver supports", p));
+  Eigen::MatrixXd g = a.transpose() * a;
+  g.diagonal() += ridge;
+  const Eigen::VectorXd h = a.transpose() * y;
+  const auto full_objective = [&](const Eigen::VectorXd& x) {
+    return (a * x - y).squaredNorm() + x.dot(ridge.cwiseProduct(x));
+  };
+  // The optimum is the unconstrained minimiser on its passive set, and every feasible passive-set
+  // minimiser is a feasible point, so the best feasible one over all sets is the exact optimum.
+  Eigen::VectorXd best_x = Eigen::VectorXd::Zero(p);
+  double best = y.squaredNorm();
+  {
+    Eigen::LDLT<Eigen::MatrixXd> ldlt(g);
+    const Eigen::VectorXd x = ldlt.solve(h);
+    if (ldlt.info() == Eigen::Success && x.allFinite() && (x.array() >= 0).all()) {
+      if (objective) *objective = full_objective(x);
+      return x;
+    }
+  }
+  const unsigned sets = 1u << static_cast<unsigned>(p);
+  for (unsigned mask = 1; mask < sets; ++mask) {
+    std::vector<Eigen::Index> idx;
+    for (Eigen::Index j = 0; j < p; ++j)
+      if (mask & (1u << static_cast<unsigned>(j))) idx.push_back(j);
+    const auto m = static_cast<Eigen::Index>(idx.size());
+    Eigen::MatrixXd gs(m, m);
+    Eigen::VectorXd hs(m);
+    for (Eigen::Index r = 0; r < m; ++r) {
+      hs(r) = h(idx[static_cast<size_t>(r)]);
+      for (Eigen::Index c = 0; c < m; ++c) gs(r, c) = g(idx[static_cast<size_t>(r)], idx[static_cast<size_t>(c)]);
+    }
+    Eigen::LDLT<Eigen::MatrixXd> ldlt(gs);
+    const Eigen::VectorXd xs = ldlt.solve(hs);
+    if (ldlt.info() != Eigen::Success || !xs.allFinite() || (xs.array() < 0).any()) continue;
+    // At the passive-set minimiser G·x = h, so the objective is |y|² - x·h.
+    const double obj = y.squaredNorm() - xs.dot(hs);
+    if (obj < best) {
+      best = obj;
+      best_x.setZero();
+      for (Eigen::Index r = 0; r < m; ++r) best_x(idx[static_cast<size_t>(r)]) = xs(r);
+    }
+  }
+  if (objective) *objective = full_objective(best_x);
+  return best_x;
+}
+
+ErrorSummary mape(const DeviceModel& model, const std::vector<traces::ProfilePoint>& points) {
+  double st = 0, sm = 0, sp = 0;
+  int nt = 0, nm = 0, np = 0;
+  for (const auto& p : points) {
+    const auto pred = model.predict(p.knob, p.batch_size);
+    if (std::isfinite(p.time_per_batch_mean_s) && p.time_per_batch_mean_s > 0) {
+      st += std::abs(pred.time_per_batch_s / p.time_per_batch_mean_s - 1);
+      ++nt;
+    }
+    if (std::isfinite(p.power_mean_w) && p.power_mean_w > 0) {
+      sm += std::abs(pred.power_mean_w / p.power_mean_w - 1);
+      ++nm;
+    }
+    if (std::isfinite(p.power_peak_w) && p.power_peak_w > 0 && std::isfinite(pred.power_peak_w)) {
+      sp += std::abs(pred.power_peak_w / p.power_peak_w - 1);
+      ++np;
+    }
+  }
+  ErrorSummary e;
+  e.points = static_cast<int>(points.size());
+  if (nt) e.time_mape = 100 * st / nt;
+  if (nm) e.power_mean_mape = 100 * sm / nm;
+  if (np) e.power_peak_mape = 100 * sp / np;
+  return e;
+}
+
+ErrorSummary cross_validate(const std::vector<traces::ProfilePoint>& points, const FitFunction& fit, int folds,
+                            int min_train) {
+  const int n = static_cast<int>(points.size());
+  if (folds == 1 || n < min_train + 1) return {};
+  if (folds <= 0) folds = n <= 30 ? n : 10;
+  folds = std::min(folds, n);
+  double st = 0, sm = 0, sp = 0;
+  int nt = 0, nm = 0, np = 0, predicted = 0;
+  for (int fold = 0; fold < folds; ++fold) {
+    std::vector<traces::ProfilePoint> train, test;
+    for (int i = 0; i < n; ++i) (i % folds == fold ? test : train).push_back(points[static_cast<size_t>(i)]);
+    if (static_cast<int>(train.size()) < min_train) continue;
+    std::unique_ptr<DeviceModel> model;
+    try {
+      model = fit(train);
+    } catch (const Error& e) {
+      // A fold can leave a model unidentifiable (say, one frequency left); it then predicts nothing.
+      spdlog::debug("cross-validation fold {} skipped: {}", fold, e.what());
+      continue;
+    }
+    const auto e = mape(*model, test);
+    predicted += e.points;
+    const auto add = [&](double v, double& s, int& c) {
+      if (std::isfinite(v)) {
+        s += v * e.points;
+        c += e.points;
+      }
+    };
+    add(e.time_mape, st, nt);
+    add(e.power_mean_mape, sm, nm);
+    add(e.power_peak_mape, sp, np);
+  }
+  ErrorSummary out;
+  out.points = predicted;
+  if (nt) out.time_mape = st / nt;
+  if (nm) out.power_mean_mape = sm / nm;
+  if (np) out.power_peak_mape = sp / np;
+  return out;
+}
+
+void put_metrics(traces::ModelRecord& record, const ErrorSummary& fit, const ErrorSummary& cv, int cv_folds) {
+  record.metrics["time_mape_fit"] = fit.time_mape;
+  record.metrics["power_mean_mape_fit"] = fit.power_mean_mape;
+  record.metrics["power_peak_mape_fit"] = fit.power_peak_mape;
+  record.metrics["fit_points"] = fit.points;
+  record.metrics["time_mape_cv"] = cv.time_mape;
+  record.metrics["power_mean_mape_cv"] = cv.power_mean_mape;
+  record.metrics["power_peak_mape_cv"] = cv.power_peak_mape;
+  record.metrics["cv_points"] = cv.points;
+  record.metrics["cv_folds"] = cv_folds;
+}
+
+namespace {
+
+std::string knob_text(const std::vector<double>& knob, const traces::KnobSpace& space) {
+  std::string s;
+  for (size_t d = 0; d < knob.size(); ++d) {
+    const std::string unit = d < space.dims.size() ? space.dims[d].unit : "";
+    if (!s.empty()) s += ", ";
+    if (unit == "Hz") s += fmt::format("{:g} MHz", knob[d] / 1e6);
+    else s += fmt::format("{:g} {}", knob[d], unit);
+  }
+  return s;
+}
+
+}  // namespace
+
+std::vector<traces::ProfilePoint> usable_points(const traces::ProfileTable& table, const traces::DeviceSpec* device) {
+  std::vector<traces::ProfilePoint> out;
+  const bool check_freq = device && table.knob.kind == "gpu_freq" && !device->gpu_freqs_hz.empty();
+  for (const auto& p : table.points) {
+    if (p.status != "ok") continue;
+    const std::string where = fmt::format("profile '{}' point ({}, b = {})", table.workload, knob_text(p.knob, table.knob),
+                                          p.batch_size);
+    if (p.knob.size() != table.knob.dims.size())
+      throw Error(fmt::format("{} has {} knob values but the knob '{}' has {} dimensions", where, p.knob.size(),
+                              table.knob.kind, table.knob.dims.size()));
+    for (double k : p.knob)
+      if (!std::isfinite(k) || k < 0) throw Error(fmt::format("{} has an invalid knob value", where));
+    if (p.batch_size < 1) throw Error(fmt::format("{} has a batch size below 1", where));
+    if (!std::isfinite(p.time_per_batch_mean_s) || p.time_per_batch_mean_s <= 0)
+      throw Error(fmt::format("{} has time per batch {} s (NaN, infinite or not positive): re-profile the point or "
+                              "mark its status 'skipped: <why>'",
+                              where, p.time_per_batch_mean_s));
+    if (!std::isfinite(p.power_mean_w) || p.power_mean_w <= 0)
+      throw Error(fmt::format("{} has mean power {} W (NaN, infinite or not positive): re-profile the point or mark "
+                              "its status 'skipped: <why>'",
+                              where, p.power_mean_w));
+    if (!std::isnan(p.power_peak_w) && (!std::isfinite(p.power_peak_w) || p.power_peak_w < 0))
+      throw Error(fmt::format("{} has peak power {} W (negative or infinite)", where, p.power_peak_w));
+    if (check_freq) {
+      const double f = p.knob[0];
+      const bool known = std::any_of(device->gpu_freqs_hz.begin(), device->gpu_freqs_hz.end(),
+                                     [&](double g) { return std::abs(g - f) <= 1e-6 * g; });
+      if (!known)
+        throw Error(fmt::format("{}: {:g} MHz is not in {}'s frequency table ({:g}-{:g} MHz); was the profile "
+                                "measured on another device? pass --device",
+                                where, f / 1e6, device->name, device->gpu_freqs_hz.front() / 1e6,
+                                device->gpu_freqs_hz.back() / 1e6));
+    }
+    out.push_back(p);
+  }
+  return out;
+}
+
+std::string model_record_name(const std::string& workload, const std::string& device, const std::string& kind) {
+  std::string name = fmt::format("{}@{}:{}", workload, device.empty() ? "unknown" : device, kind);
+  std::replace(name.begin(), name.end(), '/', '_');
+  return name;
+}
+
+namespace {
+
+std::vector<double> grid_knob_scale(const traces::ProfileTable& table, const traces::DeviceSpec* device) {
+  std::vector<double> scale(table.knob.dims.size(), 0.0);
+  for (const auto& p : table.points)
+    for (size_t d = 0; d < scale.size() && d < p.knob.size(); ++d) scale[d] = std::max(scale[d], p.knob[d]);
+  if (device && table.knob.kind == "gpu_freq" && device->max_freq_hz() > 0) scale[0] = device->max_freq_hz();
+  for (auto& s : scale)
+    if (!(s > 0)) s = 1;
+  return scale;
+}
+
+}  // namespace
+
+Calibration calibrate(const traces::ProfileTable& table, const traces::DeviceSpec* device,
+                      const CalibrationOptions& options) {
+  const auto all = usable_points(table, device);
+  if (all.empty())
+    throw Error(fmt::format("profile '{}' has no usable point (status 'ok' with time and power)", table.workload));
+  const std::string kind = options.model;
+  int min_points = 0;
+  if (kind == "analytical") {
+    if (table.knob.kind != "gpu_freq")
+      throw Error(fmt::format("the analytical model applies to a GPU-frequency knob, not '{}': use --model "
+                              "interpolating or learned",
+                              table.knob.kind));
+    min_points = 4;
+  } else if (kind == "learned") {
+    min_points = options.reference ? 2 : 4;
+  } else if (kind == "interpolating") {
+    if (table.knob.dims.size() != 1)
+      throw Error("the interpolating model needs a one-dimensional knob; use --model learned for power modes");
+    min_points = 1;
+  } else {
+    throw Error(fmt::format("unknown model '{}' (analytical, learned, interpolating)", kind));
+  }
+  const int wanted = options.points > 0 ? options.points : static_cast<int>(all.size());
+  if (wanted > static_cast<int>(all.size()))
+    throw Error(fmt::format("--points {} asks for more points than profile '{}' has usable ({})", wanted,
+                            table.workload, all.size()));
+  if (wanted < min_points)
+    throw Error(fmt::format("the {} model needs at least {} points, got {}: use --points {} or more", kind, min_points,
+                            wanted, min_points));
+
+  Calibration out;
+  if (options.points > 0 && options.points < static_cast<int>(all.size())) {
+    std::vector<PlanPoint> candidates;
+    for (const auto& p : all) candidates.push_back({p.knob, p.batch_size});
+    PlannerOptions po;
+    po.k = options.points;
+    po.knob = table.knob;
+    po.voltage_table = options.analytical.voltage_table;
+    for (const auto& c : plan_points(candidates, po))
+      for (const auto& p : all)
+        if (p.batch_size == c.batch_size && p.knob == c.knob) {
+          out.used.push_back(p);
+          break;
+        }
+  } else {
+    out.used = all;
+  }
+
+  LearnedOptions lopt = options.learned;
+  if (lopt.knob_scale.empty()) lopt.knob_scale = grid_knob_scale(table, device);
+  std::shared_ptr<LearnedModel> reference;
+  if (kind == "learned" && options.reference) {
+    if (!(options.reference->knob == table.knob))
+      throw Error(fmt::format("reference profile '{}' uses knob '{}' but '{}' uses '{}'", options.reference_name,
+                              options.reference->knob.kind, table.workload, table.knob.kind));
+    LearnedOptions ropt = options.learned;
+    ropt.knob_scale = grid_knob_scale(*options.reference, nullptr);
+    const auto ref_points = usable_points(*options.reference, nullptr);
+    spdlog::info("training the reference model on '{}' ({} points)", options.reference_name, ref_points.size());
+    reference = train_learned(ref_points, options.reference->knob, ropt);
+  }
+  FitFunction fit;
+  if (kind == "analytical") {
+    fit = [&](const std::vector<traces::ProfilePoint>& pts) -> std::unique_ptr<DeviceModel> {
+      return fit_analytical(pts, options.analytical);
+    };
+  } else if (kind == "learned") {
+    fit = [&](const std::vector<traces::ProfilePoint>& pts) -> std::unique_ptr<DeviceModel> {
+      return reference ? transfer_learned(*reference, pts, lopt) : train_learned(pts, table.knob, lopt);
+    };
+  } else {
+    fit = [&](const std::vector<traces::ProfilePoint>& pts) -> std::unique_ptr<DeviceModel> {
+      return fit_interpolating(pts, table.knob);
+    };
+  }
+  auto model = fit(out.used);
+  traces::ModelRecord record = model->to_record();
+  record.name = model_record_name(table.workload, table.device, kind);
+  record.workload = table.workload;
+  record.device = table.device;
+  const int folds = options.cv_folds;
+  const auto cv = cross_validate(out.used, fit, folds, min_points);
+  const int used_folds = folds == 1 ? 1 : (folds <= 0 ? (out.used.size() <= 30 ? static_cast<int>(out.used.size()) : 10) : folds);
+  put_metrics(record, mape(*model, out.used), cv, used_folds);
+  if (out.used.size() < all.size()) {
+    // The points the planner left out are a true hold-out set.
+    std::vector<traces::ProfilePoint> rest;
+    for (const auto& p : all)
+      if (std::none_of(out.used.begin(), out.used.end(),
+                       [&](const traces::ProfilePoint& u) { return u.batch_size == p.batch_size && u.knob == p.knob; }))
+        rest.push_back(p);
+    const auto h = mape(*model, rest);
+    record.metrics["time_mape_heldout"] = h.time_mape;
+    record.metrics["power_mean_mape_heldout"] = h.power_mean_mape;
+    record.metrics["power_peak_mape_heldout"] = h.power_peak_mape;
+    record.metrics["heldout_points"] = h.points;
+  }
+  std::string used_text, residuals;
+  for (const auto& p : out.used) {
+    const auto pred = model->predict(p.knob, p.batch_size);
+    used_text += fmt::format("{}{}|{}", used_text.empty() ? "" : ";", fmt::join(p.knob, ","), p.batch_size);
+    residuals += fmt::format("{}{}|{}|{:.4g}|{:.4g}|{:.4g}", residuals.empty() ? "" : ";", fmt::join(p.knob, ","),
+                             p.batch_size, pred.time_per_batch_s / p.time_per_batch_mean_s - 1,
+                             pred.power_mean_w / p.power_mean_w - 1, pred.power_peak_w / p.power_peak_w - 1);
+  }
+  record.settings["points"] = used_text;
+  record.settings["residuals"] = residuals;
+  record.settings["residuals_format"] = "knob|b|time_rel|power_mean_rel|power_peak_rel; rel = predicted/measured - 1";
+  record.settings["selection"] = options.points > 0 ? fmt::format("planner k={}", options.points) : "all";
+  if (reference) record.settings["reference"] = options.reference_name;
+  out.model = model_from_record(record);
+  out.record = std::move(record);
+  return out;
+}
+
+traces::ProfileTable predict_table(const DeviceModel& model, const traces::ProfileTable& measured,
+                                   const std::vector<std::vector<double>>& settings,
+                                   const std::vector<int>& batch_sizes) {
+  traces::ProfileTable t;
+  t.workload = measured.workload;
+  t.device = measured.device;
+  t.emulated = measured.emulated;
+  t.virtual_time = measured.virtual_time;
+  t.knob = measured.knob;
+  t.samples_per_epoch = measured.samples_per_epoch;
+  t.source = fmt::format("pacer calibrate --predict ({})", model.kind());
+  for (const auto& s : settings)
+    for (int b : batch_sizes) {
+      const auto pred = model.predict(s, b);
+      traces::ProfilePoint p;
+      p.knob = s;
+      p.batch_size = b;
+      p.time_per_batch_mean_s = pred.time_per_batch_s;
+      p.power_mean_w = pred.power_mean_w;
+      p.power_peak_w = pred.power_peak_w;
+      p.energy_j = pred.power_mean_w * pred.time_per_batch_s;
+      p.samples = b;
+      t.points.push_back(std::move(p));
+    }
+  return t;
+}
+
+}  // namespace pacer::models

@@ -1,0 +1,80 @@
+#pragma once
+// Calibration of a DeviceModel from a ProfileTable (or the k points a planner picked from it):
+// input checks, the shared least-squares and error machinery, cross-validation, and the table of
+// predictions for a device grid. The models themselves live in analytical.hpp, learned.hpp and
+// interpolating.hpp; this file is what `pacer calibrate` and `pacer bench models` call.
+#include <Eigen/Dense>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "models/analytical.hpp"
+#include "models/device_model.hpp"
+#include "models/learned.hpp"
+#include "traces/records.hpp"
+
+namespace pacer::models {
+
+// min ||A·x - y||² + Σ_j ridge_j·x_j²  subject to x >= 0, solved exactly by enumerating the
+// passive sets (the models have at most 8 linear parameters). `objective` receives the minimum.
+Eigen::VectorXd nnls(const Eigen::MatrixXd& a, const Eigen::VectorXd& y, const Eigen::VectorXd& ridge,
+                     double* objective = nullptr);
+
+// Mean absolute percentage errors (in %) of a model on measured points; NaN where no point has the
+// measurement (no peak power in Zeus traces).
+struct ErrorSummary {
+  double time_mape = traces::kNaN;
+  double power_mean_mape = traces::kNaN;
+  double power_peak_mape = traces::kNaN;
+  int points = 0;
+};
+ErrorSummary mape(const DeviceModel& model, const std::vector<traces::ProfilePoint>& points);
+
+using FitFunction = std::function<std::unique_ptr<DeviceModel>(const std::vector<traces::ProfilePoint>&)>;
+// Held-out errors: every point is predicted by a model fitted without it (leave-one-out when
+// folds == 0 and there are at most 30 points; `folds` interleaved folds otherwise, 10 when 0).
+// Returns NaNs with points = 0 when there are fewer than `min_train` + 1 points.
+ErrorSummary cross_validate(const std::vector<traces::ProfilePoint>& points, const FitFunction& fit, int folds,
+                            int min_train);
+
+// Writes "<what>_mape_fit" and "<what>_mape_cv" metrics (percent) into the record.
+void put_metrics(traces::ModelRecord& record, const ErrorSummary& fit, const ErrorSummary& cv, int cv_folds);
+
+// The measured points a model may use: status "ok" rows only. Throws Error naming the point for a
+// NaN, infinite or non-positive time or mean power, a negative peak, a knob of the wrong dimension,
+// and (when `device` is given and the knob is gpu_freq) a frequency outside the device's table.
+std::vector<traces::ProfilePoint> usable_points(const traces::ProfileTable& table, const traces::DeviceSpec* device);
+
+struct CalibrationOptions {
+  std::string model = "analytical";  // analytical | learned | interpolating
+  int points = 0;                    // 0: every usable point; k: the k points the planner picks
+  AnalyticalFitOptions analytical;
+  LearnedOptions learned;
+  // Learned transfer: the reference workload's full profile (null: train from scratch).
+  const traces::ProfileTable* reference = nullptr;
+  std::string reference_name;
+  int cv_folds = 0;  // see cross_validate; 1 disables cross-validation
+};
+
+struct Calibration {
+  std::unique_ptr<DeviceModel> model;
+  traces::ModelRecord record;             // what to store (metrics, settings, used points)
+  std::vector<traces::ProfilePoint> used;  // the points the model was fitted on
+};
+
+// Fits the chosen model. Throws Error for too few points for the model, or a reference that is
+// missing or uses another knob.
+Calibration calibrate(const traces::ProfileTable& table, const traces::DeviceSpec* device,
+                      const CalibrationOptions& options);
+
+// The model's prediction for every (knob setting, batch size) of a grid, as a ProfileTable named
+// like `measured` with source "pacer calibrate --predict (<kind>)".
+traces::ProfileTable predict_table(const DeviceModel& model, const traces::ProfileTable& measured,
+                                   const std::vector<std::vector<double>>& settings,
+                                   const std::vector<int>& batch_sizes);
+
+// "<workload>@<device>:<kind>" with '/' replaced (record names may not contain '/').
+std::string model_record_name(const std::string& workload, const std::string& device, const std::string& kind);
+
+}  // namespace pacer::models
