@@ -1,0 +1,62 @@
+#pragma once
+// Options shared by `pacer select`, `sweep` and `simulate`: where the design space and the
+// relations come from. Header-only so each cmd_*.cpp stays self-contained.
+#include <fmt/format.h>
+
+#include <string>
+
+#include "experiments/cli/cli.hpp"
+#include "experiments/cli/options.hpp"
+#include "explore/problem.hpp"
+#include "traces/error.hpp"
+
+namespace pacer::cli {
+
+inline void add_problem_options(po::options_description& d, bool with_profile = true) {
+  d.add_options()("store", po::value<std::string>()->required(), "trace store (HDF5)");
+  if (with_profile)
+    d.add_options()("profile", po::value<std::string>()->default_value(""),
+                    "profile in the store (default: the store's only profile)");
+  d.add_options()("model", po::value<std::string>()->default_value(""),
+                  "calibrated model in the store, evaluated on --device's frequency table, instead of a profile")(
+      "device", po::value<std::string>()->default_value(""),
+      "catalog device or device file giving the model's frequency grid (default: the store's device)")(
+      "batch-sizes", po::value<std::string>()->default_value(""),
+      "model grid batch sizes, \"4,8,16\" or \"4:128\" [samples] (default: the relation's)")(
+      "relation", po::value<std::string>()->default_value(""),
+      "proxy relation, the one the device knows (default: <workload>.proxy, or the store's only relation)")(
+      "target", po::value<std::string>()->default_value(""),
+      "target relation for the oracle and the replay (default: <workload>.target when present)")(
+      "feasibility", po::value<std::string>()->default_value("auto"),
+      "power compared with the cap: auto (peak where the data has it, else mean) | peak | mean")(
+      "eta", po::value<double>()->default_value(0.5), "Zeus cost weight: eta*energy + (1-eta)*max_power*time [1]")(
+      "powertrain-batch", po::value<int>()->default_value(0),
+      "batch size of the PowerTrain-style policy [samples] (0: the largest)");
+}
+
+inline explore::ProblemSpec problem_spec(const po::variables_map& vm) {
+  explore::ProblemSpec s;
+  if (vm.count("profile")) s.profile = vm["profile"].as<std::string>();
+  s.model = vm["model"].as<std::string>();
+  s.device = vm["device"].as<std::string>();
+  const auto bs = vm["batch-sizes"].as<std::string>();
+  if (!bs.empty()) s.batch_sizes = parse_int_list(bs, "--batch-sizes");
+  s.relation = vm["relation"].as<std::string>();
+  s.target = vm["target"].as<std::string>();
+  const auto f = vm["feasibility"].as<std::string>();
+  if (f == "peak") s.basis = explore::PowerBasis::Peak;
+  else if (f == "mean") s.basis = explore::PowerBasis::Mean;
+  else if (f != "auto") throw UsageError(fmt::format("--feasibility: '{}' is not one of auto, peak, mean", f));
+  s.index.eta = vm["eta"].as<double>();
+  require_range(s.index.eta, 0, 1, "--eta", "");
+  if (!s.model.empty() && !s.profile.empty()) throw UsageError("--model and --profile exclude each other");
+  return s;
+}
+
+inline explore::Policy parse_policy(const std::string& name, const std::string& option) {
+  const auto p = explore::policy_from_string(name);
+  if (!p) throw UsageError(fmt::format("{}: unknown policy '{}' (one of {})", option, name, explore::policy_names()));
+  return *p;
+}
+
+}  // namespace pacer::cli

@@ -1,0 +1,244 @@
+#include "explore/policy.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "traces/error.hpp"
+#include "traces/units.hpp"
+
+namespace pacer::explore {
+namespace {
+
+struct Candidate {
+  size_t bi = 0, ki = 0;
+  double objective = 0, power_w = 0;
+};
+
+// Ties: lower objective, then lower power (more headroom under the cap), then larger b.
+bool better(const Candidate& a, const Candidate& b) {
+  if (a.objective != b.objective) return a.objective < b.objective;
+  if (a.power_w != b.power_w) return a.power_w < b.power_w;
+  return a.bi > b.bi;
+}
+
+double predicted_time(const Space& s, const Relation& r, size_t bi, size_t ki) {
+  return s.time_per_batch_s(bi, ki) * r.samples_by_batch[bi] / s.batch_sizes()[bi];
+}
+
+Selection make_selection(Policy p, const Index& index, const Relation* rel, size_t bi, size_t ki, std::string method) {
+  const Space& s = index.space();
+  Selection sel;
+  sel.policy = p;
+  sel.feasible = true;
+  sel.batch_index = bi;
+  sel.knob_index = ki;
+  sel.knob = s.knob_settings()[ki];
+  sel.batch_size = s.batch_sizes()[bi];
+  sel.power_w = s.power_w(bi, ki);
+  if (rel && rel->has(bi)) {
+    sel.predicted_time_s = predicted_time(s, *rel, bi, ki);
+    sel.predicted_energy_j = s.energy_power_w(bi, ki) * sel.predicted_time_s;
+  }
+  sel.method = std::move(method);
+  return sel;
+}
+
+Selection infeasible(Policy p, const Index& index, double cap_w, std::string why = "") {
+  Selection sel;
+  sel.policy = p;
+  if (!why.empty()) {
+    sel.message = std::move(why);
+    return sel;
+  }
+  const Space& s = index.space();
+  double lo = INFINITY;
+  size_t lb = 0, lk = 0;
+  for (size_t bi = 0; bi < s.num_batches(); ++bi)
+    for (size_t ki = 0; ki < s.num_knobs(); ++ki)
+      if (s.has(bi, ki) && s.power_w(bi, ki) < lo) {
+        lo = s.power_w(bi, ki);
+        lb = bi;
+        lk = ki;
+      }
+  sel.message = fmt::format("no configuration draws at most {} ({} power); the lowest is {} at {}, b={}: raise the cap",
+                            units::format(cap_w, units::Dimension::Power), to_string(s.basis()),
+                            units::format(lo, units::Dimension::Power), s.describe_knob(s.knob_settings()[lk]),
+                            s.batch_sizes()[lb]);
+  return sel;
+}
+
+// Per-b search then argmin over b; `pick` returns the knob for one b, `objective` its value.
+template <typename Pick, typename Obj>
+Selection per_batch_policy(Policy p, const Index& index, const Relation& rel, double cap_w, Pick pick, Obj objective,
+                           const std::string& method, std::vector<Selection>* per_batch) {
+  const Space& s = index.space();
+  std::optional<Candidate> best;
+  std::vector<Candidate> all;
+  for (size_t bi = 0; bi < s.num_batches(); ++bi) {
+    if (!rel.has(bi)) continue;
+    const std::optional<size_t> ki = pick(bi);
+    if (!ki) continue;
+    const Candidate c{bi, *ki, objective(bi, *ki), s.power_w(bi, *ki)};
+    if (!best || better(c, *best)) best = c;
+    if (per_batch) all.push_back(c);
+  }
+  if (!best) return infeasible(p, index, cap_w);
+  if (per_batch) {
+    std::sort(all.begin(), all.end(), better);
+    per_batch->clear();
+    for (const auto& c : all) per_batch->push_back(make_selection(p, index, &rel, c.bi, c.ki, method));
+  }
+  return make_selection(p, index, &rel, best->bi, best->ki, method);
+}
+
+Selection baseline(Policy p, const PolicyContext& ctx, double cap_w, std::vector<Selection>* per_batch) {
+  const Index& index = *ctx.index;
+  const Space& s = index.space();
+  const Relation& rel = *ctx.proxy;
+  std::optional<std::vector<double>> knob;
+  if (ctx.device_cap) knob = ctx.device_cap->knob_for(cap_w);
+  else knob = DeviceWideCap({&s}).knob_for(cap_w);
+  if (!knob)
+    return infeasible(p, index, cap_w,
+                      fmt::format("no {} setting keeps every profiled workload under {}: the device-wide cap is "
+                                  "infeasible",
+                                  s.knob().kind, units::format(cap_w, units::Dimension::Power)));
+  const auto ki = s.knob_index(*knob);
+  if (!ki)
+    return infeasible(p, index, cap_w,
+                      fmt::format("the device-wide cap {} was not profiled for this workload", s.describe_knob(*knob)));
+  const std::string method = "device-wide cap " + s.describe_knob(*knob);
+  if (p == Policy::Baseline1) {
+    for (size_t bi = s.num_batches(); bi-- > 0;) {
+      if (!s.has(bi, *ki) || !rel.has(bi)) continue;
+      if (s.power_w(bi, *ki) > cap_w) break;  // the largest b does not fit: Baseline 1 has no fallback
+      Selection sel = make_selection(p, index, &rel, bi, *ki, method);
+      if (per_batch) *per_batch = {sel};
+      return sel;
+    }
+    return infeasible(p, index, cap_w,
+                      fmt::format("the largest batch size is not under the cap at {}", s.describe_knob(*knob)));
+  }
+  return per_batch_policy(
+      p, index, rel, cap_w,
+      [&](size_t bi) -> std::optional<size_t> {
+        if (!s.has(bi, *ki) || s.power_w(bi, *ki) > cap_w) return std::nullopt;
+        return *ki;
+      },
+      [&](size_t bi, size_t k) { return predicted_time(s, rel, bi, k); }, method, per_batch);
+}
+
+}  // namespace
+
+Relation Relation::from_set(const traces::RelationSet& set, const Space& space) {
+  Relation r;
+  r.name = set.name;
+  for (int b : space.batch_sizes()) r.samples_by_batch.push_back(set.mean_samples(b));
+  return r;
+}
+
+std::string_view to_string(Policy p) {
+  switch (p) {
+    case Policy::Ours: return "ours";
+    case Policy::OursRobust: return "ours-robust";
+    case Policy::Baseline1: return "baseline1";
+    case Policy::Baseline2: return "baseline2";
+    case Policy::Oracle: return "oracle";
+    case Policy::EnergyOptimal: return "energy-opt";
+    case Policy::ZeusCost: return "zeus-cost";
+    case Policy::PowerTrain: return "powertrain";
+  }
+  return "?";
+}
+
+std::optional<Policy> policy_from_string(std::string_view name) {
+  for (Policy p : kAllPolicies)
+    if (to_string(p) == name) return p;
+  return std::nullopt;
+}
+
+std::string policy_names() {
+  std::string s;
+  for (Policy p : kAllPolicies) s += (s.empty() ? "" : ", ") + std::string(to_string(p));
+  return s;
+}
+
+Selection select(Policy p, const PolicyContext& ctx, double cap_w, std::vector<Selection>* per_batch) {
+  if (!ctx.index || !ctx.proxy) throw Error("policy selection needs a design space and a proxy relation");
+  const Index& index = *ctx.index;
+  const Space& s = index.space();
+  switch (p) {
+    case Policy::Ours: {
+      const std::string method = index.one_dimensional() ? "binary search" : "scan";
+      return per_batch_policy(
+          p, index, *ctx.proxy, cap_w, [&](size_t bi) { return index.highest_feasible_knob(bi, cap_w); },
+          [&](size_t bi, size_t ki) { return predicted_time(s, *ctx.proxy, bi, ki); }, method, per_batch);
+    }
+    case Policy::OursRobust:
+    case Policy::Oracle: {
+      const Relation* rel = p == Policy::Oracle ? ctx.target : ctx.proxy;
+      if (!rel) return infeasible(p, index, cap_w, "no target relation: the oracle needs the target's own r(b)");
+      return per_batch_policy(
+          p, index, *rel, cap_w, [&](size_t bi) { return index.best_feasible_knob(bi, cap_w, Objective::Time); },
+          [&](size_t bi, size_t ki) { return predicted_time(s, *rel, bi, ki); }, "front", per_batch);
+    }
+    case Policy::EnergyOptimal:
+      return per_batch_policy(
+          p, index, *ctx.proxy, cap_w, [&](size_t bi) { return index.best_feasible_knob(bi, cap_w, Objective::Energy); },
+          [&](size_t bi, size_t ki) { return s.energy_power_w(bi, ki) * predicted_time(s, *ctx.proxy, bi, ki); },
+          "front", per_batch);
+    case Policy::ZeusCost:
+      return per_batch_policy(
+          p, index, *ctx.proxy, cap_w,
+          [&](size_t bi) { return index.best_feasible_knob(bi, cap_w, Objective::ZeusCost); },
+          [&](size_t bi, size_t ki) {
+            return index.unit_cost(bi, ki, Objective::ZeusCost) * ctx.proxy->samples_by_batch[bi] / s.batch_sizes()[bi];
+          },
+          "front", per_batch);
+    case Policy::PowerTrain: {
+      size_t bi = s.num_batches() - 1;
+      if (ctx.powertrain_batch > 0) {
+        const auto b = s.batch_index(ctx.powertrain_batch);
+        if (!b)
+          return infeasible(p, index, cap_w, fmt::format("batch size {} is not in the space", ctx.powertrain_batch));
+        bi = *b;
+      }
+      const auto ki = index.best_feasible_knob(bi, cap_w, Objective::Time);
+      if (!ki) return infeasible(p, index, cap_w);
+      Selection sel = make_selection(p, index, ctx.proxy, bi, *ki, "time-power front at fixed b");
+      if (per_batch) *per_batch = {sel};
+      return sel;
+    }
+    case Policy::Baseline1:
+    case Policy::Baseline2: return baseline(p, ctx, cap_w, per_batch);
+  }
+  throw Error("unknown policy");
+}
+
+Selection scan_fastest(const Index& index, const Relation& rel, double cap_w) {
+  const Space& s = index.space();
+  std::optional<Candidate> best;
+  for (size_t bi = 0; bi < s.num_batches(); ++bi) {
+    if (!rel.has(bi)) continue;
+    for (size_t ki = 0; ki < s.num_knobs(); ++ki) {
+      if (!s.has(bi, ki) || s.power_w(bi, ki) > cap_w) continue;
+      const Candidate c{bi, ki, predicted_time(s, rel, bi, ki), s.power_w(bi, ki)};
+      // Same tie rule as the front (lower knob among equal time and power within one b).
+      if (!best || better(c, *best) ||
+          (best->bi == bi && c.objective == best->objective && c.power_w == best->power_w && ki < best->ki))
+        best = c;
+    }
+  }
+  if (!best) return infeasible(Policy::OursRobust, index, cap_w);
+  return make_selection(Policy::OursRobust, index, &rel, best->bi, best->ki, "scan");
+}
+
+Selection scan_algorithm1(const Index& index, const Relation& rel, double cap_w) {
+  const Space& s = index.space();
+  return per_batch_policy(
+      Policy::Ours, index, rel, cap_w, [&](size_t bi) { return index.highest_feasible_knob_scan(bi, cap_w); },
+      [&](size_t bi, size_t ki) { return predicted_time(s, rel, bi, ki); }, "scan", nullptr);
+}
+
+}  // namespace pacer::explore

@@ -1,0 +1,64 @@
+#pragma once
+// Selection policies: each maps (space, relation, P_max) to a configuration with its predicted
+// time and energy to accuracy, TT_acc(k, b) = t_batch(k, b) * N_acc(b) / b (the paper's Eq. 3 with
+// absolute sample counts, so the prediction is in seconds, not only a ranking).
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "explore/space.hpp"
+#include "traces/records.hpp"
+
+namespace pacer::explore {
+
+// Samples to the target per batch size (the mean over the seeds that reached it).
+struct Relation {
+  std::string name;
+  std::vector<double> samples_by_batch;  // aligned with a Space's batch sizes; NaN: unknown
+  static Relation from_set(const traces::RelationSet& set, const Space& space);
+  bool has(size_t bi) const { return bi < samples_by_batch.size() && !std::isnan(samples_by_batch[bi]); }
+};
+
+enum class Policy { Ours, OursRobust, Baseline1, Baseline2, Oracle, EnergyOptimal, ZeusCost, PowerTrain };
+inline constexpr Policy kAllPolicies[] = {Policy::Ours,          Policy::OursRobust, Policy::Baseline1,
+                                          Policy::Baseline2,     Policy::Oracle,     Policy::EnergyOptimal,
+                                          Policy::ZeusCost,      Policy::PowerTrain};
+std::string_view to_string(Policy p);           // "ours", "ours-robust", "baseline1", ...
+std::optional<Policy> policy_from_string(std::string_view name);
+std::string policy_names();                      // "ours, ours-robust, ..." for help texts
+
+struct Selection {
+  Policy policy = Policy::Ours;
+  bool feasible = false;
+  std::string message;   // why nothing is feasible (empty when feasible)
+  size_t knob_index = 0;
+  size_t batch_index = 0;
+  std::vector<double> knob;
+  int batch_size = 0;
+  double power_w = traces::kNaN;              // basis power of the choice
+  double predicted_time_s = traces::kNaN;     // with the relation the policy used
+  double predicted_energy_j = traces::kNaN;
+  std::string method;    // "binary search", "scan", "front", "device-wide cap"
+};
+
+struct PolicyContext {
+  const Index* index = nullptr;
+  const Relation* proxy = nullptr;   // what the device knows: every policy but the oracle
+  const Relation* target = nullptr;  // the oracle's relation (nullptr: oracle unavailable)
+  const DeviceWideCap* device_cap = nullptr;  // Baselines 1 and 2 (nullptr: this space alone)
+  int powertrain_batch = 0;          // PowerTrain's fixed b; 0: the largest b
+};
+
+// One policy at one cap. `per_batch`, when given, receives the best configuration of every batch
+// size under the policy's objective (ranked best first; the runner-up is the second entry).
+Selection select(Policy policy, const PolicyContext& context, double cap_w, std::vector<Selection>* per_batch = nullptr);
+
+// Brute force over every configuration for the time objective (what Ours-robust and the Oracle
+// compute with their front): the reference the tests and benchmarks compare against.
+Selection scan_fastest(const Index& index, const Relation& relation, double cap_w);
+// Algorithm 1 with a linear search per b instead of the binary search (same answer when the
+// power rises with the knob).
+Selection scan_algorithm1(const Index& index, const Relation& relation, double cap_w);
+
+}  // namespace pacer::explore

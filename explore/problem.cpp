@@ -1,0 +1,152 @@
+#include "explore/problem.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "sim/replay.hpp"
+#include "traces/catalog.hpp"
+#include "traces/error.hpp"
+#include "traces/units.hpp"
+
+namespace pacer::explore {
+namespace {
+
+std::string join(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
+  return s.empty() ? "none" : s;
+}
+
+}  // namespace
+
+PolicyContext Problem::context() const {
+  PolicyContext c;
+  c.index = index.get();
+  c.proxy = &proxy;
+  c.target = target ? &*target : nullptr;
+  return c;
+}
+
+std::unique_ptr<Problem> load_problem(const traces::Store& store, const ProblemSpec& spec) {
+  auto pb = std::make_unique<Problem>();
+  if (!spec.model.empty()) {
+    if (!store.has("models", spec.model))
+      throw Error(fmt::format("{} has no model '{}' (models: {}): run pacer calibrate first", store.path().string(),
+                              spec.model, join(store.list("models"))));
+    const auto record = store.read_model(spec.model);
+    pb->model = models::model_from_record(record);
+    pb->workload = record.workload;
+    pb->profile_name = spec.model;
+  } else {
+    std::string name = spec.profile;
+    const auto profiles = store.list("profiles");
+    if (name.empty()) {
+      if (profiles.size() != 1)
+        throw UsageError(fmt::format("--profile: {} holds {} profiles ({}); name one", store.path().string(),
+                                     profiles.size(), join(profiles)));
+      name = profiles.front();
+    }
+    if (!store.has("profiles", name))
+      throw Error(fmt::format("{} has no profile '{}' (profiles: {})", store.path().string(), name, join(profiles)));
+    auto table = store.read_profile(name);
+    pb->workload = table.workload;
+    pb->profile_name = name;
+    pb->space = std::make_unique<Space>(Space::from_profile(table, spec.basis));
+    pb->model = std::make_unique<sim::TableModel>(std::move(table));
+  }
+
+  const auto relations = store.list("relations");
+  std::string proxy = spec.relation;
+  if (proxy.empty()) {
+    if (store.has("relations", pb->workload + ".proxy")) proxy = pb->workload + ".proxy";
+    else if (relations.size() == 1) proxy = relations.front();
+    else
+      throw UsageError(fmt::format("--relation: no '{}.proxy' in {} and {} relations to choose from ({}); name one",
+                                   pb->workload, store.path().string(), relations.size(), join(relations)));
+  }
+  if (!store.has("relations", proxy))
+    throw Error(fmt::format("{} has no relation '{}' (relations: {}): run pacer relation or pacer import first",
+                            store.path().string(), proxy, join(relations)));
+  pb->proxy_set = store.read_relation(proxy);
+  std::string target = spec.target;
+  if (target.empty() && store.has("relations", pb->workload + ".target")) target = pb->workload + ".target";
+  if (!target.empty()) {
+    if (!store.has("relations", target))
+      throw Error(fmt::format("{} has no relation '{}' (relations: {})", store.path().string(), target, join(relations)));
+    pb->target_set = store.read_relation(target);
+  }
+
+  if (!pb->space) {  // a model: evaluate it on the device's grid
+    if (pb->model->knob().kind != "gpu_freq")
+      throw Error(fmt::format("model '{}' has a {} knob: only GPU-frequency models have a catalog grid; use a profile",
+                              spec.model, pb->model->knob().kind));
+    traces::DeviceSpec device;
+    if (!spec.device.empty()) device = traces::find_device(spec.device);
+    else if (store.has_device()) device = store.read_device();
+    else throw UsageError("--device: name the device whose frequency table the model is evaluated on");
+    Space::Grid grid;
+    for (double f : device.gpu_freqs_hz) grid.knob_settings.push_back({f});
+    grid.batch_sizes = spec.batch_sizes.empty() ? pb->proxy_set.batch_sizes() : spec.batch_sizes;
+    if (grid.batch_sizes.empty()) throw UsageError("--batch-sizes: the relation has no batch sizes; give them");
+    pb->space = std::make_unique<Space>(
+        Space::from_model(*pb->model, grid, fmt::format("model {} on {}", spec.model, device.name)));
+    if (spec.basis && *spec.basis != pb->space->basis())
+      throw Error(fmt::format("model '{}' does not predict {} power", spec.model, to_string(*spec.basis)));
+  }
+  pb->index = std::make_unique<Index>(*pb->space, spec.index);
+  pb->proxy = Relation::from_set(pb->proxy_set, *pb->space);
+  if (pb->target_set) pb->target = Relation::from_set(*pb->target_set, *pb->space);
+  return pb;
+}
+
+std::vector<double> parse_knob(const std::string& text, const traces::KnobSpace& knob, const std::string& option) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  while (true) {
+    const size_t slash = text.find('/', start);
+    parts.push_back(text.substr(start, slash == std::string::npos ? std::string::npos : slash - start));
+    if (slash == std::string::npos) break;
+    start = slash + 1;
+  }
+  if (parts.size() != knob.dims.size()) {
+    std::string dims;
+    for (const auto& d : knob.dims) dims += (dims.empty() ? "" : "/") + d.name;
+    throw UsageError(fmt::format("{}: '{}' has {} values; this {} knob needs {} ({})", option, text, parts.size(),
+                                 knob.kind, knob.dims.size(), dims));
+  }
+  std::vector<double> out;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const auto& unit = knob.dims[i].unit;
+    if (unit == "Hz") out.push_back(units::parse(parts[i], units::Dimension::Frequency, "MHz", option));
+    else if (unit == "W") out.push_back(units::parse(parts[i], units::Dimension::Power, "W", option));
+    else {
+      try {
+        size_t used = 0;
+        out.push_back(std::stod(parts[i], &used));
+        if (used != parts[i].size()) throw std::invalid_argument(parts[i]);
+      } catch (const std::exception&) {
+        throw UsageError(fmt::format("{}: '{}' is not a number", option, parts[i]));
+      }
+    }
+  }
+  return out;
+}
+
+size_t match_knob(const Space& space, const std::vector<double>& knob, const std::string& option) {
+  for (size_t ki = 0; ki < space.num_knobs(); ++ki) {
+    const auto& k = space.knob_settings()[ki];
+    bool eq = k.size() == knob.size();
+    for (size_t d = 0; eq && d < k.size(); ++d) eq = std::abs(k[d] - knob[d]) <= 1e-6 * std::max(1.0, std::abs(k[d]));
+    if (eq) return ki;
+  }
+  std::string have;
+  for (size_t ki = 0; ki < space.num_knobs() && ki < 20; ++ki)
+    have += (have.empty() ? "" : ", ") + space.describe_knob(space.knob_settings()[ki]);
+  if (space.num_knobs() > 20) have += ", ...";
+  throw UsageError(fmt::format("{}: {} is not a setting of this space (settings: {})", option,
+                               space.describe_knob(knob), have));
+}
+
+}  // namespace pacer::explore

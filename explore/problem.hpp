@@ -1,0 +1,50 @@
+#pragma once
+// A selection problem read from a trace store: the design space (from a profile, or from a
+// calibrated model on the device's grid), its Index, the proxy relation and, when present, the
+// target relation. Shared by `pacer select`, `sweep` and `simulate`.
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "explore/policy.hpp"
+#include "explore/space.hpp"
+#include "models/device_model.hpp"
+#include "traces/store.hpp"
+
+namespace pacer::explore {
+
+struct ProblemSpec {
+  std::string profile;             // profile name in the store; "" with a model, or the only profile
+  std::string model;               // model record name (instead of a profile)
+  std::string device;              // catalog device whose frequency table is the model's grid ("": store's)
+  std::vector<int> batch_sizes;    // the model's grid of b ("": the relation's batch sizes)
+  std::string relation;            // proxy relation ("": "<workload>.proxy", or the store's only relation)
+  std::string target;              // target relation ("": "<workload>.target" when present)
+  std::optional<PowerBasis> basis; // feasibility power (default: peak where the data has it)
+  IndexOptions index;
+};
+
+struct Problem {
+  std::string workload;
+  std::string profile_name;              // or the model name
+  std::unique_ptr<models::DeviceModel> model;  // the profile as a TableModel, or the calibrated model
+  std::unique_ptr<Space> space;
+  std::unique_ptr<Index> index;
+  traces::RelationSet proxy_set;
+  std::optional<traces::RelationSet> target_set;
+  Relation proxy;
+  std::optional<Relation> target;
+
+  PolicyContext context() const;
+};
+
+std::unique_ptr<Problem> load_problem(const traces::Store& store, const ProblemSpec& spec);
+
+// Parses a knob setting written with units, one value per dimension separated by '/':
+// "921.6MHz", "250W", "8/2.2GHz/1.3GHz/3.2GHz". Bare numbers: MHz, W, or plain counts.
+std::vector<double> parse_knob(const std::string& text, const traces::KnobSpace& knob, const std::string& option);
+// The space's setting equal to `knob` (relative tolerance 1e-6); throws UsageError listing them.
+size_t match_knob(const Space& space, const std::vector<double>& knob, const std::string& option);
+
+}  // namespace pacer::explore

@@ -1,0 +1,138 @@
+#pragma once
+// The design space: configurations (knob setting, batch size) with their cost per mini-batch,
+// generic over the knob (GPU frequency, GPU power limit, multi-dimensional Jetson power mode),
+// built from measured data (ProfileTable) or from a DeviceModel evaluated on a grid. The Index
+// precomputes, once per space, what every search needs per batch size, so one selection is
+// O(|B| log |K|) whatever the cap.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "models/device_model.hpp"
+#include "traces/records.hpp"
+
+namespace pacer::explore {
+
+// Which power decides feasibility under P_max: the peak where the data has it, else the mean.
+enum class PowerBasis { Peak, Mean };
+std::string_view to_string(PowerBasis basis);
+
+class Space {
+ public:
+  // Uses only points with status "ok" and a finite time. Peak basis when every point has a peak.
+  static Space from_profile(const traces::ProfileTable& table, std::optional<PowerBasis> basis = {});
+
+  struct Grid {
+    std::vector<std::vector<double>> knob_settings;  // e.g. the catalog's frequency table
+    std::vector<int> batch_sizes;
+  };
+  // Evaluates the model on every grid point (points it cannot predict are left out).
+  static Space from_model(const models::DeviceModel& model, const Grid& grid, const std::string& source);
+
+  const std::string& source() const { return source_; }
+  const traces::KnobSpace& knob() const { return knob_; }
+  PowerBasis basis() const { return basis_; }
+  const std::vector<std::vector<double>>& knob_settings() const { return knobs_; }  // ascending
+  const std::vector<int>& batch_sizes() const { return batches_; }                  // ascending
+  size_t num_knobs() const { return knobs_.size(); }
+  size_t num_batches() const { return batches_.size(); }
+  std::optional<size_t> batch_index(int batch_size) const;
+  std::optional<size_t> knob_index(const std::vector<double>& knob) const;
+
+  bool has(size_t bi, size_t ki) const { return !std::isnan(time_[at(bi, ki)]); }
+  double time_per_batch_s(size_t bi, size_t ki) const { return time_[at(bi, ki)]; }
+  double power_w(size_t bi, size_t ki) const { return power_[at(bi, ki)]; }  // the feasibility basis
+  double power_mean_w(size_t bi, size_t ki) const { return mean_[at(bi, ki)]; }
+  // Power that multiplies time into energy: the mean, or the basis power when no mean is known.
+  double energy_power_w(size_t bi, size_t ki) const;
+  double max_power_w() const;  // highest basis power in the space
+  double min_power_w() const;
+
+  // Builds a space directly (tests, synthetic benchmarks). Arrays are [bi * num_knobs + ki].
+  struct Arrays {
+    traces::KnobSpace knob;
+    std::vector<std::vector<double>> knob_settings;
+    std::vector<int> batch_sizes;
+    PowerBasis basis = PowerBasis::Peak;
+    std::vector<double> time_per_batch_s, power_w, power_mean_w;  // power_mean_w may be empty
+    std::string source = "synthetic";
+  };
+  static Space from_arrays(Arrays arrays);
+
+  std::string describe_knob(const std::vector<double>& knob) const;  // "921.6 MHz", "250 W"
+
+ private:
+  size_t at(size_t bi, size_t ki) const { return bi * knobs_.size() + ki; }
+  void validate();
+
+  std::string source_;
+  traces::KnobSpace knob_;
+  PowerBasis basis_ = PowerBasis::Mean;
+  std::vector<std::vector<double>> knobs_;
+  std::vector<int> batches_;
+  std::vector<double> time_, power_, mean_;
+};
+
+// Per-configuration cost that a front minimises within one batch size. The relation's factor
+// N(b)/b is the same for every knob at one b, so it is applied after the per-b search.
+enum class Objective { Time, Energy, ZeusCost };
+
+struct IndexOptions {
+  double eta = 0.5;                  // Zeus cost: eta * energy + (1 - eta) * max_power * time
+  double max_power_w = traces::kNaN; // Zeus's MaxPower; NaN: the space's highest power
+};
+
+// Precomputed per batch size: the knob order with its power (for Algorithm 1's binary search,
+// valid when power rises with the knob), and the front: settings sorted by power with the prefix
+// argmin of each objective (exact for any data, no monotonicity assumed).
+class Index {
+ public:
+  explicit Index(const Space& space, IndexOptions options = {});
+  const Space& space() const { return *space_; }
+  const IndexOptions& options() const { return options_; }
+
+  // Algorithm 1's per-b step: the highest knob whose power is <= cap (binary search when the
+  // power is monotone in the knob at this b, a downward scan otherwise). nullopt: none.
+  std::optional<size_t> highest_feasible_knob(size_t bi, double cap_w) const;
+  // Same answer by a plain scan from the top (the brute force the benchmark compares against).
+  std::optional<size_t> highest_feasible_knob_scan(size_t bi, double cap_w) const;
+  // The front's step: the feasible knob minimising `objective` at this b (ties: lower power, then
+  // lower knob). nullopt: none.
+  std::optional<size_t> best_feasible_knob(size_t bi, double cap_w, Objective objective) const;
+  // Per-configuration objective (per mini-batch): seconds, joules or Zeus cost units.
+  double unit_cost(size_t bi, size_t ki, Objective objective) const;
+  bool monotone(size_t bi) const { return per_b_[bi].monotone; }
+  bool one_dimensional() const { return space_->knob().dims.size() == 1; }
+
+ private:
+  struct PerBatch {
+    std::vector<uint32_t> knob_order;    // knob indices with data, ascending knob
+    std::vector<double> knob_power;      // their power, same order
+    bool monotone = true;                // knob_power non-decreasing
+    std::vector<uint32_t> power_order;   // knob indices sorted by (power, knob)
+    std::vector<double> sorted_power;
+    std::vector<uint32_t> best_time, best_energy, best_zeus;  // prefix argmin along power_order
+  };
+  const Space* space_;
+  IndexOptions options_;
+  double max_power_w_ = 0;
+  std::vector<PerBatch> per_b_;
+};
+
+// Baseline 1's device-wide knob cap: the highest knob setting at which every given space (one per
+// workload profiled on the device) stays under P_max at every batch size it has. For multi-dim
+// knobs "highest" is the setting allowed to draw the most power (ties: lexicographically highest).
+class DeviceWideCap {
+ public:
+  explicit DeviceWideCap(const std::vector<const Space*>& spaces);
+  std::optional<std::vector<double>> knob_for(double cap_w) const;
+
+ private:
+  std::vector<std::vector<double>> knobs_;  // sorted by worst-case power
+  std::vector<double> worst_power_;         // ascending
+  std::vector<uint32_t> best_prefix_;       // index into knobs_ of the highest setting so far
+};
+
+}  // namespace pacer::explore

@@ -1,0 +1,58 @@
+#pragma once
+// Sweeps over caps for every policy, scored by replay against the target relation (sim), and
+// the summary lines: regret of each policy versus the oracle, speed-up of Ours over the baselines.
+#include <string>
+#include <vector>
+
+#include "explore/policy.hpp"
+#include "traces/records.hpp"
+
+namespace pacer::explore {
+
+struct SweepWorkload {
+  std::string workload;
+  const Index* index = nullptr;
+  const Relation* proxy = nullptr;
+  const Relation* target = nullptr;                 // nullptr: no oracle, no regret
+  const traces::RelationSet* target_set = nullptr;  // seeds for the replay (nullptr: predicted only)
+  const DeviceWideCap* device_cap = nullptr;        // nullptr: this workload alone
+  std::vector<double> caps_w;
+};
+
+struct SweepOptions {
+  std::vector<Policy> policies{std::begin(kAllPolicies), std::end(kAllPolicies)};
+  int powertrain_batch = 0;
+};
+
+// One row per (cap, policy). Replayed time: mean and std over the target's seeds at the chosen
+// configuration; regret = replayed / oracle replayed - 1.
+std::vector<traces::SweepRow> sweep(const SweepWorkload& workload, const SweepOptions& options);
+
+struct PolicySummary {
+  std::string policy;
+  int rows = 0;        // (workload, cap) pairs where the oracle is feasible
+  int feasible = 0;    // of those, where this policy found a configuration
+  double mean_regret = traces::kNaN;
+  double max_regret = traces::kNaN;
+  int optimal = 0;     // rows with regret <= 1e-9 (the oracle's time)
+};
+
+struct SpeedUp {
+  std::string over;    // "baseline1"
+  int pairs = 0;       // (workload, cap) where both are feasible
+  double geomean = traces::kNaN;
+  double max = traces::kNaN;
+};
+
+struct SweepSummary {
+  std::vector<PolicySummary> policies;
+  std::vector<SpeedUp> speedups;  // Ours over Baseline 1 and Baseline 2 (replayed times)
+};
+
+SweepSummary summarize(const std::vector<traces::SweepRow>& rows);
+
+// Readable text: per (workload, cap) one line per policy, then the summary lines.
+std::string format_table(const std::vector<traces::SweepRow>& rows, const traces::KnobSpace& knob);
+std::string format_summary(const SweepSummary& summary);
+
+}  // namespace pacer::explore

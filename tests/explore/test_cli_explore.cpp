@@ -1,0 +1,101 @@
+// End to end through the `pacer` binary: import a Zeus-format fixture, sweep, select, simulate;
+// exit codes for an infeasible cap (1) and a bad option (2); nothing partial left behind.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "traces/store.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Result {
+  int code = -1;
+  std::string out;
+};
+
+Result run(const std::string& args, const fs::path& dir) {
+  const fs::path out = dir / "out.txt";
+  const std::string cmd = std::string(PACER_BINARY) + " " + args + " > " + out.string() + " 2>&1";
+  const int status = std::system(cmd.c_str());
+  Result r;
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::ifstream in(out);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  r.out = ss.str();
+  return r;
+}
+
+void write(const fs::path& p, const std::string& text) { std::ofstream(p) << text; }
+
+class CliExplore : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("pacer-cli-explore-" + std::to_string(::getpid()));
+    fs::create_directories(dir_);
+    // Two batch sizes, three power limits; b=32 needs fewer epochs but draws more.
+    write(dir_ / "summary_power_v100.csv",
+          "dataset,network,batch_size,optimizer,power_limit,time_per_epoch,average_power\n"
+          "toy,net,16,adam,100,10,90\ntoy,net,16,adam,150,8,120\ntoy,net,16,adam,200,7,150\n"
+          "toy,net,32,adam,100,8,95\ntoy,net,32,adam,150,6,140\ntoy,net,32,adam,200,5,190\n");
+    std::string train = "dataset,network,batch_size,optimizer,learning_rate,run,target_metric,target_epoch\n";
+    for (int run = 1; run <= 4; ++run) {
+      train += "toy,net,16,adam,1e-3," + std::to_string(run) + ",0.8," + std::to_string(4 + run % 2) + "\n";
+      train += "toy,net,32,adam,1e-3," + std::to_string(run) + ",0.8," + std::to_string(5 + run % 2) + "\n";
+    }
+    write(dir_ / "summary_train.csv", train);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  fs::path dir_;
+};
+
+TEST_F(CliExplore, ImportSweepSelectSimulate) {
+  const std::string store = (dir_ / "z.h5").string();
+  auto r = run("import zeus --gpu v100 --data-dir " + dir_.string() + " --out " + store, dir_);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("toy.net.adam"), std::string::npos) << r.out;
+
+  r = run("sweep " + store + " --csv " + (dir_ / "s.csv").string(), dir_);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("speed-up of ours over baseline1"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("mean regret"), std::string::npos);
+  EXPECT_TRUE(fs::exists(dir_ / "s.csv"));
+
+  // At 150 W: b=16 at 200 W (7 s x 4.5 epochs = 31.5 s) beats b=32 at 150 W (6 s x 5.5 = 33 s).
+  r = run("select " + store + " --power-limit 150W", dir_);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("choice (ours, binary search): 200 W, b=16"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("runner-up: 150 W, b=32"), std::string::npos) << r.out;
+
+  r = run("select " + store + " --power-limit 50W", dir_);
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("no configuration draws at most 50 W"), std::string::npos) << r.out;
+  r = run("select " + store + " --power-limit 150W --policy fastest", dir_);
+  EXPECT_EQ(r.code, 2) << r.out;  // a usage error names the option
+  EXPECT_NE(r.out.find("--policy"), std::string::npos) << r.out;
+
+  write(dir_ / "caps.csv", "time_s,cap_w\n0,200\n10,120\n");
+  r = run("simulate " + store + " --cap-schedule " + (dir_ / "caps.csv").string() + " --run-name varying", dir_);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("never above P_max"), std::string::npos) << r.out;
+  const auto st = pacer::traces::Store::open(store);
+  EXPECT_TRUE(st.has("runs", "varying"));
+  EXPECT_EQ(st.read_sweep("sweep").feasibility, "mean");
+  EXPECT_EQ(st.read_sweep("sweep").rows.size(), 10u * 8u);  // 10 protocol caps x 8 policies
+
+  // A bad schedule is an error and leaves the store as it was.
+  write(dir_ / "bad.csv", "time_s,cap_w\n5,100\n");
+  const auto size = fs::file_size(store);
+  r = run("simulate " + store + " --cap-schedule " + (dir_ / "bad.csv").string() + " --run-name bad", dir_);
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_EQ(fs::file_size(store), size);
+}
+
+}  // namespace

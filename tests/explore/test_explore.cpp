@@ -1,0 +1,391 @@
+// Policies on hand-computed grids, Algorithm 1 against brute force, sweeps and their summaries.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "explore/policy.hpp"
+#include "explore/space.hpp"
+#include "explore/sweep.hpp"
+#include "traces/error.hpp"
+
+namespace pacer::explore {
+namespace {
+
+// Knob f1 < f2 < f3, batch sizes 4 and 8.
+//   time/batch [s]   b=4: 4.0 2.0 1.5     b=8: 6.0 3.0 2.0
+//   peak power [W]   b=4: 2   3   5       b=8: 3   4   7
+//   mean power [W]   b=4: 1.6 2.4 4.0     b=8: 2.4 3.2 5.6
+// Proxy N(b): 400, 1000 samples -> 100 and 125 mini-batches. Target N(b): 800 (seeds 700, 900), 1000.
+traces::ProfileTable hand_profile() {
+  traces::ProfileTable t;
+  t.workload = "hand";
+  t.device = "test";
+  const double f[3] = {100e6, 200e6, 300e6};
+  const double time[2][3] = {{4.0, 2.0, 1.5}, {6.0, 3.0, 2.0}};
+  const double peak[2][3] = {{2, 3, 5}, {3, 4, 7}};
+  const double mean[2][3] = {{1.6, 2.4, 4.0}, {2.4, 3.2, 5.6}};
+  const int b[2] = {4, 8};
+  for (int bi = 0; bi < 2; ++bi)
+    for (int ki = 0; ki < 3; ++ki) {
+      traces::ProfilePoint p;
+      p.knob = {f[ki]};
+      p.batch_size = b[bi];
+      p.time_per_batch_mean_s = time[bi][ki];
+      p.power_peak_w = peak[bi][ki];
+      p.power_mean_w = mean[bi][ki];
+      t.points.push_back(p);
+    }
+  return t;
+}
+
+traces::RelationSet relation(const std::string& name, std::vector<std::pair<int, int64_t>> runs) {
+  traces::RelationSet s;
+  s.name = name;
+  int seed = 0;
+  for (auto [b, n] : runs) {
+    traces::RelationRun r;
+    r.batch_size = b;
+    r.seed = seed++;
+    r.reached = true;
+    r.samples = n;
+    s.runs.push_back(r);
+  }
+  return s;
+}
+
+struct Hand {
+  Space space = Space::from_profile(hand_profile());
+  Index index{space};
+  traces::RelationSet proxy_set = relation("proxy", {{4, 400}, {8, 1000}});
+  traces::RelationSet target_set = relation("target", {{4, 700}, {4, 900}, {8, 1000}, {8, 1000}});
+  Relation proxy = Relation::from_set(proxy_set, space);
+  Relation target = Relation::from_set(target_set, space);
+  PolicyContext ctx() const {
+    PolicyContext c;
+    c.index = &index;
+    c.proxy = &proxy;
+    c.target = &target;
+    return c;
+  }
+};
+
+TEST(Space, FromProfileUsesPeakWhenEveryPointHasIt) {
+  Hand h;
+  EXPECT_EQ(h.space.basis(), PowerBasis::Peak);
+  EXPECT_EQ(h.space.num_knobs(), 3u);
+  EXPECT_EQ(h.space.batch_sizes(), (std::vector<int>{4, 8}));
+  EXPECT_DOUBLE_EQ(h.space.power_w(1, 2), 7.0);
+  auto t = hand_profile();
+  t.points[0].power_peak_w = traces::kNaN;
+  const Space mean_space = Space::from_profile(t);
+  EXPECT_EQ(mean_space.basis(), PowerBasis::Mean);
+  EXPECT_DOUBLE_EQ(mean_space.power_w(1, 2), 5.6);
+  EXPECT_THROW(Space::from_profile(t, PowerBasis::Peak), Error);
+}
+
+TEST(Policies, OursPicksFastestFeasibleByProxy) {
+  Hand h;
+  auto s = select(Policy::Ours, h.ctx(), 5.0);
+  ASSERT_TRUE(s.feasible);
+  EXPECT_EQ(s.batch_size, 4);
+  EXPECT_DOUBLE_EQ(s.knob[0], 300e6);
+  EXPECT_DOUBLE_EQ(s.predicted_time_s, 150.0);
+  EXPECT_DOUBLE_EQ(s.predicted_energy_j, 600.0);
+  EXPECT_EQ(s.method, "binary search");
+  s = select(Policy::Ours, h.ctx(), 4.0);  // the cap is inclusive: b=8 at f2 draws exactly 4 W
+  EXPECT_EQ(s.batch_size, 4);
+  EXPECT_DOUBLE_EQ(s.knob[0], 200e6);
+  EXPECT_DOUBLE_EQ(s.predicted_time_s, 200.0);
+}
+
+TEST(Policies, RunnerUpIsTheBestOtherBatchSize) {
+  Hand h;
+  std::vector<Selection> ranked;
+  const auto s = select(Policy::Ours, h.ctx(), 5.0, &ranked);
+  ASSERT_EQ(ranked.size(), 2u);
+  EXPECT_EQ(ranked[0].batch_size, s.batch_size);
+  EXPECT_EQ(ranked[1].batch_size, 8);
+  EXPECT_DOUBLE_EQ(ranked[1].knob[0], 200e6);
+  EXPECT_DOUBLE_EQ(ranked[1].predicted_time_s, 375.0);
+}
+
+TEST(Policies, OracleUsesTheTargetRelation) {
+  Hand h;
+  auto s = select(Policy::Oracle, h.ctx(), 4.0);
+  EXPECT_EQ(s.batch_size, 8);  // target: b=4 f2 400 s, b=8 f2 375 s
+  EXPECT_DOUBLE_EQ(s.predicted_time_s, 375.0);
+  s = select(Policy::Oracle, h.ctx(), 7.0);
+  EXPECT_EQ(s.batch_size, 8);
+  EXPECT_DOUBLE_EQ(s.predicted_time_s, 250.0);
+}
+
+TEST(Policies, BaselinesUseTheDeviceWideCap) {
+  Hand h;
+  // Cap 5 W: f3 draws 7 W at b=8, so the device-wide cap is f2.
+  auto b1 = select(Policy::Baseline1, h.ctx(), 5.0);
+  ASSERT_TRUE(b1.feasible);
+  EXPECT_EQ(b1.batch_size, 8);
+  EXPECT_DOUBLE_EQ(b1.knob[0], 200e6);
+  EXPECT_DOUBLE_EQ(b1.predicted_time_s, 375.0);
+  auto b2 = select(Policy::Baseline2, h.ctx(), 5.0);
+  EXPECT_EQ(b2.batch_size, 4);
+  EXPECT_DOUBLE_EQ(b2.knob[0], 200e6);
+  EXPECT_DOUBLE_EQ(b2.predicted_time_s, 200.0);
+  // With a second workload that draws 4.5 W at f2, the device-wide cap at 4 W drops to f1.
+  traces::ProfileTable other = hand_profile();
+  for (auto& p : other.points) p.power_peak_w += 0.5;
+  const Space other_space = Space::from_profile(other);
+  const DeviceWideCap cap({&h.space, &other_space});
+  auto ctx = h.ctx();
+  ctx.device_cap = &cap;
+  b1 = select(Policy::Baseline1, ctx, 4.0);
+  EXPECT_DOUBLE_EQ(b1.knob[0], 100e6);
+  EXPECT_EQ(b1.batch_size, 8);
+  EXPECT_FALSE(select(Policy::Baseline1, ctx, 3.0).feasible);  // 3.5 W at f1, b=8 for the other workload
+}
+
+TEST(Policies, EnergyZeusAndPowerTrain) {
+  Hand h;
+  auto e = select(Policy::EnergyOptimal, h.ctx(), 7.0);
+  EXPECT_EQ(e.batch_size, 4);
+  EXPECT_DOUBLE_EQ(e.knob[0], 200e6);
+  EXPECT_DOUBLE_EQ(e.predicted_energy_j, 480.0);
+  e = select(Policy::EnergyOptimal, h.ctx(), 2.5);
+  EXPECT_DOUBLE_EQ(e.knob[0], 100e6);
+  EXPECT_DOUBLE_EQ(e.predicted_energy_j, 640.0);
+  // Zeus cost with eta 0.5 and MaxPower = 7 W: b=4 f3 costs 100 x (0.5 x 6 J + 3.5 W x 1.5 s) = 825.
+  auto z = select(Policy::ZeusCost, h.ctx(), 7.0);
+  EXPECT_EQ(z.batch_size, 4);
+  EXPECT_DOUBLE_EQ(z.knob[0], 300e6);
+  EXPECT_DOUBLE_EQ(h.index.unit_cost(0, 2, Objective::ZeusCost) * 100, 825.0);
+  z = select(Policy::ZeusCost, h.ctx(), 4.0);
+  EXPECT_DOUBLE_EQ(z.knob[0], 200e6);
+  // eta = 1 is pure energy: the same choice as energy-optimal.
+  const Index energy_index(h.space, IndexOptions{1.0, traces::kNaN});
+  auto ctx = h.ctx();
+  ctx.index = &energy_index;
+  z = select(Policy::ZeusCost, ctx, 7.0);
+  EXPECT_DOUBLE_EQ(z.knob[0], 200e6);
+  // PowerTrain: fastest under the cap at the largest b, or at a given b.
+  auto pt = select(Policy::PowerTrain, h.ctx(), 5.0);
+  EXPECT_EQ(pt.batch_size, 8);
+  EXPECT_DOUBLE_EQ(pt.knob[0], 200e6);
+  ctx = h.ctx();
+  ctx.powertrain_batch = 4;
+  pt = select(Policy::PowerTrain, ctx, 5.0);
+  EXPECT_EQ(pt.batch_size, 4);
+  EXPECT_DOUBLE_EQ(pt.knob[0], 300e6);
+}
+
+TEST(Policies, InfeasibleCapGivesAMessageForEveryPolicy) {
+  Hand h;
+  for (Policy p : kAllPolicies) {
+    const auto s = select(p, h.ctx(), 1.5);
+    EXPECT_FALSE(s.feasible) << to_string(p);
+    EXPECT_FALSE(s.message.empty()) << to_string(p);
+  }
+  EXPECT_NE(select(Policy::Ours, h.ctx(), 1.5).message.find("lowest is 2 W"), std::string::npos)
+      << select(Policy::Ours, h.ctx(), 1.5).message;
+}
+
+TEST(Policies, TiesPreferLowerPowerThenLargerBatch) {
+  Space::Arrays a;
+  a.knob = traces::KnobSpace::gpu_frequency();
+  a.knob_settings = {{1e8}, {2e8}};
+  a.batch_sizes = {4, 8};
+  // Same TT at both b (same time per sample, same r) and same power: the larger b wins.
+  // Within b=4, f1 and f2 take the same time: the front keeps the lower-power f1,
+  // Algorithm 1 takes the highest feasible knob (f2).
+  a.time_per_batch_s = {1.0, 1.0, 2.0, 2.0};
+  a.power_w = {2.0, 3.0, 2.0, 3.0};
+  const Space s = Space::from_arrays(a);
+  const Index idx(s);
+  Relation r{"r", {400, 400}};  // 100 s at b=4 (100 x 1 s) and at b=8 (50 x 2 s)
+  PolicyContext ctx;
+  ctx.index = &idx;
+  ctx.proxy = &r;
+  auto robust = select(Policy::OursRobust, ctx, 10.0);
+  EXPECT_EQ(robust.batch_size, 8);
+  EXPECT_DOUBLE_EQ(robust.knob[0], 1e8);
+  auto ours = select(Policy::Ours, ctx, 10.0);
+  EXPECT_EQ(ours.batch_size, 8);
+  EXPECT_DOUBLE_EQ(ours.knob[0], 2e8);
+  EXPECT_EQ(scan_fastest(idx, r, 10.0).knob_index, robust.knob_index);
+  EXPECT_EQ(scan_fastest(idx, r, 10.0).batch_index, robust.batch_index);
+}
+
+TEST(Policies, RobustSeesNonMonotoneTime) {
+  Space::Arrays a;
+  a.knob = traces::KnobSpace::power_limit();
+  a.knob_settings = {{100}, {150}, {200}};
+  a.batch_sizes = {32};
+  a.basis = PowerBasis::Mean;
+  a.time_per_batch_s = {4.0, 2.0, 2.5};  // measured slower at the highest limit
+  a.power_w = {90, 120, 160};
+  // Power not monotone in the knob for a second space: Algorithm 1 falls back to a scan.
+  const Space s = Space::from_arrays(a);
+  const Index idx(s);
+  Relation r{"r", {3200}};
+  PolicyContext ctx;
+  ctx.index = &idx;
+  ctx.proxy = &r;
+  EXPECT_DOUBLE_EQ(select(Policy::Ours, ctx, 200).knob[0], 200);
+  EXPECT_DOUBLE_EQ(select(Policy::OursRobust, ctx, 200).knob[0], 150);
+  a.power_w = {90, 170, 160};
+  const Space s2 = Space::from_arrays(a);
+  const Index idx2(s2);
+  EXPECT_FALSE(idx2.monotone(0));
+  EXPECT_EQ(idx2.highest_feasible_knob(0, 165), 2u);  // 160 W at the highest limit
+  EXPECT_EQ(idx2.highest_feasible_knob(0, 150), 0u);
+}
+
+Space random_space(std::mt19937& rng, bool monotone, size_t dims) {
+  std::uniform_int_distribution<int> nk(1, 25), nb(1, 8);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  Space::Arrays a;
+  a.knob = dims == 1 ? traces::KnobSpace::gpu_frequency() : traces::KnobSpace::power_mode();
+  const int k = nk(rng), b = nb(rng);
+  for (int i = 0; i < k; ++i) {
+    std::vector<double> knob(dims);
+    for (size_t d = 0; d < dims; ++d) knob[d] = (i + 1) * 1e8 + d;  // distinct, ascending
+    a.knob_settings.push_back(knob);
+  }
+  for (int j = 0; j < b; ++j) a.batch_sizes.push_back(4 << j);
+  for (int j = 0; j < b; ++j) {
+    double p = 1 + u(rng), t = 10 + 10 * u(rng);
+    for (int i = 0; i < k; ++i) {
+      if (monotone) {
+        p += 0.01 + u(rng);
+        t *= 0.6 + 0.39 * u(rng);
+      } else {
+        p = 1 + 10 * u(rng);
+        t = 1 + 10 * u(rng);
+      }
+      a.time_per_batch_s.push_back(t * (1 + j * 0.5));
+      a.power_w.push_back(std::round(p * 4) / 4);  // quarter watts: ties happen
+    }
+  }
+  // Holes: a missing configuration must never be picked.
+  if (a.time_per_batch_s.size() > 3) a.time_per_batch_s[a.time_per_batch_s.size() / 2] = traces::kNaN;
+  return Space::from_arrays(a);
+}
+
+TEST(Algorithm1, BinarySearchEqualsBruteForceOnRandomMonotoneTables) {
+  std::mt19937 rng(42);
+  std::uniform_real_distribution<double> cap(0.5, 30);
+  int compared = 0;
+  for (int trial = 0; trial < 300; ++trial) {
+    const Space s = random_space(rng, true, 1);
+    const Index idx(s);
+    Relation r{"r", {}};
+    for (int b : s.batch_sizes()) r.samples_by_batch.push_back(b * (50.0 + (b % 7)));
+    PolicyContext ctx;
+    ctx.index = &idx;
+    ctx.proxy = &r;
+    for (int c = 0; c < 20; ++c) {
+      const double p = cap(rng);
+      const auto fast = select(Policy::Ours, ctx, p);
+      const auto brute = scan_algorithm1(idx, r, p);
+      ASSERT_EQ(fast.feasible, brute.feasible);
+      if (!fast.feasible) continue;
+      EXPECT_EQ(fast.knob_index, brute.knob_index);
+      EXPECT_EQ(fast.batch_index, brute.batch_index);
+      EXPECT_LE(fast.power_w, p);
+      // With time falling and power rising in the knob, Algorithm 1 is exact: it equals a
+      // brute-force search of the whole space.
+      const auto all = scan_fastest(idx, r, p);
+      EXPECT_DOUBLE_EQ(fast.predicted_time_s, all.predicted_time_s);
+      ++compared;
+    }
+  }
+  EXPECT_GT(compared, 1000);
+}
+
+TEST(Front, EqualsBruteForceWithoutMonotonicity) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> cap(0.5, 12);
+  for (size_t dims : {1u, 4u})
+    for (int trial = 0; trial < 200; ++trial) {
+      const Space s = random_space(rng, false, dims);
+      const Index idx(s);
+      Relation r{"r", {}};
+      for (int b : s.batch_sizes()) r.samples_by_batch.push_back(b * 100.0 / (1 + b % 3));
+      PolicyContext ctx;
+      ctx.index = &idx;
+      ctx.proxy = &r;
+      for (int c = 0; c < 10; ++c) {
+        const double p = cap(rng);
+        const auto front = select(Policy::OursRobust, ctx, p);
+        const auto brute = scan_fastest(idx, r, p);
+        ASSERT_EQ(front.feasible, brute.feasible);
+        if (!front.feasible) continue;
+        EXPECT_EQ(front.knob_index, brute.knob_index);
+        EXPECT_EQ(front.batch_index, brute.batch_index);
+        EXPECT_TRUE(s.has(front.batch_index, front.knob_index));
+      }
+    }
+}
+
+TEST(DeviceWideCap, MultiDimPicksTheMostPowerAllowed) {
+  Space::Arrays a;
+  a.knob = traces::KnobSpace::power_mode();
+  a.knob_settings = {{2, 1e9, 3e8, 1e9}, {4, 1e9, 3e8, 2e9}, {4, 2e9, 6e8, 2e9}};
+  a.batch_sizes = {16};
+  a.time_per_batch_s = {3, 2, 1};
+  a.power_w = {5, 9, 8};  // the lexicographically highest mode is not the most power-hungry
+  const Space s = Space::from_arrays(a);
+  const DeviceWideCap cap({&s});
+  EXPECT_EQ(cap.knob_for(8.5), (std::vector<double>{4, 2e9, 6e8, 2e9}));
+  EXPECT_EQ(cap.knob_for(9), (std::vector<double>{4, 1e9, 3e8, 2e9}));
+  EXPECT_FALSE(cap.knob_for(4.9));
+}
+
+TEST(Sweep, RegretAndSpeedUpByHand) {
+  Hand h;
+  SweepWorkload w;
+  w.workload = "hand";
+  w.index = &h.index;
+  w.proxy = &h.proxy;
+  w.target = &h.target;
+  w.target_set = &h.target_set;
+  w.caps_w = {4, 5, 7};
+  const auto rows = sweep(w, SweepOptions{});
+  ASSERT_EQ(rows.size(), 3 * std::size(kAllPolicies));
+  auto row = [&](double cap, const std::string& p) {
+    for (const auto& r : rows)
+      if (r.cap_w == cap && r.policy == p) return r;
+    ADD_FAILURE() << p;
+    return traces::SweepRow{};
+  };
+  EXPECT_NEAR(row(4, "ours").regret, 400.0 / 375 - 1, 1e-12);
+  EXPECT_NEAR(row(5, "ours").regret, 0, 1e-12);
+  EXPECT_NEAR(row(7, "ours").regret, 0.2, 1e-12);
+  EXPECT_NEAR(row(5, "baseline1").regret, 0.25, 1e-12);
+  // Replay over the target's seeds: b=4 at f3 takes 1.5 s x 700/4 and 1.5 s x 900/4.
+  EXPECT_NEAR(row(5, "ours").replayed_time_mean_s, 300, 1e-9);
+  EXPECT_NEAR(row(5, "ours").replayed_time_std_s, std::sqrt(2 * 37.5 * 37.5), 1e-9);
+  EXPECT_NEAR(row(5, "ours").replayed_energy_j, 1200, 1e-9);
+  const auto sum = summarize(rows);
+  const auto& ours = sum.policies.front();
+  EXPECT_EQ(ours.policy, "ours");
+  EXPECT_NEAR(ours.mean_regret, (400.0 / 375 - 1 + 0.2) / 3, 1e-12);
+  EXPECT_NEAR(ours.max_regret, 0.2, 1e-12);
+  EXPECT_EQ(ours.optimal, 1);
+  ASSERT_EQ(sum.speedups.size(), 2u);
+  EXPECT_EQ(sum.speedups[0].over, "baseline1");
+  EXPECT_EQ(sum.speedups[0].pairs, 3);
+  EXPECT_NEAR(sum.speedups[0].geomean, std::cbrt((375.0 / 400) * (375.0 / 300) * (250.0 / 300)), 1e-12);
+  EXPECT_NEAR(sum.speedups[0].max, 1.25, 1e-12);
+  for (const auto& r : rows) {
+    if (r.policy == "oracle") {
+      EXPECT_NEAR(r.regret, 0, 1e-12);
+    }
+  }
+  // An infeasible cap gives rows marked infeasible, not an exception.
+  w.caps_w = {1.0};
+  for (const auto& r : sweep(w, SweepOptions{})) EXPECT_FALSE(r.feasible);
+}
+
+}  // namespace
+}  // namespace pacer::explore

@@ -1,0 +1,56 @@
+#pragma once
+// Importer for the public Zeus traces (ml-energy/zeus, NSDI'23): summary_power_<gpu>.csv and
+// summary_train.csv become, per (dataset, network, optimizer), a ProfileTable with the GPU power
+// limit as knob and two RelationSets, following the replay protocol of
+// shared/data/zeus/SOURCE.md exactly (see docs/explore.md for the reading of its ambiguous parts):
+//  - feasibility uses average_power (the traces have no peak power);
+//  - the target metric is the strictest one that every batch size reaches in >= 3 runs (batch
+//    sizes with fewer than 3 runs in the train trace cannot satisfy that and are dropped);
+//  - the proxy relation uses the first half of the runs of each batch size (by run index, >= 1),
+//    the target relation (oracle, scoring) all runs;
+//  - P_max takes 10 evenly spaced values from the lowest to the highest average power.
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "traces/records.hpp"
+
+namespace pacer::traces::zeus {
+
+struct ImportOptions {
+  std::filesystem::path data_dir;  // holds summary_power_<gpu>.csv and summary_train.csv
+  std::string gpu = "v100";        // "v100" | "a40"
+  int min_runs = 3;                // runs that must reach the target at every batch size
+};
+
+struct Workload {
+  std::string name;    // "<dataset>.<network>.<optimizer>": the profile name; relations add .proxy/.target
+  ProfileTable profile;
+  RelationSet proxy;   // first half of the runs
+  RelationSet target;  // all runs
+  std::vector<int> dropped_batch_sizes;  // in one trace only, or with too few runs
+};
+
+struct ImportResult {
+  std::string gpu;
+  std::vector<Workload> workloads;
+  std::vector<std::string> skipped;  // "<workload>: <why>"
+};
+
+// Reads the two CSV files from options.data_dir. Throws Error naming a missing file or a bad row.
+ImportResult import_traces(const ImportOptions& options);
+// Same, from the CSV texts (tests write fixtures in the Zeus format).
+ImportResult import_text(const std::string& power_csv, const std::string& train_csv, const ImportOptions& options);
+
+// The protocol's caps: `count` evenly spaced values from the lowest to the highest mean power.
+std::vector<double> protocol_caps_w(const ProfileTable& profile, int count = 10);
+
+// Names under which the importer stores the relations of a workload.
+inline std::string proxy_name(const std::string& workload) { return workload + ".proxy"; }
+inline std::string target_name(const std::string& workload) { return workload + ".target"; }
+
+// Nominal training-set size used to express epochs as samples. It cancels exactly in every
+// time-to-accuracy (time per epoch x epochs), so it only sets the scale of the sample counts.
+int64_t nominal_samples_per_epoch(const std::string& dataset);
+
+}  // namespace pacer::traces::zeus
