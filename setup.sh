@@ -16,6 +16,7 @@ packages=(
   libtorch-dev libhdf5-dev libboost-program-options-dev libeigen3-dev
   libgtest-dev libgmock-dev libbenchmark-dev libspdlog-dev libfmt-dev zlib1g-dev
   gnuplot-nox dataset-fashion-mnist r-cran-janeaustenr
+  clang libclang-rt-14-dev
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 #include "traces/error.hpp"
@@ -102,12 +103,22 @@ class SectionReader {
     try {
       size_t used = 0;
       const double v = std::stod(text, &used);
-      if (used != text.size() || !std::isfinite(v) || v < 0) throw std::invalid_argument("bad");
+      // The cap keeps every scaled value (GiB -> bytes, MHz -> Hz) finite, so to_device_ini can
+      // write back whatever was accepted; no quantity of the schema comes near it.
+      if (used != text.size() || !std::isfinite(v) || v < 0 || v > kMaxValue) throw std::invalid_argument("bad");
       return v;
     } catch (const std::exception&) {
-      throw Error(fmt::format("{}:{}: key '{}' needs a non-negative number, got '{}'", origin_, line, key, text));
+      throw Error(fmt::format("{}:{}: key '{}' needs a non-negative number (at most 1e15), got '{}'", origin_, line,
+                              key, text));
     }
   }
+  // Counts, channels and ids are ints: a larger value is an error, not an undefined conversion.
+  int to_int(double v, const std::string& key) const {
+    if (v > std::numeric_limits<int>::max())
+      throw Error(fmt::format("{}: [{}] key '{}' is too large ({:g})", origin_, s_ ? s_->name : "?", key, v));
+    return static_cast<int>(v);
+  }
+  static constexpr double kMaxValue = 1e15;
 
  private:
   const IniSection* s_;
@@ -170,7 +181,7 @@ DeviceSpec parse_device_ini(const std::string& text, const std::string& origin) 
   spec.devfreq_path = d.str("devfreq_path");
   spec.devfreq_node = d.str("devfreq_node");
   spec.gpu_device_dir = d.str("gpu_device_dir", false);
-  spec.cuda_cores = static_cast<int>(d.num("cuda_cores"));
+  spec.cuda_cores = d.to_int(d.num("cuda_cores"), "cuda_cores");
   spec.mem_bandwidth_bytes_s = d.num("mem_bandwidth_gbs") * 1e9;
   spec.idle_power_w = d.num("idle_power_w");
   spec.max_power_w = d.num("max_power_w");
@@ -190,7 +201,7 @@ DeviceSpec parse_device_ini(const std::string& text, const std::string& origin) 
     static const std::vector<std::string> roles = {"total", "gpu", "cpu", "soc", "mem", "other", "nc"};
     if (std::find(roles.begin(), roles.end(), f[3]) == roles.end())
       throw Error(fmt::format("{}: rail '{}' has unknown role '{}' (total, gpu, cpu, soc, mem, other, nc)", origin, r, f[3]));
-    RailSpec rail{f[0], static_cast<int>(sens.to_number(f[1], "rails", 0)), f[2], f[3]};
+    RailSpec rail{f[0], sens.to_int(sens.to_number(f[1], "rails", 0), "rails"), f[2], f[3]};
     spec.rails.push_back(rail);
   }
   auto rail_exists = [&](const std::string& n) {
@@ -205,10 +216,10 @@ DeviceSpec parse_device_ini(const std::string& text, const std::string& origin) 
     if (s.name.rfind("mode-", 0) != 0) continue;
     SectionReader m(&s, origin);
     PowerModeSpec mode;
-    mode.id = static_cast<int>(m.to_number(s.name.substr(5), "mode id", 0));
+    mode.id = m.to_int(m.to_number(s.name.substr(5), "mode id", 0), "mode id");
     mode.name = m.str("name");
     mode.gpu_max_hz = std::round(m.num("gpu_max_mhz", false) * 1e6);
-    mode.cpu_cores = static_cast<int>(m.num("cpu_cores", false));
+    mode.cpu_cores = m.to_int(m.num("cpu_cores", false), "cpu_cores");
     mode.cpu_max_hz = m.num("cpu_max_mhz", false) * 1e6;
     mode.mem_hz = m.num("mem_mhz", false) * 1e6;
     mode.budget_w = m.num("budget_w", false);

@@ -3,9 +3,13 @@
 #include <H5Cpp.h>
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <signal.h>
 #include <unistd.h>
 
+#include <array>
+#include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <functional>
 
@@ -117,8 +121,20 @@ class GroupReader {
   std::string str_attr(const std::string& name) const {
     H5::Attribute a = open_attr(name);
     if (a.getTypeClass() != H5T_STRING) fail("@" + name, "attribute is not a string");
-    std::string v;
-    a.read(a.getStrType(), v);
+    // Reading an array into one string would overflow the single destination.
+    if (a.getSpace().getSimpleExtentNpoints() != 1) fail("@" + name, "attribute is not a scalar");
+    const H5::StrType type = a.getStrType();
+    if (!type.isVariableStr()) {
+      std::string v;
+      a.read(type, v);
+      return v.substr(0, v.find('\0'));
+    }
+    // Through the C API: a never-written variable string reads as a null pointer, which the C++
+    // API would hand to std::string.
+    char* raw = nullptr;
+    if (H5Aread(a.getId(), vlen_string().getId(), &raw) < 0) fail("@" + name, "attribute cannot be read");
+    std::string v = raw ? raw : "";
+    H5free_memory(raw);
     return v;
   }
   double num_attr(const std::string& name) const {
@@ -167,6 +183,7 @@ class GroupReader {
     sp.getSimpleExtentDims(&n);
     if (expect >= 0 && static_cast<long>(n) != expect)
       fail(name, fmt::format("column has {} entries, expected {}", n, expect));
+    check_stored(ds, name, n);
     std::vector<std::string> out(n);
     if (n == 0) return out;
     if (!ds.getStrType().isVariableStr()) fail(name, "column is not a variable-length string column");
@@ -208,6 +225,23 @@ class GroupReader {
       fail(name, "is not a dataset");
     }
   }
+  // A damaged header can declare any extent. Refuse, before allocating, a column whose data was never
+  // written or is shorter than its extent, and any column beyond kMaxColumnElements.
+  void check_stored(const H5::DataSet& ds, const std::string& name, size_t n) const {
+    if (n == 0) return;
+    if (n > kMaxColumnElements)
+      fail(name, fmt::format("column declares {} entries (more than {}): the file is damaged", n, kMaxColumnElements));
+    const hsize_t stored = ds.getStorageSize();
+    const H5::DSetCreatPropList plist = ds.getCreatePlist();
+    const bool chunked = plist.getLayout() == H5D_CHUNKED;  // may be compressed: no size relation
+    const hsize_t needed = static_cast<hsize_t>(n) * ds.getDataType().getSize();
+    if (stored == 0 || (!chunked && stored < needed))
+      fail(name, fmt::format("column declares {} entries but stores {} of the {} bytes they need: the file is "
+                             "damaged or truncated",
+                             n, stored, needed));
+  }
+  static constexpr size_t kMaxColumnElements = size_t{1} << 27;
+
   template <typename T>
   void read_numeric(const std::string& name, H5T_class_t cls, const H5::PredType& mem, std::vector<T>& out,
                     int ndims, long expect_rows, size_t expect_cols = 0) const {
@@ -225,6 +259,7 @@ class GroupReader {
     if (ndims == 2 && dims[1] != expect_cols)
       fail(name, fmt::format("column has {} columns, expected {}", dims[1], expect_cols));
     const size_t n = ndims == 2 ? dims[0] * dims[1] : dims[0];
+    check_stored(ds, name, n);
     out.resize(n);
     if (n > 0) ds.read(out.data(), mem);
   }
@@ -797,14 +832,118 @@ void fsync_path(const fs::path& p, bool directory) {
   ::close(fd);
 }
 
+// ---------------------------------------------------------------------------------------------
+// Whole-file checksum. libhdf5 1.10 is not hardened against damaged files: a flipped byte can
+// crash it (SIGSEGV) or make it loop forever (docs/reliability.md). Every store pacer writes
+// therefore starts with a 512-byte HDF5 user block (which libhdf5 and h5py skip) holding
+//   "PACERSUM 1 crc32=<8 hex> bytes=<size of the rest>\n"
+// and every open verifies it before libhdf5 parses a byte. Stores without the header (written by
+// another tool) are read unchecked.
+constexpr hsize_t kUserBlockBytes = 512;
+constexpr std::string_view kSumMagic = "PACERSUM 1 ";
+
+uint32_t crc32(const char* data, size_t n) {
+  static const auto table = [] {
+    std::array<uint32_t, 256> t{};
+    for (uint32_t i = 0; i < 256; ++i) {
+      uint32_t c = i;
+      for (int k = 0; k < 8; ++k) c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+      t[i] = c;
+    }
+    return t;
+  }();
+  uint32_t c = 0xFFFFFFFFu;
+  for (size_t i = 0; i < n; ++i) c = table[(c ^ static_cast<uint8_t>(data[i])) & 0xFFu] ^ (c >> 8);
+  return c ^ 0xFFFFFFFFu;
+}
+
+std::string read_all(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+void seal_store(const fs::path& path) {
+  const std::string bytes = read_all(path);
+  if (bytes.size() < kUserBlockBytes) throw Error(fmt::format("{}: store shorter than its header", path.string()));
+  const size_t body = bytes.size() - kUserBlockBytes;
+  const std::string header = fmt::format("{}crc32={:08x} bytes={}\n", kSumMagic,
+                                         crc32(bytes.data() + kUserBlockBytes, body), body);
+  std::fstream out(path, std::ios::binary | std::ios::in | std::ios::out);
+  out.seekp(0);
+  out.write(header.data(), static_cast<std::streamsize>(header.size()));
+  out.flush();
+  if (!out) throw Error(fmt::format("{}: cannot write the checksum header (disk full?)", path.string()));
+}
+
+// Returns the file's bytes; throws when a pacer checksum header is present and does not match.
+std::string verify_checksum(const fs::path& path) {
+  std::string bytes = read_all(path);
+  if (bytes.compare(0, kSumMagic.size(), kSumMagic) != 0) {
+    // A superblock behind a 512-byte user block is pacer's layout: its header was damaged.
+    static constexpr std::string_view kHdf5Signature("\x89HDF\r\n\x1a\n", 8);
+    if (bytes.size() >= kUserBlockBytes + kHdf5Signature.size() &&
+        bytes.compare(kUserBlockBytes, kHdf5Signature.size(), kHdf5Signature) == 0)
+      throw Error(fmt::format("{}: damaged checksum header: restore the store from a copy or rerun the campaign",
+                              path.string()));
+    return bytes;
+  }
+  unsigned sum = 0;
+  unsigned long long body = 0;
+  const std::string header = bytes.substr(0, std::min<size_t>(bytes.size(), 128));
+  if (std::sscanf(header.c_str() + kSumMagic.size(), "crc32=%8x bytes=%llu", &sum, &body) != 2)
+    throw Error(fmt::format("{}: damaged checksum header: restore the store from a copy or rerun the campaign",
+                            path.string()));
+  if (bytes.size() < kUserBlockBytes || bytes.size() - kUserBlockBytes != body)
+    throw Error(fmt::format("{}: the store is {} bytes but its header records {}: the file was truncated or "
+                            "extended; restore it from a copy or rerun the campaign",
+                            path.string(), bytes.size(), body + kUserBlockBytes));
+  if (crc32(bytes.data() + kUserBlockBytes, body) != sum)
+    throw Error(fmt::format("{}: checksum mismatch: the file is damaged (a flipped or zeroed block); restore it "
+                            "from a copy or rerun the campaign",
+                            path.string()));
+  return bytes;
+}
+
+// libhdf5 1.10 loops forever when it loads a global heap collection (where variable-length strings
+// live) holding a free-space object of size 0 -- what a zeroed (torn) sector inside a collection
+// looks like: its decoder advances by the object's size. Collections are found by their "GCOL"
+// signature and walked exactly as H5HG__cache_heap_deserialize does, before libhdf5 sees the file.
+void check_global_heaps(const fs::path& path, const std::string& bytes) {
+  auto u64 = [&](size_t at) {
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; --i) v = (v << 8) | static_cast<uint8_t>(bytes[at + static_cast<size_t>(i)]);
+    return v;
+  };
+  constexpr size_t kHeader = 16, kObjectHeader = 16;
+  for (size_t at = bytes.find("GCOL"); at != std::string::npos; at = bytes.find("GCOL", at + 1)) {
+    if (at + kHeader > bytes.size() || bytes[at + 4] != 1) continue;
+    const uint64_t size = u64(at + 8);
+    if (size < kHeader || size > bytes.size() - at) continue;  // libhdf5 rejects these itself
+    const size_t end = at + static_cast<size_t>(size);
+    for (size_t p = at + kHeader; p + kObjectHeader <= end;) {
+      const unsigned idx = static_cast<uint8_t>(bytes[p]) | (static_cast<unsigned>(static_cast<uint8_t>(bytes[p + 1])) << 8);
+      const uint64_t obj = u64(p + 8);
+      if (idx == 0 && obj == 0)
+        throw Error(fmt::format("{}: damaged global heap at byte {} (a zeroed block?): the file cannot be read safely; "
+                                "restore it from a copy or rerun the campaign",
+                                path.string(), p));
+      const uint64_t need = idx > 0 ? kObjectHeader + ((obj + 7) & ~uint64_t{7}) : obj;
+      if (need > end - p) break;
+      p += static_cast<size_t>(need);
+    }
+  }
+}
+
 void validate_store(const fs::path& path) {
   std::error_code ec;
   if (!fs::exists(path, ec))
     throw Error(fmt::format("{}: no such trace store (create it with the command that writes it, e.g. pacer profile --out {})",
                             path.string(), path.string()));
   if (!fs::is_regular_file(path, ec)) throw Error(fmt::format("{}: not a regular file", path.string()));
+  const std::string bytes = verify_checksum(path);  // first: nothing damaged reaches libhdf5
   htri_t is_h5 = H5Fis_hdf5(path.c_str());
   if (is_h5 <= 0) throw Error(fmt::format("{}: not an HDF5 file (a pacer trace store is HDF5; was the file overwritten?)", path.string()));
+  check_global_heaps(path, bytes);
 }
 
 H5::H5File open_file(const fs::path& path, unsigned flags) {
@@ -816,17 +955,20 @@ H5::H5File open_file(const fs::path& path, unsigned flags) {
   }
 }
 
-void check_schema(const H5::H5File& f, const fs::path& path) {
+void check_schema(const H5::H5File& f, const fs::path& path) try {
   if (!f.attrExists("pacer_schema"))
     throw Error(fmt::format("{}: HDF5 file without the root attribute 'pacer_schema': not a pacer trace store", path.string()));
   H5::Attribute a = f.openAttribute("pacer_schema");
-  if (a.getTypeClass() != H5T_INTEGER)
-    throw Error(fmt::format("{}: root attribute 'pacer_schema' is not an integer", path.string()));
+  if (a.getTypeClass() != H5T_INTEGER || a.getSpace().getSimpleExtentNpoints() != 1)
+    throw Error(fmt::format("{}: root attribute 'pacer_schema' is not an integer scalar", path.string()));
   int64_t v = 0;
   a.read(H5::PredType::NATIVE_INT64, &v);
   if (v != kSchemaVersion)
     throw Error(fmt::format("{}: trace store schema version {} is not supported (this pacer reads version {})",
                             path.string(), v, kSchemaVersion));
+} catch (const H5::Exception& e) {
+  throw Error(fmt::format("{}: cannot read the root attribute 'pacer_schema' (damaged file?): {}", path.string(),
+                          e.getDetailMsg()));
 }
 
 const char* kGroups[] = {"profiles", "relations", "models", "sweeps", "runs", "validations"};
@@ -841,14 +983,34 @@ void init_layout(H5::H5File& f) {
 // Rewrites the store into a temporary sibling, leaving out `skip` ("group/name" or "device"),
 // lets `add` write the new object, then fsyncs and renames. Copying (instead of editing in place)
 // keeps the original intact until the rename and reclaims the space of replaced objects.
+// A writer killed (SIGKILL, power loss) between creating its temporary sibling and the rename leaves
+// "<store>.tmp-<pid>" behind; a long campaign that is killed often would pile up store-sized files.
+void remove_stale_temporaries(const fs::path& path) {
+  const fs::path dir = path.parent_path().empty() ? fs::path(".") : path.parent_path();
+  const std::string prefix = path.filename().string() + ".tmp-";
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind(prefix, 0) != 0) continue;
+    const std::string pid_text = name.substr(prefix.size());
+    if (pid_text.empty() || pid_text.find_first_not_of("0123456789") != std::string::npos) continue;
+    const long pid = std::strtol(pid_text.c_str(), nullptr, 10);
+    if (pid == ::getpid() || (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)) fs::remove(entry.path(), ec);
+  }
+}
+
 void rewrite(const fs::path& path, const std::string& skip, const std::function<void(H5::H5File&)>& add) {
+  remove_stale_temporaries(path);
   const fs::path tmp = path.string() + fmt::format(".tmp-{}", ::getpid());
   try {
     {
-      H5::H5File out(tmp.string(), H5F_ACC_TRUNC);
+      H5::FileCreatPropList create;
+      create.setUserblock(kUserBlockBytes);  // room for the checksum header (seal_store)
+      H5::H5File out(tmp.string(), H5F_ACC_TRUNC, create);
       init_layout(out);
       std::error_code ec;
       if (fs::exists(path, ec)) {
+        validate_store(path);
         H5::H5File in = open_file(path, H5F_ACC_RDONLY);
         check_schema(in, path);
         if (in.nameExists("device") && skip != "device")
@@ -868,6 +1030,7 @@ void rewrite(const fs::path& path, const std::string& skip, const std::function<
       add(out);
       out.flush(H5F_SCOPE_GLOBAL);
     }
+    seal_store(tmp);
     fsync_path(tmp, false);
     fs::rename(tmp, path);
     fsync_path(path.parent_path().empty() ? fs::path(".") : path.parent_path(), true);
@@ -916,12 +1079,26 @@ auto get(const fs::path& path, const std::string& group, const std::string& name
   }
 }
 
+// Library errors outside the record readers (a damaged root group, a broken link) become
+// pacer::Error naming the file, like every other read failure.
+template <typename Fn>
+auto guarded(const fs::path& path, const std::string& what, Fn fn) {
+  try {
+    return fn();
+  } catch (const H5::Exception& e) {
+    throw Error(fmt::format("{}: cannot {} (damaged file?): {}", path.string(), what, e.getDetailMsg()));
+  }
+}
+
 }  // namespace
 
 Store Store::open(const fs::path& path) {
   validate_store(path);
-  H5::H5File f = open_file(path, H5F_ACC_RDONLY);
-  check_schema(f, path);
+  guarded(path, "read the root group", [&] {
+    H5::H5File f = open_file(path, H5F_ACC_RDONLY);
+    check_schema(f, path);
+    return 0;
+  });
   return Store(path);
 }
 
@@ -935,20 +1112,21 @@ Store Store::open_or_create(const fs::path& path) {
 }
 
 bool Store::has_device() const {
-  H5::H5File f = open_file(path_, H5F_ACC_RDONLY);
-  return f.nameExists("device");
+  validate_store(path_);
+  return guarded(path_, "look for '/device'", [&] {
+    H5::H5File f = open_file(path_, H5F_ACC_RDONLY);
+    return f.nameExists("device");
+  });
 }
 
 DeviceSpec Store::read_device() const {
   validate_store(path_);
-  H5::H5File f = open_file(path_, H5F_ACC_RDONLY);
-  check_schema(f, path_);
-  GroupReader root(path_.string(), "", f.openGroup("/"));
-  try {
+  return guarded(path_, "read '/device'", [&] {
+    H5::H5File f = open_file(path_, H5F_ACC_RDONLY);
+    check_schema(f, path_);
+    GroupReader root(path_.string(), "", f.openGroup("/"));
     return traces::read_device(root.sub("device"));
-  } catch (const H5::Exception& e) {
-    throw Error(fmt::format("{}: cannot read '/device': {}", path_.string(), e.getDetailMsg()));
-  }
+  });
 }
 
 void Store::write_device(const DeviceSpec& device) {
@@ -957,10 +1135,12 @@ void Store::write_device(const DeviceSpec& device) {
 
 std::vector<std::string> Store::list(const std::string& group) const {
   validate_store(path_);
-  H5::H5File f = open_file(path_, H5F_ACC_RDONLY);
-  GroupReader root(path_.string(), "", f.openGroup("/"));
-  if (!root.has(group)) return {};
-  return root.sub(group).children();
+  return guarded(path_, "list '/" + group + "'", [&] {
+    H5::H5File f = open_file(path_, H5F_ACC_RDONLY);
+    GroupReader root(path_.string(), "", f.openGroup("/"));
+    if (!root.has(group)) return std::vector<std::string>{};
+    return root.sub(group).children();
+  });
 }
 
 bool Store::has(const std::string& group, const std::string& name) const {
@@ -995,6 +1175,11 @@ ValidationResult Store::read_validation(const std::string& name) const {
   return get(path_, "validations", name, [](const GroupReader& g) { return traces::read_validation(g); });
 }
 void Store::write_validation(const ValidationResult& result) { put(path_, "validations", result.name, result); }
+
+void reseal_store(const fs::path& path) {
+  const std::string bytes = read_all(path);
+  if (bytes.compare(0, kSumMagic.size(), kSumMagic) == 0) seal_store(path);
+}
 
 void write_file_atomic(const fs::path& path, const std::string& content) {
   const fs::path tmp = path.string() + fmt::format(".tmp-{}", ::getpid());

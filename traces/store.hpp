@@ -56,6 +56,11 @@ class Store {
   std::filesystem::path path_;
 };
 
+// Recomputes the whole-file checksum header of a store that another HDF5 writer (h5py, HDF5 tools,
+// a test) edited in place; without it the next open reports the file as damaged
+// (docs/reliability.md). A store without the header is left as it is.
+void reseal_store(const std::filesystem::path& path);
+
 // Writes `content` to `path` atomically (temp file, fsync, rename). For text outputs (CSV, tables).
 void write_file_atomic(const std::filesystem::path& path, const std::string& content);
 

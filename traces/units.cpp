@@ -96,6 +96,9 @@ double parse(std::string_view text, Dimension dim, std::string_view bare_unit, s
     throw UsageError(fmt::format("{}: {} must not be negative, got '{}'", what, dimension_name(dim), text));
   const std::string_view unit = trim(std::string_view(ptr, static_cast<size_t>(last - ptr)));
   const double scale = scale_of(unit.empty() ? bare_unit : unit, dim, text, what);
+  // "1e308kW" is a finite number in a valid unit whose SI value overflows to infinity.
+  if (!std::isfinite(number * scale))
+    throw UsageError(fmt::format("{}: '{}' is too large a {}", what, text, dimension_name(dim)));
   return number * scale;
 }
 

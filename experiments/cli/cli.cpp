@@ -64,8 +64,18 @@ void store_config_file(const std::string& file, const Command& c, const po::opti
                        po::variables_map& vm) {
   std::ifstream in(file);
   if (!in) throw Error(fmt::format("config file '{}' cannot be read (check the path)", file));
+  std::ostringstream text;
+  text << in.rdbuf();
+  store_config_text(text.str(), file, c.name, all, vm);
+}
+
+}  // namespace
+
+void store_config_text(const std::string& text, const std::string& file, const std::string& command_name,
+                       const po::options_description& all, po::variables_map& vm) {
+  std::istringstream in(text);
   po::parsed_options parsed = po::parse_config_file(in, all, /*allow_unregistered=*/true);
-  std::string section = c.name;
+  std::string section = command_name;
   std::replace(section.begin(), section.end(), ' ', '-');
   po::parsed_options kept(&all);
   for (auto opt : parsed.options) {
@@ -78,13 +88,16 @@ void store_config_file(const std::string& file, const Command& c, const po::opti
       key = key.substr(dot + 1);
     }
     if (key == "config") throw UsageError(fmt::format("{}: a config file cannot name another config file", file));
-    if (!all.find_nothrow(key, false)) throw UsageError(fmt::format("{}: unknown option '{}' for 'pacer {}'", file, key, c.name));
+    if (!all.find_nothrow(key, false))
+      throw UsageError(fmt::format("{}: unknown option '{}' for 'pacer {}'", file, key, command_name));
     opt.string_key = key;
     opt.unregistered = false;
     kept.options.push_back(opt);
   }
   po::store(kept, vm);
 }
+
+namespace {
 
 void setup_logging(const std::string& level) {
   auto logger = spdlog::get("pacer");

@@ -33,6 +33,12 @@ const std::vector<Command>& commands();
 // Entry point used by main(): dispatches, prints help, maps exceptions to exit codes.
 int main(int argc, char** argv);
 
+// Merges the options of a --config INI text into `vm` (keys at the top or in a [COMMAND] section;
+// sections of other commands are ignored; unknown keys are UsageErrors naming `origin`). Separate
+// from the file reading so the parser can be fuzzed and tested on strings (tests/fuzz).
+void store_config_text(const std::string& text, const std::string& origin, const std::string& command_name,
+                       const po::options_description& all, po::variables_map& vm);
+
 // Progress and status lines go to stderr through spdlog; results go to stdout.
 bool stderr_is_terminal();
 

@@ -292,6 +292,7 @@ TEST(Store, MissingRecordAndMissingColumnNameTheObject) {
     H5::H5File f((dir.path / "c.h5").string(), H5F_ACC_RDWR);
     H5Ldelete(f.getId(), "/profiles/p/power_peak", H5P_DEFAULT);
   }
+  reseal_store(dir.path / "c.h5");  // an in-place edit must update the checksum to reach the reader
   expect_error([&] { store.read_profile("p"); }, {"c.h5", "/profiles/p/power_peak", "missing column"});
 }
 
@@ -313,6 +314,7 @@ TEST(Store, WrongTypeOrLengthNamesTheColumn) {
         .createDataSet("seed", H5::PredType::NATIVE_INT64, H5::DataSpace(1, &m))
         .write(ints.data(), H5::PredType::NATIVE_INT64);
   }
+  reseal_store(dir.path / "c.h5");
   expect_error([&] { store.read_relation("fmnist-proxy"); }, {"/relations/fmnist-proxy/seed", "3 rows, expected 4"});
   {
     H5::H5File f((dir.path / "c.h5").string(), H5F_ACC_RDWR);
@@ -323,6 +325,7 @@ TEST(Store, WrongTypeOrLengthNamesTheColumn) {
         .createDataSet("seed", H5::PredType::NATIVE_INT64, H5::DataSpace(1, &n))
         .write(ints.data(), H5::PredType::NATIVE_INT64);
   }
+  reseal_store(dir.path / "c.h5");
   expect_error([&] { store.read_relation("fmnist-proxy"); }, {"/relations/fmnist-proxy/wall_time", "wrong type"});
 }
 

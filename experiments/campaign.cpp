@@ -1,0 +1,107 @@
+#include "experiments/campaign.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "traces/error.hpp"
+#include "traces/store.hpp"
+
+namespace pacer::experiments {
+
+CampaignReport run_relation_campaign(const RelationCampaign& c, const models::data::DataSplit& data,
+                                     const models::TrainHooks& hooks,
+                                     const std::function<void(const traces::RelationRun&)>& on_run) {
+  if (c.batch_sizes.empty() || c.seeds.empty()) throw Error("a relation campaign needs batch sizes and seeds");
+  CampaignReport report;
+  traces::RelationSet& set = report.set;
+  set.name = c.name;
+  set.workload = c.train.workload;
+  set.dataset = c.dataset;
+  set.metric = c.metric;
+  set.higher_is_better = c.train.higher_is_better;
+  set.target = c.train.target;
+  set.lr_rule = models::learning_rate_rule(c.train.base_lr, c.train.base_batch);
+  set.base_lr = c.train.base_lr;
+  set.base_batch = c.train.base_batch;
+  set.optimizer = c.train.optimizer;
+
+  std::optional<traces::Store> store;
+  std::set<std::pair<int, int>> done;
+  if (!c.store.empty()) {
+    store = traces::Store::open_or_create(c.store);
+    if (store->has("relations", set.name)) {
+      const traces::RelationSet old = store->read_relation(set.name);
+      auto differs = [&](const std::string& what, const std::string& a, const std::string& b) {
+        if (a != b)
+          throw Error(fmt::format("{} already holds relation '{}' with {} {} (now {}): choose another name or store",
+                                  c.store.string(), set.name, what, a, b));
+      };
+      differs("workload", old.workload, set.workload);
+      differs("dataset", old.dataset, set.dataset);
+      differs("target", fmt::format("{:g}", old.target), fmt::format("{:g}", set.target));
+      differs("learning-rate rule", old.lr_rule, set.lr_rule);
+      differs("optimizer", old.optimizer, set.optimizer);
+      set.runs = old.runs;
+      for (const auto& r : old.runs) done.insert({r.batch_size, r.seed});
+      report.resumed_runs = static_cast<int>(done.size());
+      if (!done.empty()) spdlog::info("resuming relation '{}': {} runs already in {}", set.name, done.size(), c.store.string());
+    }
+  }
+  for (const int b : c.batch_sizes)
+    for (const int seed : c.seeds) {
+      if (done.count({b, seed})) continue;
+      models::TrainOptions t = c.train;
+      t.batch_size = b;
+      t.seed = seed;
+      const auto r = models::train_to_target(t, data, hooks);
+      traces::RelationRun run;
+      run.batch_size = b;
+      run.seed = seed;
+      run.reached = r.reached;
+      run.samples = r.samples;
+      run.budget_samples = t.budget_samples;
+      run.wall_time_s = r.wall_time_s;
+      run.final_metric = r.final_metric;
+      run.learning_rate = r.learning_rate;
+      set.runs.push_back(run);
+      if (store) store->write_relation(set);  // after every run: an interruption loses at most one run
+      ++report.new_runs;
+      report.train_time_s += r.wall_time_s;
+      report.eval_time_s += r.eval_time_s;
+      spdlog::info("{}: b={:<4} seed={:<3} {} after {} samples ({} {:.4f}, lr {:.3g}, {:.1f} s, {:.0f} samples/s)",
+                   set.name, b, seed, r.reached ? "reached" : "CENSORED", r.samples, set.metric, r.final_metric,
+                   r.learning_rate, r.wall_time_s, r.samples / std::max(1e-9, r.wall_time_s - r.eval_time_s));
+      if (on_run) on_run(run);
+    }
+  return report;
+}
+
+std::string format_relation(const traces::RelationSet& set) {
+  const auto r = set.relation_vector();
+  std::string os = fmt::format("relation {} ({} on {}, {} >= {:.4f}, {}, {})\n", set.name, set.workload, set.dataset,
+                               set.metric, set.target, set.optimizer, set.lr_rule);
+  os += fmt::format("{:>6} {:>5} {:>8} {:>14} {:>12} {:>8} {:>10} {:>10}\n", "b", "runs", "reached", "mean samples",
+                    "std", "r(b)", "mean s", "lr");
+  for (const int b : set.batch_sizes()) {
+    int runs = 0, reached = 0;
+    double wall = 0, lr = NAN;
+    for (const auto& run : set.runs)
+      if (run.batch_size == b) {
+        ++runs;
+        reached += run.reached;
+        wall += run.wall_time_s;
+        lr = run.learning_rate;
+      }
+    const auto it = r.find(b);
+    os += fmt::format("{:>6} {:>5} {:>8} {:>14.0f} {:>12.0f} {:>8} {:>10.1f} {:>10.3g}\n", b, runs, reached,
+                      set.mean_samples(b), set.std_samples(b),
+                      it == r.end() ? std::string("n/a") : fmt::format("{:.3f}", it->second), wall / runs, lr);
+  }
+  return os;
+}
+
+}  // namespace pacer::experiments

@@ -1,0 +1,42 @@
+#pragma once
+// A relation campaign as a library call: fine-tune for every (batch size, seed) until the target,
+// storing the RelationSet after every run so an interrupted campaign resumes where it stopped.
+// Used by `pacer relation`, `pacer validate` (the oracle's true relation) and `pacer demo`.
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "models/data/samples.hpp"
+#include "models/train.hpp"
+#include "traces/records.hpp"
+
+namespace pacer::experiments {
+
+struct RelationCampaign {
+  std::string name;     // record name under /relations
+  std::string dataset;  // recorded with the results
+  std::string metric;   // "accuracy" | "char_accuracy"
+  models::TrainOptions train;  // workload, target, budget, lr rule, checkpoint; batch_size and seed are set per run
+  std::vector<int> batch_sizes;
+  std::vector<int> seeds;
+  std::filesystem::path store;  // empty: nothing written (and nothing resumed)
+};
+
+struct CampaignReport {
+  traces::RelationSet set;
+  int resumed_runs = 0;
+  int new_runs = 0;
+  double train_time_s = 0;  // wall time of the new runs
+  double eval_time_s = 0;   // part of it spent evaluating
+};
+
+// Throws Error when the store already holds a relation of that name made with other settings.
+CampaignReport run_relation_campaign(const RelationCampaign& campaign, const models::data::DataSplit& data,
+                                     const models::TrainHooks& hooks = {},
+                                     const std::function<void(const traces::RelationRun&)>& on_run = {});
+
+// Human-readable table of a relation: runs, reached, mean and std of samples, r(b), lr per b.
+std::string format_relation(const traces::RelationSet& set);
+
+}  // namespace pacer::experiments

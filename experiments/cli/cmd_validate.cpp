@@ -1,0 +1,121 @@
+// `pacer validate`: run the chosen configurations for real and compare with the predictions.
+#include <fmt/format.h>
+
+#include <iostream>
+
+#include "experiments/cli/cli.hpp"
+#include "experiments/cli/options.hpp"
+#include "experiments/validate.hpp"
+#include "explore/policy.hpp"
+#include "traces/error.hpp"
+
+namespace pacer::cli {
+namespace {
+
+double parse_fraction(const std::string& text, const std::string& option) {
+  try {
+    size_t used = 0;
+    double v = std::stod(text, &used);
+    if (text.substr(used) == "%") v /= 100;
+    else if (used != text.size()) throw std::invalid_argument(text);
+    if (!(v > 0 && v <= 1)) throw std::invalid_argument(text);
+    return v;
+  } catch (const std::exception&) {
+    throw UsageError(fmt::format("{}: '{}' is not a fraction in (0, 1] or a percentage like 85%", option, text));
+  }
+}
+
+std::vector<std::string> split_list(const std::string& s) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= s.size()) {
+    size_t pos = s.find(',', start);
+    if (pos == std::string::npos) pos = s.size();
+    if (pos > start) out.push_back(s.substr(start, pos - start));
+    start = pos + 1;
+  }
+  return out;
+}
+
+int run_validate_cmd(const po::variables_map& vm) {
+  experiments::ValidateOptions o;
+  o.store = vm["store"].as<std::string>();
+  if (vm.count("profile")) o.profile = vm["profile"].as<std::string>();
+  if (vm.count("proxy")) o.proxy = vm["proxy"].as<std::string>();
+  o.target_dataset = vm["target-dataset"].as<std::string>();
+  o.device.spec = vm["device"].as<std::string>();
+  o.device.sysfs_root = vm["sysfs-root"].as<std::string>();
+  o.caps_w = vm["power-limits"].as<units::PowerList>().w;
+  o.seeds = parse_int_list(vm["seeds"].as<std::string>(), "--seeds");
+  o.policies = split_list(vm["policies"].as<std::string>());
+  if (vm.count("workload")) o.train.workload = vm["workload"].as<std::string>();
+  else o.train.workload.clear();
+  if (vm.count("checkpoint") && vm["checkpoint"].as<std::string>() != "none")
+    o.train.init_checkpoint = vm["checkpoint"].as<std::string>();
+  o.train.target = vm.count("target") ? parse_fraction(vm["target"].as<std::string>(), "--target") : NAN;
+  o.train.budget_samples = vm["budget"].as<int64_t>();
+  o.train.eval_every_samples = vm["eval-every"].as<int64_t>();
+  o.train.eval_max_samples = vm["eval-samples"].as<int64_t>();
+  o.train.threads = vm["threads"].as<int>();
+  o.train.base_lr = vm["lr"].as<double>();
+  o.train.optimizer = vm["optimizer"].as<std::string>();
+  o.data.split_seed = static_cast<uint64_t>(vm["split-seed"].as<int>());
+  o.data.max_train = vm["max-train"].as<int64_t>();
+  o.sensor_rate_hz = vm["sensor-rate"].as<units::Frequency>().hz;
+  require_range(o.sensor_rate_hz, 0.1, 1e4, "--sensor-rate", "Hz");
+  if (o.train.budget_samples < 1) throw UsageError("--budget must be at least 1 sample");
+  if (o.train.eval_every_samples < 1) throw UsageError("--eval-every must be at least 1 sample");
+  if (vm.count("name")) o.name = vm["name"].as<std::string>();
+  const auto report = experiments::run_validate(o);
+  std::cout << report.text << "\nVerdict:\n" << experiments::format_verdict(report);
+  std::cout << fmt::format("{} real training runs, {:.0f} s wall; stored as validations/{} in {}\n", report.training_runs,
+                           report.wall_time_s, report.result.name, o.store.string());
+  return 0;
+}
+
+Command make() {
+  Command c;
+  c.name = "validate";
+  c.summary = "train the chosen configurations for real on a device and compare with the predictions";
+  c.order = 70;
+  c.description =
+      "For each cap, pins the configuration chosen by each policy and by the oracle (the target trained\n"
+      "at every batch size, then the fastest feasible (f, b)) and trains --workload on --target-dataset to\n"
+      "the target accuracy while sampling power. Reports measured time to accuracy (mean ± std over seeds),\n"
+      "the prediction error, the regret versus the oracle, energy, peak power and whether the cap was\n"
+      "exceeded. On the emulated device the device time is virtual (the emulator's), the wall time is\n"
+      "the CPU's; both are stored. Needs a store with a profile and a proxy relation (pacer profile,\n"
+      "pacer relation); writes relations/<dataset>-true, validations/NAME and runs/*.";
+  c.add_options = [](po::options_description& d) {
+    d.add_options()
+        ("store", po::value<std::string>()->required(), "campaign trace store (HDF5) with the profile and the proxy relation")
+        ("power-limits", po::value<units::PowerList>()->required(), "caps: list 4W,6W or range 3W:8W:1W [W]")
+        ("device", po::value<std::string>()->default_value("emulated:jetson-nano"), "emulated:NAME | jetson | nvml[:INDEX]")
+        ("sysfs-root", po::value<std::string>()->default_value("/"), "sysfs root of --device jetson (a live emulated tree for hardware in the loop)")
+        ("profile", po::value<std::string>(), "profile record (default: the only one)")
+        ("proxy", po::value<std::string>(), "proxy relation record (default: the only one)")
+        ("target-dataset", po::value<std::string>()->default_value("fmnist-target-a"), "target data (pacer workloads --datasets)")
+        ("policies", po::value<std::string>()->default_value("baseline1,baseline2,ours,oracle"), "policies to validate")
+        ("seeds", po::value<std::string>()->default_value("0,1,2"), "seeds of the target runs")
+        ("workload", po::value<std::string>(), "workload (default: the profile's)")
+        ("checkpoint", po::value<std::string>(), "pre-trained weights to fine-tune from ('none': from scratch)")
+        ("target", po::value<std::string>(), "target held-out metric, fraction or percent (default: the dataset's)")
+        ("budget", po::value<int64_t>()->default_value(100000), "censor a run after N samples [samples]")
+        ("eval-every", po::value<int64_t>()->default_value(2048), "evaluate every N samples [samples]")
+        ("eval-samples", po::value<int64_t>()->default_value(2000), "held-out samples per evaluation, 0: all [samples]")
+        ("threads", po::value<int>()->default_value(2), "CPU intra-op threads of the training")
+        ("lr", po::value<double>()->default_value(1e-3), "learning rate at the largest batch size (sqrt rule) [1]")
+        ("optimizer", po::value<std::string>()->default_value("adam"), "adam | adamw")
+        ("split-seed", po::value<int>()->default_value(0), "seed of the 80/20 split")
+        ("max-train", po::value<int64_t>()->default_value(0), "use at most N training samples, 0: all [samples]")
+        ("sensor-rate", po::value<units::Frequency>()->default_value(units::Frequency{10}, "10Hz"), "power sampling rate in device time [Hz with unit, bare: MHz]")
+        ("name", po::value<std::string>(), "record name under /validations (default validate-<dataset>)");
+  };
+  c.run = run_validate_cmd;
+  return c;
+}
+
+PACER_REGISTER_COMMAND(make);
+
+}  // namespace
+}  // namespace pacer::cli

@@ -1,0 +1,396 @@
+#include "experiments/validate.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "experiments/campaign.hpp"
+#include "experiments/tables.hpp"
+#include "explore/policy.hpp"
+#include "explore/space.hpp"
+#include "hw/sampler.hpp"
+#include "traces/error.hpp"
+#include "traces/store.hpp"
+
+namespace pacer::experiments {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Config {
+  std::vector<double> knob;
+  int batch_size = 0;
+  bool operator<(const Config& o) const { return std::tie(batch_size, knob) < std::tie(o.batch_size, o.knob); }
+};
+
+// What one (configuration, seed) run measured.
+struct RunResult {
+  bool reached = false;
+  int64_t samples = 0;
+  double device_time_s = traces::kNaN;
+  double wall_time_s = traces::kNaN;
+  double final_metric = traces::kNaN;
+  traces::PowerSeries series;  // the power samples, device time since the start of training
+};
+
+std::string config_text(const explore::Space& space, const Config& c) {
+  return fmt::format("b={}, {}", c.batch_size, space.describe_knob(c.knob));
+}
+
+std::string pick_record(const traces::Store& store, const std::string& group, const std::string& wanted,
+                        const std::string& what, const std::string& option) {
+  if (!wanted.empty()) return wanted;
+  std::vector<std::string> names;
+  for (const auto& n : store.list(group))
+    if (group != "relations" || (n.find("-true") == std::string::npos)) names.push_back(n);
+  if (names.size() == 1) return names.front();
+  throw UsageError(fmt::format("{}: {} holds {} {} records; name one with {}", store.path().string(),
+                               names.empty() ? "no" : "several", names.empty() ? std::string("") : std::to_string(names.size()),
+                               what, option));
+}
+
+// Samples an emulated board on its sensor grid up to its current virtual time.
+struct BoardSampler {
+  hw::EmulatedJetson* board;
+  int batch_size;
+  double start_s;
+  double period_s;
+  double next_s;
+  traces::PowerSeries series;
+  void catch_up() {
+    while (next_s <= board->now_s() + 1e-12) {
+      const auto r = board->power_at(next_s);
+      series.time_s.push_back(next_s - start_s);
+      series.power_w.push_back(r.total_w);
+      if (std::isfinite(r.gpu_w)) series.gpu_power_w.push_back(r.gpu_w);
+      series.freq_hz.push_back(board->effective_freq_hz(batch_size));
+      next_s += period_s;
+    }
+  }
+};
+
+double energy_of(const traces::PowerSeries& s) {
+  double e = 0;
+  for (size_t i = 1; i < s.time_s.size(); ++i) e += 0.5 * (s.power_w[i] + s.power_w[i - 1]) * (s.time_s[i] - s.time_s[i - 1]);
+  return e;
+}
+
+}  // namespace
+
+ValidateReport run_validate(const ValidateOptions& opt) {
+  const auto t_start = Clock::now();
+  if (opt.caps_w.empty()) throw UsageError("--power-limits: give at least one cap");
+  if (opt.seeds.empty()) throw UsageError("--seeds: give at least one seed");
+  ValidateReport report;
+  traces::Store store = traces::Store::open(opt.store);
+  const std::string profile_name = pick_record(store, "profiles", opt.profile, "profile", "--profile");
+  const std::string proxy_name = pick_record(store, "relations", opt.proxy, "relation", "--proxy");
+  const traces::ProfileTable profile = store.read_profile(profile_name);
+  const traces::RelationSet proxy_set = store.read_relation(proxy_name);
+  if (profile.knob.kind != "gpu_freq")
+    throw Error(fmt::format("profile '{}' has knob '{}': validate pins GPU frequencies", profile_name, profile.knob.kind));
+
+  // The design space, as the policies see it.
+  const explore::Space space = explore::Space::from_profile(profile);
+  const explore::Index index(space);
+  const explore::DeviceWideCap device_cap({&space});
+  const explore::Relation proxy = explore::Relation::from_set(proxy_set, space);
+  for (double cap : opt.caps_w)
+    if (cap <= 0 || !std::isfinite(cap)) throw UsageError(fmt::format("--power-limits: {:g} W is not a cap", cap));
+
+  // Target data and the oracle's true relation: train the target at every batch size.
+  const auto info = models::data::dataset_info(opt.target_dataset);
+  const auto data = models::data::load_dataset(opt.target_dataset, opt.data);
+  models::TrainOptions train = opt.train;
+  if (train.workload.empty()) train.workload = profile.workload;
+  if (std::isnan(train.target)) train.target = info.default_target;
+  train.base_batch = space.batch_sizes().back();
+  RelationCampaign campaign;
+  campaign.name = opt.target_dataset + "-true";
+  campaign.dataset = opt.target_dataset;
+  campaign.metric = info.metric;
+  campaign.train = train;
+  campaign.batch_sizes = space.batch_sizes();
+  campaign.seeds = opt.seeds;
+  campaign.store = opt.store;
+  spdlog::info("oracle: training {} on {} at every batch size ({} x {} runs)", train.workload, opt.target_dataset,
+               campaign.batch_sizes.size(), campaign.seeds.size());
+  const auto target_report = run_relation_campaign(campaign, data);
+  report.training_runs += target_report.new_runs;
+  report.target_relation = target_report.set;
+  const explore::Relation target = explore::Relation::from_set(report.target_relation, space);
+
+  // Every policy's choice at every cap.
+  struct Choice {
+    double cap_w;
+    std::string policy;
+    explore::Selection selection;
+  };
+  std::vector<Choice> choices;
+  std::set<Config> configs;
+  for (double cap : opt.caps_w)
+    for (const auto& pname : opt.policies) {
+      const auto policy = explore::policy_from_string(pname);
+      if (!policy) throw UsageError(fmt::format("--policies: unknown policy '{}' ({})", pname, explore::policy_names()));
+      explore::PolicyContext ctx;
+      ctx.index = &index;
+      ctx.proxy = &proxy;
+      ctx.target = &target;
+      ctx.device_cap = &device_cap;
+      auto sel = explore::select(*policy, ctx, cap);
+      if (!sel.feasible) spdlog::warn("cap {:g} W, {}: {}", cap, pname, sel.message);
+      else configs.insert({sel.knob, sel.batch_size});
+      choices.push_back({cap, pname, sel});
+    }
+
+  // Run every chosen configuration for every seed.
+  std::map<std::pair<Config, int>, RunResult> runs;
+  hw::DeviceRequest request = opt.device;
+  request.workload = models::describe_workload(train.workload);
+  hw::OpenedDevice first = hw::open_device(request);
+  const bool emulated = first.emulated != nullptr;
+  const double period_s = 1.0 / opt.sensor_rate_hz;
+  report.result.device = first.spec.name.empty() ? first.device->name() : first.spec.name;
+  if (emulated) {
+    first.device.reset();
+    std::set<int> batch_sizes;
+    for (const auto& c : configs) batch_sizes.insert(c.batch_size);
+    for (int b : batch_sizes)
+      for (int seed : opt.seeds) {
+        // One emulated board per frequency chosen at this b, all driven by the same real run.
+        std::vector<Config> here;
+        for (const auto& c : configs)
+          if (c.batch_size == b) here.push_back(c);
+        std::vector<hw::OpenedDevice> boards;
+        std::vector<BoardSampler> samplers;
+        for (size_t k = 0; k < here.size(); ++k) {
+          hw::DeviceRequest r = request;
+          r.emulator.seed = request.emulator.seed + 7919 * static_cast<uint64_t>(seed) + 104729 * k + static_cast<uint64_t>(b);
+          boards.push_back(hw::open_device(r));
+          boards.back().emulated->pin(here[k].knob);
+        }
+        for (auto& bd : boards) {
+          BoardSampler s{bd.emulated, b, bd.emulated->now_s(), period_s, bd.emulated->now_s(), {}};
+          s.series.emulated = true;
+          samplers.push_back(std::move(s));
+        }
+        models::TrainOptions t = train;
+        t.batch_size = b;
+        t.seed = seed;
+        models::TrainHooks hooks;
+        hooks.on_batch = [&](int64_t, int batch) {
+          for (auto& s : samplers) {
+            s.board->run_batch(batch);
+            s.catch_up();
+          }
+          return true;
+        };
+        spdlog::info("validate: b={} seed={} driving {} emulated board(s): {}", b, seed, here.size(),
+                     fmt::join([&] {
+                       std::vector<std::string> v;
+                       for (const auto& c : here) v.push_back(space.describe_knob(c.knob));
+                       return v;
+                     }(), ", "));
+        const auto res = models::train_to_target(t, data, hooks);
+        ++report.training_runs;
+        for (size_t k = 0; k < here.size(); ++k) {
+          RunResult rr;
+          rr.reached = res.reached;
+          rr.samples = res.samples;
+          rr.wall_time_s = res.wall_time_s;
+          rr.final_metric = res.final_metric;
+          rr.device_time_s = samplers[k].board->now_s() - samplers[k].start_s;
+          rr.series = std::move(samplers[k].series);
+          runs[{here[k], seed}] = std::move(rr);
+        }
+        for (auto& bd : boards) bd.device->restore();
+      }
+  } else {
+    hw::Device& device = *first.device;
+    for (const auto& c : configs)
+      for (int seed : opt.seeds) {
+        device.pin(c.knob);
+        hw::SamplerOptions so;
+        so.rate_hz = opt.sensor_rate_hz;
+        hw::PowerSampler sampler([&] { return device.read_power(); }, so);
+        models::TrainOptions t = train;
+        t.batch_size = c.batch_size;
+        t.seed = seed;
+        spdlog::info("validate: {} seed={} on {}", config_text(space, c), seed, device.name());
+        sampler.start();
+        const auto res = models::train_to_target(t, data);
+        sampler.stop();
+        ++report.training_runs;
+        RunResult rr;
+        rr.reached = res.reached;
+        rr.samples = res.samples;
+        rr.wall_time_s = res.wall_time_s;
+        rr.final_metric = res.final_metric;
+        rr.device_time_s = res.wall_time_s - res.eval_time_s;
+        rr.series = sampler.series();
+        runs[{c, seed}] = std::move(rr);
+      }
+    device.restore();
+  }
+
+  // Rows: one per (cap, policy, seed); a configuration chosen twice is the same run.
+  traces::ValidationResult& v = report.result;
+  v.name = opt.name.empty() ? "validate-" + opt.target_dataset : opt.name;
+  v.workload = train.workload;
+  v.dataset = opt.target_dataset;
+  v.metric = info.metric;
+  v.target = train.target;
+  v.emulated = emulated;
+  v.feasibility = std::string(explore::to_string(space.basis()));
+  v.knob = profile.knob;
+  std::set<std::string> series_written;
+  for (const auto& ch : choices) {
+    for (int seed : opt.seeds) {
+      traces::ValidationRow row;
+      row.cap_w = ch.cap_w;
+      row.policy = ch.policy;
+      row.seed = seed;
+      row.predicted_time_s = ch.selection.predicted_time_s;
+      row.predicted_energy_j = ch.selection.predicted_energy_j;
+      if (!ch.selection.feasible) {
+        v.rows.push_back(row);
+        continue;
+      }
+      const Config c{ch.selection.knob, ch.selection.batch_size};
+      const RunResult& rr = runs.at({c, seed});
+      row.knob = c.knob;
+      row.batch_size = c.batch_size;
+      row.reached = rr.reached;
+      row.samples = rr.samples;
+      row.device_time_s = rr.device_time_s;
+      row.wall_time_s = rr.wall_time_s;
+      row.final_metric = rr.final_metric;
+      row.energy_j = energy_of(rr.series);
+      double peak = traces::kNaN, sum = 0;
+      for (size_t i = 0; i < rr.series.power_w.size(); ++i) {
+        const double w = rr.series.power_w[i];
+        peak = std::isnan(peak) ? w : std::max(peak, w);
+        sum += w;
+        if (w > ch.cap_w) {
+          row.cap_exceeded = true;
+          row.time_over_cap_s += period_s;
+        }
+      }
+      row.power_peak_w = peak;
+      row.power_mean_w = rr.series.power_w.empty() ? traces::kNaN : sum / static_cast<double>(rr.series.power_w.size());
+      row.series = fmt::format("{}-b{}-{:.0f}MHz-s{}", v.name, c.batch_size, c.knob.at(0) / 1e6, seed);
+      if (!series_written.count(row.series) && seed == opt.seeds.front()) {
+        traces::PowerSeries s = rr.series;
+        s.name = row.series;
+        s.cap_w = ch.cap_w;
+        store.write_series(s);
+        series_written.insert(row.series);
+      } else if (!series_written.count(row.series)) {
+        row.series.clear();  // only the first seed's trace is kept
+      }
+      v.rows.push_back(row);
+    }
+  }
+  store.write_validation(v);
+
+  // Summary per (cap, policy).
+  std::map<double, double> oracle_mean;
+  for (const auto& ch : choices) {
+    ValidationSummaryRow s;
+    s.cap_w = ch.cap_w;
+    s.policy = ch.policy;
+    s.predicted_s = ch.selection.predicted_time_s;
+    if (!ch.selection.feasible) {
+      s.config = "infeasible";
+      report.summary.push_back(s);
+      continue;
+    }
+    s.config = config_text(space, {ch.selection.knob, ch.selection.batch_size});
+    std::vector<double> times;
+    double energy = 0, peak = 0;
+    for (const auto& r : v.rows)
+      if (r.policy == ch.policy && traces::same(r.cap_w, ch.cap_w)) {
+        ++s.runs;
+        if (r.reached) {
+          ++s.reached;
+          times.push_back(r.device_time_s);
+          energy += r.energy_j;
+        }
+        peak = std::max(peak, std::isfinite(r.power_peak_w) ? r.power_peak_w : 0.0);
+        s.cap_exceeded = s.cap_exceeded || r.cap_exceeded;
+      }
+    if (!times.empty()) {
+      double m = 0;
+      for (double t : times) m += t;
+      m /= static_cast<double>(times.size());
+      double ss = 0;
+      for (double t : times) ss += (t - m) * (t - m);
+      s.measured_mean_s = m;
+      s.measured_std_s = times.size() > 1 ? std::sqrt(ss / static_cast<double>(times.size() - 1)) : 0;
+      s.energy_j = energy / static_cast<double>(times.size());
+      s.error_pct = 100 * (s.predicted_s - m) / m;
+    }
+    s.peak_w = peak;
+    if (ch.policy == "oracle") oracle_mean[ch.cap_w] = s.measured_mean_s;
+    report.summary.push_back(s);
+  }
+  for (auto& s : report.summary)
+    if (oracle_mean.count(s.cap_w) && oracle_mean[s.cap_w] > 0 && s.measured_mean_s > 0)
+      s.regret_pct = 100 * (s.measured_mean_s / oracle_mean[s.cap_w] - 1);
+  report.wall_time_s = std::chrono::duration<double>(Clock::now() - t_start).count();
+
+  std::string& out = report.text;
+  out += fmt::format("validation {} of {} on {}{} ({} >= {:.3f}; times are {}):\n", v.name, v.workload, v.device,
+                     emulated ? " (emulated)" : "", v.metric, v.target,
+                     emulated ? "the emulated device's virtual time" : "measured device time");
+  out += fmt::format("{:>7} {:<22} {:<22} {:>16} {:>11} {:>8} {:>8} {:>10} {:>8} {:>6}\n", "cap", "policy", "configuration",
+                     "measured [s]", "predicted", "error", "regret", "energy [J]", "peak [W]", "> cap");
+  for (const auto& s : report.summary) {
+    if (s.config == "infeasible") {
+      out += fmt::format("{:>6.2f}W {:<22} {:<22}\n", s.cap_w, policy_label(s.policy), "infeasible");
+      continue;
+    }
+    out += fmt::format("{:>6.2f}W {:<22} {:<22} {:>9.1f} ± {:<4.1f} {:>11.1f} {:>7.1f}% {:>7.1f}% {:>10.0f} {:>8.2f} {:>6}\n",
+                       s.cap_w, policy_label(s.policy), s.config, s.measured_mean_s, s.measured_std_s, s.predicted_s,
+                       s.error_pct, s.regret_pct, s.energy_j, s.peak_w, s.cap_exceeded ? "yes" : "no");
+  }
+  return report;
+}
+
+std::string format_verdict(const ValidateReport& report) {
+  std::string out;
+  std::map<double, std::map<std::string, const ValidationSummaryRow*>> by_cap;
+  for (const auto& s : report.summary) by_cap[s.cap_w][s.policy] = &s;
+  std::vector<double> errors;
+  for (const auto& [cap, m] : by_cap) {
+    auto get = [&](const char* p) -> const ValidationSummaryRow* {
+      const auto it = m.find(p);
+      return it == m.end() || it->second->measured_mean_s <= 0 ? nullptr : it->second;
+    };
+    const auto* ours = get("ours");
+    std::string line = fmt::format("  cap {:g} W:", cap);
+    if (!ours) {
+      out += line + " Ours found no feasible configuration\n";
+      continue;
+    }
+    if (const auto* b1 = get("baseline1")) line += fmt::format(" Ours {:.2f}x faster than Baseline 1;", b1->measured_mean_s / ours->measured_mean_s);
+    if (const auto* b2 = get("baseline2")) line += fmt::format(" {:.2f}x vs Baseline 2;", b2->measured_mean_s / ours->measured_mean_s);
+    if (get("oracle")) line += fmt::format(" regret vs oracle {:.1f}%;", ours->regret_pct);
+    line += fmt::format(" prediction error {:+.1f}%{}", ours->error_pct, ours->cap_exceeded ? "; cap EXCEEDED on the trace" : "; cap held");
+    errors.push_back(std::fabs(ours->error_pct));
+    out += line + "\n";
+  }
+  if (!errors.empty()) {
+    double m = 0;
+    for (double e : errors) m += e;
+    out += fmt::format("  mean |prediction error| of Ours: {:.1f}%\n", m / static_cast<double>(errors.size()));
+  }
+  return out;
+}
+
+}  // namespace pacer::experiments

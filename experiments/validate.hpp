@@ -1,0 +1,69 @@
+#pragma once
+// `pacer validate`: proves the predictions on a device. For each cap, the configuration chosen by
+// each policy (Ours, Baseline 1, Baseline 2) and by the oracle is pinned and the workload is
+// trained for real (libtorch) on the target data to the target accuracy while power is sampled.
+// The oracle is found as the paper defines it: the target is trained at every batch size to get
+// its true relation vector, then the fastest feasible (f, b) is picked.
+//
+// On the emulated device the device time is the emulator's virtual time, advanced by every real
+// mini-batch; one real training run at (b, seed) drives one emulated board per frequency chosen at
+// that b (the training trajectory does not depend on f), so every configuration is still trained
+// for real. On a real device every (configuration, seed) is its own run and the device time is the
+// wall time of the training steps (evaluations excluded, as in the profile).
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "hw/open_device.hpp"
+#include "models/data/datasets.hpp"
+#include "models/train.hpp"
+#include "traces/records.hpp"
+
+namespace pacer::experiments {
+
+struct ValidateOptions {
+  std::filesystem::path store;  // holds the profile and the proxy relation; results are added to it
+  std::string profile;          // profile record; "" : the only one in the store
+  std::string proxy;            // proxy relation record; "" : the only one not made by validate
+  std::string target_dataset = "fmnist-target-a";
+  hw::DeviceRequest device;     // spec "emulated:jetson-nano", "jetson", "nvml"
+  std::vector<double> caps_w;
+  std::vector<int> seeds = {0, 1, 2};
+  std::vector<std::string> policies = {"baseline1", "baseline2", "ours", "oracle"};
+  models::TrainOptions train;   // workload, target, budget, lr, checkpoint, threads, eval cadence
+  models::data::DatasetOptions data;
+  double sensor_rate_hz = 10;   // power sampling rate in device time
+  std::string name;             // record name under /validations; "" : validate-<dataset>
+};
+
+struct ValidationSummaryRow {
+  double cap_w = 0;
+  std::string policy;
+  std::string config;           // "b=32, 614.4 MHz"
+  double measured_mean_s = 0, measured_std_s = 0;
+  double predicted_s = 0;
+  double error_pct = 0;         // measured vs predicted
+  double regret_pct = 0;        // measured vs the oracle's measured time
+  double energy_j = 0;
+  double peak_w = 0;
+  bool cap_exceeded = false;
+  int runs = 0, reached = 0;
+};
+
+struct ValidateReport {
+  traces::ValidationResult result;
+  traces::RelationSet target_relation;
+  std::vector<ValidationSummaryRow> summary;
+  int training_runs = 0;        // real training runs in this call
+  double wall_time_s = 0;
+  std::string text;             // the printed summary
+};
+
+ValidateReport run_validate(const ValidateOptions& options);
+
+// The verdict lines of a validation: per cap, speed-up of Ours over Baseline 1 and 2, regret of
+// Ours versus the oracle, prediction error.
+std::string format_verdict(const ValidateReport& report);
+
+}  // namespace pacer::experiments

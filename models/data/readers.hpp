@@ -1,0 +1,35 @@
+#pragma once
+// Readers for the on-disk formats of the paper's datasets. Each throws pacer::Error with the file
+// name and what is wrong (missing, truncated, bad magic number, inconsistent sizes).
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "models/data/samples.hpp"
+
+namespace pacer::models::data {
+
+// Reads a whole file, transparently gunzipping it when it starts with the gzip magic.
+std::vector<uint8_t> read_maybe_gzip(const std::filesystem::path& path);
+
+// IDX (MNIST / Fashion-MNIST): an images file (magic 0x00000803) and a labels file (0x00000801),
+// optionally gzip-compressed.
+Samples read_idx(const std::filesystem::path& images, const std::filesystem::path& labels, int num_classes = 10);
+
+// CIFAR binary batches: records of <label byte>[<fine label byte>] + 3072 pixel bytes (CHW).
+// CIFAR-10: label_bytes 1. CIFAR-100: label_bytes 2, fine labels when `fine` is set.
+Samples read_cifar_batches(const std::vector<std::filesystem::path>& files, int label_bytes, bool fine);
+
+// R lazy-load database (Rdata.rdx + Rdata.rdb, as installed by r-cran-janeaustenr): the names of
+// its objects, and one object read as a character vector.
+std::vector<std::string> rdata_objects(const std::filesystem::path& base);  // base without .rdx/.rdb
+std::vector<std::string> rdata_character(const std::filesystem::path& base, const std::string& object);
+
+// Decodes one R serialization stream (format 2 or 3, XDR) holding a character vector.
+std::vector<std::string> unserialize_character(const std::vector<uint8_t>& stream, const std::string& what);
+
+// zlib inflate of a buffer whose decompressed size is known (R's rdb chunks, gzip members).
+std::vector<uint8_t> inflate(const uint8_t* data, size_t size, size_t expected_size, bool gzip,
+                             const std::string& what);
+
+}  // namespace pacer::models::data

@@ -1,0 +1,121 @@
+#pragma once
+// Torch-free API of the training code (implementation: models/train_torch.cpp).
+//  - StepRunner: one full training step (forward, backward, optimizer) of a workload at batch size
+//    b on synthetic inputs, for the profiler.
+//  - train_to_target: fine-tunes (or pre-trains) on a DataSplit until the held-out metric reaches a
+//    target, with hooks for an emulated device's clock and for progress.
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "models/data/samples.hpp"
+#include "models/workload.hpp"
+
+namespace pacer::models {
+
+// True when libtorch was built with CUDA and a GPU is visible.
+bool cuda_available();
+// Sets libtorch's intra-op thread count (0 leaves it unchanged) and returns the count in force.
+int set_threads(int threads);
+
+// The paper's rule: lr(b) = base_lr * sqrt(b / base_batch), base_batch the largest batch size.
+double scaled_learning_rate(double base_lr, int base_batch, int batch_size);
+std::string learning_rate_rule(double base_lr, int base_batch);
+
+struct StepRunnerOptions {
+  std::string workload = "cnn";  // registry name, optionally with @shape
+  int batch_size = 32;
+  std::string device = "cpu";    // "cpu" | "cuda" | "cuda:N"
+  int threads = 0;               // CPU intra-op threads, 0: libtorch's default
+  int seed = 0;
+  std::string optimizer = "adam";  // "adam" | "adamw"
+  double learning_rate = 1e-3;
+};
+
+class StepRunner {
+ public:
+  explicit StepRunner(const StepRunnerOptions& options);
+  ~StepRunner();
+  StepRunner(const StepRunner&) = delete;
+  StepRunner& operator=(const StepRunner&) = delete;
+
+  // One forward + backward + optimizer step; returns when the device has finished it.
+  void step();
+  const WorkloadInfo& workload() const;
+  const std::string& device() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+struct Evaluation {
+  int64_t samples = 0;    // training samples seen before this evaluation
+  double metric = NAN;    // accuracy or character accuracy, fraction in [0, 1]
+  double loss = NAN;      // mean cross-entropy on the held-out split
+  double wall_time_s = 0; // since the start of the run (evaluations included)
+  int64_t eval_samples = 0;  // held-out samples behind `metric` (fewer for a screening evaluation)
+};
+
+struct TrainProgress {
+  int batch_size = 0;
+  int seed = 0;
+  int64_t samples = 0;
+  double samples_per_s = 0;  // training throughput so far (evaluations excluded)
+  double metric = NAN;       // latest evaluation
+  double wall_time_s = 0;
+};
+
+struct TrainHooks {
+  // Called after every mini-batch; returning false stops the run (result.stopped_by_hook).
+  std::function<bool(int64_t samples_seen, int batch_size)> on_batch;
+  // Called after every evaluation.
+  std::function<void(const TrainProgress&)> on_progress;
+};
+
+struct TrainOptions {
+  std::string workload = "cnn";
+  int batch_size = 32;
+  int seed = 0;
+  int threads = 0;                  // 0: libtorch's default
+  std::string device = "cpu";
+  std::string optimizer = "adam";   // "adam" | "adamw"
+  double base_lr = 1e-3;            // learning rate at base_batch
+  int base_batch = 64;              // the largest batch size of the campaign
+  double weight_decay = 0.0;        // AdamW decoupled decay (0.01 is AdamW's usual default)
+  int64_t eval_every_samples = 4096;
+  int64_t eval_max_samples = 0;     // evaluate on the first N held-out samples, 0: all
+  // Screening keeps evaluation cheap: each evaluation first scores `screen_samples` held-out samples
+  // and runs the full evaluation only when that score is within `screen_margin` of the target. The
+  // stop decision is always taken on the full evaluation. 0: every evaluation is full.
+  int64_t screen_samples = 0;
+  double screen_margin = 0.04;
+  bool higher_is_better = true;
+  double target = NAN;              // stop at the first evaluation reaching it; NaN: run the budget
+  int64_t budget_samples = 200000;  // censored when the target is not reached within it
+  std::string init_checkpoint;      // start from these weights ("" : fresh initialisation)
+  std::string save_checkpoint;      // write the final weights here ("" : do not)
+};
+
+struct TrainResult {
+  bool reached = false;
+  bool stopped_by_hook = false;
+  int64_t samples = 0;           // samples seen at the stopping evaluation (the budget if censored)
+  double wall_time_s = 0;
+  double eval_time_s = 0;        // part of wall_time_s spent evaluating
+  double final_metric = NAN;
+  double learning_rate = NAN;
+  std::vector<Evaluation> history;
+};
+
+// Trains `options.workload` on data.train, evaluating on data.eval every eval_every_samples (and
+// once at the start). Throws Error when the workload does not fit the data (task, shape, classes).
+TrainResult train_to_target(const TrainOptions& options, const data::DataSplit& data, const TrainHooks& hooks = {});
+
+// Checkpoints hold the workload name and its weights and buffers. Written atomically.
+void check_checkpoint(const std::string& path, const std::string& workload);
+
+}  // namespace pacer::models

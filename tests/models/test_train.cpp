@@ -1,0 +1,208 @@
+// Training to a target: the learning-rate rule, determinism, censoring, hooks and checkpoints, on
+// small synthetic data the test builds (fast on one CPU thread).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "models/data/samples.hpp"
+#include "models/data/text.hpp"
+#include "models/train.hpp"
+#include "traces/error.hpp"
+
+namespace fs = std::filesystem;
+namespace pm = pacer::models;
+namespace pd = pacer::models::data;
+
+namespace {
+
+// Four classes: a bright 4x4 square in one quadrant of a noisy 12x12 image. Learnable in a few
+// hundred samples; with `random_labels` nothing can be learned.
+pd::DataSplit quadrants(int n, bool random_labels = false) {
+  pd::Samples s;
+  s.task = "image";
+  s.sample_shape = {1, 12, 12};
+  s.num_classes = 10;
+  uint64_t state = 12345;
+  auto rnd = [&state] {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<uint32_t>(state >> 33);
+  };
+  for (int i = 0; i < n; ++i) {
+    const int cls = i % 4;
+    for (int y = 0; y < 12; ++y)
+      for (int x = 0; x < 12; ++x) {
+        const bool in = (y / 6) * 2 + (x / 6) == cls && y % 6 >= 1 && y % 6 < 5 && x % 6 >= 1 && x % 6 < 5;
+        s.values.push_back(static_cast<uint8_t>((in ? 160 : 0) + rnd() % 90));
+      }
+    s.labels.push_back(random_labels ? static_cast<int32_t>(rnd() % 4) : cls);
+  }
+  return pd::split(s, 0.8, 1, "quadrants");
+}
+
+pm::TrainOptions quick(int batch_size, int seed) {
+  pm::TrainOptions o;
+  o.workload = "cnn";
+  o.batch_size = batch_size;
+  o.seed = seed;
+  o.threads = 1;
+  o.base_lr = 2e-3;
+  o.base_batch = 32;
+  o.eval_every_samples = 64;
+  o.target = 0.95;
+  o.budget_samples = 4096;
+  return o;
+}
+
+fs::path temp_file(const std::string& name) {
+  return fs::temp_directory_path() / ("pacer-test-train-" + std::to_string(::getpid()) + "-" + name);
+}
+
+}  // namespace
+
+TEST(Train, LearningRateScalesWithTheSquareRootOfTheBatchSize) {
+  EXPECT_DOUBLE_EQ(pm::scaled_learning_rate(1e-3, 64, 64), 1e-3);
+  EXPECT_DOUBLE_EQ(pm::scaled_learning_rate(1e-3, 64, 16), 5e-4);
+  EXPECT_DOUBLE_EQ(pm::scaled_learning_rate(4e-3, 128, 8), 1e-3);
+  EXPECT_EQ(pm::learning_rate_rule(0.001, 64), "lr = 0.001 * sqrt(b / 64)");
+  EXPECT_THROW(pm::scaled_learning_rate(0, 64, 4), pacer::Error);
+  const auto r = pm::train_to_target(quick(8, 0), quadrants(400));
+  EXPECT_DOUBLE_EQ(r.learning_rate, 2e-3 * 0.5);
+}
+
+TEST(Train, ReachesTheTargetAndIsReproducibleFromTheSeed) {
+  const auto data = quadrants(400);
+  const auto a = pm::train_to_target(quick(16, 3), data);
+  const auto b = pm::train_to_target(quick(16, 3), data);
+  ASSERT_TRUE(a.reached);
+  EXPECT_GE(a.final_metric, 0.95);
+  EXPECT_GT(a.samples, 0);
+  EXPECT_EQ(a.samples % 64, 0);  // stops at an evaluation
+  EXPECT_EQ(a.samples, b.samples);
+  ASSERT_EQ(a.history.size(), b.history.size());
+  for (size_t i = 0; i < a.history.size(); ++i) {
+    EXPECT_EQ(a.history[i].samples, b.history[i].samples);
+    EXPECT_DOUBLE_EQ(a.history[i].metric, b.history[i].metric);
+    EXPECT_DOUBLE_EQ(a.history[i].loss, b.history[i].loss);
+  }
+  EXPECT_EQ(a.history.front().samples, 0);  // evaluated before training
+  EXPECT_LT(a.history.front().metric, 0.6);
+  EXPECT_LE(a.eval_time_s, a.wall_time_s);
+  // Another seed gives another data order, so another trajectory.
+  const auto c = pm::train_to_target(quick(16, 4), data);
+  EXPECT_NE(a.history[1].loss, c.history[1].loss);
+}
+
+TEST(Train, ScreeningDecidesOnlyOnFullEvaluations) {
+  const auto data = quadrants(2000);
+  auto o = quick(16, 3);
+  o.screen_samples = 40;
+  o.screen_margin = 0.1;
+  const auto r = pm::train_to_target(o, data);
+  ASSERT_TRUE(r.reached);
+  const int64_t full = data.eval.size();
+  EXPECT_EQ(r.history.back().eval_samples, full);
+  EXPECT_GE(r.history.back().metric, 0.95);
+  int screened = 0;
+  for (const auto& e : r.history) {
+    if (e.eval_samples == full) continue;
+    ++screened;
+    EXPECT_EQ(e.eval_samples, 40);
+    EXPECT_LT(e.metric, 0.95 - 0.1);  // only scores far from the target skip the full evaluation
+  }
+  EXPECT_GE(screened, 1);  // the untrained start is far from the target
+}
+
+TEST(Train, RunsThatMissTheTargetAreCensoredAtTheBudget) {
+  auto o = quick(16, 0);
+  o.budget_samples = 320;
+  const auto r = pm::train_to_target(o, quadrants(400, /*random_labels=*/true));
+  EXPECT_FALSE(r.reached);
+  EXPECT_EQ(r.samples, 320);
+  EXPECT_EQ(r.history.back().samples, 320);
+  EXPECT_LT(r.final_metric, 0.95);
+}
+
+TEST(Train, BatchHookSeesEverySampleAndCanStopTheRun) {
+  std::vector<int64_t> seen;
+  pm::TrainHooks hooks;
+  hooks.on_batch = [&](int64_t samples, int b) {
+    EXPECT_EQ(b, 8);
+    seen.push_back(samples);
+    return seen.size() < 5;
+  };
+  int progress_calls = 0;
+  hooks.on_progress = [&](const pm::TrainProgress& p) {
+    ++progress_calls;
+    EXPECT_EQ(p.batch_size, 8);
+  };
+  const auto r = pm::train_to_target(quick(8, 0), quadrants(400), hooks);
+  EXPECT_TRUE(r.stopped_by_hook);
+  EXPECT_EQ(seen, std::vector<int64_t>({8, 16, 24, 32, 40}));
+  EXPECT_EQ(r.samples, 40);
+  EXPECT_EQ(progress_calls, static_cast<int>(r.history.size()));
+}
+
+TEST(Train, CheckpointsRoundTripAndNameTheirWorkload) {
+  const auto data = quadrants(400);
+  const fs::path ckpt = temp_file("ckpt.pt");
+  auto o = quick(16, 1);
+  o.save_checkpoint = ckpt.string();
+  const auto trained = pm::train_to_target(o, data);
+  ASSERT_TRUE(fs::exists(ckpt));
+  pm::check_checkpoint(ckpt.string(), "cnn@1x12x12");
+  EXPECT_THROW(pm::check_checkpoint(ckpt.string(), "resnet18"), pacer::Error);
+
+  // Fine-tuning from the checkpoint starts at the trained accuracy: the first evaluation is the same.
+  auto f = quick(16, 1);
+  f.init_checkpoint = ckpt.string();
+  const auto tuned = pm::train_to_target(f, data);
+  EXPECT_TRUE(tuned.reached);
+  EXPECT_EQ(tuned.samples, 0);
+  EXPECT_DOUBLE_EQ(tuned.history.front().metric, trained.final_metric);
+
+  // Wrong workload for these weights, and a corrupt file.
+  auto w = quick(16, 1);
+  w.workload = "cnn-w0.5";
+  w.init_checkpoint = ckpt.string();
+  EXPECT_THROW(pm::train_to_target(w, data), pacer::Error);
+  const fs::path bad = temp_file("bad.pt");
+  { std::ofstream(bad) << "not a checkpoint"; }
+  f.init_checkpoint = bad.string();
+  EXPECT_THROW(pm::train_to_target(f, data), pacer::Error);
+  fs::remove(ckpt);
+  fs::remove(bad);
+}
+
+TEST(Train, WorkloadMustFitTheData) {
+  auto o = quick(16, 0);
+  o.workload = "chartransformer-tiny";
+  EXPECT_THROW(pm::train_to_target(o, quadrants(100)), pacer::Error);
+  o.workload = "cnn@1x28x28";
+  EXPECT_THROW(pm::train_to_target(o, quadrants(100)), pacer::Error);
+  o.workload = "cnn";
+  o.batch_size = 1000;
+  EXPECT_THROW(pm::train_to_target(o, quadrants(100)), pacer::Error);
+}
+
+TEST(Train, TinyTransformerLearnsARepeatingText) {
+  std::string text;
+  while (text.size() < 20000) text += "the cat sat on the mat. ";
+  const auto data = pd::split(pd::text_windows(text, 32), 0.8, 0, "cats");
+  pm::TrainOptions o;
+  o.workload = "chartransformer-tiny";
+  o.batch_size = 16;
+  o.threads = 1;
+  o.optimizer = "adamw";
+  o.weight_decay = 0.01;
+  o.base_lr = 3e-3;
+  o.base_batch = 16;
+  o.eval_every_samples = 128;
+  o.eval_max_samples = 64;
+  o.target = 0.9;
+  o.budget_samples = 8000;
+  const auto r = pm::train_to_target(o, data);
+  EXPECT_TRUE(r.reached) << "char accuracy " << r.final_metric;
+  EXPECT_LT(r.history.front().metric, 0.3);
+}

@@ -1,0 +1,168 @@
+// `pacer relation` end to end on a small IDX dataset the test writes: the RelationSet in the store,
+// resume without redoing finished runs, censoring, pre-training and the error paths.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "traces/store.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Result {
+  int code = -1;
+  std::string out, err;
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+class Relation : public ::testing::Test {
+ protected:
+  fs::path dir;
+  void SetUp() override {
+    dir = fs::temp_directory_path() / ("pacer-test-relation-" + std::to_string(::getpid()) + "-" +
+                                       ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir / "idx");
+    write_quadrants(dir / "idx", 480);
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+  }
+  Result pacer(const std::string& args) const {
+    const std::string cmd = std::string(PACER_BINARY) + " " + args + " >" + (dir / "out").string() + " 2>" +
+                            (dir / "err").string() + " </dev/null";
+    const int status = std::system(cmd.c_str());
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(dir / "out"), slurp(dir / "err")};
+  }
+  std::string common() const {
+    return "relation --dataset idx:" + (dir / "idx").string() + " --threads 1 --eval-every 64 --lr 0.002 --out " +
+           (dir / "s.h5").string();
+  }
+
+  static void put32(std::ofstream& o, uint32_t v) {
+    for (int s = 24; s >= 0; s -= 8) o.put(static_cast<char>(v >> s));
+  }
+  // Four classes: a bright square in one quadrant of a noisy 12x12 image.
+  static void write_quadrants(const fs::path& d, int n) {
+    std::ofstream img(d / "train-images-idx3-ubyte", std::ios::binary), lab(d / "train-labels-idx1-ubyte", std::ios::binary);
+    put32(img, 0x803), put32(img, n), put32(img, 12), put32(img, 12);
+    put32(lab, 0x801), put32(lab, n);
+    uint32_t state = 7;
+    for (int i = 0; i < n; ++i) {
+      const int cls = i % 4;
+      lab.put(static_cast<char>(cls));
+      for (int y = 0; y < 12; ++y)
+        for (int x = 0; x < 12; ++x) {
+          state = state * 1103515245u + 12345u;
+          const bool in = (y / 6) * 2 + (x / 6) == cls && y % 6 >= 1 && y % 6 < 5 && x % 6 >= 1 && x % 6 < 5;
+          img.put(static_cast<char>((in ? 160 : 0) + (state >> 16) % 90));
+        }
+    }
+  }
+};
+
+}  // namespace
+
+TEST_F(Relation, WritesARelationSetAndResumesWithoutRedoingRuns) {
+  auto r = pacer(common() + " --checkpoint none --batch-sizes 8,16 --seeds 0 --target 0.9 --budget 2048 --name q");
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto set = pacer::traces::Store::open(dir / "s.h5").read_relation("q");
+  ASSERT_EQ(set.runs.size(), 2u);
+  EXPECT_EQ(set.workload, "cnn@1x12x12");
+  EXPECT_EQ(set.metric, "accuracy");
+  EXPECT_DOUBLE_EQ(set.target, 0.9);
+  EXPECT_EQ(set.base_batch, 16);
+  EXPECT_EQ(set.lr_rule, "lr = 0.002 * sqrt(b / 16)");
+  EXPECT_EQ(set.optimizer, "adam");
+  for (const auto& run : set.runs) {
+    EXPECT_TRUE(run.reached);
+    EXPECT_GT(run.samples, 0);
+    EXPECT_EQ(run.samples % 64, 0);
+    EXPECT_DOUBLE_EQ(run.learning_rate, 0.002 * std::sqrt(run.batch_size / 16.0));
+  }
+  EXPECT_NE(r.out.find("r(b)"), std::string::npos);
+
+  // Rerun with one more seed: the two finished runs are kept as they are, two new ones are added.
+  r = pacer(common() + " --checkpoint none --batch-sizes 8,16 --seeds 0,1 --target 0.9 --budget 2048 --name q");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("resuming"), std::string::npos);
+  const auto resumed = pacer::traces::Store::open(dir / "s.h5").read_relation("q");
+  ASSERT_EQ(resumed.runs.size(), 4u);
+  EXPECT_EQ(resumed.runs[0], set.runs[0]);
+  EXPECT_EQ(resumed.runs[1], set.runs[1]);
+  // Same seed, same data, same threads: rerunning under another name needs the same samples.
+  r = pacer(common() + " --checkpoint none --batch-sizes 8,16 --seeds 0 --target 0.9 --budget 2048 --name q2");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto again = pacer::traces::Store::open(dir / "s.h5").read_relation("q2");
+  ASSERT_EQ(again.runs.size(), 2u);
+  EXPECT_EQ(again.runs[0].samples, set.runs[0].samples);
+  EXPECT_EQ(again.runs[1].samples, set.runs[1].samples);
+  EXPECT_DOUBLE_EQ(again.runs[1].final_metric, set.runs[1].final_metric);
+
+  // A different target under the same name is refused instead of mixing runs.
+  r = pacer(common() + " --checkpoint none --batch-sizes 8,16 --seeds 0 --target 0.8 --budget 2048 --name q");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("--name"), std::string::npos) << r.err;
+}
+
+TEST_F(Relation, CensoredRunsAreRecorded) {
+  const auto r = pacer(common() + " --checkpoint none --batch-sizes 16 --seeds 0,1 --target 99.9% --budget 128 --name c");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto set = pacer::traces::Store::open(dir / "s.h5").read_relation("c");
+  ASSERT_EQ(set.runs.size(), 2u);
+  for (const auto& run : set.runs) {
+    EXPECT_FALSE(run.reached);
+    EXPECT_EQ(run.samples, 128);
+    EXPECT_EQ(run.budget_samples, 128);
+  }
+  EXPECT_TRUE(std::isnan(set.mean_samples(16)));
+  EXPECT_NE(r.err.find("CENSORED"), std::string::npos);
+}
+
+TEST_F(Relation, PretrainWritesTheCheckpointThatFineTuningStartsFrom) {
+  const std::string ckpt = (dir / "pre.pt").string();
+  auto r = pacer(common() + " --pretrain --checkpoint " + ckpt + " --budget 256 --target 0.99");
+  ASSERT_EQ(r.code, 0) << r.err;
+  ASSERT_TRUE(fs::exists(ckpt));
+  r = pacer(common() + " --checkpoint " + ckpt + " --batch-sizes 16 --seeds 0 --target 0.9 --budget 2048 --name p");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(pacer::traces::Store::open(dir / "s.h5").read_relation("p").runs.size(), 1u);
+}
+
+TEST_F(Relation, ErrorsAreOneActionableLine) {
+  auto r = pacer(common() + " --checkpoint " + (dir / "missing.pt").string());
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("--pretrain"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir / "s.h5"));
+  r = pacer(common() + " --checkpoint none --target 150");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--target"), std::string::npos) << r.err;
+  r = pacer(common() + " --checkpoint none --workload chartransformer-tiny");
+  EXPECT_EQ(r.code, 2);
+  r = pacer("relation --dataset nope --checkpoint none --out " + (dir / "s.h5").string());
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("unknown dataset"), std::string::npos);
+}
+
+TEST(Workloads, ListsTheRegistryWithCosts) {
+  const fs::path out = fs::temp_directory_path() / ("pacer-test-workloads-" + std::to_string(::getpid()));
+  const int status = std::system((std::string(PACER_BINARY) + " workloads --datasets >" + out.string()).c_str());
+  ASSERT_EQ(WEXITSTATUS(status), 0);
+  const std::string text = slurp(out);
+  fs::remove(out);
+  for (const char* name : {"resnet18@3x32x32", "mobilenetv2@3x32x32", "chartransformer@64", "cnn@1x28x28", "11.2 M",
+                           "fmnist-proxy", "austen-emma"})
+    EXPECT_NE(text.find(name), std::string::npos) << name;
+}
