@@ -7,6 +7,7 @@
 #include <cmath>
 #include <set>
 
+#include "models/nets.hpp"
 #include "traces/error.hpp"
 #include "traces/store.hpp"
 
@@ -37,7 +38,7 @@ CampaignReport run_relation_campaign(const RelationCampaign& c, const models::da
       const traces::RelationSet old = store->read_relation(set.name);
       auto differs = [&](const std::string& what, const std::string& a, const std::string& b) {
         if (a != b)
-          throw Error(fmt::format("{} already holds relation '{}' with {} {} (now {}): choose another name or store",
+          throw Error(fmt::format("{} already holds relation '{}' with {} {} (now {}): choose another relation name (--name) or store (--out)",
                                   c.store.string(), set.name, what, a, b));
       };
       differs("workload", old.workload, set.workload);
@@ -78,6 +79,11 @@ CampaignReport run_relation_campaign(const RelationCampaign& c, const models::da
       if (on_run) on_run(run);
     }
   return report;
+}
+
+std::string default_checkpoint(const std::string& workload) {
+  const auto spec = models::parse_workload(workload);
+  return fmt::format("pacer-out/{}-{}-pretrain.pt", spec.base, spec.task == "text" ? "austen" : "fmnist");
 }
 
 std::string format_relation(const traces::RelationSet& set) {

@@ -36,6 +36,10 @@ CampaignReport run_relation_campaign(const RelationCampaign& campaign, const mod
                                      const models::TrainHooks& hooks = {},
                                      const std::function<void(const traces::RelationRun&)>& on_run = {});
 
+// Where `pacer relation --pretrain` writes a workload's pre-trained weights by default:
+// pacer-out/<base>-fmnist-pretrain.pt (images) or pacer-out/<base>-austen-pretrain.pt (text).
+std::string default_checkpoint(const std::string& workload);
+
 // Human-readable table of a relation: runs, reached, mean and std of samples, r(b), lr per b.
 std::string format_relation(const traces::RelationSet& set);
 

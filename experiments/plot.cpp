@@ -70,7 +70,7 @@ RenderResult run(const std::string& name, const std::string& data, const std::st
     spdlog::warn("gnuplot not found (apt-get install gnuplot-nox): wrote {}.gp and {}.dat without images", name, name);
     return result;
   }
-  const fs::path log = dir / (name + ".gnuplot.log");
+  const fs::path log = fs::absolute(dir) / (name + ".gnuplot.log");  // the command runs inside dir
   const std::string cmd = fmt::format("cd '{}' && '{}' '{}.gp' >'{}' 2>&1", dir.string(), gp, name, log.string());
   const int status = std::system(cmd.c_str());
   std::vector<fs::path> images = {dir / (name + ".png"), dir / (name + ".svg")};

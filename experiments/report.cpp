@@ -1,11 +1,13 @@
 #include "experiments/report.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "experiments/plot.hpp"
@@ -18,6 +20,25 @@ namespace fs = std::filesystem;
 namespace {
 
 std::string stem_of(const fs::path& store) { return store.stem().string(); }
+
+std::vector<std::string> split(const std::string& list) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= list.size()) {
+    size_t comma = list.find(',', start);
+    if (comma == std::string::npos) comma = list.size();
+    if (comma > start) out.push_back(list.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return out;
+}
+
+// "614.4 MHz", "250 W", or the values of a multi-dimensional knob.
+std::string knob_label(const traces::KnobSpace& knob, const std::vector<double>& v) {
+  if (knob.kind == "gpu_freq" && v.size() == 1) return fmt::format("{:g} MHz", v[0] / 1e6);
+  if (knob.kind == "power_limit" && v.size() == 1) return fmt::format("{:g} W", v[0]);
+  return fmt::format("{}", fmt::join(v, "/"));
+}
 
 std::string safe(std::string s) {
   for (char& c : s)
@@ -49,7 +70,7 @@ void figure1(ReportOutput& out, const fs::path& dir, const std::string& prefix, 
              const traces::RelationSet* rel, double cap_w,
              const std::vector<std::pair<std::string, std::pair<std::vector<double>, int>>>& chosen) {
   Plot p;
-  p.name = safe(prefix + "-fig1-time-vs-power-" + fmt::format("{:g}W", cap_w));
+  p.name = safe(prefix + "-fig1-time-vs-power-" + fmt::format("{:.3g}W", cap_w));
   const bool tta = rel != nullptr && !rel->relation_vector().empty();
   p.title = fmt::format("{} on {}{}: every configuration, cap {:g} W", prof.workload, prof.device,
                         prof.emulated ? " (emulated)" : "", cap_w);
@@ -77,7 +98,7 @@ void figure1(ReportOutput& out, const fs::path& dir, const std::string& prefix, 
     const auto* pt = prof.find(config.first, config.second);
     if (!pt) continue;
     PlotSeries s;
-    s.title = fmt::format("{}: b={}, {:g} MHz", policy_label(policy), config.second, config.first.at(0) / 1e6);
+    s.title = fmt::format("{}: b={}, {}", policy_label(policy), config.second, knob_label(prof.knob, config.first));
     s.style = fmt::format("points pt {} ps 2.5 lw 2", marker++);
     s.x = {power_of(*pt)};
     s.y = {y_of(*pt)};
@@ -93,6 +114,76 @@ void figure1(ReportOutput& out, const fs::path& dir, const std::string& prefix, 
     }
   p.extra = fmt::format("set xrange [{:.4g}:{:.4g}]", lo - 0.05 * (hi - lo), hi + 0.05 * (hi - lo));  // cap in view
   add(out, render(p, dir), p.name + ": time vs power of every (f, b), cap line, chosen points (Figure 1 style)");
+}
+
+// Time to accuracy of configuration `pt` under relation `rel` (NaN when b never reached the target).
+double tta_of(const traces::ProfilePoint& pt, const traces::RelationSet& rel) {
+  return pt.time_per_batch_mean_s / pt.batch_size * rel.mean_samples(pt.batch_size);
+}
+
+// The configuration with the shortest time to accuracy under `rel` among those feasible at `cap_w`
+// (full search: the optimum that Algorithm 1 finds), or nullptr when none is feasible.
+const traces::ProfilePoint* fastest_under(const traces::ProfileTable& prof, const traces::RelationSet& rel, double cap_w,
+                                          std::optional<int> batch = std::nullopt) {
+  const traces::ProfilePoint* best = nullptr;
+  for (const auto& pt : prof.points) {
+    if (pt.status != "ok" || power_of(pt) > cap_w || (batch && pt.batch_size != *batch)) continue;
+    const double t = tta_of(pt, rel);
+    if (std::isfinite(t) && (!best || t < tta_of(*best, rel))) best = &pt;
+  }
+  return best;
+}
+
+// Figure 2: time to accuracy per batch size (each b at its fastest feasible knob) under several caps.
+void figure2(ReportOutput& out, const fs::path& dir, const std::string& prefix, const traces::ProfileTable& prof,
+             const traces::RelationSet& rel, const std::vector<double>& caps) {
+  Plot p;
+  p.name = safe(prefix + "-fig2-tta-per-batch");
+  p.title = fmt::format("{} ({}) on {}{}: time to accuracy per batch size", prof.workload, rel.dataset, prof.device,
+                        prof.emulated ? " (emulated)" : "");
+  p.xlabel = "batch size";
+  p.ylabel = "time to accuracy [s]";
+  p.logx = true;
+  for (double cap : caps) {
+    PlotSeries s;
+    s.title = fmt::format("cap {:g} W", cap);
+    s.style = "linespoints pt 7 ps 1 lw 2";
+    for (int b : prof.batch_sizes())
+      if (const auto* pt = fastest_under(prof, rel, cap, b)) {
+        s.x.push_back(b);
+        s.y.push_back(tta_of(*pt, rel));
+        s.labels.push_back(knob_label(prof.knob, pt->knob));
+      }
+    p.series.push_back(std::move(s));
+  }
+  p.extra = "set key top left\nset label 'point labels: the fastest feasible knob setting' at graph 0.02,graph 0.04 font ',9'";
+  add(out, render(p, dir), p.name + ": time to accuracy per batch size under several caps (Figure 2 style)");
+}
+
+// Figure 5: rows = the relation used to choose (proxy), columns = the relation that is trained
+// (target); cell = % time over the target's fastest configuration at the cap.
+void figure5(ReportOutput& out, const fs::path& dir, const std::string& prefix, const traces::ProfileTable& prof,
+             const std::vector<traces::RelationSet>& rels, double cap_w) {
+  Heatmap m;
+  m.name = safe(prefix + "-fig5-proxy-x-target-" + fmt::format("{:.3g}W", cap_w));
+  m.title = fmt::format("% time over the fastest configuration, cap {:g} W ({} on {}{})", cap_w, prof.workload,
+                        prof.device, prof.emulated ? ", emulated" : "");
+  m.xlabel = "target (trained)";
+  m.ylabel = "proxy (used to choose)";
+  for (const auto& r : rels) {
+    m.xnames.push_back(r.name);
+    m.ynames.push_back(r.name);
+  }
+  for (const auto& proxy : rels) {
+    std::vector<double> row;
+    for (const auto& target : rels) {
+      const auto* chosen = fastest_under(prof, proxy, cap_w);
+      const auto* best = fastest_under(prof, target, cap_w);
+      row.push_back(chosen && best ? 100.0 * (tta_of(*chosen, target) / tta_of(*best, target) - 1.0) : NAN);
+    }
+    m.values.push_back(std::move(row));
+  }
+  add(out, render(m, dir), m.name + ": proxy x target matrix of % time over the fastest configuration (Figure 5 style)");
 }
 
 // Figure 4: energy to accuracy per policy and cap (grouped bars).
@@ -134,6 +225,34 @@ void figure4(ReportOutput& out, const fs::path& dir, const traces::ValidationRes
     p.series.push_back(std::move(s));
   }
   add(out, render(p, dir), p.name + ": energy to accuracy per policy and cap (Figure 4 style)");
+}
+
+// Caps of the validation runs stored in `store`.
+std::vector<double> validation_caps(traces::Store& store) {
+  std::vector<double> caps;
+  for (const auto& n : store.list("validations"))
+    for (const auto& r : store.read_validation(n).rows) caps.push_back(r.cap_w);
+  std::sort(caps.begin(), caps.end());
+  caps.erase(std::unique(caps.begin(), caps.end(), [](double a, double b) { return traces::same(a, b); }), caps.end());
+  return caps;
+}
+
+// The caps a sweep's figures are drawn at: the sweep caps nearest to the validated caps, else the
+// sweep's caps at one and two thirds of its range.
+std::vector<double> figure_caps(const std::vector<double>& sweep_caps, const std::vector<double>& validated) {
+  std::vector<double> pick;
+  for (double v : validated) {
+    const auto nearest = std::min_element(sweep_caps.begin(), sweep_caps.end(),
+                                          [&](double a, double b) { return std::abs(a - v) < std::abs(b - v); });
+    if (std::abs(*nearest - v) <= 0.02 * v) pick.push_back(*nearest);
+  }
+  if (pick.empty()) {
+    pick.push_back(sweep_caps[sweep_caps.size() / 3]);
+    if (sweep_caps.size() > 2) pick.push_back(sweep_caps[(2 * sweep_caps.size()) / 3]);
+  }
+  std::sort(pick.begin(), pick.end());
+  pick.erase(std::unique(pick.begin(), pick.end()), pick.end());
+  return pick;
 }
 
 // A power trace of a validation run with the cap drawn.
@@ -193,31 +312,63 @@ ReportOutput make_report(const ReportOptions& opt) {
   if (!sweeps.empty()) write_tables(out, sweep_table(sweeps), opt.out_dir, "table-simulated");
 
   for (auto& [path, store] : stores) {
-    // Figure 1 per sweep whose profile is in the same store: the lowest and the highest cap.
+    // Figures 1, 2 and 5 per profile of each sweep (a sweep over several workloads names them all).
+    const std::vector<double> validated = validation_caps(store);
     for (const auto& n : store.list("sweeps")) {
       const auto sweep = store.read_sweep(n);
-      if (!store.has("profiles", sweep.profile)) {
-        out.skipped.push_back(fmt::format("{}: Figure 1 for sweep '{}' needs profile '{}' in the same store",
-                                          path.string(), n, sweep.profile));
-        continue;
-      }
-      const auto prof = store.read_profile(sweep.profile);
-      std::optional<traces::RelationSet> rel;
-      if (!sweep.target.empty() && store.has("relations", sweep.target)) rel = store.read_relation(sweep.target);
-      std::vector<double> caps;
-      for (const auto& r : sweep.rows)
-        if (std::isfinite(r.cap_w)) caps.push_back(r.cap_w);
-      std::sort(caps.begin(), caps.end());
-      caps.erase(std::unique(caps.begin(), caps.end()), caps.end());
-      if (caps.empty() || prof.knob.kind != "gpu_freq") continue;
-      std::vector<double> pick = {caps[caps.size() / 3]};
-      if (caps.size() > 2) pick.push_back(caps[(2 * caps.size()) / 3]);
-      for (double cap : pick) {
-        std::vector<std::pair<std::string, std::pair<std::vector<double>, int>>> chosen;
+      const auto profiles = split(sweep.profile);
+      for (const auto& pname : profiles) {
+        if (!store.has("profiles", pname)) {
+          out.skipped.push_back(fmt::format("{}: figures for sweep '{}' need profile '{}' in the same store",
+                                            path.string(), n, pname));
+          continue;
+        }
+        const auto prof = store.read_profile(pname);
+        std::vector<traces::SweepRow> rows;
         for (const auto& r : sweep.rows)
-          if (traces::same(r.cap_w, cap) && r.feasible && policy_rank(r.policy) < 100)
-            chosen.push_back({r.policy, {r.knob, r.batch_size}});
-        figure1(out, opt.out_dir, stem_of(path) + "-" + n, prof, rel ? &*rel : nullptr, cap, chosen);
+          if (profiles.size() == 1 || r.workload == prof.workload) rows.push_back(r);
+        // The sweep's target (else proxy) relation of this workload.
+        auto relation_named = [&](const std::string& list) -> std::optional<traces::RelationSet> {
+          for (const auto& rn : split(list))
+            if (store.has("relations", rn)) {
+              auto r = store.read_relation(rn);
+              if (profiles.size() == 1 || r.workload == prof.workload) return r;
+            }
+          return std::nullopt;
+        };
+        const std::optional<traces::RelationSet> target = relation_named(sweep.target);
+        std::optional<traces::RelationSet> fig2_rel = target ? target : relation_named(sweep.relation);
+        std::vector<double> caps;
+        for (const auto& r : rows)
+          if (std::isfinite(r.cap_w)) caps.push_back(r.cap_w);
+        std::sort(caps.begin(), caps.end());
+        caps.erase(std::unique(caps.begin(), caps.end()), caps.end());
+        if (caps.empty()) continue;
+        const std::vector<double> pick = figure_caps(caps, validated);
+        const std::string prefix = stem_of(path) + "-" + (profiles.size() == 1 ? n : n + "-" + pname);
+        for (double cap : pick) {
+          std::vector<std::pair<std::string, std::pair<std::vector<double>, int>>> chosen;
+          for (const auto& r : rows)
+            if (traces::same(r.cap_w, cap) && r.feasible && policy_rank(r.policy) < 100)
+              chosen.push_back({r.policy, {r.knob, r.batch_size}});
+          figure1(out, opt.out_dir, prefix, prof, target ? &*target : nullptr, cap, chosen);
+        }
+        if (fig2_rel && !fig2_rel->relation_vector().empty()) {
+          std::vector<double> fig2_caps = pick;
+          fig2_caps.push_back(caps.back());
+          fig2_caps.erase(std::unique(fig2_caps.begin(), fig2_caps.end()), fig2_caps.end());
+          figure2(out, opt.out_dir, prefix, prof, *fig2_rel, fig2_caps);
+        }
+        std::vector<traces::RelationSet> rels;
+        for (const auto& rn : store.list("relations")) {
+          auto r = store.read_relation(rn);
+          if (r.workload == prof.workload && !r.relation_vector().empty()) rels.push_back(std::move(r));
+        }
+        if (rels.size() >= 2)
+          for (double cap : pick) figure5(out, opt.out_dir, prefix, prof, rels, cap);
+        else
+          out.skipped.push_back(fmt::format("{}: Figure 5 for '{}' needs two relation sets of {} in the store",
+                                            path.string(), prefix, prof.workload));
       }
     }
     for (const auto& n : store.list("validations")) {

@@ -10,20 +10,26 @@
 namespace pacer::experiments {
 namespace {
 
+constexpr size_t kMaxWideColumns = 12;  // wider tables are transposed: one line per (dataset, cap)
+
 struct Acc {
   std::vector<double> values;
   int censored = 0;
+  int infeasible = 0;
+  double given_std = traces::kNaN;  // a single value's own spread (a replay over seeds)
   Cell cell() const {
     Cell c;
-    c.runs = static_cast<int>(values.size()) + censored;
+    c.runs = static_cast<int>(values.size()) + censored + infeasible;
     c.censored = censored;
+    c.infeasible = infeasible;
     if (values.empty()) return c;
     double sum = 0;
     for (double v : values) sum += v;
     c.mean = sum / static_cast<double>(values.size());
     double ss = 0;
     for (double v : values) ss += (v - c.mean) * (v - c.mean);
-    c.std = values.size() > 1 ? std::sqrt(ss / static_cast<double>(values.size() - 1)) : 0.0;
+    c.std = values.size() > 1 ? std::sqrt(ss / static_cast<double>(values.size() - 1))
+                              : (std::isfinite(given_std) ? given_std : 0.0);
     return c;
   }
 };
@@ -81,7 +87,8 @@ std::string fmt_value(double v) {
 
 std::string cell_text(const Cell& c, const std::string& pm) {
   if (c.runs == 0) return "-";
-  if (!std::isfinite(c.mean)) return fmt::format("not reached ({}/{})", c.censored, c.runs);
+  if (c.infeasible == c.runs) return "infeasible";
+  if (!std::isfinite(c.mean)) return fmt::format("not reached ({}/{})", c.censored, c.runs - c.infeasible);
   std::string s = fmt_value(c.mean) + pm + fmt_value(c.std);
   if (c.censored) s += fmt::format(" ({} censored)", c.censored);
   return s;
@@ -123,19 +130,28 @@ int policy_rank(const std::string& p) {
   return it == order.end() ? 100 : static_cast<int>(it - order.begin());
 }
 
-std::string cap_label(double cap) { return no_cap(cap) ? "no cap" : fmt::format("{:g} W", cap); }
+std::string cap_label(double cap) { return no_cap(cap) ? "no cap" : fmt::format("{:.3g} W", cap); }
 
-ResultTable time_table(const std::vector<traces::ValidationResult>& results) {
+namespace {
+// One column group per validation (its dataset), cells from `value` of the runs that reached the target.
+ResultTable validation_table(const std::vector<traces::ValidationResult>& results,
+                             double (*value)(const traces::ValidationRow&)) {
   std::vector<std::string> names;
   std::vector<std::vector<traces::ValidationRow>> groups;
   for (const auto& r : results) {
     names.push_back(r.dataset);
     groups.push_back(r.rows);
   }
-  ResultTable t = build(names, groups, [](const traces::ValidationRow& r, Acc& acc) {
-    if (r.reached) acc.values.push_back(r.device_time_s);
+  return build(names, groups, [value](const traces::ValidationRow& r, Acc& acc) {
+    if (r.batch_size == 0) ++acc.infeasible;  // the policy found no feasible configuration
+    else if (r.reached) acc.values.push_back(value(r));
     else ++acc.censored;
   });
+}
+}  // namespace
+
+ResultTable time_table(const std::vector<traces::ValidationResult>& results) {
+  ResultTable t = validation_table(results, [](const traces::ValidationRow& r) { return r.device_time_s; });
   const bool emulated = std::any_of(results.begin(), results.end(), [](auto& r) { return r.emulated; });
   t.caption = fmt::format("Measured time to accuracy (mean ± std over seeds){}.",
                           emulated ? "; emulated device: virtual device time" : "");
@@ -143,16 +159,7 @@ ResultTable time_table(const std::vector<traces::ValidationResult>& results) {
 }
 
 ResultTable energy_table(const std::vector<traces::ValidationResult>& results) {
-  std::vector<std::string> names;
-  std::vector<std::vector<traces::ValidationRow>> groups;
-  for (const auto& r : results) {
-    names.push_back(r.dataset);
-    groups.push_back(r.rows);
-  }
-  ResultTable t = build(names, groups, [](const traces::ValidationRow& r, Acc& acc) {
-    if (r.reached) acc.values.push_back(r.energy_j);
-    else ++acc.censored;
-  });
+  ResultTable t = validation_table(results, [](const traces::ValidationRow& r) { return r.energy_j; });
   t.quantity = "energy to accuracy";
   t.unit = "J";
   t.caption = "Measured energy to accuracy (mean ± std over seeds).";
@@ -181,14 +188,35 @@ ResultTable sweep_table(const std::vector<traces::SweepResult>& sweeps) {
     for (const auto& r : g) wrapped.back().push_back({r.cap_w, r.policy, r});
   }
   ResultTable t = build(names, wrapped, [](const Row& row, Acc& acc) {
-    if (row.r.feasible && std::isfinite(row.r.replayed_time_mean_s)) acc.values.push_back(row.r.replayed_time_mean_s);
-    else ++acc.censored;
+    if (!row.r.feasible) {
+      ++acc.infeasible;
+    } else if (std::isfinite(row.r.replayed_time_mean_s)) {
+      acc.values.push_back(row.r.replayed_time_mean_s);
+      acc.given_std = row.r.replayed_time_std_s;
+    } else {
+      ++acc.censored;
+    }
   });
   t.caption = "Simulated time to accuracy (replay over the target's seeds; mean of means).";
   return scaled(t);
 }
 
 std::string to_markdown(const ResultTable& t) {
+  if (t.columns.size() > kMaxWideColumns) {  // transposed: one line per (dataset, cap)
+    std::string out = fmt::format("{} [{}]\n\n| Dataset | Cap |", t.quantity, t.unit);
+    for (const auto& r : t.rows) out += " " + r + " |";
+    out += "\n|---|---|" + [&] {
+      std::string d;
+      for (size_t r = 0; r < t.rows.size(); ++r) d += "---|";
+      return d;
+    }() + "\n";
+    for (size_t c = 0; c < t.columns.size(); ++c) {
+      out += fmt::format("| {} | {} |", t.groups[c], t.columns[c]);
+      for (size_t r = 0; r < t.rows.size(); ++r) out += " " + cell_text(t.cells[r][c], " ± ") + " |";
+      out += "\n";
+    }
+    return out + "\n" + t.caption + "\n";
+  }
   std::string out = fmt::format("{} [{}]\n\n| Policy |", t.quantity, t.unit);
   for (size_t c = 0; c < t.columns.size(); ++c) out += fmt::format(" {} {} |", t.groups[c], t.columns[c]);
   out += "\n|---|";
@@ -212,6 +240,18 @@ std::string to_latex(const ResultTable& t) {
     return o;
   };
   std::string out = "% Generated by pacer report; needs \\usepackage{booktabs}\n\\begin{table}[t]\n\\centering\n";
+  if (t.columns.size() > kMaxWideColumns) {  // transposed, as in Markdown
+    out += "\\begin{tabular}{ll" + std::string(t.rows.size(), 'c') + "}\n\\toprule\nDataset & Cap";
+    for (const auto& r : t.rows) out += " & " + tex(r);
+    out += " \\\\\n\\midrule\n";
+    for (size_t c = 0; c < t.columns.size(); ++c) {
+      out += tex(t.groups[c]) + " & " + tex(t.columns[c]);
+      for (size_t r = 0; r < t.rows.size(); ++r) out += " & " + tex(cell_text(t.cells[r][c], " $\\pm$ "));
+      out += " \\\\\n";
+    }
+    out += fmt::format("\\bottomrule\n\\end{{tabular}}\n\\caption{{{} [{}]}}\n\\end{{table}}\n", tex(t.caption), t.unit);
+    return out;
+  }
   out += "\\begin{tabular}{l" + std::string(t.columns.size(), 'c') + "}\n\\toprule\n";
   // Group header with \cmidrule under each dataset.
   out += "Policy";
@@ -240,13 +280,14 @@ std::string to_latex(const ResultTable& t) {
 }
 
 std::string to_csv(const ResultTable& t) {
-  std::string out = fmt::format("dataset,cap,policy,mean[{0}],std[{0}],runs,censored\n", t.unit);
+  std::string out = fmt::format("dataset,cap,policy,mean[{0}],std[{0}],runs,censored,infeasible\n", t.unit);
   for (size_t c = 0; c < t.columns.size(); ++c)
     for (size_t r = 0; r < t.rows.size(); ++r) {
       const Cell& cell = t.cells[r][c];
-      out += fmt::format("{},{},{},{},{},{},{}\n", t.groups[c], t.columns[c], t.rows[r],
+      out += fmt::format("{},{},{},{},{},{},{},{}\n", t.groups[c], t.columns[c], t.rows[r],
                          std::isfinite(cell.mean) ? fmt::format("{:.6g}", cell.mean) : "",
-                         std::isfinite(cell.std) ? fmt::format("{:.6g}", cell.std) : "", cell.runs, cell.censored);
+                         std::isfinite(cell.std) ? fmt::format("{:.6g}", cell.std) : "", cell.runs, cell.censored,
+                         cell.infeasible);
     }
   return out;
 }

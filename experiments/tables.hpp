@@ -14,6 +14,7 @@ struct Cell {
   double std = traces::kNaN;
   int runs = 0;       // runs behind the figure
   int censored = 0;   // runs that missed the target within the budget (excluded from mean)
+  int infeasible = 0; // selections with no feasible configuration at the cap
 };
 
 struct ResultTable {

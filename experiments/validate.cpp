@@ -102,12 +102,21 @@ ValidateReport run_validate(const ValidateOptions& opt) {
   const explore::Relation proxy = explore::Relation::from_set(proxy_set, space);
   for (double cap : opt.caps_w)
     if (cap <= 0 || !std::isfinite(cap)) throw UsageError(fmt::format("--power-limits: {:g} W is not a cap", cap));
+  if (!(opt.guard >= 0 && opt.guard < 0.5))
+    throw UsageError(fmt::format("--guard: {:g} is not a fraction in [0, 0.5)", opt.guard));
 
   // Target data and the oracle's true relation: train the target at every batch size.
   const auto info = models::data::dataset_info(opt.target_dataset);
   const auto data = models::data::load_dataset(opt.target_dataset, opt.data);
   models::TrainOptions train = opt.train;
   if (train.workload.empty()) train.workload = profile.workload;
+  if (train.init_checkpoint == "default") {
+    train.init_checkpoint = default_checkpoint(train.workload);
+    if (!std::filesystem::exists(train.init_checkpoint))
+      throw Error(fmt::format("checkpoint {} not found: create it with `pacer relation --pretrain --workload {}` "
+                              "(or pass --checkpoint FILE, or --checkpoint none to train from scratch)",
+                              train.init_checkpoint, train.workload));
+  }
   if (std::isnan(train.target)) train.target = info.default_target;
   train.base_batch = space.batch_sizes().back();
   RelationCampaign campaign;
@@ -142,7 +151,7 @@ ValidateReport run_validate(const ValidateOptions& opt) {
       ctx.proxy = &proxy;
       ctx.target = &target;
       ctx.device_cap = &device_cap;
-      auto sel = explore::select(*policy, ctx, cap);
+      auto sel = explore::select(*policy, ctx, cap * (1 - opt.guard));
       if (!sel.feasible) spdlog::warn("cap {:g} W, {}: {}", cap, pname, sel.message);
       else configs.insert({sel.knob, sel.batch_size});
       choices.push_back({cap, pname, sel});
@@ -217,7 +226,7 @@ ValidateReport run_validate(const ValidateOptions& opt) {
         device.pin(c.knob);
         hw::SamplerOptions so;
         so.rate_hz = opt.sensor_rate_hz;
-        hw::PowerSampler sampler([&] { return device.read_power(); }, so);
+        hw::PowerSampler sampler(device.power_reader(), so);  // owns what it reads: a blocked read may outlive it
         models::TrainOptions t = train;
         t.batch_size = c.batch_size;
         t.seed = seed;
@@ -246,7 +255,7 @@ ValidateReport run_validate(const ValidateOptions& opt) {
   v.metric = info.metric;
   v.target = train.target;
   v.emulated = emulated;
-  v.feasibility = std::string(explore::to_string(space.basis()));
+  v.feasibility = fmt::format("{}, chosen under cap x (1 - {:g})", explore::to_string(space.basis()), opt.guard);
   v.knob = profile.knob;
   std::set<std::string> series_written;
   for (const auto& ch : choices) {

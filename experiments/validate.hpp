@@ -31,9 +31,12 @@ struct ValidateOptions {
   std::vector<double> caps_w;
   std::vector<int> seeds = {0, 1, 2};
   std::vector<std::string> policies = {"baseline1", "baseline2", "ours", "oracle"};
-  models::TrainOptions train;   // workload, target, budget, lr, checkpoint, threads, eval cadence
+  models::TrainOptions train;   // workload, target, budget, lr, checkpoint ("default": default_checkpoint), threads, eval cadence
   models::data::DatasetOptions data;
   double sensor_rate_hz = 10;   // power sampling rate in device time
+  // Guard band: every policy (the oracle too) chooses under cap * (1 - guard), so that sensor noise
+  // and model error do not carry the measured peak over the cap; the trace is checked against the cap.
+  double guard = 0.03;
   std::string name;             // record name under /validations; "" : validate-<dataset>
 };
 

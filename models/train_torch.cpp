@@ -6,6 +6,8 @@
 
 #include <chrono>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <sstream>
 
 #include "models/nets.hpp"
@@ -99,7 +101,19 @@ std::string checkpoint_workload(torch::serialize::InputArchive& archive, const s
   return name.toStringRef();
 }
 
+// libtorch 1.13 crashes (instead of throwing) when load_from is given a path that cannot be opened.
+void require_readable(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec))
+    throw Error(fmt::format("{}: checkpoint not found (train one with `pacer relation --pretrain` or pass "
+                            "an existing file)",
+                            path));
+  std::ifstream probe(path, std::ios::binary);
+  if (!probe) throw Error(fmt::format("{}: cannot open checkpoint (check its permissions)", path));
+}
+
 void load_checkpoint(Network& net, const std::string& path) {
+  require_readable(path);
   torch::serialize::InputArchive archive;
   try {
     archive.load_from(path);
@@ -210,6 +224,7 @@ const std::string& StepRunner::device() const { return impl_->device_name; }
 
 // ----- training to a target ------------------------------------------------------------------
 void check_checkpoint(const std::string& path, const std::string& workload) {
+  require_readable(path);
   torch::serialize::InputArchive archive;
   try {
     archive.load_from(path);

@@ -1,5 +1,7 @@
 // `pacer import zeus`: the public Zeus GPU traces into a trace store, following the replay protocol.
 #include <fmt/format.h>
+
+#include <filesystem>
 #include <spdlog/spdlog.h>
 
 #include <iostream>
@@ -32,6 +34,8 @@ int run_import_zeus(const po::variables_map& vm) {
   if (result.workloads.empty())
     throw Error(fmt::format("no workload of the {} trace has a usable target: nothing imported", o.gpu));
 
+  if (const auto parent = std::filesystem::path(out).parent_path(); !parent.empty())
+    std::filesystem::create_directories(parent);
   auto store = traces::Store::open_or_create(out);
   for (const auto& w : result.workloads)
     if (store.has("profiles", w.name)) {

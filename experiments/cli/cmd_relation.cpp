@@ -9,9 +9,9 @@
 #include <cmath>
 #include <filesystem>
 #include <iostream>
-#include <set>
 #include <sstream>
 
+#include "experiments/campaign.hpp"
 #include "experiments/cli/cli.hpp"
 #include "experiments/cli/options.hpp"
 #include "models/data/datasets.hpp"
@@ -24,52 +24,6 @@ namespace pacer::cli {
 namespace {
 
 namespace fs = std::filesystem;
-
-double parse_target(const std::string& text) {
-  try {
-    size_t used = 0;
-    double v = std::stod(text, &used);
-    const std::string rest = text.substr(used);
-    if (rest == "%") v /= 100;
-    else if (!rest.empty()) throw std::invalid_argument(text);
-    if (!(v > 0 && v <= 1)) throw std::invalid_argument(text);
-    return v;
-  } catch (const std::exception&) {
-    throw UsageError(fmt::format("--target: '{}' is not a fraction in (0, 1] or a percentage like 95%", text));
-  }
-}
-
-// "0,1,2" or "0-4" (inclusive); parse_int_list rejects 0, which is a valid seed.
-std::vector<int> parse_seeds(const std::string& text) {
-  std::vector<int> seeds;
-  auto number = [&](const std::string& s) {
-    size_t used = 0;
-    int v = -1;
-    try {
-      v = std::stoi(s, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used != s.size() || s.empty() || v < 0)
-      throw UsageError(fmt::format("--seeds: '{}' is not a non-negative integer (write 0,1,2 or 0-4)", s));
-    return v;
-  };
-  std::stringstream ss(text);
-  for (std::string item; std::getline(ss, item, ',');) {
-    const auto dash = item.find('-', 1);
-    if (dash == std::string::npos) {
-      seeds.push_back(number(item));
-      continue;
-    }
-    const int lo = number(item.substr(0, dash)), hi = number(item.substr(dash + 1));
-    if (hi < lo) throw UsageError(fmt::format("--seeds: range '{}' is empty", item));
-    for (int v = lo; v <= hi; ++v) seeds.push_back(v);
-  }
-  if (seeds.empty()) throw UsageError("--seeds: give at least one seed");
-  std::sort(seeds.begin(), seeds.end());
-  seeds.erase(std::unique(seeds.begin(), seeds.end()), seeds.end());
-  return seeds;
-}
 
 std::string pretrain_dataset_for(const std::string& task) { return task == "text" ? "austen-pretrain" : "fmnist-pretrain"; }
 
@@ -124,7 +78,7 @@ Setup prepare(const po::variables_map& vm, const std::string& dataset) {
   require_range(t.screen_margin, 0.0, 1.0, "--screen-margin", "");
   t.budget_samples = vm["budget"].as<int64_t>();
   if (t.budget_samples < 1) throw UsageError("--budget must be at least 1 sample");
-  t.target = vm.count("target") ? parse_target(vm["target"].as<std::string>()) : s.info.default_target;
+  t.target = vm.count("target") ? parse_fraction(vm["target"].as<std::string>(), "--target") : s.info.default_target;
   if (t.threads < 0) throw UsageError("--threads must be 0 (libtorch default) or more");
   return s;
 }
@@ -139,9 +93,9 @@ models::TrainHooks progress_hooks() {
   return hooks;
 }
 
-std::string checkpoint_path(const po::variables_map& vm, const std::string& workload_base, const std::string& task) {
+std::string checkpoint_path(const po::variables_map& vm, const std::string& workload) {
   if (vm.count("checkpoint")) return vm["checkpoint"].as<std::string>();
-  return fmt::format("pacer-out/{}-{}.pt", workload_base, pretrain_dataset_for(task));
+  return experiments::default_checkpoint(workload);
 }
 
 int run_pretrain(const po::variables_map& vm) {
@@ -149,7 +103,7 @@ int run_pretrain(const po::variables_map& vm) {
   const models::NetSpec spec = models::parse_workload(workload);
   const std::string dataset = vm["dataset"].defaulted() ? pretrain_dataset_for(spec.task) : vm["dataset"].as<std::string>();
   Setup s = prepare(vm, dataset);
-  const std::string ckpt = checkpoint_path(vm, spec.base, spec.task);
+  const std::string ckpt = checkpoint_path(vm, spec.name);
   if (vm.count("init")) s.train.init_checkpoint = vm["init"].as<std::string>();
   s.train.batch_size = vm["pretrain-batch"].as<int>();
   s.train.base_batch = s.train.batch_size;
@@ -165,41 +119,18 @@ int run_pretrain(const po::variables_map& vm) {
   return 0;
 }
 
-void print_table(const traces::RelationSet& set, std::ostream& os) {
-  const auto r = set.relation_vector();
-  os << fmt::format("relation {} ({} on {}, {} >= {:.4f}, {}, {})\n", set.name, set.workload, set.dataset, set.metric,
-                    set.target, set.optimizer, set.lr_rule);
-  os << fmt::format("{:>6} {:>5} {:>8} {:>14} {:>12} {:>8} {:>10} {:>10}\n", "b", "runs", "reached", "mean samples",
-                    "std", "r(b)", "mean s", "lr");
-  for (const int b : set.batch_sizes()) {
-    int runs = 0, reached = 0;
-    double wall = 0, lr = NAN;
-    for (const auto& run : set.runs)
-      if (run.batch_size == b) {
-        ++runs;
-        reached += run.reached;
-        wall += run.wall_time_s;
-        lr = run.learning_rate;
-      }
-    const auto it = r.find(b);
-    os << fmt::format("{:>6} {:>5} {:>8} {:>14.0f} {:>12.0f} {:>8} {:>10.1f} {:>10.3g}\n", b, runs, reached,
-                      set.mean_samples(b), set.std_samples(b), it == r.end() ? std::string("n/a") : fmt::format("{:.3f}", it->second),
-                      wall / runs, lr);
-  }
-}
-
 int run_relation(const po::variables_map& vm) {
   if (vm["pretrain"].as<bool>()) return run_pretrain(vm);
   const std::string dataset = vm["dataset"].as<std::string>();
   auto batch_sizes = parse_int_list(vm["batch-sizes"].as<std::string>(), "--batch-sizes");
-  const auto seeds = parse_seeds(vm["seeds"].as<std::string>());
+  const auto seeds = parse_seeds(vm["seeds"].as<std::string>(), "--seeds");
   for (const int b : batch_sizes)
     if (b < 1) throw UsageError(fmt::format("--batch-sizes: {} is not a positive batch size", b));
   std::sort(batch_sizes.begin(), batch_sizes.end());
   batch_sizes.erase(std::unique(batch_sizes.begin(), batch_sizes.end()), batch_sizes.end());
   Setup s = prepare(vm, dataset);
   const models::NetSpec spec = models::parse_workload(s.workload);
-  std::string ckpt = checkpoint_path(vm, spec.base, spec.task);
+  std::string ckpt = checkpoint_path(vm, spec.name);
   if (ckpt == "none") {
     ckpt.clear();
   } else {
@@ -212,79 +143,27 @@ int run_relation(const po::variables_map& vm) {
   s.train.init_checkpoint = ckpt;
   s.train.base_batch = batch_sizes.back();
 
-  traces::RelationSet set;
-  set.name = vm.count("name") ? vm["name"].as<std::string>() : dataset;
-  if (set.name.empty() || set.name.find('/') != std::string::npos)
-    throw UsageError(fmt::format("--name: '{}' must be non-empty and contain no '/'", set.name));
-  set.workload = s.workload;
-  set.dataset = dataset;
-  set.metric = s.info.metric;
-  set.higher_is_better = true;
-  set.target = s.train.target;
-  set.lr_rule = models::learning_rate_rule(s.train.base_lr, s.train.base_batch);
-  set.base_lr = s.train.base_lr;
-  set.base_batch = s.train.base_batch;
-  set.optimizer = s.train.optimizer;
+  experiments::RelationCampaign c;
+  c.name = vm.count("name") ? vm["name"].as<std::string>() : dataset;
+  if (c.name.empty() || c.name.find('/') != std::string::npos)
+    throw UsageError(fmt::format("--name: '{}' must be non-empty and contain no '/'", c.name));
+  c.dataset = dataset;
+  c.metric = s.info.metric;
+  c.train = s.train;
+  c.batch_sizes = batch_sizes;
+  c.seeds = seeds;
+  c.store = vm["out"].as<std::string>();
+  ensure_parent(c.store);
 
-  const fs::path out = vm["out"].as<std::string>();
-  ensure_parent(out);
-  traces::Store store = traces::Store::open_or_create(out);
-  std::set<std::pair<int, int>> done;
-  if (store.has("relations", set.name)) {
-    const traces::RelationSet old = store.read_relation(set.name);
-    auto differs = [&](const std::string& what, const std::string& a, const std::string& b) {
-      if (a != b)
-        throw Error(fmt::format("{} already holds relation '{}' with {} {} (now {}): pass --name for a new "
-                                "relation or --out for another store",
-                                out.string(), set.name, what, a, b));
-    };
-    differs("workload", old.workload, set.workload);
-    differs("dataset", old.dataset, set.dataset);
-    differs("target", fmt::format("{:g}", old.target), fmt::format("{:g}", set.target));
-    differs("learning-rate rule", old.lr_rule, set.lr_rule);
-    differs("optimizer", old.optimizer, set.optimizer);
-    set.runs = old.runs;
-    for (const auto& r : old.runs) done.insert({r.batch_size, r.seed});
-    if (!done.empty()) spdlog::info("resuming relation '{}': {} runs already in {}", set.name, done.size(), out.string());
-  }
-
-  const auto hooks = progress_hooks();
   const auto t0 = std::chrono::steady_clock::now();
-  double train_s = 0, eval_s = 0;
-  int new_runs = 0;
-  for (const int b : batch_sizes)
-    for (const int seed : seeds) {
-      if (done.count({b, seed})) continue;
-      models::TrainOptions t = s.train;
-      t.batch_size = b;
-      t.seed = seed;
-      const auto r = models::train_to_target(t, s.data, hooks);
-      traces::RelationRun run;
-      run.batch_size = b;
-      run.seed = seed;
-      run.reached = r.reached;
-      run.samples = r.samples;
-      run.budget_samples = t.budget_samples;
-      run.wall_time_s = r.wall_time_s;
-      run.final_metric = r.final_metric;
-      run.learning_rate = r.learning_rate;
-      set.runs.push_back(run);
-      // Written after every run: an interrupted campaign loses at most the run in progress.
-      store.write_relation(set);
-      ++new_runs;
-      train_s += r.wall_time_s;
-      eval_s += r.eval_time_s;
-      spdlog::info("b={:<4} seed={:<3} {} after {} samples ({} {:.4f}, lr {:.3g}, {:.1f} s, {:.0f} samples/s)", b, seed,
-                   r.reached ? "reached" : "CENSORED", r.samples, set.metric, r.final_metric, r.learning_rate,
-                   r.wall_time_s, r.samples / std::max(1e-9, r.wall_time_s - r.eval_time_s));
-    }
-  if (new_runs > 0)
-    spdlog::info("{} runs in {:.1f} s; evaluation took {:.1f}% of training time", new_runs,
+  const auto report = experiments::run_relation_campaign(c, s.data, progress_hooks());
+  if (report.new_runs > 0)
+    spdlog::info("{} runs in {:.1f} s; evaluation took {:.1f}% of training time", report.new_runs,
                  std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
-                 100 * eval_s / std::max(1e-9, train_s));
-  else spdlog::info("nothing to do: every (b, seed) is already in {}", out.string());
-  print_table(set, std::cout);
-  std::cout << fmt::format("stored as relations/{} in {}\n", set.name, out.string());
+                 100 * report.eval_time_s / std::max(1e-9, report.train_time_s));
+  else spdlog::info("nothing to do: every (b, seed) is already in {}", c.store.string());
+  std::cout << experiments::format_relation(report.set);
+  std::cout << fmt::format("stored as relations/{} in {}\n", c.name, c.store.string());
   return 0;
 }
 

@@ -12,31 +12,6 @@
 namespace pacer::cli {
 namespace {
 
-double parse_fraction(const std::string& text, const std::string& option) {
-  try {
-    size_t used = 0;
-    double v = std::stod(text, &used);
-    if (text.substr(used) == "%") v /= 100;
-    else if (used != text.size()) throw std::invalid_argument(text);
-    if (!(v > 0 && v <= 1)) throw std::invalid_argument(text);
-    return v;
-  } catch (const std::exception&) {
-    throw UsageError(fmt::format("{}: '{}' is not a fraction in (0, 1] or a percentage like 85%", option, text));
-  }
-}
-
-std::vector<std::string> split_list(const std::string& s) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start <= s.size()) {
-    size_t pos = s.find(',', start);
-    if (pos == std::string::npos) pos = s.size();
-    if (pos > start) out.push_back(s.substr(start, pos - start));
-    start = pos + 1;
-  }
-  return out;
-}
-
 int run_validate_cmd(const po::variables_map& vm) {
   experiments::ValidateOptions o;
   o.store = vm["store"].as<std::string>();
@@ -46,12 +21,13 @@ int run_validate_cmd(const po::variables_map& vm) {
   o.device.spec = vm["device"].as<std::string>();
   o.device.sysfs_root = vm["sysfs-root"].as<std::string>();
   o.caps_w = vm["power-limits"].as<units::PowerList>().w;
-  o.seeds = parse_int_list(vm["seeds"].as<std::string>(), "--seeds");
+  o.seeds = parse_seeds(vm["seeds"].as<std::string>(), "--seeds");
   o.policies = split_list(vm["policies"].as<std::string>());
   if (vm.count("workload")) o.train.workload = vm["workload"].as<std::string>();
   else o.train.workload.clear();
-  if (vm.count("checkpoint") && vm["checkpoint"].as<std::string>() != "none")
-    o.train.init_checkpoint = vm["checkpoint"].as<std::string>();
+  o.train.init_checkpoint = vm.count("checkpoint") ? vm["checkpoint"].as<std::string>() : "default";
+  if (o.train.init_checkpoint == "none") o.train.init_checkpoint.clear();
+  o.guard = vm["guard"].as<double>();
   o.train.target = vm.count("target") ? parse_fraction(vm["target"].as<std::string>(), "--target") : NAN;
   o.train.budget_samples = vm["budget"].as<int64_t>();
   o.train.eval_every_samples = vm["eval-every"].as<int64_t>();
@@ -98,7 +74,8 @@ Command make() {
         ("policies", po::value<std::string>()->default_value("baseline1,baseline2,ours,oracle"), "policies to validate")
         ("seeds", po::value<std::string>()->default_value("0,1,2"), "seeds of the target runs")
         ("workload", po::value<std::string>(), "workload (default: the profile's)")
-        ("checkpoint", po::value<std::string>(), "pre-trained weights to fine-tune from ('none': from scratch)")
+        ("checkpoint", po::value<std::string>(), "pre-trained weights to fine-tune from (default: where `pacer relation --pretrain` writes them; 'none': from scratch)")
+        ("guard", po::value<double>()->default_value(0.03), "every policy chooses under cap x (1 - guard) so noise and model error keep the measured peak under the cap [fraction]")
         ("target", po::value<std::string>(), "target held-out metric, fraction or percent (default: the dataset's)")
         ("budget", po::value<int64_t>()->default_value(100000), "censor a run after N samples [samples]")
         ("eval-every", po::value<int64_t>()->default_value(2048), "evaluate every N samples [samples]")

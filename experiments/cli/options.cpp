@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
+#include <sstream>
 
 #include "traces/error.hpp"
 
@@ -83,6 +85,62 @@ std::vector<int> parse_int_list(const std::string& text, const std::string& what
     size_t pos = text.find(',', start);
     if (pos == std::string::npos) pos = text.size();
     out.push_back(to_int(text.substr(start, pos - start)));
+    start = pos + 1;
+  }
+  return out;
+}
+
+std::vector<int> parse_seeds(const std::string& text, const std::string& what) {
+  std::vector<int> seeds;
+  auto number = [&](const std::string& s) {
+    size_t used = 0;
+    int v = -1;
+    try {
+      v = std::stoi(s, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != s.size() || s.empty() || v < 0)
+      throw UsageError(fmt::format("{}: '{}' is not a non-negative integer (write 0,1,2 or 0-4)", what, s));
+    return v;
+  };
+  std::stringstream ss(text);
+  for (std::string item; std::getline(ss, item, ',');) {
+    const auto dash = item.find('-', 1);
+    if (dash == std::string::npos) {
+      seeds.push_back(number(item));
+      continue;
+    }
+    const int lo = number(item.substr(0, dash)), hi = number(item.substr(dash + 1));
+    if (hi < lo) throw UsageError(fmt::format("{}: range '{}' is empty", what, item));
+    for (int v = lo; v <= hi; ++v) seeds.push_back(v);
+  }
+  if (seeds.empty()) throw UsageError(what + ": give at least one seed");
+  std::sort(seeds.begin(), seeds.end());
+  seeds.erase(std::unique(seeds.begin(), seeds.end()), seeds.end());
+  return seeds;
+}
+
+double parse_fraction(const std::string& text, const std::string& option) {
+  try {
+    size_t used = 0;
+    double v = std::stod(text, &used);
+    if (text.substr(used) == "%") v /= 100;
+    else if (used != text.size()) throw std::invalid_argument(text);
+    if (!(v > 0 && v <= 1)) throw std::invalid_argument(text);
+    return v;
+  } catch (const std::exception&) {
+    throw UsageError(fmt::format("{}: '{}' is not a fraction in (0, 1] or a percentage like 85%", option, text));
+  }
+}
+
+std::vector<std::string> split_list(const std::string& s) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= s.size()) {
+    size_t pos = s.find(',', start);
+    if (pos == std::string::npos) pos = s.size();
+    if (pos > start) out.push_back(s.substr(start, pos - start));
     start = pos + 1;
   }
   return out;

@@ -33,6 +33,15 @@ inline auto duration_opt(double default_s, const std::string& shown) {
 // Integer list "4,8,16" or power-of-two range "4:128" (doubling). Throws UsageError naming `what`.
 std::vector<int> parse_int_list(const std::string& text, const std::string& what);
 
+// Seeds: list "0,1,2" or inclusive range "0-4"; sorted, duplicates removed (0 is a valid seed).
+std::vector<int> parse_seeds(const std::string& text, const std::string& what);
+
+// A fraction in (0, 1] or a percentage "85%". Throws UsageError naming `option`.
+double parse_fraction(const std::string& text, const std::string& option);
+
+// "a,b,c" -> {"a", "b", "c"} (empty items dropped).
+std::vector<std::string> split_list(const std::string& text);
+
 // Checks a value is within [lo, hi]; throws UsageError naming the option otherwise.
 void require_range(double value, double lo, double hi, const std::string& option, const std::string& unit);
 

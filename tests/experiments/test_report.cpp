@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "experiments/plot.hpp"
@@ -78,9 +79,9 @@ TEST(Tables, TimeTableMatchesGoldenMarkdown) {
 TEST(Tables, CsvAndLatexCarryEveryCell) {
   const auto t = experiments::time_table({fixture_validation()});
   const std::string csv = experiments::to_csv(t);
-  EXPECT_NE(csv.find("dataset,cap,policy,mean[s],std[s],runs,censored\n"), std::string::npos);
-  EXPECT_NE(csv.find("fmnist-target-a,5 W,Baseline 1,21,1.41421,2,0\n"), std::string::npos) << csv;
-  EXPECT_NE(csv.find("fmnist-target-a,5 W,Baseline 2,15,0,2,1\n"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("dataset,cap,policy,mean[s],std[s],runs,censored,infeasible\n"), std::string::npos);
+  EXPECT_NE(csv.find("fmnist-target-a,5 W,Baseline 1,21,1.41421,2,0,0\n"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("fmnist-target-a,5 W,Baseline 2,15,0,2,1,0\n"), std::string::npos) << csv;
   const std::string tex = experiments::to_latex(t);
   EXPECT_NE(tex.find("\\toprule"), std::string::npos);
   EXPECT_NE(tex.find("\\multicolumn{2}{c}{fmnist-target-a}"), std::string::npos);
@@ -115,9 +116,30 @@ TEST(Report, RegeneratesTablesAndNonEmptyFiguresFromAStore) {
       prof.points.push_back(p);
     }
   store.write_profile(prof, "cnn");
+  // Proxy p favours b=8 (1000 vs 4000 samples), target t favours b=32 (3000 vs 2000).
+  auto relation = [&](const std::string& name, int64_t n8, int64_t n32) {
+    traces::RelationSet r;
+    r.name = name;
+    r.workload = "cnn";
+    r.dataset = name;
+    r.metric = "accuracy";
+    r.target = 0.8;
+    for (auto [b, n] : {std::pair<int, int64_t>{8, n8}, {32, n32}}) {
+      traces::RelationRun run;
+      run.batch_size = b;
+      run.reached = true;
+      run.samples = n;
+      r.runs.push_back(run);
+    }
+    store.write_relation(r);
+  };
+  relation("p", 1000, 4000);
+  relation("t", 3000, 2000);
   traces::SweepResult sw;
   sw.name = "sweep-a";
   sw.profile = "cnn";
+  sw.relation = "p";
+  sw.target = "t";
   sw.feasibility = "peak";
   for (double cap : {4.0, 6.0, 8.0}) {
     traces::SweepRow r;
@@ -144,8 +166,8 @@ TEST(Report, RegeneratesTablesAndNonEmptyFiguresFromAStore) {
   int pngs = 0, svgs = 0;
   for (const auto& f : out.files) {
     ASSERT_TRUE(fs::exists(f)) << f;
-    EXPECT_GT(fs::file_size(f), 100u) << f;
     const auto ext = f.extension().string();
+    EXPECT_GT(fs::file_size(f), ext == ".dat" ? 10u : 100u) << f;
     pngs += ext == ".png";
     svgs += ext == ".svg";
     if (ext == ".png") {
@@ -155,8 +177,23 @@ TEST(Report, RegeneratesTablesAndNonEmptyFiguresFromAStore) {
       EXPECT_EQ(std::string(magic + 1, 3), "PNG") << f;
     }
   }
-  EXPECT_EQ(pngs, 4) << "fig1 at two of the three caps, fig4, power trace";
+  // Figures at the sweep cap nearest a validated cap (8 W; 5 W has no sweep cap within 2%): fig1,
+  // fig2, fig5 at 8 W, plus fig4 and the power trace.
+  EXPECT_EQ(pngs, 5);
   EXPECT_EQ(pngs, svgs);
+  EXPECT_TRUE(fs::exists(dir / "out" / "c-sweep-a-fig2-tta-per-batch.png"));
+  // Figure 5 at 8 W: every configuration is feasible and 921.6 MHz is fastest for both b (1 ms per
+  // sample), so choosing with p (b=8) costs t 3 s instead of 2 s: +50%; choosing with t (b=32) costs
+  // p 4 s instead of 1 s: +300%; the diagonal is 0.
+  std::ifstream m(dir / "out" / "c-sweep-a-fig5-proxy-x-target-8W.dat");
+  ASSERT_TRUE(m.good());
+  std::map<std::pair<int, int>, double> cell;
+  for (int col, row; m >> col >> row;) m >> cell[{row, col}];
+  ASSERT_EQ(cell.size(), 4u);
+  EXPECT_NEAR(cell.at({0, 0}), 0, 1e-9);
+  EXPECT_NEAR(cell.at({1, 1}), 0, 1e-9);
+  EXPECT_NEAR(cell.at({0, 1}), 50, 1e-6);   // proxy p (row 0), target t (column 1)
+  EXPECT_NEAR(cell.at({1, 0}), 300, 1e-6);  // proxy t, target p
   EXPECT_TRUE(fs::exists(dir / "out" / "val-a-fig4-energy.gp"));
   EXPECT_TRUE(fs::exists(dir / "out" / "val-a-fig4-energy.dat"));
   if (!std::getenv("PACER_TEST_KEEP")) fs::remove_all(dir);  // set it to look at the figures
