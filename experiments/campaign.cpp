@@ -81,6 +81,11 @@ CampaignReport run_relation_campaign(const RelationCampaign& c, const models::da
   return report;
 }
 
+std::string record_name(std::string dataset) {
+  std::replace(dataset.begin(), dataset.end(), '/', '_');
+  return dataset;
+}
+
 std::string default_checkpoint(const std::string& workload) {
   const auto spec = models::parse_workload(workload);
   return fmt::format("pacer-out/{}-{}-pretrain.pt", spec.base, spec.task == "text" ? "austen" : "fmnist");

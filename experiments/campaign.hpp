@@ -36,6 +36,9 @@ CampaignReport run_relation_campaign(const RelationCampaign& campaign, const mod
                                      const models::TrainHooks& hooks = {},
                                      const std::function<void(const traces::RelationRun&)>& on_run = {});
 
+// A dataset name as a record name: '/' (paths of idx:DIR, text:FILE ...) becomes '_'.
+std::string record_name(std::string dataset);
+
 // Where `pacer relation --pretrain` writes a workload's pre-trained weights by default:
 // pacer-out/<base>-fmnist-pretrain.pt (images) or pacer-out/<base>-austen-pretrain.pt (text).
 std::string default_checkpoint(const std::string& workload);

@@ -156,7 +156,7 @@ void figure2(ReportOutput& out, const fs::path& dir, const std::string& prefix, 
       }
     p.series.push_back(std::move(s));
   }
-  p.extra = "set key top left\nset label 'point labels: the fastest feasible knob setting' at graph 0.02,graph 0.04 font ',9'";
+  p.extra = "set label 'point labels: the fastest feasible knob setting' at graph 0.02,graph 0.04 font ',9'";
   add(out, render(p, dir), p.name + ": time to accuracy per batch size under several caps (Figure 2 style)");
 }
 
@@ -205,7 +205,7 @@ void figure4(ReportOutput& out, const fs::path& dir, const traces::ValidationRes
   p.ylabel = "energy to accuracy [J]";
   for (double c : caps) p.xtics.push_back(cap_label(c));
   const double width = 0.8 / static_cast<double>(std::max<size_t>(1, policies.size()));
-  p.extra = fmt::format("set boxwidth {}\nset yrange [0:*]", width);
+  p.extra = fmt::format("set boxwidth {}\nset yrange [0:*]\nset key outside right top noopaque nobox", width);
   for (size_t k = 0; k < policies.size(); ++k) {
     PlotSeries s;
     s.title = policy_label(policies[k]);

@@ -74,9 +74,13 @@ struct BoardSampler {
   }
 };
 
-double energy_of(const traces::PowerSeries& s) {
-  double e = 0;
+// Trapezoids between samples; the first sample holds from the start and the last to the end of a
+// run of `duration_s` (a run shorter than the sensor period still gets power x time).
+double energy_of(const traces::PowerSeries& s, double duration_s) {
+  if (s.time_s.empty()) return traces::kNaN;
+  double e = s.power_w.front() * std::max(0.0, s.time_s.front());
   for (size_t i = 1; i < s.time_s.size(); ++i) e += 0.5 * (s.power_w[i] + s.power_w[i - 1]) * (s.time_s[i] - s.time_s[i - 1]);
+  if (std::isfinite(duration_s)) e += s.power_w.back() * std::max(0.0, duration_s - s.time_s.back());
   return e;
 }
 
@@ -120,7 +124,7 @@ ValidateReport run_validate(const ValidateOptions& opt) {
   if (std::isnan(train.target)) train.target = info.default_target;
   train.base_batch = space.batch_sizes().back();
   RelationCampaign campaign;
-  campaign.name = opt.target_dataset + "-true";
+  campaign.name = record_name(opt.target_dataset) + "-true";
   campaign.dataset = opt.target_dataset;
   campaign.metric = info.metric;
   campaign.train = train;
@@ -249,7 +253,7 @@ ValidateReport run_validate(const ValidateOptions& opt) {
 
   // Rows: one per (cap, policy, seed); a configuration chosen twice is the same run.
   traces::ValidationResult& v = report.result;
-  v.name = opt.name.empty() ? "validate-" + opt.target_dataset : opt.name;
+  v.name = opt.name.empty() ? "validate-" + record_name(opt.target_dataset) : opt.name;
   v.workload = train.workload;
   v.dataset = opt.target_dataset;
   v.metric = info.metric;
@@ -279,7 +283,7 @@ ValidateReport run_validate(const ValidateOptions& opt) {
       row.device_time_s = rr.device_time_s;
       row.wall_time_s = rr.wall_time_s;
       row.final_metric = rr.final_metric;
-      row.energy_j = energy_of(rr.series);
+      row.energy_j = energy_of(rr.series, rr.device_time_s);
       double peak = traces::kNaN, sum = 0;
       for (size_t i = 0; i < rr.series.power_w.size(); ++i) {
         const double w = rr.series.power_w[i];

@@ -144,7 +144,7 @@ int run_relation(const po::variables_map& vm) {
   s.train.base_batch = batch_sizes.back();
 
   experiments::RelationCampaign c;
-  c.name = vm.count("name") ? vm["name"].as<std::string>() : dataset;
+  c.name = vm.count("name") ? vm["name"].as<std::string>() : experiments::record_name(dataset);
   if (c.name.empty() || c.name.find('/') != std::string::npos)
     throw UsageError(fmt::format("--name: '{}' must be non-empty and contain no '/'", c.name));
   c.dataset = dataset;
