@@ -899,8 +899,9 @@ std::string verify_checksum(const fs::path& path) {
                             path.string(), bytes.size(), body + kUserBlockBytes));
   if (crc32(bytes.data() + kUserBlockBytes, body) != sum)
     throw Error(fmt::format("{}: checksum mismatch: the file is damaged (a flipped or zeroed block); restore it "
-                            "from a copy or rerun the campaign",
-                            path.string()));
+                            "from a copy or rerun the campaign (edited on purpose with another HDF5 tool? "
+                            "`pacer export --reseal {}`)",
+                            path.string(), path.string()));
   return bytes;
 }
 

@@ -1,6 +1,7 @@
 // `pacer export`: any trace-store record as CSV with units in the header.
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <iostream>
 
 #include "experiments/cli/cli.hpp"
@@ -13,6 +14,11 @@ namespace {
 
 int run_export(const po::variables_map& vm) {
   const std::string path = vm["store"].as<std::string>();
+  if (vm["reseal"].as<bool>()) {
+    if (!std::filesystem::is_regular_file(path)) throw Error(fmt::format("{}: no such trace store", path));
+    traces::reseal_store(path);
+    std::cerr << fmt::format("resealed {}: its checksum now covers its current content\n", path);
+  }
   const traces::Store store = traces::Store::open(path);
   if (!vm.count("record")) {
     std::cout << fmt::format("{} (schema {}):\n", path, traces::kSchemaVersion);
@@ -57,7 +63,9 @@ Command make() {
     d.add_options()("store", po::value<std::string>()->required(), "trace store (HDF5)")(
         "record", po::value<std::string>(), "record to export: profiles/NAME, relations/NAME, models/NAME, "
                                             "sweeps/NAME, runs/NAME, validations/NAME or device; omitted: list the store")(
-        "out,o", po::value<std::string>()->default_value("-"), "output CSV file, - for stdout");
+        "out,o", po::value<std::string>()->default_value("-"), "output CSV file, - for stdout")(
+        "reseal", po::bool_switch()->default_value(false),
+        "first recompute the store's checksum header (after editing the store on purpose with another HDF5 tool)");
   };
   c.positional = {"store", "record"};
   c.run = run_export;
