@@ -6,38 +6,16 @@
 #include <fstream>
 #include <sstream>
 
+#include "tests/support/run_pacer.hpp"
 #include "traces/store.hpp"
 
 namespace fs = std::filesystem;
 
 namespace {
 
-struct Result {
-  int code = -1;
-  std::string out, err;
-};
+using Result = pacer::testing::RunResult;
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-Result run_pacer(const std::string& args) {
-  const fs::path dir = fs::temp_directory_path();
-  const fs::path out = dir / ("pacer-cli-out-" + std::to_string(::getpid()));
-  const fs::path err = dir / ("pacer-cli-err-" + std::to_string(::getpid()));
-  const std::string cmd = std::string(PACER_BINARY) + " " + args + " >" + out.string() + " 2>" + err.string() + " </dev/null";
-  const int status = std::system(cmd.c_str());
-  Result r;
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.out = slurp(out);
-  r.err = slurp(err);
-  fs::remove(out);
-  fs::remove(err);
-  return r;
-}
+Result run_pacer(const std::string& args) { return pacer::testing::run_pacer(args, fs::temp_directory_path()); }
 
 int lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
 
@@ -125,7 +103,7 @@ TEST(Cli, ExportWritesCsvWithUnitsAndNoPartialFileOnError) {
   }
   auto r = run_pacer("export " + (dir / "c.h5").string() + " profiles/w --out " + (dir / "w.csv").string());
   EXPECT_EQ(r.code, 0) << r.err;
-  const auto csv = slurp(dir / "w.csv");
+  const auto csv = pacer::testing::slurp(dir / "w.csv");
   EXPECT_NE(csv.find("gpu_freq[Hz],batch_size[samples]"), std::string::npos);
   EXPECT_NE(csv.find("921600000,32,0.5"), std::string::npos);
   r = run_pacer("export " + (dir / "c.h5").string() + " profiles/missing --out " + (dir / "m.csv").string());

@@ -188,7 +188,7 @@ TEST(Report, RegeneratesTablesAndNonEmptyFiguresFromAStore) {
   std::ifstream m(dir / "out" / "c-sweep-a-fig5-proxy-x-target-8W.dat");
   ASSERT_TRUE(m.good());
   std::map<std::pair<int, int>, double> cell;
-  for (int col, row; m >> col >> row;) m >> cell[{row, col}];
+  for (int col, y; m >> col >> y;) m >> cell[{1 - y, col}];  // row 0 is drawn at the top (y = 1)
   ASSERT_EQ(cell.size(), 4u);
   EXPECT_NEAR(cell.at({0, 0}), 0, 1e-9);
   EXPECT_NEAR(cell.at({1, 1}), 0, 1e-9);

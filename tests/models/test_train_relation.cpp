@@ -9,23 +9,12 @@
 #include <fstream>
 #include <sstream>
 
+#include "tests/support/run_pacer.hpp"
 #include "traces/store.hpp"
 
 namespace fs = std::filesystem;
 
 namespace {
-
-struct Result {
-  int code = -1;
-  std::string out, err;
-};
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 class Relation : public ::testing::Test {
  protected:
@@ -34,43 +23,18 @@ class Relation : public ::testing::Test {
     dir = fs::temp_directory_path() / ("pacer-test-relation-" + std::to_string(::getpid()) + "-" +
                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::create_directories(dir / "idx");
-    write_quadrants(dir / "idx", 480);
+    pacer::testing::write_quadrant_idx(dir / "idx", 480);
   }
   void TearDown() override {
     std::error_code ec;
     fs::remove_all(dir, ec);
   }
-  Result pacer(const std::string& args) const {
-    const std::string cmd = std::string(PACER_BINARY) + " " + args + " >" + (dir / "out").string() + " 2>" +
-                            (dir / "err").string() + " </dev/null";
-    const int status = std::system(cmd.c_str());
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(dir / "out"), slurp(dir / "err")};
-  }
+  pacer::testing::RunResult pacer(const std::string& args) const { return pacer::testing::run_pacer(args, dir); }
   std::string common() const {
     return "relation --dataset idx:" + (dir / "idx").string() + " --threads 1 --eval-every 64 --lr 0.002 --out " +
            (dir / "s.h5").string();
   }
 
-  static void put32(std::ofstream& o, uint32_t v) {
-    for (int s = 24; s >= 0; s -= 8) o.put(static_cast<char>(v >> s));
-  }
-  // Four classes: a bright square in one quadrant of a noisy 12x12 image.
-  static void write_quadrants(const fs::path& d, int n) {
-    std::ofstream img(d / "train-images-idx3-ubyte", std::ios::binary), lab(d / "train-labels-idx1-ubyte", std::ios::binary);
-    put32(img, 0x803), put32(img, n), put32(img, 12), put32(img, 12);
-    put32(lab, 0x801), put32(lab, n);
-    uint32_t state = 7;
-    for (int i = 0; i < n; ++i) {
-      const int cls = i % 4;
-      lab.put(static_cast<char>(cls));
-      for (int y = 0; y < 12; ++y)
-        for (int x = 0; x < 12; ++x) {
-          state = state * 1103515245u + 12345u;
-          const bool in = (y / 6) * 2 + (x / 6) == cls && y % 6 >= 1 && y % 6 < 5 && x % 6 >= 1 && x % 6 < 5;
-          img.put(static_cast<char>((in ? 160 : 0) + (state >> 16) % 90));
-        }
-    }
-  }
 };
 
 }  // namespace
@@ -160,7 +124,7 @@ TEST(Workloads, ListsTheRegistryWithCosts) {
   const fs::path out = fs::temp_directory_path() / ("pacer-test-workloads-" + std::to_string(::getpid()));
   const int status = std::system((std::string(PACER_BINARY) + " workloads --datasets >" + out.string()).c_str());
   ASSERT_EQ(WEXITSTATUS(status), 0);
-  const std::string text = slurp(out);
+  const std::string text = pacer::testing::slurp(out);
   fs::remove(out);
   for (const char* name : {"resnet18@3x32x32", "mobilenetv2@3x32x32", "chartransformer@64", "cnn@1x28x28", "11.2 M",
                            "fmnist-proxy", "austen-emma"})
