@@ -12,6 +12,7 @@
 
 #include "experiments/plot.hpp"
 #include "experiments/tables.hpp"
+#include "traces/csv.hpp"
 #include "traces/error.hpp"
 #include "traces/store.hpp"
 
@@ -20,18 +21,6 @@ namespace fs = std::filesystem;
 namespace {
 
 std::string stem_of(const fs::path& store) { return store.stem().string(); }
-
-std::vector<std::string> split(const std::string& list) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start <= list.size()) {
-    size_t comma = list.find(',', start);
-    if (comma == std::string::npos) comma = list.size();
-    if (comma > start) out.push_back(list.substr(start, comma - start));
-    start = comma + 1;
-  }
-  return out;
-}
 
 // "614.4 MHz", "250 W", or the values of a multi-dimensional knob.
 std::string knob_label(const traces::KnobSpace& knob, const std::vector<double>& v) {
@@ -316,7 +305,7 @@ ReportOutput make_report(const ReportOptions& opt) {
     const std::vector<double> validated = validation_caps(store);
     for (const auto& n : store.list("sweeps")) {
       const auto sweep = store.read_sweep(n);
-      const auto profiles = split(sweep.profile);
+      const auto profiles = traces::split_list(sweep.profile);
       for (const auto& pname : profiles) {
         if (!store.has("profiles", pname)) {
           out.skipped.push_back(fmt::format("{}: figures for sweep '{}' need profile '{}' in the same store",
@@ -329,7 +318,7 @@ ReportOutput make_report(const ReportOptions& opt) {
           if (profiles.size() == 1 || r.workload == prof.workload) rows.push_back(r);
         // The sweep's target (else proxy) relation of this workload.
         auto relation_named = [&](const std::string& list) -> std::optional<traces::RelationSet> {
-          for (const auto& rn : split(list))
+          for (const auto& rn : traces::split_list(list))
             if (store.has("relations", rn)) {
               auto r = store.read_relation(rn);
               if (profiles.size() == 1 || r.workload == prof.workload) return r;

@@ -186,4 +186,16 @@ CsvTable parse_csv(const std::string& text, const std::string& origin) {
   return t;
 }
 
+std::vector<std::string> split_list(const std::string& text, char separator) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t pos = text.find(separator, start);
+    if (pos == std::string::npos) pos = text.size();
+    if (pos > start) out.push_back(text.substr(start, pos - start));
+    start = pos + 1;
+  }
+  return out;
+}
+
 }  // namespace pacer::traces

@@ -24,4 +24,7 @@ struct CsvTable {
 };
 CsvTable parse_csv(const std::string& text, const std::string& origin);
 
+// "a,b,,c" -> {"a", "b", "c"}: a comma-separated list (option values, record-name lists), empty items dropped.
+std::vector<std::string> split_list(const std::string& text, char separator = ',');
+
 }  // namespace pacer::traces

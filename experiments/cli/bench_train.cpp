@@ -23,14 +23,6 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-std::vector<std::string> split_list(const std::string& text) {
-  std::vector<std::string> out;
-  std::stringstream ss(text);
-  for (std::string item; std::getline(ss, item, ',');)
-    if (!item.empty()) out.push_back(item);
-  return out;
-}
-
 double measure_samples_per_s(const models::StepRunnerOptions& o, double min_time_s) {
   models::StepRunner runner(o);
   for (int i = 0; i < 3; ++i) runner.step();  // warm-up: allocator, thread pool, first-touch

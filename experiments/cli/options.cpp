@@ -134,18 +134,6 @@ double parse_fraction(const std::string& text, const std::string& option) {
   }
 }
 
-std::vector<std::string> split_list(const std::string& s) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start <= s.size()) {
-    size_t pos = s.find(',', start);
-    if (pos == std::string::npos) pos = s.size();
-    if (pos > start) out.push_back(s.substr(start, pos - start));
-    start = pos + 1;
-  }
-  return out;
-}
-
 void require_range(double value, double lo, double hi, const std::string& option, const std::string& unit) {
   if (!(value >= lo && value <= hi))
     throw UsageError(fmt::format("{}: {:g} {} is out of range [{:g}, {:g}] {}", option, value, unit, lo, hi, unit));

@@ -5,6 +5,7 @@
 #include <boost/program_options.hpp>
 #include <string>
 
+#include "traces/csv.hpp"
 #include "traces/units.hpp"
 
 namespace pacer::units {
@@ -20,6 +21,7 @@ void validate(boost::any& v, const std::vector<std::string>& values, PowerList*,
 namespace pacer::cli {
 
 namespace po = boost::program_options;
+using traces::split_list;
 
 // Convenience: typed option with default and the default's text ("10W").
 inline auto power_opt(double default_w, const std::string& shown) {
@@ -38,9 +40,6 @@ std::vector<int> parse_seeds(const std::string& text, const std::string& what);
 
 // A fraction in (0, 1] or a percentage "85%". Throws UsageError naming `option`.
 double parse_fraction(const std::string& text, const std::string& option);
-
-// "a,b,c" -> {"a", "b", "c"} (empty items dropped).
-std::vector<std::string> split_list(const std::string& text);
 
 // Checks a value is within [lo, hi]; throws UsageError naming the option otherwise.
 void require_range(double value, double lo, double hi, const std::string& option, const std::string& unit);
