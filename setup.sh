@@ -14,8 +14,8 @@ JOBS=${JOBS:-$(nproc)}
 packages=(
   cmake g++ make pkg-config
   libtorch-dev libhdf5-dev libboost-program-options-dev libeigen3-dev
-  libgtest-dev libgmock-dev libbenchmark-dev libspdlog-dev libfmt-dev zlib1g-dev
-  gnuplot-nox dataset-fashion-mnist r-cran-janeaustenr
+  libgtest-dev libgmock-dev libbenchmark-dev libspdlog-dev libfmt-dev zlib1g-dev libpng-dev
+  gnuplot-nox dataset-fashion-mnist r-cran-janeaustenr libopenblas0-openmp
   clang libclang-rt-14-dev
 )
 missing=()

@@ -180,7 +180,8 @@ Command make() {
       "--pretrain instead trains from scratch (or --init) on the pre-training split and writes --checkpoint.\n"
       "Datasets: fmnist-pretrain | fmnist-proxy | fmnist-target-a | fmnist-target-b (classes 0-4 pre-train,\n"
       "5-9 proxy/targets, disjoint images), austen-pretrain | austen-proxy | austen-emma | austen-persuasion |\n"
-      "austen-sense, text:FILE, idx:DIR, cifar10:DIR, cifar100:DIR (`pacer workloads --datasets`).";
+      "austen-sense, text:FILE, idx:DIR, cifar10:DIR, cifar100:DIR, cinic:DIR (PNG folders by class, CINIC-10\n"
+      "layout); see `pacer workloads --datasets`.";
   c.add_options = [](po::options_description& d) {
     d.add_options()
         ("workload", po::value<std::string>()->default_value("cnn"), "workload (`pacer workloads`); the data's shape is used when no @shape is given")

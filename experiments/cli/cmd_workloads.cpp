@@ -36,6 +36,8 @@ int run_workloads(const po::variables_map& vm) {
     for (const auto& d : models::data::dataset_catalog())
       std::cout << fmt::format("{:<20} {:<6} {:<14} {:>7.3f}  {}\n", d.name, d.task, d.metric, d.default_target,
                                d.description);
+    std::cout << "Also any folder or file: text:FILE (UTF-8), idx:DIR (IDX image/label files), cifar10:DIR and\n"
+                 "cifar100:DIR (binary batches), cinic:DIR (CINIC-10 layout: [DIR/train/]<class>/*.png).\n";
   }
   std::cout << "\nFLOP/SAMPLE is forward + backward (3x forward); TRAFFIC is activation and gradient bytes moved per\n"
                "sample; ACT MEM is activation memory held for backward; WEIGHT+OPT is weights, gradients and Adam\n"

@@ -84,13 +84,14 @@ DatasetInfo dataset_info(const std::string& name) {
   const std::string kind = name.substr(0, colon);
   if (colon != std::string::npos) {
     if (kind == "text") return {name, "text", "char_accuracy", 0.5, "text file " + name.substr(colon + 1)};
-    if (kind == "idx" || kind == "cifar10" || kind == "cifar100")
+    if (kind == "idx" || kind == "cifar10" || kind == "cifar100" || kind == "cinic")
       return {name, "image", "accuracy", 0.8, kind + " data under " + name.substr(colon + 1)};
   }
   std::vector<std::string> known;
   for (const auto& d : dataset_catalog()) known.push_back(d.name);
-  throw Error(fmt::format("unknown dataset '{}' (known: {}; or text:FILE, idx:DIR, cifar10:DIR, cifar100:DIR)", name,
-                          fmt::join(known, ", ")));
+  throw Error(fmt::format("unknown dataset '{}' (known: {}; or text:FILE, idx:DIR, cifar10:DIR, cifar100:DIR, "
+                          "cinic:DIR)",
+                          name, fmt::join(known, ", ")));
 }
 
 Samples fmnist_partition(const std::string& name, const DatasetOptions& o) {
@@ -154,6 +155,15 @@ DataSplit load_dataset(const std::string& name, const DatasetOptions& o) {
                       "CIFAR-10"),
         1, false);
     return finish(all, name, info.description, o);
+  }
+  if (kind == "cinic") {
+    // CINIC-10 layout: its train split when there is one (valid/ and test/ stay unread), else the folder.
+    const fs::path folder = fs::is_directory(path / "train") ? path / "train" : path;
+    const Samples all = read_png_class_folders(folder);
+    return finish(all, name,
+                  fmt::format("PNG class folders under {}: {} classes ({})", folder.string(), all.num_classes,
+                              fmt::join(all.class_names, ", ")),
+                  o);
   }
   Samples all = read_cifar_batches(require_files(path, {"train.bin", "test.bin"}, "CIFAR-100"), 2, true);
   return finish(all, name, info.description, o);

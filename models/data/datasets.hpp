@@ -18,7 +18,9 @@
 //     austen-emma, austen-persuasion, austen-sense   the paper's three targets
 //
 //   Generic: text:FILE (UTF-8 text), idx:DIR (train-/t10k- IDX files, gz or not),
-//   cifar10:DIR (data_batch_1..5.bin, test_batch.bin), cifar100:DIR (train.bin, test.bin; fine labels).
+//   cifar10:DIR (data_batch_1..5.bin, test_batch.bin), cifar100:DIR (train.bin, test.bin; fine labels),
+//   cinic:DIR (PNG image folders by class, CINIC-10 layout: DIR/train/<class>/*.png when DIR/train
+//   exists, else DIR/<class>/*.png; classes numbered in sorted folder-name order).
 //
 // Every named set is split 80/20 (train / held-out) with `split_seed`.
 #include <cstdint>
@@ -48,7 +50,7 @@ struct DatasetInfo {
 };
 
 const std::vector<DatasetInfo>& dataset_catalog();
-// Catalog entry for a named dataset, or a generic one for text:/idx:/cifar10:/cifar100: sources.
+// Catalog entry for a named dataset, or a generic one for text:/idx:/cifar10:/cifar100:/cinic: sources.
 DatasetInfo dataset_info(const std::string& name);
 DataSplit load_dataset(const std::string& name, const DatasetOptions& options = {});
 

@@ -1,11 +1,17 @@
 #include "models/data/readers.hpp"
 
 #include <fmt/format.h>
+#include <png.h>
 #include <zlib.h>
 
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <memory>
 
 #include "traces/error.hpp"
 
@@ -22,6 +28,123 @@ std::vector<uint8_t> read_file(const fs::path& path) {
 
 uint32_t be32(const uint8_t* p) {
   return (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | uint32_t{p[3]};
+}
+
+// ----- PNG (libpng) --------------------------------------------------------------------------
+// libpng reports errors by longjmp back to the setjmp in decode_png. That function therefore holds
+// only trivially destructible locals (a longjmp must skip no destructor), keeps what it allocates
+// after the setjmp in volatile pointers, and releases the FILE*, libpng's structs and its buffers on
+// both paths. The caller turns the copied error text into a pacer::Error.
+constexpr png_uint_32 kMaxPngSide = 1 << 15;
+
+struct PngDecode {
+  png_uint_32 width = 0;
+  png_uint_32 height = 0;
+  unsigned char* pixels = nullptr;  // std::malloc'd, height * width * 3 (RGB, interleaved); caller frees
+  char error[320] = "";
+};
+
+void png_error_handler(png_structp png, png_const_charp message) {
+  auto* d = static_cast<PngDecode*>(png_get_error_ptr(png));
+  std::snprintf(d->error, sizeof d->error, "corrupt or truncated PNG (libpng: %s)", message ? message : "error");
+  png_longjmp(png, 1);
+}
+
+// Fails the decode with `why` as the whole message (not a libpng diagnostic).
+[[noreturn]] void png_fail(png_structp png, const char* why) {
+  auto* d = static_cast<PngDecode*>(png_get_error_ptr(png));
+  std::snprintf(d->error, sizeof d->error, "%s", why);
+  png_longjmp(png, 1);
+}
+
+void png_warning_handler(png_structp, png_const_charp) {}  // benign: unknown chunks, colour profiles
+
+bool decode_png(const char* path, PngDecode* d) {
+  FILE* file = std::fopen(path, "rb");
+  if (!file) {
+    std::snprintf(d->error, sizeof d->error, "cannot open (does it exist and is it readable?)");
+    return false;
+  }
+  png_byte signature[8];
+  if (std::fread(signature, 1, sizeof signature, file) != sizeof signature ||
+      png_sig_cmp(signature, 0, sizeof signature) != 0) {
+    std::fclose(file);
+    std::snprintf(d->error, sizeof d->error, "not a PNG file (bad signature)");
+    return false;
+  }
+  png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, d, png_error_handler, png_warning_handler);
+  png_infop info = png ? png_create_info_struct(png) : nullptr;
+  if (!info) {
+    if (png) png_destroy_read_struct(&png, nullptr, nullptr);
+    std::fclose(file);
+    std::snprintf(d->error, sizeof d->error, "libpng could not allocate its decoder");
+    return false;
+  }
+  unsigned char* volatile pixels = nullptr;
+  png_bytep* volatile rows = nullptr;
+  if (setjmp(png_jmpbuf(png))) {
+    png_destroy_read_struct(&png, &info, nullptr);
+    std::free(rows);
+    std::free(pixels);
+    std::fclose(file);
+    return false;
+  }
+  png_init_io(png, file);
+  png_set_sig_bytes(png, sizeof signature);
+  png_set_user_limits(png, kMaxPngSide, kMaxPngSide);
+  png_read_info(png, info);
+  // Any colour type and depth to 8-bit RGB, values as stored (no gamma correction; alpha dropped).
+  const int color = png_get_color_type(png, info), depth = png_get_bit_depth(png, info);
+  if (depth == 16) png_set_strip_16(png);
+  if (color == PNG_COLOR_TYPE_PALETTE) png_set_palette_to_rgb(png);
+  if (color == PNG_COLOR_TYPE_GRAY && depth < 8) png_set_expand_gray_1_2_4_to_8(png);
+  if (color == PNG_COLOR_TYPE_GRAY || color == PNG_COLOR_TYPE_GRAY_ALPHA) png_set_gray_to_rgb(png);
+  // Palette and low-depth expansion turn a tRNS chunk into an alpha channel: strip that too.
+  if ((color & PNG_COLOR_MASK_ALPHA) || png_get_valid(png, info, PNG_INFO_tRNS)) png_set_strip_alpha(png);
+  png_set_interlace_handling(png);
+  png_read_update_info(png, info);
+  const png_uint_32 width = png_get_image_width(png, info), height = png_get_image_height(png, info);
+  const size_t row_bytes = size_t{width} * 3;
+  if (png_get_rowbytes(png, info) != row_bytes)
+    png_fail(png, "unsupported PNG pixel format (not 8-bit RGB after conversion)");
+  pixels = static_cast<unsigned char*>(std::malloc(row_bytes * height));
+  rows = static_cast<png_bytep*>(std::malloc(sizeof(png_bytep) * height));
+  if (!pixels || !rows) png_fail(png, "out of memory for the decoded image");
+  for (png_uint_32 y = 0; y < height; ++y) rows[y] = pixels + y * row_bytes;
+  png_read_image(png, rows);
+  png_read_end(png, nullptr);  // a file cut after the pixel data still lacks its IEND chunk
+  png_destroy_read_struct(&png, &info, nullptr);
+  std::free(rows);
+  std::fclose(file);
+  d->width = width;
+  d->height = height;
+  d->pixels = pixels;
+  return true;
+}
+
+constexpr const char* kImageFolderLayout =
+    "expected the CINIC-10 layout DIR/{train,valid,test}/<class>/*.png, or DIR/<class>/*.png";
+
+bool hidden(const fs::path& p) { return p.filename().string().starts_with('.'); }
+
+bool png_name(const fs::path& p) {
+  std::string ext = p.extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
+  return ext == ".png";
+}
+
+// Sorted, non-hidden entries of `dir` (directory iteration order is unspecified).
+std::vector<fs::directory_entry> sorted_entries(const fs::path& dir) {
+  std::error_code ec;
+  std::vector<fs::directory_entry> entries;
+  fs::directory_iterator it(dir, ec), end;
+  for (; !ec && it != end; it.increment(ec))
+    if (!hidden(it->path())) entries.push_back(*it);
+  if (ec) throw Error(fmt::format("{}: cannot list the folder ({})", dir.string(), ec.message()));
+  std::sort(entries.begin(), entries.end(), [](const fs::directory_entry& a, const fs::directory_entry& b) {
+    return a.path().filename().string() < b.path().filename().string();
+  });
+  return entries;
 }
 
 // ----- R serialization (XDR) -----------------------------------------------------------------
@@ -331,6 +454,62 @@ Samples read_cifar_batches(const std::vector<fs::path>& files, int label_bytes, 
       s.values.insert(s.values.end(), bytes.begin() + off + label_bytes, bytes.begin() + off + record);
     }
   }
+  return s;
+}
+
+RgbImage read_png_rgb(const fs::path& path) {
+  PngDecode d;
+  if (!decode_png(path.c_str(), &d)) throw Error(fmt::format("{}: {}", path.string(), d.error));
+  const std::unique_ptr<unsigned char, decltype(&std::free)> owned(d.pixels, &std::free);
+  RgbImage image;
+  image.height = d.height;
+  image.width = d.width;
+  image.pixels.assign(d.pixels, d.pixels + image.height * image.width * 3);
+  return image;
+}
+
+Samples read_png_class_folders(const fs::path& dir) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) throw Error(fmt::format("{}: not a folder ({})", dir.string(), kImageFolderLayout));
+  Samples s;
+  s.task = "image";
+  std::vector<fs::path> class_dirs;
+  for (const auto& e : sorted_entries(dir)) {
+    if (!e.is_directory(ec)) continue;  // README, csv files next to the class folders
+    class_dirs.push_back(e.path());
+    s.class_names.push_back(e.path().filename().string());
+  }
+  if (class_dirs.empty()) throw Error(fmt::format("{}: no class folders ({})", dir.string(), kImageFolderLayout));
+  s.num_classes = static_cast<int>(class_dirs.size());
+  fs::path first_file;
+  for (size_t c = 0; c < class_dirs.size(); ++c) {
+    for (const auto& e : sorted_entries(class_dirs[c])) {
+      const fs::path& f = e.path();
+      if (e.is_directory(ec))
+        throw Error(fmt::format("{}: a folder inside class folder '{}' ({})", f.string(), s.class_names[c],
+                                kImageFolderLayout));
+      if (!png_name(f))
+        throw Error(fmt::format("{}: not a .png file (only PNG images are read; {})", f.string(), kImageFolderLayout));
+      const RgbImage image = read_png_rgb(f);
+      if (first_file.empty()) {
+        first_file = f;
+        s.sample_shape = {3, image.height, image.width};
+      } else if (image.height != s.sample_shape[1] || image.width != s.sample_shape[2]) {
+        throw Error(fmt::format("{}: image is {}x{} pixels but {} is {}x{} (all images must have one size)", f.string(),
+                                image.width, image.height, first_file.string(), s.sample_shape[2], s.sample_shape[1]));
+      }
+      // Interleaved RGB (HWC) to planes (CHW), the layout of the CIFAR readers.
+      const int64_t plane = image.height * image.width;
+      const size_t base = s.values.size();
+      s.values.resize(base + 3 * plane);
+      for (int64_t p = 0; p < plane; ++p)
+        for (int64_t ch = 0; ch < 3; ++ch) s.values[base + ch * plane + p] = image.pixels[p * 3 + ch];
+      s.labels.push_back(static_cast<int32_t>(c));
+    }
+  }
+  if (s.labels.empty())
+    throw Error(fmt::format("{}: no PNG images in its {} class folders ({})", dir.string(), class_dirs.size(),
+                            kImageFolderLayout));
   return s;
 }
 

@@ -20,6 +20,20 @@ Samples read_idx(const std::filesystem::path& images, const std::filesystem::pat
 // CIFAR-10: label_bytes 1. CIFAR-100: label_bytes 2, fine labels when `fine` is set.
 Samples read_cifar_batches(const std::vector<std::filesystem::path>& files, int label_bytes, bool fine);
 
+// Image folders by class (CINIC-10 layout): DIR/<class>/*.png, classes numbered by the sorted folder
+// names (recorded in class_names), files read in sorted name order. Grayscale, palette, 16-bit and
+// alpha PNGs become 8-bit RGB (alpha dropped); pixels are stored CHW like CIFAR. All images must have
+// one size. Hidden files are skipped; any other non-.png file is an error.
+Samples read_png_class_folders(const std::filesystem::path& dir);
+
+// One PNG decoded to 8-bit RGB as read_png_class_folders reads it: pixels interleaved (HWC).
+struct RgbImage {
+  int64_t height = 0;
+  int64_t width = 0;
+  std::vector<uint8_t> pixels;
+};
+RgbImage read_png_rgb(const std::filesystem::path& path);
+
 // R lazy-load database (Rdata.rdx + Rdata.rdb, as installed by r-cran-janeaustenr): the names of
 // its objects, and one object read as a character vector.
 std::vector<std::string> rdata_objects(const std::filesystem::path& base);  // base without .rdx/.rdb

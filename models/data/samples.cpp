@@ -19,6 +19,7 @@ Samples Samples::select(const std::vector<int64_t>& indices) const {
   out.task = task;
   out.sample_shape = sample_shape;
   out.num_classes = num_classes;
+  out.class_names = class_names;
   const int64_t sv = sample_values(), lw = label_width(), n = size();
   out.values.reserve(indices.size() * sv);
   out.labels.reserve(indices.size() * lw);
@@ -37,6 +38,9 @@ void Samples::append(const Samples& other) {
   }
   if (other.task != task || other.sample_shape != sample_shape)
     throw Error("cannot concatenate datasets of different tasks or sample shapes");
+  if (!class_names.empty() && !other.class_names.empty() && class_names != other.class_names)
+    throw Error("cannot concatenate image folders with different class folders");
+  if (class_names.empty()) class_names = other.class_names;
   values.insert(values.end(), other.values.begin(), other.values.end());
   labels.insert(labels.end(), other.labels.begin(), other.labels.end());
   num_classes = std::max(num_classes, other.num_classes);

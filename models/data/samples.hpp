@@ -14,13 +14,14 @@ struct Samples {
   std::vector<uint8_t> values;        // size() * sample_values(): pixels 0..255 or character ids
   std::vector<int32_t> labels;        // size() * label_width()
   int num_classes = 0;                // classes, or the vocabulary size
+  std::vector<std::string> class_names;  // image folders by class: the name of each label (else empty)
 
   int64_t sample_values() const;
   int64_t label_width() const { return task == "text" ? sample_shape.at(0) : 1; }
   int64_t size() const;
   // The samples at `indices`, in that order (subsets, splits, shuffles).
   Samples select(const std::vector<int64_t>& indices) const;
-  // Appends `other` (same task and shape; throws Error otherwise).
+  // Appends `other` (same task, shape and class names when both have them; throws Error otherwise).
   void append(const Samples& other);
 };
 

@@ -1,10 +1,13 @@
-// Dataset readers on files the tests write (IDX, CIFAR, R serialization, text), splits, and the
-// named datasets when the Debian packages are installed.
+// Dataset readers on files the tests write (IDX, CIFAR, PNG class folders, R serialization, text),
+// splits, and the named datasets when the Debian packages are installed.
 #include <gtest/gtest.h>
+#include <png.h>
 #include <zlib.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 
 #include "models/data/datasets.hpp"
@@ -108,6 +111,102 @@ std::vector<uint8_t> zlib_compress(const std::vector<uint8_t>& in) {
   return out;
 }
 
+// Writes an 8-bit PNG with libpng: `pixels` holds `height` rows of width * channels bytes (gray or
+// palette index 1, RGB 3, RGBA 4). Returns false on a libpng error (only POD locals: see setjmp).
+bool write_png(const char* path, int width, int height, int color_type, const uint8_t* pixels,
+               bool interlace = false, const png_color* palette = nullptr, int palette_size = 0,
+               const png_byte* trans = nullptr, int num_trans = 0) {
+  FILE* f = std::fopen(path, "wb");
+  if (!f) return false;
+  png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, nullptr, nullptr, nullptr);
+  png_infop info = png ? png_create_info_struct(png) : nullptr;
+  if (!info) {
+    if (png) png_destroy_write_struct(&png, nullptr);
+    std::fclose(f);
+    return false;
+  }
+  if (setjmp(png_jmpbuf(png))) {
+    png_destroy_write_struct(&png, &info);
+    std::fclose(f);
+    return false;
+  }
+  png_init_io(png, f);
+  png_set_IHDR(png, info, width, height, 8, color_type, interlace ? PNG_INTERLACE_ADAM7 : PNG_INTERLACE_NONE,
+               PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+  if (palette) png_set_PLTE(png, info, palette, palette_size);
+  if (trans) png_set_tRNS(png, info, trans, num_trans, nullptr);
+  png_write_info(png, info);
+  const int channels = color_type == PNG_COLOR_TYPE_RGB ? 3 : color_type == PNG_COLOR_TYPE_RGB_ALPHA ? 4 : 1;
+  const int passes = png_set_interlace_handling(png);
+  for (int pass = 0; pass < passes; ++pass)
+    for (int y = 0; y < height; ++y) png_write_row(png, pixels + y * width * channels);
+  png_write_end(png, nullptr);
+  png_destroy_write_struct(&png, &info);
+  std::fclose(f);
+  return true;
+}
+
+std::vector<uint8_t> slurp_bytes(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// Pixel value of image `img` at (y, x), channel ch.
+uint8_t pattern(int img, int y, int x, int ch) {
+  return static_cast<uint8_t>((img * 37 + y * 50 + x * 13 + ch * 80) % 256);
+}
+
+enum class PngKind { kGray, kRgb, kRgba, kRgbInterlaced, kPalette };
+const png_color kPalette[4] = {{255, 0, 0}, {0, 255, 0}, {0, 0, 255}, {12, 34, 56}};
+const png_byte kPaletteAlpha[1] = {0};  // index 0 transparent (tRNS): its colour must still be read
+
+// Writes an h x w PNG of `kind` and returns the RGB pixels the reader must produce, CHW.
+std::vector<uint8_t> write_test_png(const fs::path& p, PngKind kind, int img, int h, int w) {
+  std::vector<uint8_t> raw, chw(3 * h * w);
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) {
+      for (int ch = 0; ch < 3; ++ch) {
+        const int idx = (y * w + x) % 4;
+        uint8_t v = pattern(img, y, x, ch);
+        if (kind == PngKind::kGray) v = pattern(img, y, x, 0);
+        if (kind == PngKind::kPalette)
+          v = ch == 0 ? kPalette[idx].red : ch == 1 ? kPalette[idx].green : kPalette[idx].blue;
+        chw[ch * h * w + y * w + x] = v;
+      }
+      switch (kind) {
+        case PngKind::kGray: raw.push_back(pattern(img, y, x, 0)); break;
+        case PngKind::kPalette: raw.push_back(static_cast<uint8_t>((y * w + x) % 4)); break;
+        case PngKind::kRgba:
+          for (int ch = 0; ch < 3; ++ch) raw.push_back(pattern(img, y, x, ch));
+          raw.push_back(static_cast<uint8_t>(x * 40));  // alpha, dropped by the reader
+          break;
+        default:
+          for (int ch = 0; ch < 3; ++ch) raw.push_back(pattern(img, y, x, ch));
+      }
+    }
+  const int type = kind == PngKind::kGray      ? PNG_COLOR_TYPE_GRAY
+                   : kind == PngKind::kRgba    ? PNG_COLOR_TYPE_RGB_ALPHA
+                   : kind == PngKind::kPalette ? PNG_COLOR_TYPE_PALETTE
+                                               : PNG_COLOR_TYPE_RGB;
+  fs::create_directories(p.parent_path());
+  const bool ok = kind == PngKind::kPalette
+                      ? write_png(p.c_str(), w, h, type, raw.data(), false, kPalette, 4, kPaletteAlpha, 1)
+                      : write_png(p.c_str(), w, h, type, raw.data(), kind == PngKind::kRgbInterlaced);
+  EXPECT_TRUE(ok) << p;
+  return chw;
+}
+
+// The message of the pacer::Error that `f` throws ("" when it throws none).
+template <class F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const pacer::Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
 }  // namespace
 
 TEST(Data, IdxReadsPlainAndGzipAndRejectsCorruptFiles) {
@@ -171,6 +270,140 @@ TEST(Data, CifarBinaryBatches) {
   EXPECT_EQ(pd::read_cifar_batches({t.path / "b100.bin"}, 2, false).labels, std::vector<int32_t>({0, 1, 2}));
   // A CIFAR-100 file read as CIFAR-10 has the wrong record size.
   EXPECT_THROW(pd::read_cifar_batches({t.path / "b100.bin"}, 1, false), pacer::Error);
+}
+
+TEST(Data, PngClassFoldersInTheCinicLayout) {
+  TempDir t;
+  const fs::path root = t.path / "cinic", train = root / "train";
+  constexpr int h = 4, w = 5;  // not square: a swapped height and width shows
+  struct Spec {
+    const char* cls;
+    const char* file;
+    PngKind kind;
+  };
+  // Written out of order; the reader sorts classes and files by name.
+  const std::vector<Spec> written = {
+      {"dog", "l.png", PngKind::kRgb},         {"dog", "i.png", PngKind::kRgb},
+      {"dog", "k.png", PngKind::kGray},        {"dog", "j.png", PngKind::kRgb},
+      {"bird", "b_rgb.png", PngKind::kRgb},    {"bird", "a_gray.png", PngKind::kGray},
+      {"bird", "d_adam7.png", PngKind::kRgbInterlaced}, {"bird", "c_rgba.png", PngKind::kRgba},
+      {"cat", "f.png", PngKind::kRgb},         {"cat", "e_palette.png", PngKind::kPalette},
+      {"cat", "h.png", PngKind::kGray},        {"cat", "g.PNG", PngKind::kRgb},
+  };
+  std::map<std::string, std::vector<uint8_t>> expected_pixels;
+  for (size_t i = 0; i < written.size(); ++i)
+    expected_pixels[std::string(written[i].cls) + "/" + written[i].file] =
+        write_test_png(train / written[i].cls / written[i].file, written[i].kind, static_cast<int>(i) + 1, h, w);
+  std::ofstream(train / "dog" / ".DS_Store") << "hidden files are skipped";
+  std::ofstream(root / "README.md") << "files next to the split folders are ignored";
+  write_test_png(root / "valid" / "bird" / "v.png", PngKind::kRgb, 99, h, w);  // not read: train/ exists
+
+  const std::vector<std::string> order = {"bird/a_gray.png", "bird/b_rgb.png", "bird/c_rgba.png", "bird/d_adam7.png",
+                                          "cat/e_palette.png", "cat/f.png", "cat/g.PNG", "cat/h.png",
+                                          "dog/i.png", "dog/j.png", "dog/k.png", "dog/l.png"};
+  std::vector<uint8_t> expected;
+  for (const auto& f : order) expected.insert(expected.end(), expected_pixels[f].begin(), expected_pixels[f].end());
+
+  const auto s = pd::read_png_class_folders(train);
+  ASSERT_EQ(s.size(), 12);
+  EXPECT_EQ(s.task, "image");
+  EXPECT_EQ(s.sample_shape, std::vector<int64_t>({3, h, w}));
+  EXPECT_EQ(s.num_classes, 3);
+  EXPECT_EQ(s.class_names, std::vector<std::string>({"bird", "cat", "dog"}));
+  EXPECT_EQ(s.labels, std::vector<int32_t>({0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2}));
+  // Raw 0..255 bytes in CHW order like the CIFAR reader (training scales them): gray replicated to
+  // three planes, palette colours looked up (tRNS ignored), alpha dropped, interlacing undone.
+  ASSERT_EQ(s.values.size(), expected.size());
+  EXPECT_EQ(s.values, expected);
+  EXPECT_EQ(s.values[0 * 20 + 7], s.values[2 * 20 + 7]);                       // gray: planes equal
+  EXPECT_EQ(s.values[1 * 60 + 1 * 20 + 2 * 5 + 3], pattern(5, 2, 3, 1));        // b_rgb.png, G at (2, 3)
+  EXPECT_EQ(s.values[4 * 60 + 0 * 20 + 0], 255);                                // palette index 0 red
+  EXPECT_EQ(s.values[4 * 60 + 2 * 20 + 3], 56);                                 // palette index 3 blue
+  // Deterministic: a second read is identical.
+  const auto again = pd::read_png_class_folders(train);
+  EXPECT_EQ(again.values, s.values);
+  EXPECT_EQ(again.labels, s.labels);
+
+  // One image on its own.
+  const auto image = pd::read_png_rgb(train / "bird" / "b_rgb.png");
+  EXPECT_EQ(image.height, h);
+  EXPECT_EQ(image.width, w);
+  EXPECT_EQ(image.pixels[(2 * w + 3) * 3 + 1], pattern(5, 2, 3, 1));
+
+  // cinic:DIR reads DIR/train when it exists, else DIR itself as the class folders, and splits 80/20.
+  EXPECT_EQ(pd::dataset_info("cinic:" + root.string()).task, "image");
+  const auto split = pd::load_dataset("cinic:" + root.string());
+  EXPECT_EQ(split.train.size(), 10);
+  EXPECT_EQ(split.eval.size(), 2);
+  EXPECT_EQ(split.train.class_names, s.class_names);
+  EXPECT_NE(split.description.find("bird, cat, dog"), std::string::npos) << split.description;
+  const auto direct = pd::load_dataset("cinic:" + train.string());
+  EXPECT_EQ(direct.train.values, split.train.values);
+  EXPECT_EQ(direct.eval.labels, split.eval.labels);
+  const auto reordered = pd::load_dataset("cinic:" + root.string(), {.split_seed = 5});
+  EXPECT_NE(reordered.train.values, split.train.values);
+  EXPECT_NE(error_of([&] { pd::load_dataset("nope"); }).find("cinic:DIR"), std::string::npos);
+}
+
+TEST(Data, PngClassFoldersRejectCorruptFilesAndOtherLayouts) {
+  TempDir t;
+  auto expect_error = [](const fs::path& dir, const std::string& names, const std::string& says) {
+    const std::string e = error_of([&] { pd::read_png_class_folders(dir); });
+    ASSERT_FALSE(e.empty()) << dir << " was accepted";
+    EXPECT_NE(e.find(names), std::string::npos) << e;
+    EXPECT_NE(e.find(says), std::string::npos) << e;
+  };
+  write_test_png(t.path / "good" / "a" / "x.png", PngKind::kRgb, 1, 4, 5);
+  const auto good = slurp_bytes(t.path / "good" / "a" / "x.png");
+  ASSERT_GT(good.size(), 60u);
+
+  // Truncated in the middle of the pixel data, and cut just before its IEND chunk.
+  auto put = [&](const std::string& folder, const std::vector<uint8_t>& bytes) {
+    fs::create_directories(t.path / folder / "a");
+    write_bytes(t.path / folder / "a" / "x.png", bytes);
+  };
+  put("cut", std::vector<uint8_t>(good.begin(), good.begin() + static_cast<long>(good.size() / 2)));
+  expect_error(t.path / "cut", (t.path / "cut" / "a" / "x.png").string(), "truncated");
+  put("noend", std::vector<uint8_t>(good.begin(), good.end() - 12));  // IEND is the last 12 bytes
+  expect_error(t.path / "noend", (t.path / "noend" / "a" / "x.png").string(), "truncated");
+  // A flipped byte in the compressed data fails the IDAT chunk's CRC.
+  auto flipped = good;
+  flipped[good.size() - 12 - 6] ^= 0x55;
+  put("crc", flipped);
+  expect_error(t.path / "crc", (t.path / "crc" / "a" / "x.png").string(), "corrupt");
+  // Not a PNG at all, under a .png name; and a file of another type in a class folder.
+  fs::create_directories(t.path / "fake" / "a");
+  std::ofstream(t.path / "fake" / "a" / "x.png") << "GIF89a, not a PNG";
+  expect_error(t.path / "fake", (t.path / "fake" / "a" / "x.png").string(), "not a PNG");
+  fs::create_directories(t.path / "jpeg" / "a");
+  fs::copy_file(t.path / "good" / "a" / "x.png", t.path / "jpeg" / "a" / "x.png");
+  std::ofstream(t.path / "jpeg" / "a" / "y.jpg") << "jpeg";
+  expect_error(t.path / "jpeg", (t.path / "jpeg" / "a" / "y.jpg").string(), "not a .png");
+  // Mixed sizes: the second image (5x4 after a 4x5 one) is named.
+  write_test_png(t.path / "mixed" / "a" / "1.png", PngKind::kRgb, 1, 4, 5);
+  write_test_png(t.path / "mixed" / "b" / "2.png", PngKind::kGray, 2, 5, 4);
+  expect_error(t.path / "mixed", (t.path / "mixed" / "b" / "2.png").string(), "one size");
+  // Empty folder, class folders without images, a missing folder, the split level given as classes.
+  fs::create_directories(t.path / "empty");
+  expect_error(t.path / "empty", (t.path / "empty").string(), "CINIC-10 layout");
+  fs::create_directories(t.path / "noimages" / "a");
+  expect_error(t.path / "noimages", "no PNG images", "CINIC-10 layout");
+  expect_error(t.path / "missing", (t.path / "missing").string(), "CINIC-10 layout");
+  write_test_png(t.path / "splits" / "valid" / "a" / "x.png", PngKind::kRgb, 1, 4, 5);
+  expect_error(t.path / "splits", (t.path / "splits" / "valid" / "a").string(), "CINIC-10 layout");
+  EXPECT_NE(error_of([&] { pd::load_dataset("cinic:" + (t.path / "empty").string()); }).find("CINIC-10 layout"),
+            std::string::npos);
+
+  // Failed decodes release their FILE* (libpng's longjmp path closes it).
+  if (fs::exists("/proc/self/fd")) {
+    auto open_fds = [] { return std::distance(fs::directory_iterator("/proc/self/fd"), fs::directory_iterator{}); };
+    const auto before = open_fds();
+    for (int i = 0; i < 50; ++i) {
+      EXPECT_THROW(pd::read_png_rgb(t.path / "cut" / "a" / "x.png"), pacer::Error);
+      EXPECT_THROW(pd::read_png_rgb(t.path / "crc" / "a" / "x.png"), pacer::Error);
+    }
+    EXPECT_EQ(open_fds(), before);
+  }
 }
 
 TEST(Data, RSerializedCharacterVectorAndLazyLoadDatabase) {
