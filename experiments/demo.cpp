@@ -150,10 +150,6 @@ int run_demo(const DemoOptions& opt) {
   popt.store = store_path;
   popt.device_spec = board.spec;
   popt.source = title;
-  // A peak from a few sensor samples underestimates what a long training run meets: measure each
-  // point for at least 3 s of device time (30 samples at 10 Hz; free in virtual time).
-  popt.min_power_samples = 30;
-  popt.max_extension = 200;
   const auto prof = hw::run_profile(*board.device, executor, popt);
   std::cout << fmt::format("[2/7] profiled {} points of the {}-point grid ({} resumed) in {:.1f} s of virtual device time\n",
                            prof.measured_points, prof.grid_points, prof.resumed_points, prof.cost_s);

@@ -36,6 +36,22 @@ struct RunResult {
   double wall_time_s = traces::kNaN;
   double final_metric = traces::kNaN;
   traces::PowerSeries series;  // the power samples, device time since the start of training
+  std::string status;          // "stopped: ..." when the watchdog stopped the run
+};
+
+// The power watchdog of a run (hw::PowerWatchdog) and the cap it guards; the message says when and
+// how high once it tripped.
+struct Watchdog {
+  double cap_w = 0, margin_w = 0;
+  hw::PowerWatchdog w;
+  std::string message;
+  bool tripped() const { return w.tripped(); }
+  void observe(double t_s, double total_w) {
+    if (w.observe(t_s, total_w))
+      message = fmt::format("stopped: power watchdog at t={:.2f} s: mean power {:.2f} W over the last {:g} s above "
+                            "the cap {:g} W + {:g} W margin; the GPU clock was restored",
+                            t_s, w.tripped_mean_w(), w.window_s(), cap_w, margin_w);
+  }
 };
 
 std::string config_text(const explore::Space& space, const Config& c) {
@@ -62,13 +78,16 @@ struct BoardSampler {
   double period_s;
   double next_s;
   traces::PowerSeries series;
+  Watchdog watchdog;
+  int64_t samples_at_stop = 0;
   void catch_up() {
-    while (next_s <= board->now_s() + 1e-12) {
+    while (next_s <= board->now_s() + 1e-12 && !watchdog.tripped()) {
       const auto r = board->power_at(next_s);
       series.time_s.push_back(next_s - start_s);
       series.power_w.push_back(r.total_w);
       if (std::isfinite(r.gpu_w)) series.gpu_power_w.push_back(r.gpu_w);
       series.freq_hz.push_back(board->effective_freq_hz(batch_size));
+      watchdog.observe(next_s - start_s, r.total_w);
       next_s += period_s;
     }
   }
@@ -161,6 +180,24 @@ ValidateReport run_validate(const ValidateOptions& opt) {
       choices.push_back({cap, pname, sel});
     }
 
+  if (!(opt.watchdog_margin_w >= 0) || !(opt.watchdog_duration_s >= 0))
+    throw UsageError("--watchdog-margin and --watchdog-time must be >= 0");
+  // The watchdog of a configuration guards the lowest cap it was chosen for.
+  std::map<Config, double> config_cap;
+  for (const auto& ch : choices)
+    if (ch.selection.feasible) {
+      const Config c{ch.selection.knob, ch.selection.batch_size};
+      const auto it = config_cap.find(c);
+      if (it == config_cap.end() || ch.cap_w < it->second) config_cap[c] = ch.cap_w;
+    }
+  auto watchdog_for = [&](const Config& c) {
+    Watchdog w;
+    w.cap_w = config_cap.at(c);
+    w.margin_w = opt.watchdog_margin_w;
+    w.w = hw::PowerWatchdog(w.cap_w + w.margin_w, opt.watchdog_duration_s);
+    return w;
+  };
+
   // Run every chosen configuration for every seed.
   std::map<std::pair<Config, int>, RunResult> runs;
   hw::DeviceRequest request = opt.device;
@@ -187,8 +224,9 @@ ValidateReport run_validate(const ValidateOptions& opt) {
           boards.push_back(hw::open_device(r));
           boards.back().emulated->pin(here[k].knob);
         }
-        for (auto& bd : boards) {
-          BoardSampler s{bd.emulated, b, bd.emulated->now_s(), period_s, bd.emulated->now_s(), {}};
+        for (size_t k = 0; k < boards.size(); ++k) {
+          auto& bd = boards[k];
+          BoardSampler s{bd.emulated, b, bd.emulated->now_s(), period_s, bd.emulated->now_s(), {}, watchdog_for(here[k])};
           s.series.emulated = true;
           samplers.push_back(std::move(s));
         }
@@ -196,12 +234,22 @@ ValidateReport run_validate(const ValidateOptions& opt) {
         t.batch_size = b;
         t.seed = seed;
         models::TrainHooks hooks;
-        hooks.on_batch = [&](int64_t, int batch) {
-          for (auto& s : samplers) {
+        hooks.on_batch = [&](int64_t seen, int batch) {
+          bool running = false;
+          for (size_t k = 0; k < samplers.size(); ++k) {
+            auto& s = samplers[k];
+            if (s.watchdog.tripped()) continue;
             s.board->run_batch(batch);
             s.catch_up();
+            if (s.watchdog.tripped()) {
+              s.samples_at_stop = seen;
+              boards[k].device->restore();
+              spdlog::warn("validate: {} seed={}: {}", config_text(space, here[k]), seed, s.watchdog.message);
+            } else {
+              running = true;
+            }
           }
-          return true;
+          return running;  // every board stopped: so is the training
         };
         spdlog::info("validate: b={} seed={} driving {} emulated board(s): {}", b, seed, here.size(),
                      fmt::join([&] {
@@ -213,12 +261,15 @@ ValidateReport run_validate(const ValidateOptions& opt) {
         ++report.training_runs;
         for (size_t k = 0; k < here.size(); ++k) {
           RunResult rr;
-          rr.reached = res.reached;
-          rr.samples = res.samples;
+          const bool stopped = samplers[k].watchdog.tripped();
+          rr.reached = res.reached && !stopped;
+          rr.samples = stopped ? samplers[k].samples_at_stop : res.samples;
           rr.wall_time_s = res.wall_time_s;
-          rr.final_metric = res.final_metric;
+          rr.final_metric = stopped ? traces::kNaN : res.final_metric;
           rr.device_time_s = samplers[k].board->now_s() - samplers[k].start_s;
           rr.series = std::move(samplers[k].series);
+          rr.status = samplers[k].watchdog.message;
+          if (stopped) ++report.watchdog_stops;
           runs[{here[k], seed}] = std::move(rr);
         }
         for (auto& bd : boards) bd.device->restore();
@@ -228,24 +279,46 @@ ValidateReport run_validate(const ValidateOptions& opt) {
     for (const auto& c : configs)
       for (int seed : opt.seeds) {
         device.pin(c.knob);
+        Watchdog watchdog = watchdog_for(c);
         hw::SamplerOptions so;
         so.rate_hz = opt.sensor_rate_hz;
+        so.watchdog_w = watchdog.w.limit_w();
+        so.watchdog_window_s = watchdog.w.window_s();
         hw::PowerSampler sampler(device.power_reader(), so);  // owns what it reads: a blocked read may outlive it
         models::TrainOptions t = train;
         t.batch_size = c.batch_size;
         t.seed = seed;
         spdlog::info("validate: {} seed={} on {}", config_text(space, c), seed, device.name());
+        int64_t samples_at_stop = 0;
+        models::TrainHooks hooks;
+        hooks.on_batch = [&](int64_t seen, int) {
+          if (!sampler.watchdog().tripped()) return true;
+          samples_at_stop = seen;
+          return false;
+        };
         sampler.start();
-        const auto res = models::train_to_target(t, data);
+        const auto res = models::train_to_target(t, data, hooks);
         sampler.stop();
         ++report.training_runs;
         RunResult rr;
-        rr.reached = res.reached;
-        rr.samples = res.samples;
-        rr.wall_time_s = res.wall_time_s;
-        rr.final_metric = res.final_metric;
-        rr.device_time_s = res.wall_time_s - res.eval_time_s;
         rr.series = sampler.series();
+        if (samples_at_stop > 0) {
+          device.restore();  // at once: the next configuration pins its own setting
+          for (size_t i = 0; i < rr.series.time_s.size() && !watchdog.tripped(); ++i)
+            watchdog.observe(rr.series.time_s[i], rr.series.power_w[i]);
+          if (watchdog.message.empty())
+            watchdog.message = fmt::format("stopped: power watchdog: mean power over {:g} s above the cap {:g} W + {:g} W "
+                                           "margin; the GPU clock was restored",
+                                           opt.watchdog_duration_s, watchdog.cap_w, watchdog.margin_w);
+          spdlog::warn("validate: {} seed={}: {}", config_text(space, c), seed, watchdog.message);
+          ++report.watchdog_stops;
+        }
+        rr.reached = res.reached && samples_at_stop == 0;
+        rr.samples = samples_at_stop > 0 ? samples_at_stop : res.samples;
+        rr.wall_time_s = res.wall_time_s;
+        rr.final_metric = samples_at_stop > 0 ? traces::kNaN : res.final_metric;
+        rr.device_time_s = res.wall_time_s - res.eval_time_s;
+        rr.status = watchdog.message;
         runs[{c, seed}] = std::move(rr);
       }
     device.restore();
@@ -283,6 +356,7 @@ ValidateReport run_validate(const ValidateOptions& opt) {
       row.device_time_s = rr.device_time_s;
       row.wall_time_s = rr.wall_time_s;
       row.final_metric = rr.final_metric;
+      row.status = rr.status;
       row.energy_j = energy_of(rr.series, rr.device_time_s);
       double peak = traces::kNaN, sum = 0;
       for (size_t i = 0; i < rr.series.power_w.size(); ++i) {
@@ -329,6 +403,7 @@ ValidateReport run_validate(const ValidateOptions& opt) {
     for (const auto& r : v.rows)
       if (r.policy == ch.policy && traces::same(r.cap_w, ch.cap_w)) {
         ++s.runs;
+        if (!r.status.empty()) ++s.stopped;
         if (r.reached) {
           ++s.reached;
           times.push_back(r.device_time_s);
@@ -370,8 +445,12 @@ ValidateReport run_validate(const ValidateOptions& opt) {
     }
     out += fmt::format("{:>6.2f}W {:<22} {:<22} {:>9.1f} ± {:<4.1f} {:>11.1f} {:>7.1f}% {:>7.1f}% {:>10.0f} {:>8.2f} {:>6}\n",
                        s.cap_w, policy_label(s.policy), s.config, s.measured_mean_s, s.measured_std_s, s.predicted_s,
-                       s.error_pct, s.regret_pct, s.energy_j, s.peak_w, s.cap_exceeded ? "yes" : "no");
+                       s.error_pct, s.regret_pct, s.energy_j, s.peak_w,
+                       s.stopped ? "STOP" : s.cap_exceeded ? "yes" : "no");
   }
+  if (report.watchdog_stops > 0)
+    out += fmt::format("power watchdog: {} run(s) stopped (STOP above; a row's status in the store says when and how "
+                       "high); their times are left out of the means\n", report.watchdog_stops);
   return report;
 }
 
@@ -387,6 +466,10 @@ std::string format_verdict(const ValidateReport& report) {
     };
     const auto* ours = get("ours");
     std::string line = fmt::format("  cap {:g} W:", cap);
+    if (!ours && m.count("ours") && m.at("ours")->stopped > 0) {
+      out += line + " every run of Ours was stopped by the power watchdog: the model underestimates power here\n";
+      continue;
+    }
     if (!ours) {
       out += line + " Ours found no feasible configuration\n";
       continue;
@@ -394,7 +477,9 @@ std::string format_verdict(const ValidateReport& report) {
     if (const auto* b1 = get("baseline1")) line += fmt::format(" Ours {:.2f}x faster than Baseline 1;", b1->measured_mean_s / ours->measured_mean_s);
     if (const auto* b2 = get("baseline2")) line += fmt::format(" {:.2f}x vs Baseline 2;", b2->measured_mean_s / ours->measured_mean_s);
     if (get("oracle")) line += fmt::format(" regret vs oracle {:.1f}%;", ours->regret_pct);
-    line += fmt::format(" prediction error {:+.1f}%{}", ours->error_pct, ours->cap_exceeded ? "; cap EXCEEDED on the trace" : "; cap held");
+    line += fmt::format(" prediction error {:+.1f}%{}", ours->error_pct,
+                        ours->stopped ? fmt::format("; {} run(s) stopped by the power watchdog", ours->stopped)
+                        : ours->cap_exceeded ? "; cap EXCEEDED on the trace" : "; cap held");
     errors.push_back(std::fabs(ours->error_pct));
     out += line + "\n";
   }

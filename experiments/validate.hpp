@@ -37,6 +37,11 @@ struct ValidateOptions {
   // Guard band: every policy (the oracle too) chooses under cap * (1 - guard), so that sensor noise
   // and model error do not carry the measured peak over the cap; the trace is checked against the cap.
   double guard = 0.03;
+  // Power watchdog: a run whose total power stays above cap + margin for longer than the duration
+  // is stopped, the device restored, and the row records why (status "stopped: ..."). The cap of a
+  // configuration chosen at several caps is the lowest of them. duration 0: off.
+  double watchdog_margin_w = 0.5;
+  double watchdog_duration_s = 2.0;
   std::string name;             // record name under /validations; "" : validate-<dataset>
 };
 
@@ -51,7 +56,7 @@ struct ValidationSummaryRow {
   double energy_j = 0;
   double peak_w = 0;
   bool cap_exceeded = false;
-  int runs = 0, reached = 0;
+  int runs = 0, reached = 0, stopped = 0;  // stopped: by the power watchdog
 };
 
 struct ValidateReport {
@@ -59,6 +64,7 @@ struct ValidateReport {
   traces::RelationSet target_relation;
   std::vector<ValidationSummaryRow> summary;
   int training_runs = 0;        // real training runs in this call
+  int watchdog_stops = 0;       // runs the power watchdog stopped
   double wall_time_s = 0;
   std::string text;             // the printed summary
 };

@@ -2,9 +2,11 @@
 // The one interface through which pacer touches a device: its knob space and settings, pinning a
 // setting, reading power, restoring what it changed. Backends: Jetson sysfs (jetson_sysfs.hpp),
 // NVML (nvml.hpp), emulated Jetson (emulated.hpp).
+#include <functional>
 #include <string>
 #include <vector>
 
+#include "traces/error.hpp"
 #include "traces/records.hpp"
 
 namespace pacer::hw {
@@ -16,6 +18,36 @@ struct PowerReading {
   double gpu_w = traces::kNaN;
 };
 
+// Why a power reading failed (docs/reliability.md, "Sensor and devfreq faults"): the profiler
+// decides a point's outcome from it.
+enum class SensorFault {
+  read_error,  // the read failed (EIO, ETIMEDOUT, ...): counted; too many skip the point
+  missing,     // the sensor file is gone (ENOENT, ENODEV): the run stops
+  garbage,     // not a number, or a value no INA3221 rail can hold: counted like a failed read
+};
+inline const char* sensor_fault_name(SensorFault fault) {
+  switch (fault) {
+    case SensorFault::missing: return "missing";
+    case SensorFault::garbage: return "garbage";
+    default: return "read error";
+  }
+}
+
+class SensorError : public Error {
+ public:
+  SensorError(const std::string& message, SensorFault fault) : Error(message), fault(fault) {}
+  SensorFault fault;
+};
+
+// pin() wrote the setting but the device reports another one in force (a throttled or railgated
+// GPU): the profiler records the point as skipped with this message and goes on.
+class SettingNotApplied : public Error {
+ public:
+  SettingNotApplied(const std::string& message, std::vector<double> requested, std::vector<double> actual)
+      : Error(message), requested(std::move(requested)), actual(std::move(actual)) {}
+  std::vector<double> requested, actual;
+};
+
 class Device {
  public:
   virtual ~Device() = default;
@@ -25,12 +57,20 @@ class Device {
   virtual const traces::KnobSpace& knob() const = 0;
   // Every setting the device accepts, ascending (for a one-dimensional knob: one value each).
   virtual std::vector<std::vector<double>> settings() const = 0;
-  // Pins a setting; throws Error when the setting is not supported or the device refuses it.
+  // Pins a setting; throws Error when the setting is not supported or the device refuses it, and
+  // SettingNotApplied when the device accepted it but runs at another one.
   virtual void pin(const std::vector<double>& setting) = 0;
   // The setting in force now, as the device reports it (cur_freq on a Jetson).
   virtual std::vector<double> current() const = 0;
-  // Throws Error when no sensor can be read; callers that poll (the sampler) count the failure.
+  // Throws Error when no sensor can be read (SensorError says why); callers that poll (the
+  // sampler) count the failure.
   virtual PowerReading read_power() = 0;
+  // What a background sampler calls. The default calls read_power() on this object; a backend
+  // whose reads can block (sysfs) returns a reader that owns everything it touches, so a sampler
+  // may abandon a blocked read (PowerSampler::stop) without it touching a destroyed device later.
+  virtual std::function<PowerReading()> power_reader() {
+    return [this] { return read_power(); };
+  }
   // Which sensor rails make up PowerReading::total_w (and, last, the GPU rail when present).
   virtual std::vector<std::string> power_rails() const = 0;
   // Puts back every setting pin() changed; idempotent; backends also call it from their destructor.

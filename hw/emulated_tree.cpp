@@ -3,18 +3,22 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <fstream>
+#include <cstring>
 #include <map>
+#include <regex>
 #include <set>
 #include <sstream>
 
 #include "hw/sysfs_io.hpp"
 #include "traces/error.hpp"
+#include "traces/units.hpp"
 
 namespace pacer::hw {
 namespace fs = std::filesystem;
@@ -77,6 +81,152 @@ void write_small_file_atomic(const fs::path& path, const std::string& content) {
   if (n != static_cast<ssize_t>(line.size()) || ::rename(tmp.c_str(), path.c_str()) != 0)
     throw Error(fmt::format("cannot write {}: {}", path.string(), std::strerror(errno)));
 }
+
+std::vector<fs::path> fake_rail_value_files(const fs::path& root, const traces::DeviceSpec& d) {
+  const auto dirs = chip_dirs(root, d);
+  std::vector<fs::path> out;
+  for (const auto& r : d.rails) {
+    const fs::path dir = dirs.at(r.chip);
+    if (d.sensor_layout == "hwmon") {
+      out.push_back(dir / fmt::format("in{}_input", r.channel));
+      out.push_back(dir / fmt::format("curr{}_input", r.channel));
+    } else {
+      out.push_back(dir / fmt::format("in_power{}_input", r.channel));
+      out.push_back(dir / fmt::format("in_voltage{}_input", r.channel));
+      out.push_back(dir / fmt::format("in_current{}_input", r.channel));
+    }
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Fault injection.
+
+namespace {
+
+// in_powerN_input, in_voltageN_input, in_currentN_input (iio) or inN_input, currN_input (hwmon).
+bool is_rail_value_file(const fs::path& path) {
+  static const std::regex pattern(R"(^(in_power|in_voltage|in_current|in|curr)[0-9]+_input$)");
+  return std::regex_match(path.filename().string(), pattern);
+}
+
+bool is_freq_limit_file(const fs::path& path) {
+  const auto name = path.filename().string();
+  return name == "min_freq" || name == "max_freq";
+}
+
+}  // namespace
+
+SysfsFaults parse_sysfs_fault(const std::string& text) {
+  SysfsFaults f;
+  const auto eq = text.find('=');
+  const std::string kind = text.substr(0, eq);
+  const std::string arg = eq == std::string::npos ? "" : text.substr(eq + 1);
+  if (kind == "none" && eq == std::string::npos) return f;
+  if (kind == "rail-vanish" && eq == std::string::npos) f.rail = SysfsFaults::Rail::vanish;
+  else if (kind == "rail-frozen" && eq == std::string::npos) f.rail = SysfsFaults::Rail::frozen;
+  else if (kind == "rail-block" && eq == std::string::npos) f.rail = SysfsFaults::Rail::block;
+  else if (kind == "rail-garbage") {
+    f.rail = SysfsFaults::Rail::garbage;
+    if (eq != std::string::npos) f.garbage = arg;
+  } else if (kind == "cur-freq" && !arg.empty()) {
+    f.cur_freq_hz = units::parse(arg, units::Dimension::Frequency, "MHz", "--fault cur-freq");
+    if (!(f.cur_freq_hz > 0)) throw UsageError("--fault cur-freq=F needs a positive frequency");
+  } else {
+    throw UsageError(fmt::format("--fault: '{}' is not one of none, rail-vanish, rail-garbage[=TEXT], rail-frozen, "
+                                 "rail-block, cur-freq=FREQ",
+                                 text));
+  }
+  return f;
+}
+
+FaultyIo::FaultyIo(std::shared_ptr<SysfsIo> inner) : inner_(std::move(inner)) {}
+
+FaultyIo::~FaultyIo() { release(); }
+
+SysfsIo& FaultyIo::inner() const { return inner_ ? *inner_ : real_sysfs_io(); }
+
+void FaultyIo::set(const SysfsFaults& faults) {
+  {
+    std::lock_guard lock(mu_);
+    faults_ = faults;
+    frozen_.clear();
+    ++release_generation_;  // a changed fault unblocks reads blocked by the old one
+  }
+  cv_.notify_all();
+}
+
+SysfsFaults FaultyIo::faults() const {
+  std::lock_guard lock(mu_);
+  return faults_;
+}
+
+void FaultyIo::release() {
+  {
+    std::lock_guard lock(mu_);
+    ++release_generation_;
+  }
+  cv_.notify_all();
+}
+
+int64_t FaultyIo::busy_answers() const {
+  std::lock_guard lock(mu_);
+  return busy_answers_;
+}
+
+int FaultyIo::blocked_reads() const {
+  std::lock_guard lock(mu_);
+  return blocked_;
+}
+
+std::string FaultyIo::read(const fs::path& path) const {
+  std::unique_lock lock(mu_);
+  if (faults_.cur_freq_hz > 0 && path.filename() == "cur_freq")
+    return std::to_string(std::llround(faults_.cur_freq_hz));
+  if (faults_.rail == SysfsFaults::Rail::none || !is_rail_value_file(path)) {
+    lock.unlock();
+    return inner().read(path);
+  }
+  switch (faults_.rail) {
+    case SysfsFaults::Rail::vanish:
+      throw IoError(fmt::format("cannot read {}: {}", path.string(), std::strerror(ENOENT)), ENOENT);
+    case SysfsFaults::Rail::garbage:
+      return faults_.garbage;
+    case SysfsFaults::Rail::frozen: {
+      const auto it = frozen_.find(path.string());
+      if (it != frozen_.end()) return it->second;
+      lock.unlock();
+      const std::string value = inner().read(path);
+      lock.lock();
+      return frozen_.emplace(path.string(), value).first->second;
+    }
+    case SysfsFaults::Rail::block: {
+      const uint64_t generation = release_generation_;
+      ++blocked_;
+      cv_.wait(lock, [&] { return release_generation_ != generation; });
+      --blocked_;
+      throw IoError(fmt::format("cannot read {}: {}", path.string(), std::strerror(ETIMEDOUT)), ETIMEDOUT);
+    }
+    default:
+      break;
+  }
+  lock.unlock();
+  return inner().read(path);
+}
+
+void FaultyIo::write(const fs::path& path, const std::string& value) {
+  {
+    std::lock_guard lock(mu_);
+    if (faults_.busy_writes != 0 && is_freq_limit_file(path)) {
+      if (faults_.busy_writes > 0) --faults_.busy_writes;
+      ++busy_answers_;
+      throw IoError(fmt::format("cannot write '{}' to {}: {}", value, path.string(), std::strerror(EBUSY)), EBUSY);
+    }
+  }
+  inner().write(path, value);
+}
+
+// ---------------------------------------------------------------------------------------------
 
 fs::path fake_devfreq_dir(const fs::path& root, const traces::DeviceSpec& device) {
   return root / device.devfreq_path;
@@ -190,8 +340,9 @@ LiveEmulatedTree::LiveEmulatedTree(fs::path root, std::unique_ptr<EmulatedJetson
     : root_(std::move(root)), emu_(std::move(emulator)), factory_(std::move(factory)), options_(options),
       rng_(options.seed) {
   if (!emu_) throw Error("the live emulated tree needs an emulated device");
+  spec_ = emu_->device();
   if (!(options_.time_scale > 0)) throw Error("--time-scale must be positive");
-  const auto& d = emu_->device();
+  const auto& d = spec_;
   write_fake_tree(root_, d);
   write_emulator_dir(root_, d, options_.time_scale);
   devfreq_dir_ = fake_devfreq_dir(root_, d);
@@ -226,7 +377,8 @@ void LiveEmulatedTree::stop() {
 }
 
 void LiveEmulatedTree::tick() {
-  const auto& d = emu_->device();
+  // A copy: emu_ is replaced below when the workload changes, and `d` is used after that.
+  const traces::DeviceSpec& d = spec_;
   // min_freq/max_freq are written in place by the backend: a read may catch an empty file.
   auto read_ll = [&](const fs::path& p, long long fallback) {
     try {
@@ -277,10 +429,39 @@ void LiveEmulatedTree::tick() {
   const double noise = emu_->options().sensor_noise_rel;
   total_w *= std::max(0.0, 1.0 + noise * n01(rng_));
   gpu_w *= std::max(0.0, 1.0 + noise * n01(rng_));
-  write_small_file_atomic(devfreq_dir_ / "cur_freq", std::to_string(std::llround(f_eff)));
+  const SysfsFaults& faults = options_.faults;
+  const bool faulty = seq >= options_.fault_from_request;
+  const double shown_freq = faulty && faults.cur_freq_hz > 0 ? faults.cur_freq_hz : f_eff;
+  write_small_file_atomic(devfreq_dir_ / "cur_freq", std::to_string(std::llround(shown_freq)));
   write_small_file_atomic(root_ / d.gpu_device_dir / "load", running ? "999" : "0");
   write_small_file_atomic(ctl_dir_ / "response", fmt::format("{} {} {} {:.9g}", seq, batch, std::llround(f_eff), time_s));
-  write_fake_rails(root_, d, emu_->rail_powers(total_w, gpu_w));
+  if (!faulty || faults.rail == SysfsFaults::Rail::none) {
+    write_fake_rails(root_, d, emu_->rail_powers(total_w, gpu_w));
+  } else {
+    std::error_code ec;
+    for (const auto& file : fake_rail_value_files(root_, d)) {
+      switch (faults.rail) {
+        case SysfsFaults::Rail::vanish:
+          fs::remove(file, ec);
+          break;
+        case SysfsFaults::Rail::garbage:
+          write_small_file_atomic(file, faults.garbage);
+          break;
+        case SysfsFaults::Rail::block:
+          // open(2) of a FIFO without a writer blocks, as a read of a hung I2C sensor does.
+          if (!fault_applied_) {
+            fs::remove(file, ec);
+            if (::mkfifo(file.c_str(), 0644) != 0)
+              throw Error(fmt::format("cannot make {} a FIFO: {}", file.string(), std::strerror(errno)));
+          }
+          break;
+        default:  // frozen: the files keep their last values
+          break;
+      }
+    }
+    if (!fault_applied_) spdlog::info("emulated tree: rail fault injected at request {}", seq);
+    fault_applied_ = true;
+  }
   ticks_++;
 }
 

@@ -8,15 +8,19 @@
 //   response  "<seq> <batch_size> <freq_hz> <time_per_batch_s>"  refreshed by the server every tick
 //   time_scale, device, violations (min_freq > max_freq seen: the kernel would have refused), pid
 #include <atomic>
+#include <condition_variable>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <random>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "hw/emulated.hpp"
+#include "hw/sysfs_io.hpp"
 #include "traces/records.hpp"
 
 namespace pacer::hw {
@@ -45,12 +49,71 @@ void write_emulator_dir(const std::filesystem::path& root, const traces::DeviceS
 // sees the old or the new value, never an empty file.
 void write_small_file_atomic(const std::filesystem::path& path, const std::string& content);
 
+// Every file of the tree's INA3221 rails that holds a reading (in_powerN_input, in_voltageN_input,
+// in_currentN_input / inN_input, currN_input), in the board's layout.
+std::vector<std::filesystem::path> fake_rail_value_files(const std::filesystem::path& root,
+                                                         const traces::DeviceSpec& device);
+
+// Faults of a Jetson's sysfs that the emulated tree injects (issue 8). docs/reliability.md,
+// "Sensor and devfreq faults", gives the outcome of each in the backend, sampler and profiler.
+struct SysfsFaults {
+  enum class Rail {
+    none,
+    vanish,   // the rail files are gone (ENOENT), as when the INA3221 driver is unbound
+    garbage,  // the rail files hold `garbage`
+    frozen,   // the rail files keep the value they had when the fault began
+    block,    // a read of a rail file blocks (FaultyIo: until release(), then ETIMEDOUT; live tree: a FIFO)
+  };
+  Rail rail = Rail::none;                // applies to every rail value file
+  std::string garbage = "not-a-number";  // what Rail::garbage serves: "-5000", "99999999999999", ...
+  int busy_writes = 0;     // the next N writes of min_freq/max_freq fail with EBUSY; < 0: every one (FaultyIo only)
+  double cur_freq_hz = 0;  // > 0: cur_freq reads this whatever min_freq/max_freq say
+};
+
+// Parses a fault name of `pacer emulate --fault`: none, rail-vanish, rail-garbage[=TEXT],
+// rail-frozen, rail-block, cur-freq=HZ. Throws UsageError naming the option otherwise.
+SysfsFaults parse_sysfs_fault(const std::string& text);
+
+// A SysfsIo that injects SysfsFaults into any tree (write_fake_tree or a live one) on top of
+// another SysfsIo (null: the real files), so the unchanged backend meets each fault. Tests pass it
+// as JetsonSysfsOptions::io and change the faults at any moment (thread-safe).
+class FaultyIo : public SysfsIo {
+ public:
+  explicit FaultyIo(std::shared_ptr<SysfsIo> inner = nullptr);
+  ~FaultyIo() override;
+  void set(const SysfsFaults& faults);  // takes effect at the next read or write; frozen values are re-taken
+  SysfsFaults faults() const;
+  // Rail::block: the reads blocked now return, failing with ETIMEDOUT (later ones block again
+  // while the fault stays set).
+  void release();
+  int64_t busy_answers() const;  // writes refused with EBUSY so far
+  int blocked_reads() const;     // reads blocked right now
+  std::string read(const std::filesystem::path& path) const override;
+  void write(const std::filesystem::path& path, const std::string& value) override;
+
+ private:
+  SysfsIo& inner() const;
+  std::shared_ptr<SysfsIo> inner_;
+  mutable std::mutex mu_;
+  mutable std::condition_variable cv_;
+  SysfsFaults faults_;
+  mutable std::map<std::string, std::string> frozen_;
+  int64_t busy_answers_ = 0;
+  mutable int blocked_ = 0;
+  mutable uint64_t release_generation_ = 0;
+};
+
 using ModelFactory = std::function<std::shared_ptr<const models::DeviceModel>(const std::string& workload)>;
 
 struct LiveTreeOptions {
   double time_scale = 1.0;  // wall seconds per device second
   double tick_s = 0.004;    // wall seconds between updates
   uint64_t seed = 7;
+  // Faults applied to the files themselves (any reader meets them, another process included) from
+  // the workload side's request number `fault_from_request` on (0: at once). busy_writes cannot be
+  // served by plain files: use FaultyIo for it.
+  SysfsFaults faults;
+  long fault_from_request = 0;
 };
 
 class LiveEmulatedTree {
@@ -73,7 +136,8 @@ class LiveEmulatedTree {
 
  private:
   std::filesystem::path root_;
-  std::unique_ptr<EmulatedJetson> emu_;
+  std::unique_ptr<EmulatedJetson> emu_;  // replaced by tick() when the workload side names another workload
+  traces::DeviceSpec spec_;              // the board, owned here: it outlives every emu_
   ModelFactory factory_;
   LiveTreeOptions options_;
   std::filesystem::path devfreq_dir_;
@@ -84,6 +148,7 @@ class LiveEmulatedTree {
   std::atomic<int64_t> violations_{0};
   std::atomic<int64_t> ticks_{0};
   bool in_violation_ = false;
+  bool fault_applied_ = false;
   std::thread thread_;
   std::mt19937_64 rng_;
 };

@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <sstream>
@@ -156,17 +158,108 @@ RailSelection select_rails(const std::vector<PowerRail>& rails) {
   return sel;
 }
 
-double read_rail_w(const PowerRail& rail, const SysfsIo& io) {
-  if (!rail.power_file.empty()) {
-    try {
-      return static_cast<double>(parse_sysfs_int(io.read(rail.power_file), rail.power_file)) / 1000.0;
-    } catch (const IoError&) {
-      // Some L4T releases lack in_powerN_input; fall back to V x I as jetson_stats does.
-    }
+namespace {
+
+// Plausibility of a rail reading. The INA3221 measures bus voltages up to 26 V, and no Jetson
+// module draws anywhere near 1 kW; readings down to -50 mW are the shunt offset of an idle rail
+// (the driver reports signed shunt voltages) and count as 0.
+constexpr double kMaxRailW = 1000.0;
+constexpr double kRailOffsetW = 0.05;
+constexpr long long kMaxBusMv = 26000;
+
+SensorError sensor_read_error(const IoError& e) {
+  const bool gone = e.errno_value == ENOENT || e.errno_value == ENODEV;
+  return SensorError(gone ? fmt::format("{} (the sensor file disappeared)", e.what()) : std::string(e.what()),
+                     gone ? SensorFault::missing : SensorFault::read_error);
+}
+
+// The whole value must be an integer: "5000abc" or "" is garbage, not 5000 or 0.
+long long sensor_int(const std::string& text, const fs::path& path) {
+  long long v = 0;
+  const char* b = text.data();
+  const char* e = text.data() + text.size();
+  while (b < e && (*b == ' ' || *b == '\t')) ++b;
+  const auto [p, ec] = std::from_chars(b, e, v);
+  if (ec != std::errc() || p == b || p != e)
+    throw SensorError(fmt::format("{} holds '{}', not an integer: the power sensor returns garbage", path.string(),
+                                  text.size() > 40 ? text.substr(0, 40) + "..." : text),
+                      SensorFault::garbage);
+  return v;
+}
+
+std::string read_sensor(const SysfsIo& io, const fs::path& path) {
+  try {
+    return io.read(path);
+  } catch (const IoError& e) {
+    throw sensor_read_error(e);
   }
-  const double mv = static_cast<double>(parse_sysfs_int(io.read(rail.voltage_file), rail.voltage_file));
-  const double ma = static_cast<double>(parse_sysfs_int(io.read(rail.current_file), rail.current_file));
-  return mv * ma / 1e6;
+}
+
+double plausible_w(double w, const fs::path& path, const std::string& shown) {
+  if (!(w >= -kRailOffsetW && w <= kMaxRailW))
+    throw SensorError(fmt::format("{} reads {}: not a plausible rail power (0 .. {:g} W): the power sensor returns "
+                                  "garbage",
+                                  path.string(), shown, kMaxRailW),
+                      SensorFault::garbage);
+  return std::max(0.0, w);
+}
+
+double read_rail_v_times_i(const PowerRail& rail, const SysfsIo& io);
+
+double read_rail_w_unnamed(const PowerRail& rail, const SysfsIo& io) {
+  if (!rail.power_file.empty()) {
+    std::string text;
+    try {
+      text = io.read(rail.power_file);
+    } catch (const IoError& power_error) {
+      // Some L4T releases lack in_powerN_input; fall back to V x I as jetson_stats does. When that
+      // fails too, the power file is the one to name.
+      try {
+        return read_rail_v_times_i(rail, io);
+      } catch (const SensorError& e) {
+        if (e.fault == SensorFault::garbage) throw;
+        throw sensor_read_error(power_error);
+      }
+    }
+    const long long mw = sensor_int(text, rail.power_file);
+    return plausible_w(static_cast<double>(mw) / 1000.0, rail.power_file, fmt::format("{} mW", mw));
+  }
+  return read_rail_v_times_i(rail, io);
+}
+
+double read_rail_v_times_i(const PowerRail& rail, const SysfsIo& io) {
+  const long long mv = sensor_int(read_sensor(io, rail.voltage_file), rail.voltage_file);
+  if (mv < 0 || mv > kMaxBusMv)
+    throw SensorError(fmt::format("{} reads {} mV: not a plausible bus voltage (0 .. {} mV): the power sensor returns "
+                                  "garbage",
+                                  rail.voltage_file.string(), mv, kMaxBusMv),
+                      SensorFault::garbage);
+  const long long ma = sensor_int(read_sensor(io, rail.current_file), rail.current_file);
+  return plausible_w(static_cast<double>(mv) * static_cast<double>(ma) / 1e6, rail.current_file,
+                     fmt::format("{} mA at {} mV", ma, mv));
+}
+
+PowerReading read_selected_rails(const RailSelection& rails, const SysfsIo& io, const fs::path& root) {
+  if (rails.total.empty())
+    throw Error(fmt::format("power sensor not found under {}/sys/bus/i2c/drivers (ina3221x iio or ina3221 hwmon): "
+                            "is this a Jetson? pass --sysfs-root for a test tree",
+                            root.string()));
+  PowerReading r;
+  double total = 0;
+  for (const auto& rail : rails.total) total += read_rail_w(rail, io);
+  r.total_w = total;
+  if (rails.gpu) r.gpu_w = read_rail_w(*rails.gpu, io);
+  return r;
+}
+
+}  // namespace
+
+double read_rail_w(const PowerRail& rail, const SysfsIo& io) {
+  try {
+    return read_rail_w_unnamed(rail, io);
+  } catch (const SensorError& e) {
+    throw SensorError(fmt::format("power rail {}: {}", rail.name, e.what()), e.fault);
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -242,8 +335,12 @@ long long JetsonSysfsDevice::read_int(const fs::path& p) const { return parse_sy
 
 void JetsonSysfsDevice::write_value(const fs::path& p, long long value) {
   try {
-    io_->write(p, std::to_string(value));
+    write_retrying_busy(*io_, p, std::to_string(value), options_.busy_retry);
   } catch (const IoError& e) {
+    if (e.errno_value == EBUSY)
+      throw Error(fmt::format("{}: the devfreq node stayed busy; another tool (nvpmodel, jetson_clocks) may be "
+                              "changing the GPU clocks: wait until it is done and rerun",
+                              e.what()));
     if (e.errno_value == EACCES || e.errno_value == EPERM)
       throw Error(fmt::format("permission denied writing {}: run pacer as root (sudo) to pin GPU frequencies, or "
                               "pass --sysfs-root for a test tree",
@@ -299,27 +396,25 @@ void JetsonSysfsDevice::pin_frequency(double freq_hz) {
     cur = read_int(devfreq_.dir / "cur_freq");
   }
   if (cur != target)
-    throw Error(fmt::format("cur_freq reads {} after pinning {} (min_freq and max_freq were written): the GPU may be "
-                            "thermally or power throttled, or railgated",
-                            units::format(static_cast<double>(cur), units::Dimension::Frequency),
-                            units::format(static_cast<double>(target), units::Dimension::Frequency)));
+    throw SettingNotApplied(
+        fmt::format("cur_freq reads {} but {} was requested (min_freq and max_freq were written; waited {:g} s): the "
+                    "GPU may be thermally or power throttled, or railgated",
+                    units::format(static_cast<double>(cur), units::Dimension::Frequency),
+                    units::format(static_cast<double>(target), units::Dimension::Frequency), options_.verify_timeout_s),
+        {static_cast<double>(target)}, {static_cast<double>(cur)});
 }
 
 std::vector<double> JetsonSysfsDevice::current() const {
   return {static_cast<double>(read_int(devfreq_.dir / "cur_freq"))};
 }
 
-PowerReading JetsonSysfsDevice::read_power() {
-  if (rails_.total.empty())
-    throw Error(fmt::format("power sensor not found under {}/sys/bus/i2c/drivers (ina3221x iio or ina3221 hwmon): "
-                            "is this a Jetson? pass --sysfs-root for a test tree",
-                            options_.root.string()));
-  PowerReading r;
-  double total = 0;
-  for (const auto& rail : rails_.total) total += read_rail_w(rail, *io_);
-  r.total_w = total;
-  if (rails_.gpu) r.gpu_w = read_rail_w(*rails_.gpu, *io_);
-  return r;
+PowerReading JetsonSysfsDevice::read_power() { return read_selected_rails(rails_, *io_, options_.root); }
+
+std::function<PowerReading()> JetsonSysfsDevice::power_reader() {
+  // Owns copies of the rails and a share of the file layer: a sampler that abandons a blocked read
+  // leaves a thread that never touches this object again.
+  std::shared_ptr<SysfsIo> io = options_.io ? options_.io : std::shared_ptr<SysfsIo>(&real_sysfs_io(), [](SysfsIo*) {});
+  return [rails = rails_, io = std::move(io), root = options_.root] { return read_selected_rails(rails, *io, root); };
 }
 
 std::vector<std::string> JetsonSysfsDevice::power_rails() const {

@@ -48,7 +48,10 @@ struct RailSelection {
 };
 RailSelection select_rails(const std::vector<PowerRail>& rails);
 
-// Power of one rail in W. Throws IoError when a file cannot be read.
+// Power of one rail in W. Throws SensorError naming the rail and the file: `missing` when a file is
+// gone (ENOENT, ENODEV), `read_error` for another failed read, `garbage` for a value that is not an
+// integer or not plausible (power below -50 mW or above 1 kW, bus voltage outside 0 .. 26 V;
+// -50 .. 0 mW is an idle rail's shunt offset and reads as 0).
 double read_rail_w(const PowerRail& rail, const SysfsIo& io);
 
 struct JetsonSysfsOptions {
@@ -56,6 +59,7 @@ struct JetsonSysfsOptions {
   std::filesystem::path state_file;  // empty: default_state_file(root)
   std::shared_ptr<SysfsIo> io;       // null: the real files
   double verify_timeout_s = 1.0;     // how long cur_freq may take to follow a pin
+  BusyRetry busy_retry;              // min_freq/max_freq writes answered with EBUSY are retried
   bool signal_restore = true;        // arm the SIGINT/SIGTERM restore handler
 };
 
@@ -75,6 +79,7 @@ class JetsonSysfsDevice final : public Device {
   void pin(const std::vector<double>& setting) override;
   std::vector<double> current() const override;
   PowerReading read_power() override;
+  std::function<PowerReading()> power_reader() override;
   std::vector<std::string> power_rails() const override;
   void restore() override;
   double temperature_c() const override;

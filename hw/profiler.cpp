@@ -1,6 +1,7 @@
 #include "hw/profiler.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -8,6 +9,8 @@
 #include <cmath>
 #include <memory>
 #include <optional>
+#include <set>
+#include <utility>
 
 #include "hw/emulated.hpp"
 #include "hw/sampler.hpp"
@@ -62,6 +65,15 @@ void validate(const Device& device, const ProfileOptions& o, std::vector<double>
   freqs.erase(std::unique(freqs.begin(), freqs.end()), freqs.end());
 }
 
+// Points a fault skipped are measured again by a rerun on the same store: the fault may be gone.
+bool retried_on_resume(const traces::ProfilePoint& p) {
+  return p.status.rfind("skipped: power sensor", 0) == 0 || p.status.rfind("skipped: cur_freq", 0) == 0;
+}
+
+std::string at_point(double f, int b) {
+  return fmt::format("f={} b={}", units::format(f, units::Dimension::Frequency), b);
+}
+
 }  // namespace
 
 ProfileReport run_profile(Device& device, BatchExecutor& executor, const ProfileOptions& o, const ProgressFn& progress) {
@@ -102,39 +114,80 @@ ProfileReport run_profile(Device& device, BatchExecutor& executor, const Profile
       table.points = std::move(old.points);
     }
   }
+  std::set<std::pair<double, int>> retry;
+  for (const auto& p : table.points)
+    if (retried_on_resume(p) && p.knob.size() == 1) retry.insert({p.knob[0], p.batch_size});
+  const std::string rails = fmt::format("{}", fmt::join(device.power_rails(), ", "));
+  auto kept_note = [&] {
+    const int kept = static_cast<int>(table.points.size());
+    if (o.store.empty()) return fmt::format("{} points were measured before", kept);
+    return fmt::format("the {} points measured before are in {}: rerun to resume", kept, o.store.string());
+  };
 
   RestoreOnExit restore_on_exit{device, executor};
   const double watchdog_w = o.power_limit_w > 0 ? o.power_limit_w + o.watchdog_margin_w : 0;
   int planned = o.mode == "grid" ? report.grid_points : static_cast<int>(batches.size() * 2);
   int done = 0;
 
+  auto record = [&](const traces::ProfilePoint& p, double cost) {
+    report.cost_s += cost;
+    ++report.measured_points;
+    ++done;
+    table.points.push_back(p);
+    table.profiling_cost_s = previous_cost_s + report.cost_s;
+    if (store) store->write_profile(table, name);
+    if (progress) progress(p, done, planned);
+  };
+
   auto measure = [&](double f, int b) -> traces::ProfilePoint {
     if (const auto* existing = table.find({f}, b)) {
-      ++report.resumed_points;
-      ++done;
-      return *existing;
+      if (!retry.erase({f, b})) {
+        ++report.resumed_points;
+        ++done;
+        return *existing;
+      }
+      spdlog::info("measuring {} again (it was {})", at_point(f, b), existing->status);
+      table.points.erase(table.points.begin() + (existing - table.points.data()));
     }
     using clock = std::chrono::steady_clock;
     const auto wall0 = clock::now();
     const double virt0 = vdev ? vdev->now_s() : 0;
-    device.pin({f});
+    auto cost_so_far = [&] {
+      return vdev ? vdev->now_s() - virt0 : std::chrono::duration<double>(clock::now() - wall0).count() / time_scale;
+    };
+    try {
+      device.pin({f});
+    } catch (const SettingNotApplied& e) {
+      // The device runs at another setting than asked (throttled, railgated): nothing to measure
+      // at this one. Recorded with the reason; the next point pins again.
+      traces::ProfilePoint p;
+      p.knob = {f};
+      p.batch_size = b;
+      p.sensor_rate_hz = o.sensor_rate_hz;
+      p.temperature_c = device.temperature_c();
+      p.status = fmt::format("skipped: {}", e.what());
+      spdlog::warn("{}: {}", at_point(f, b), p.status);
+      record(p, cost_so_far());
+      return p;
+    }
     executor.prepare(b);
     for (int i = 0; i < o.warmup_batches; ++i) executor.run_batch();
 
     std::vector<double> times;
-    PowerAccumulator vacc(o.min_power_samples, watchdog_w);
+    PowerAccumulator vacc(o.min_power_samples, PowerWatchdog(watchdog_w, o.watchdog_duration_s));
     std::unique_ptr<PowerSampler> sampler;
     double next_sample_s = 0;
     if (vdev) {
       next_sample_s = vdev->now_s();
     } else {
-      sampler = std::make_unique<PowerSampler>([&device] { return device.read_power(); },
-                                               SamplerOptions{o.sensor_rate_hz, o.min_power_samples, time_scale,
-                                                              watchdog_w});
+      sampler = std::make_unique<PowerSampler>(
+          device.power_reader(),
+          SamplerOptions{o.sensor_rate_hz, o.min_power_samples, time_scale, watchdog_w, o.watchdog_duration_s,
+                         o.sensor_read_timeout_s});
       sampler->start();
     }
     auto sample_count = [&] { return vdev ? vacc.count() : sampler->count(); };
-    auto longest_over = [&] { return vdev ? vacc.longest_over_s() : sampler->longest_over_s(); };
+    auto watchdog = [&] { return vdev ? vacc.watchdog() : sampler->watchdog(); };
     const int max_batches = std::max(o.measured_batches, static_cast<int>(o.measured_batches * o.max_extension));
     std::string status = "ok";
     while (static_cast<int>(times.size()) < o.measured_batches ||
@@ -150,13 +203,33 @@ ProfileReport run_profile(Device& device, BatchExecutor& executor, const Profile
         executor.run_batch();
         times.push_back(std::chrono::duration<double>(clock::now() - t0).count() / time_scale);
       }
-      if (watchdog_w > 0 && longest_over() > o.watchdog_duration_s) {
-        status = fmt::format("stopped: power above {} for more than {}", units::format(watchdog_w, units::Dimension::Power),
-                             units::format(o.watchdog_duration_s, units::Dimension::Time));
-        break;
+      // A blocked or vanished sensor cannot give this point a power figure: stop measuring it.
+      if (sampler && sampler->read_in_flight_s() > o.sensor_read_timeout_s) break;
+      if (sampler) {
+        const SensorHealth h = sampler->health();
+        if (h.last_failed && h.last_fault == SensorFault::missing) break;
+      }
+      if (watchdog_w > 0) {
+        if (const PowerWatchdog w = watchdog(); w.tripped()) {
+          status = fmt::format("stopped: power watchdog: mean power {} over {} above the cap {} + {} margin",
+                               units::format(w.tripped_mean_w(), units::Dimension::Power),
+                               units::format(o.watchdog_duration_s, units::Dimension::Time),
+                               units::format(o.power_limit_w, units::Dimension::Power),
+                               units::format(o.watchdog_margin_w, units::Dimension::Power));
+          break;
+        }
       }
     }
     if (sampler) sampler->stop();
+    const SensorHealth health = vdev ? vacc.health() : sampler->health();
+    if (sampler && sampler->abandoned())
+      throw Error(fmt::format("power sensor read blocked for more than {:g} s at {} (rails {}): the INA3221 driver or "
+                              "its I2C bus does not answer; the run stopped and the GPU clock was restored; {}",
+                              o.sensor_read_timeout_s, at_point(f, b), rails, kept_note()));
+    if (health.last_failed && health.last_fault == SensorFault::missing)
+      throw Error(fmt::format("power sensor lost at {}: {}; the run stopped and the GPU clock was restored; check that "
+                              "the INA3221 driver is bound, then {}",
+                              at_point(f, b), health.last_error, kept_note()));
 
     traces::ProfilePoint p;
     p.knob = {f};
@@ -170,26 +243,35 @@ ProfileReport run_profile(Device& device, BatchExecutor& executor, const Profile
     p.samples = static_cast<int64_t>(times.size()) * b;
     p.sensor_rate_hz = o.sensor_rate_hz;
     p.temperature_c = device.temperature_c();
-    try {
-      const PowerStats s = vdev ? vacc.stats() : sampler->stats();
-      p.power_peak_w = s.peak_w;
-      p.power_mean_w = s.mean_w;
-      p.energy_j = s.mean_w * sum;  // mean power over exactly the measured mini-batches
-      p.power_samples = s.samples;
-    } catch (const Error& e) {
+    // A sensor fault leaves the power figures unset: the readings that did arrive are suspect.
+    std::string sensor_fault;
+    if (health.failed > 0 && health.failed_share() > o.max_failed_read_share)
+      sensor_fault = fmt::format("skipped: power sensor {}: {} of {} reads failed (limit {:g}%), first: {}",
+                                 health.garbage == health.failed ? "returns garbage" : "read errors", health.failed,
+                                 health.reads, 100 * o.max_failed_read_share, health.first_error);
+    else if (sampler && o.sensor_frozen_s > 0 && health.longest_unchanged_s > o.sensor_frozen_s)
+      sensor_fault = fmt::format("skipped: power sensor frozen: the total ({}) read {:.4g} W unchanged for {:.1f} s "
+                                 "(limit {:g} s): the INA3221 stopped converting",
+                                 rails, health.unchanged_w, health.longest_unchanged_s, o.sensor_frozen_s);
+    if (!sensor_fault.empty()) {
       p.power_samples = sample_count();
-      if (status == "ok") status = fmt::format("skipped: {}", e.what());
+      if (status == "ok") status = sensor_fault;
+      spdlog::warn("{}: {}", at_point(f, b), sensor_fault);
+    } else {
+      try {
+        const PowerStats s = vdev ? vacc.stats() : sampler->stats();
+        p.power_peak_w = s.peak_w;
+        p.power_mean_w = s.mean_w;
+        p.energy_j = s.mean_w * sum;  // mean power over exactly the measured mini-batches
+        p.power_samples = s.samples;
+      } catch (const Error& e) {
+        p.power_samples = sample_count();
+        if (status == "ok") status = fmt::format("skipped: {}", e.what());
+      }
     }
     p.status = status;
     if (status.rfind("stopped", 0) == 0) ++report.stopped_points;
-    const double cost = vdev ? vdev->now_s() - virt0 : std::chrono::duration<double>(clock::now() - wall0).count() / time_scale;
-    report.cost_s += cost;
-    ++report.measured_points;
-    ++done;
-    table.points.push_back(p);
-    table.profiling_cost_s = previous_cost_s + report.cost_s;
-    if (store) store->write_profile(table, name);
-    if (progress) progress(p, done, planned);
+    record(p, cost_so_far());
     return p;
   };
 

@@ -23,10 +23,16 @@ struct ProfileOptions {
   double power_limit_w = 0;         // walk: the cap; grid: >0 arms the watchdog only
   std::string walk_power = "peak";  // which power figure decides feasibility in the walk
   double sensor_rate_hz = 10;       // device time
-  int min_power_samples = 3;        // fewer: the point's power is not reported (the point is measured longer first)
-  double max_extension = 20;        // at most this many times measured_batches to reach min_power_samples
-  double watchdog_margin_w = 0.5;   // watchdog: power above cap + margin ...
-  double watchdog_duration_s = 2.0; // ... for longer than this stops the point
+  // A point is measured until its power figure rests on this many samples (3 s at 10 Hz): a peak
+  // from a handful of samples misses the compute phase of most mini-batches and reads low.
+  int min_power_samples = 30;       // fewer (after max_extension): the point's power is not reported
+  double max_extension = 200;       // at most this many times measured_batches to reach min_power_samples
+  double watchdog_margin_w = 0.5;   // watchdog (PowerWatchdog): mean power over the last ...
+  double watchdog_duration_s = 2.0; // ... this many seconds above cap + margin stops the point
+  // Sensor faults (docs/reliability.md, "Sensor and devfreq faults"):
+  double sensor_read_timeout_s = 5;    // a power read blocked longer stops the run [wall s]
+  double max_failed_read_share = 0.1;  // more failed or garbage reads than this share skip the point
+  double sensor_frozen_s = 5;          // total power unchanged bit for bit this long skips the point [s]; 0: off
   std::filesystem::path store;      // empty: nothing written
   std::string profile_name;         // empty: the workload name
   traces::DeviceSpec device_spec;   // written as /device when the store has none and this has a name
@@ -44,7 +50,12 @@ struct ProfileReport {
 
 using ProgressFn = std::function<void(const traces::ProfilePoint&, int done, int planned)>;
 
-// Restores the device's settings before returning, also when it throws.
+// Restores the device's settings before returning, also when it throws. Outcomes of faults: a
+// setting the device does not apply (SettingNotApplied) or a sensor returning too many failed or
+// garbage reads or a frozen value skips the point with the reason as its status (a rerun on the
+// same store measures such points again); a sensor file that disappears, a sensor read that
+// blocks, or a setting the device refuses (EACCES, EBUSY after retries, EINVAL) stops the run with
+// an Error. Points written before are kept.
 ProfileReport run_profile(Device& device, BatchExecutor& executor, const ProfileOptions& options,
                           const ProgressFn& progress = {});
 

@@ -88,7 +88,7 @@ bool process_alive(long pid) {
 std::vector<std::string> replay_restore(const std::vector<RestoreWrite>& writes, SysfsIo& io) {
   for (const auto& w : writes) {
     try {
-      io.write(w.path, w.value);
+      write_retrying_busy(io, w.path, w.value);  // a busy devfreq node is retried, as when pinning
     } catch (const IoError& e) {
       spdlog::debug("restore: {} (a later write in the sequence may fix it)", e.what());
     }

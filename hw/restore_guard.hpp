@@ -40,8 +40,9 @@ RestoreState read_state_file(const std::filesystem::path& file);
 // True when `pid` names a live process other than this one.
 bool process_alive(long pid);
 
-// Replays the writes; then checks each path holds its last written value. Returns the paths that
-// do not (empty: success). Never throws for a single failed write.
+// Replays the writes (each retried while the driver answers EBUSY, see BusyRetry); then checks each
+// path holds its last written value. Returns the paths that do not (empty: success). Never throws
+// for a single failed write.
 std::vector<std::string> replay_restore(const std::vector<RestoreWrite>& writes, SysfsIo& io);
 
 // Registers writes to replay from a signal handler. At most a few guards may be armed at once

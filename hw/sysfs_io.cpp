@@ -4,9 +4,12 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <chrono>
 #include <cstring>
+#include <thread>
 
 namespace pacer::hw {
 
@@ -52,6 +55,27 @@ void SysfsIo::write(const std::filesystem::path& path, const std::string& value)
   if (e != 0 || e2 != 0)
     throw IoError(fmt::format("cannot write '{}' to {}: {}", value, path.string(), std::strerror(e ? e : e2)),
                   e ? e : e2);
+}
+
+void write_retrying_busy(SysfsIo& io, const std::filesystem::path& path, const std::string& value,
+                         const BusyRetry& retry) {
+  const int attempts = std::max(1, retry.attempts);
+  const auto t0 = std::chrono::steady_clock::now();
+  double backoff = retry.backoff_s;
+  for (int i = 1;; ++i) {
+    try {
+      io.write(path, value);
+      return;
+    } catch (const IoError& e) {
+      if (e.errno_value != EBUSY) throw;
+      if (i >= attempts) {
+        const double spent = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        throw IoError(fmt::format("{} ({} attempts in {:.2f} s)", e.what(), attempts, spent), EBUSY);
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::duration<double>(std::max(0.0, backoff)));
+    backoff *= 2;
+  }
 }
 
 SysfsIo& real_sysfs_io() {

@@ -25,6 +25,19 @@ class SysfsIo {
   virtual void write(const std::filesystem::path& path, const std::string& value);
 };
 
+// Retries of a write the driver answers with EBUSY (devfreq's lock held for a moment by the
+// governor or by another tool such as nvpmodel): `attempts` tries in all, sleeping backoff_s,
+// 2 backoff_s, 4 backoff_s, ... between them (defaults: 5 tries within 0.15 s).
+struct BusyRetry {
+  int attempts = 5;
+  double backoff_s = 0.01;
+};
+
+// io.write with BusyRetry. Any other errno is rethrown at once; after the last EBUSY the IoError
+// is rethrown with the number of attempts and the time spent in its message.
+void write_retrying_busy(SysfsIo& io, const std::filesystem::path& path, const std::string& value,
+                         const BusyRetry& retry = {});
+
 // The process-wide real-file implementation.
 SysfsIo& real_sysfs_io();
 

@@ -110,13 +110,13 @@ std::string to_csv(const ValidationResult& v) {
   out += "cap[W],policy," + knob_header(v.knob) +
          "batch_size[samples],seed[1],reached[bool],samples[samples],device_time[s],wall_time[s],energy[J],"
          "power_peak[W],power_mean[W],cap_exceeded[bool],time_over_cap[s],predicted_time[s],predicted_energy[J],"
-         "final_metric,series\n";
+         "final_metric,series,status\n";
   for (const auto& r : v.rows)
     out += fmt::format("{},{},", num(r.cap_w), quote(r.policy)) + knob_cells(r.knob, v.knob.dims.size()) +
-           fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", r.batch_size, r.seed, r.reached ? 1 : 0,
+           fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", r.batch_size, r.seed, r.reached ? 1 : 0,
                        r.samples, num(r.device_time_s), num(r.wall_time_s), num(r.energy_j), num(r.power_peak_w),
                        num(r.power_mean_w), r.cap_exceeded ? 1 : 0, num(r.time_over_cap_s), num(r.predicted_time_s),
-                       num(r.predicted_energy_j), num(r.final_metric), quote(r.series));
+                       num(r.predicted_energy_j), num(r.final_metric), quote(r.series), quote(r.status));
   return out;
 }
 

@@ -121,7 +121,8 @@ bool ValidationRow::operator==(const ValidationRow& o) const {
          same(wall_time_s, o.wall_time_s) && same(energy_j, o.energy_j) && same(power_peak_w, o.power_peak_w) &&
          same(power_mean_w, o.power_mean_w) && cap_exceeded == o.cap_exceeded &&
          same(time_over_cap_s, o.time_over_cap_s) && same(predicted_time_s, o.predicted_time_s) &&
-         same(predicted_energy_j, o.predicted_energy_j) && same(final_metric, o.final_metric) && series == o.series;
+         same(predicted_energy_j, o.predicted_energy_j) && same(final_metric, o.final_metric) && series == o.series &&
+         status == o.status;
 }
 
 bool ValidationResult::operator==(const ValidationResult& o) const {

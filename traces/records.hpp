@@ -247,6 +247,7 @@ struct ValidationRow {
   double predicted_energy_j = kNaN;
   double final_metric = kNaN;
   std::string series;          // name of the PowerSeries under /runs ("" if not kept)
+  std::string status;          // "" : ran to the end; "stopped: ..." : the power watchdog stopped it
   bool operator==(const ValidationRow& o) const;
 };
 

@@ -719,7 +719,7 @@ void write(GroupWriter w, const ValidationResult& v) {
   const size_t n = v.rows.size(), dims = v.knob.dims.size();
   std::vector<double> cap, knob, dev_t, wall, energy, peak, mean, over, pt, pe, metric;
   std::vector<int64_t> b, seed, reached, samples, exceeded;
-  std::vector<std::string> policy, series;
+  std::vector<std::string> policy, series, status;
   for (const auto& r : v.rows) {
     cap.push_back(r.cap_w);
     policy.push_back(r.policy);
@@ -741,6 +741,7 @@ void write(GroupWriter w, const ValidationResult& v) {
     pe.push_back(r.predicted_energy_j);
     metric.push_back(r.final_metric);
     series.push_back(r.series);
+    status.push_back(r.status);
   }
   w.col("cap", cap, "W");
   w.col("policy", policy);
@@ -760,6 +761,7 @@ void write(GroupWriter w, const ValidationResult& v) {
   w.col("predicted_energy", pe, "J");
   w.col("final_metric", metric, v.metric);
   w.col("series", series);
+  w.col("status", status);
 }
 
 ValidationResult read_validation(const GroupReader& g) {
@@ -793,6 +795,8 @@ ValidationResult read_validation(const GroupReader& g) {
   const auto pe = g.col_d("predicted_energy", n);
   const auto metric = g.col_d("final_metric", n);
   const auto series = g.col_s("series", n);
+  // Stores written before the power watchdog of validate have no status: every run ran to its end.
+  const auto status = g.has("status") ? g.col_s("status", n) : std::vector<std::string>(static_cast<size_t>(n));
   for (long i = 0; i < n; ++i) {
     ValidationRow r;
     r.cap_w = cap[i];
@@ -813,6 +817,7 @@ ValidationResult read_validation(const GroupReader& g) {
     r.predicted_energy_j = pe[i];
     r.final_metric = metric[i];
     r.series = series[i];
+    r.status = status[i];
     v.rows.push_back(std::move(r));
   }
   return v;

@@ -58,6 +58,9 @@ int run_emulate(const po::variables_map& vm) {
   lo.time_scale = time_scale;
   lo.tick_s = tick_s;
   lo.seed = eo.seed;
+  lo.faults = hw::parse_sysfs_fault(vm["fault"].as<std::string>());
+  lo.fault_from_request = vm["fault-from-request"].as<long>();
+  if (lo.fault_from_request < 0) throw UsageError("--fault-from-request must be >= 0");
   hw::LiveEmulatedTree tree(root, std::move(emu), factory, lo);
   tree.start();
   std::cout << fmt::format("serving emulated {} at {} (time scale {:g}){}\n", spec.name, root.string(), time_scale,
@@ -92,7 +95,9 @@ Command make() {
       "iio or hwmon layout, a GPU thermal zone) and keeps it updated from the emulated Jetson: cur_freq follows\n"
       "min_freq/max_freq and the circuit cap, rails carry the model's power while a workload runs. The workload\n"
       "side talks through <root>/pacer-emulator (see docs/hardware.md); `pacer profile --device jetson\n"
-      "--sysfs-root ROOT` does this by itself. Times are scaled by --time-scale (wall s per device s).";
+      "--sysfs-root ROOT` does this by itself. Times are scaled by --time-scale (wall s per device s).\n"
+      "--fault makes the tree misbehave as a failing board would (rail files that vanish, hold garbage, stop\n"
+      "changing or block, a cur_freq that does not follow), to check what a client does about it.";
   c.add_options = [](po::options_description& d) {
     d.add_options()("device", po::value<std::string>()->required(), "catalog device to emulate (pacer devices)")(
         "root", po::value<std::string>()->required(), "directory to serve the tree in (created)")(
@@ -103,7 +108,12 @@ Command make() {
         "duration", duration_opt(0.0, "0s (until interrupted)"), "stop after this long [s]")(
         "sensor-noise", po::value<double>()->default_value(0.02), "relative sigma of a power reading [1]")(
         "circuit-cap", power_opt(0, "0W (none)"), "circuit-level power cap that throttles the clock [W]")(
-        "seed", po::value<uint64_t>()->default_value(1), "random seed");
+        "seed", po::value<uint64_t>()->default_value(1), "random seed")(
+        "fault", po::value<std::string>()->default_value("none"),
+        "inject a fault (docs/reliability.md): none | rail-vanish | rail-garbage[=TEXT] | rail-frozen | rail-block | "
+        "cur-freq=FREQ")(
+        "fault-from-request", po::value<long>()->default_value(0),
+        "inject it from the workload side's Nth request on (one per profiled point; 0: at once)");
   };
   c.run = run_emulate;
   return c;

@@ -89,6 +89,11 @@ int run_profile_cmd(const po::variables_map& vm) {
   if (o.min_power_samples < 1) throw UsageError("--min-power-samples must be >= 1");
   o.watchdog_margin_w = vm["watchdog-margin"].as<units::Power>().w;
   o.watchdog_duration_s = vm["watchdog-time"].as<units::Duration>().s;
+  o.sensor_read_timeout_s = vm["sensor-timeout"].as<units::Duration>().s;
+  require_range(o.sensor_read_timeout_s, 0.01, 3600, "--sensor-timeout", "s");
+  o.max_failed_read_share = vm["max-failed-reads"].as<double>();
+  require_range(o.max_failed_read_share, 0, 1, "--max-failed-reads", "");
+  o.sensor_frozen_s = vm["sensor-frozen"].as<units::Duration>().s;
   o.store = vm["store"].as<std::string>();
   o.profile_name = vm.count("profile-name") ? vm["profile-name"].as<std::string>() : "";
 
@@ -163,9 +168,16 @@ Command make() {
         "warmup-batches", po::value<int>()->default_value(2), "mini-batches run before measuring, per point")(
         "measured-batches", po::value<int>()->default_value(10), "mini-batches measured per point (at least)")(
         "sensor-rate-hz", po::value<double>()->default_value(10.0), "power sampling rate [Hz] (the paper used 1)")(
-        "min-power-samples", po::value<int>()->default_value(3), "fewest samples behind a power figure")(
-        "watchdog-margin", power_opt(0.5, "0.5W"), "watchdog: power above the cap plus this [W] ...")(
-        "watchdog-time", duration_opt(2.0, "2s"), "... for longer than this [s] stops the point")(
+        "min-power-samples", po::value<int>()->default_value(30),
+        "fewest samples behind a power figure: a point is measured longer until it has them (up to 200x "
+        "--measured-batches)")(
+        "watchdog-margin", power_opt(0.5, "0.5W"), "watchdog: mean power above the cap plus this [W] ...")(
+        "watchdog-time", duration_opt(2.0, "2s"), "... over a window this long [s] stops the point")(
+        "sensor-timeout", duration_opt(5.0, "5s"), "a power read blocked longer stops the run [s]")(
+        "max-failed-reads", po::value<double>()->default_value(0.1),
+        "a point with a larger share of failed or garbage power reads is skipped [1]")(
+        "sensor-frozen", duration_opt(5.0, "5s"),
+        "a point whose total power reads the same value this long is skipped (sensor frozen; 0: off) [s]")(
         "sysfs-root", po::value<std::string>()->default_value("/"), "root of the Jetson sysfs tree (--device jetson)")(
         "state-file", po::value<std::string>(), "restore state file (default: one per sysfs root)")(
         "train-device", po::value<std::string>()->default_value("auto"), "real steps on: auto | cpu | cuda[:N]")(

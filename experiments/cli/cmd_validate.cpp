@@ -39,6 +39,8 @@ int run_validate_cmd(const po::variables_map& vm) {
   o.data.max_train = vm["max-train"].as<int64_t>();
   o.sensor_rate_hz = vm["sensor-rate"].as<units::Frequency>().hz;
   require_range(o.sensor_rate_hz, 0.1, 1e4, "--sensor-rate", "Hz");
+  o.watchdog_margin_w = vm["watchdog-margin"].as<units::Power>().w;
+  o.watchdog_duration_s = vm["watchdog-time"].as<units::Duration>().s;
   if (o.train.budget_samples < 1) throw UsageError("--budget must be at least 1 sample");
   if (o.train.eval_every_samples < 1) throw UsageError("--eval-every must be at least 1 sample");
   if (vm.count("name")) o.name = vm["name"].as<std::string>();
@@ -86,6 +88,8 @@ Command make() {
         ("split-seed", po::value<int>()->default_value(0), "seed of the 80/20 split")
         ("max-train", po::value<int64_t>()->default_value(0), "use at most N training samples, 0: all [samples]")
         ("sensor-rate", po::value<units::Frequency>()->default_value(units::Frequency{10}, "10Hz"), "power sampling rate in device time [Hz with unit, bare: MHz]")
+        ("watchdog-margin", power_opt(0.5, "0.5W"), "power watchdog: total power above the cap plus this [W] ...")
+        ("watchdog-time", duration_opt(2.0, "2s"), "... for longer than this [s] (device time) stops the run and restores the clock; 0: off")
         ("name", po::value<std::string>(), "record name under /validations (default validate-<dataset>)");
   };
   c.run = run_validate_cmd;

@@ -33,6 +33,15 @@ class Validate : public ::testing::Test {
     fs::remove_all(dir, ec);
   }
   pacer::testing::RunResult pacer(const std::string& args) const { return pacer::testing::run_pacer(args, dir); }
+  // A profile at b = 8, 32 and a proxy relation, in `store`.
+  void profile_and_proxy(const std::string& store) const {
+    auto r = pacer("profile --device emulated:jetson-nano --workload cnn@1x12x12 --batch-sizes 8,32 --store " + store +
+                   " --sensor-rate-hz 100 --min-power-samples 30 --measured-batches 1000");
+    ASSERT_EQ(r.code, 0) << r.err;
+    r = pacer("relation --dataset idx:" + (dir / "idx").string() + " --checkpoint none --threads 1 --eval-every 64 "
+              "--lr 0.002 --batch-sizes 8,32 --seeds 0 --target 0.9 --budget 4096 --name proxy --out " + store);
+    ASSERT_EQ(r.code, 0) << r.err;
+  }
 };
 
 }  // namespace
@@ -40,12 +49,7 @@ class Validate : public ::testing::Test {
 TEST_F(Validate, TrainsEveryChoiceToTheTargetAndOursStaysUnderTheCap) {
   const std::string store = (dir / "s.h5").string();
   const std::string data = "idx:" + (dir / "idx").string();
-  auto r = pacer("profile --device emulated:jetson-nano --workload cnn@1x12x12 --batch-sizes 8,32 --store " + store +
-                 " --sensor-rate-hz 100 --min-power-samples 30 --measured-batches 1000");
-  ASSERT_EQ(r.code, 0) << r.err;
-  r = pacer("relation --dataset " + data + " --checkpoint none --threads 1 --eval-every 64 --lr 0.002 "
-            "--batch-sizes 8,32 --seeds 0 --target 0.9 --budget 4096 --name proxy --out " + store);
-  ASSERT_EQ(r.code, 0) << r.err;
+  ASSERT_NO_FATAL_FAILURE(profile_and_proxy(store));
 
   const auto prof = traces::Store::open(store).read_profile("cnn@1x12x12");
   double lo = INFINITY, hi = 0;
@@ -54,9 +58,9 @@ TEST_F(Validate, TrainsEveryChoiceToTheTargetAndOursStaysUnderTheCap) {
     hi = std::max(hi, p.power_peak_w);
   }
   const double cap = std::round((lo + 0.5 * (hi - lo)) * 100) / 100;
-  r = pacer(fmt::format("validate --store {} --target-dataset {} --checkpoint none --threads 1 --eval-every 64 "
-                        "--lr 0.002 --target 0.9 --budget 4096 --seeds 0,1 --sensor-rate 100Hz --power-limits {}W --name v",
-                        store, data, cap));
+  auto r = pacer(fmt::format("validate --store {} --target-dataset {} --checkpoint none --threads 1 --eval-every 64 "
+                             "--lr 0.002 --target 0.9 --budget 4096 --seeds 0,1 --sensor-rate 100Hz --power-limits {}W --name v",
+                             store, data, cap));
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("Verdict"), std::string::npos) << r.out;
 
@@ -120,4 +124,71 @@ TEST_F(Validate, MissingCheckpointIsOneActionableLine) {
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.err.find("pacer relation --pretrain"), std::string::npos) << r.err;
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+}
+
+// A power model that underestimates: the profile the policies see reads far too low, so Ours picks
+// the fastest configuration, whose real mean power is well above the cap. The watchdog stops the
+// run, restores the clock and records why; with the watchdog off the same run goes to the target
+// over the cap.
+TEST_F(Validate, WatchdogStopsARunThatStaysAboveTheCapAndRecordsWhy) {
+  const std::string store = (dir / "s.h5").string();
+  const std::string data = "idx:" + (dir / "idx").string();
+  ASSERT_NO_FATAL_FAILURE(profile_and_proxy(store));
+  const auto real = traces::Store::open(store).read_profile("cnn@1x12x12");
+  double max_mean = 0, max_peak = 0;
+  for (const auto& p : real.points) {
+    max_mean = std::max(max_mean, p.power_mean_w);
+    max_peak = std::max(max_peak, p.power_peak_w);
+  }
+  const double cap = std::round(0.8 * max_mean * 100) / 100;  // every mean above ~cap/0.8 is over the limit
+  {
+    auto s = traces::Store::open(store);
+    auto prof = real;
+    const double scale = 0.9 * cap / max_peak;  // every point fits under cap x (1 - 0.03)
+    for (auto& p : prof.points) {
+      p.power_peak_w *= scale;
+      p.power_mean_w *= scale;
+    }
+    s.write_profile(prof, "underestimated");
+  }
+  const std::string common = fmt::format(
+      "validate --store {} --profile underestimated --proxy proxy --target-dataset {} --checkpoint none --threads 1 "
+      "--eval-every 64 --lr 0.002 --target 0.9 --budget 4096 --seeds 0 --policies ours --sensor-rate 1kHz "
+      "--power-limits {}W --watchdog-margin 0.1W ", store, data, cap);
+  auto r = pacer(common + "--watchdog-time 0 --name free");
+  ASSERT_EQ(r.code, 0) << r.err;
+  r = pacer(common + "--watchdog-time 10ms --name guarded");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("STOP"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("stopped by the power watchdog"), std::string::npos) << r.out;
+
+  auto s = traces::Store::open(store);
+  const auto free = s.read_validation("free");
+  const auto guarded = s.read_validation("guarded");
+  ASSERT_EQ(free.rows.size(), 1u);
+  ASSERT_EQ(guarded.rows.size(), 1u);
+  const auto& f = free.rows[0];
+  const auto& g = guarded.rows[0];
+  ASSERT_EQ(f.knob, g.knob);
+  ASSERT_EQ(f.batch_size, g.batch_size);
+  // Unguarded: the run reaches the target with its mean power above the cap.
+  EXPECT_TRUE(f.reached);
+  EXPECT_TRUE(f.status.empty()) << f.status;
+  EXPECT_TRUE(f.cap_exceeded);
+  ASSERT_GT(f.power_mean_w, cap + 0.1) << "the chosen point is not over the limit: the test's cap is wrong";
+  // Guarded: stopped one 10 ms window in, its mean over the limit.
+  EXPECT_FALSE(g.reached);
+  EXPECT_EQ(g.status.rfind("stopped: power watchdog", 0), 0u) << g.status;
+  EXPECT_NE(g.status.find(fmt::format("the cap {:g} W + 0.1 W margin", cap)), std::string::npos) << g.status;
+  EXPECT_TRUE(g.cap_exceeded);
+  EXPECT_GT(g.samples, 0);
+  EXPECT_LT(g.samples, f.samples);
+  EXPECT_LT(g.device_time_s, f.device_time_s);
+  // The trace ends at the trip: one full window (10 samples at 1 kHz) whose mean is over the limit.
+  const auto series = s.read_series(g.series);
+  ASSERT_GE(series.power_w.size(), 10u);
+  EXPECT_LE(series.power_w.size(), 12u);
+  double sum = 0;
+  for (size_t i = series.power_w.size() - 10; i < series.power_w.size(); ++i) sum += series.power_w[i];
+  EXPECT_GT(sum / 10, cap + 0.1);
 }

@@ -27,7 +27,7 @@ TEST(PowerAccumulator, RampHasExactTrapezoidEnergyMeanAndPeak) {
 }
 
 TEST(PowerAccumulator, SquareWaveEnergyAndWatchdog) {
-  PowerAccumulator acc(3, /*watchdog_w=*/5.0);
+  PowerAccumulator acc(3, PowerWatchdog(/*limit_w=*/5.0, /*window_s=*/1.0));
   // 1 s at 4 W, 2 s at 8 W, 1 s at 4 W sampled at 100 Hz.
   for (int i = 0; i <= 400; ++i) {
     const double t = 0.01 * i;
@@ -36,8 +36,35 @@ TEST(PowerAccumulator, SquareWaveEnergyAndWatchdog) {
   const auto s = acc.stats();
   EXPECT_NEAR(s.energy_j, 4 * 1 + 8 * 2 + 4 * 1, 0.05);  // edges cost one half-interval each
   EXPECT_DOUBLE_EQ(s.peak_w, 8.0);
-  EXPECT_NEAR(acc.longest_over_s(), 1.99, 1e-9);  // first and last sample above 5 W: 1.00 .. 2.99
+  // The 1 s window mean passes 5 W once more than a quarter of it is at 8 W: 26 of 100 samples.
+  ASSERT_TRUE(acc.watchdog().tripped());
+  EXPECT_NEAR(acc.watchdog().tripped_at_s(), 1.25, 1e-9);
+  EXPECT_NEAR(acc.watchdog().tripped_mean_w(), 4 + 4 * 0.26, 1e-9);
   EXPECT_TRUE(std::isnan(s.gpu_mean_w));
+}
+
+// A board whose power swings within every mini-batch: the watchdog goes by the window mean, not by
+// a stretch of samples above the limit (which a dip at every mini-batch would end).
+TEST(PowerWatchdog, TripsOnASwingingPowerWhoseWindowMeanIsAboveTheLimit) {
+  auto run = [](double high_share) {
+    PowerWatchdog w(5.8, 0.5);
+    for (int i = 0; i < 2000; ++i) {  // 2 s at 1 kHz; mini-batches of 5 ms
+      const double t = 0.001 * i;
+      if (w.observe(t, (i % 5) < high_share * 5 ? 8.5 : 2.4)) break;
+    }
+    return w;
+  };
+  const auto heavy = run(0.6);  // mean 6.06 W
+  ASSERT_TRUE(heavy.tripped());
+  EXPECT_NEAR(heavy.tripped_at_s(), 0.499, 0.002);  // one full window after the start
+  EXPECT_NEAR(heavy.tripped_mean_w(), 6.06, 0.02);
+  EXPECT_FALSE(run(0.4).tripped());  // mean 4.84 W: peaks above the limit, the window mean under it
+  // Off without a window or a limit; never before a full window.
+  PowerWatchdog off(5.8, 0);
+  EXPECT_FALSE(off.observe(0, 100) || off.observe(10, 100));
+  PowerWatchdog early(5.8, 1.0);
+  for (int i = 0; i < 99; ++i) EXPECT_FALSE(early.observe(0.01 * i, 100)) << i;
+  EXPECT_TRUE(early.observe(0.99, 100));
 }
 
 TEST(PowerAccumulator, RefusesAFigureFromTooFewSamples) {

@@ -141,7 +141,9 @@ class ProfileCrash : public ::testing::Test {
       EXPECT_NEAR(found->time_per_batch_mean_s, p.time_per_batch_mean_s, 0.05 * p.time_per_batch_mean_s);
       EXPECT_NEAR(found->power_mean_w, p.power_mean_w, 0.08 * p.power_mean_w);
       EXPECT_NEAR(found->power_peak_w, p.power_peak_w, 0.12 * p.power_peak_w);
-      EXPECT_EQ(found->samples, p.samples);
+      // A point is measured until 30 power samples exist (10 Hz, virtual time): how many mini-batches
+      // that takes depends on the noisy batch times, so the count varies by a batch or two.
+      EXPECT_NEAR(static_cast<double>(found->samples), static_cast<double>(p.samples), 0.03 * static_cast<double>(p.samples));
     }
     // A temporary sibling left by a kill inside a rewrite is removed by the next write.
     for (const auto& e : fs::directory_iterator(dir_))
