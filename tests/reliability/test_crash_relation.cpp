@@ -23,6 +23,7 @@
 #include <thread>
 #include <vector>
 
+#include "tests/support/child_pacer.hpp"
 #include "traces/error.hpp"
 #include "traces/store.hpp"
 
@@ -50,47 +51,22 @@ struct RunResult {
 // Runs pacer with `args`; when kill_after > 0, sends SIGKILL `delay_ms` after the kill_after-th
 // reported run.
 RunResult run_pacer(const std::vector<std::string>& args, int kill_after, int delay_ms) {
-  int fds[2];
-  if (::pipe(fds) != 0) throw std::runtime_error("pipe failed");
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    ::dup2(fds[1], STDERR_FILENO);
-    const int devnull = ::open("/dev/null", O_WRONLY);
-    ::dup2(devnull, STDOUT_FILENO);
-    ::close(fds[0]);
-    std::vector<char*> argv;
-    static std::string bin = PACER_BINARY;
-    argv.push_back(bin.data());
-    std::vector<std::string> copy = args;
-    for (auto& a : copy) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    ::execv(bin.c_str(), argv.data());
-    ::_exit(127);
-  }
-  ::close(fds[1]);
-  RunResult r;
-  FILE* err = ::fdopen(fds[0], "r");
   static const std::regex run_line(R"(b=(\d+)\s+seed=(\d+)\s+(reached|CENSORED) after (\d+) samples)");
   static const std::regex resume_line(R"(resuming relation '[^']*': (\d+) runs already)");
-  char line[4096];
-  while (std::fgets(line, sizeof line, err)) {
-    std::cmatch m;
+  RunResult r;
+  const auto run = pacer::testing::run_pacer_until(args, [&](const std::string& line) {
+    std::smatch m;
     if (std::regex_search(line, m, resume_line)) {
       r.resumed_line = true;
       r.resumed_count = std::stoi(m[1].str());
-      continue;
+      return false;
     }
-    if (!std::regex_search(line, m, run_line)) continue;
+    if (!std::regex_search(line, m, run_line)) return false;
     r.runs.push_back({std::stoi(m[1].str()), std::stoi(m[2].str()), m[3].str() == "reached", std::stoll(m[4].str())});
-    if (kill_after > 0 && static_cast<int>(r.runs.size()) == kill_after) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
-      ::kill(pid, SIGKILL);
-      r.killed = true;
-      break;
-    }
-  }
-  std::fclose(err);
-  ::waitpid(pid, &r.exit_status, 0);
+    return kill_after > 0 && static_cast<int>(r.runs.size()) == kill_after;
+  }, delay_ms);
+  r.exit_status = run.exit_status;
+  r.killed = run.killed;
   return r;
 }
 

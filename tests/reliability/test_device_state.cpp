@@ -17,6 +17,10 @@
 #include <thread>
 #include <vector>
 
+#include <fmt/format.h>
+
+#include "tests/support/child_pacer.hpp"
+
 namespace {
 namespace fs = std::filesystem;
 
@@ -28,20 +32,7 @@ std::string slurp(const fs::path& p) {
 }
 
 pid_t spawn(const std::vector<std::string>& args, const fs::path& log) {
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    ::dup2(fd, 1);
-    ::dup2(fd, 2);
-    std::vector<std::string> copy = args;
-    static std::string bin = PACER_BINARY;
-    std::vector<char*> argv{bin.data()};
-    for (auto& a : copy) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    ::execv(bin.c_str(), argv.data());
-    ::_exit(127);
-  }
-  return pid;
+  return pacer::testing::spawn_pacer(args, log.string(), log.string());
 }
 
 // Waits until `log` holds `needle` (or the process ended); true when found.
@@ -57,11 +48,7 @@ bool wait_for(const fs::path& log, const std::string& needle, pid_t pid, int tim
   return false;
 }
 
-int wait_status(pid_t pid) {
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  return status;
-}
+using pacer::testing::wait_status;
 
 class DeviceState : public ::testing::Test {
  protected:
@@ -96,7 +83,7 @@ class DeviceState : public ::testing::Test {
     return {"profile", "--device", "jetson", "--sysfs-root", root_.string(), "--state-file", state().string(),
             "--workload", "cnn@1x28x28", "--batch-sizes", "4,8,16,32", "--freqs", freqs, "--warmup-batches", "1",
             "--measured-batches", "3", "--threads", "1", "--store",
-            (dir_ / ("p" + std::to_string(runs_) + ".h5")).string()};
+            (dir_ / fmt::format("p{}.h5", runs_)).string()};
   }
   // Starts a profile and returns once it has reported its first point (the clock is pinned).
   pid_t start_profile() {

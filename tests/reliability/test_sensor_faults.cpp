@@ -19,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "tests/support/child_pacer.hpp"
 #include "traces/store.hpp"
 
 namespace {
@@ -32,28 +33,9 @@ std::string slurp(const fs::path& p) {
 }
 
 pid_t spawn(const std::vector<std::string>& args, const fs::path& out, const fs::path& err) {
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    const int o = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    const int e = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    ::dup2(o, 1);
-    ::dup2(e, 2);
-    std::vector<std::string> copy = args;
-    static std::string bin = PACER_BINARY;
-    std::vector<char*> argv{bin.data()};
-    for (auto& a : copy) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    ::execv(bin.c_str(), argv.data());
-    ::_exit(127);
-  }
-  return pid;
+  return pacer::testing::spawn_pacer(args, out.string(), err.string());
 }
-
-int wait_status(pid_t pid) {
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  return status;
-}
+using pacer::testing::wait_status;
 
 std::vector<std::string> lines_with(const std::string& text, const std::string& needle) {
   std::vector<std::string> out;
