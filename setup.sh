@@ -3,12 +3,25 @@
 #   bash setup.sh demo   install what is missing, build (Release), run the end-to-end demo
 #   bash setup.sh test   install what is missing, build (Release), run the whole test suite (ctest)
 #   bash setup.sh build  install and build only
-# Environment: BUILD_DIR (default build), JOBS (default: number of cores).
+#   bash setup.sh sanitize  the same set-up, then the test suite built with AddressSanitizer and
+#                        UndefinedBehaviorSanitizer (RelWithDebInfo, in build-asan; the fuzz targets
+#                        have their own sanitized build: tests/fuzz/run.sh)
+# Environment: BUILD_DIR (default build, build-asan for sanitize), JOBS (default: number of cores).
 set -euo pipefail
 cd "$(dirname "$0")"
 mode=${1:-demo}
 shift || true
-BUILD_DIR=${BUILD_DIR:-build}
+case "$mode" in
+  demo | test | build | sanitize) ;;
+  *) echo "setup.sh: unknown mode '$mode' (demo, test, build, sanitize)" >&2; exit 2 ;;
+esac
+if [ "$mode" = sanitize ]; then
+  BUILD_DIR=${BUILD_DIR:-build-asan}
+  config=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DPACER_SANITIZE=ON)
+else
+  BUILD_DIR=${BUILD_DIR:-build}
+  config=(-DCMAKE_BUILD_TYPE=Release)
+fi
 JOBS=${JOBS:-$(nproc)}
 
 packages=(
@@ -30,12 +43,12 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
 fi
 
-cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release >&2
+cmake -S . -B "$BUILD_DIR" "${config[@]}" >&2
 cmake --build "$BUILD_DIR" -j "$JOBS" >&2
 
 case "$mode" in
   demo) exec "./$BUILD_DIR/pacer" demo "$@" ;;
   test) exec ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$JOBS" "$@" ;;
+  sanitize) exec ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$JOBS" -E fuzz_smoke "$@" ;;
   build) ;;
-  *) echo "setup.sh: unknown mode '$mode' (demo, test, build)" >&2; exit 2 ;;
 esac
