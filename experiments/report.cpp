@@ -334,7 +334,10 @@ ReportOutput make_report(const ReportOptions& opt) {
         caps.erase(std::unique(caps.begin(), caps.end()), caps.end());
         if (caps.empty()) continue;
         const std::vector<double> pick = figure_caps(caps, validated);
-        const std::string prefix = stem_of(path) + "-" + (profiles.size() == 1 ? n : n + "-" + pname);
+        // The store's name first (several stores may hold a sweep of the same name), unless the
+        // sweep's name already begins with it.
+        const std::string stem = stem_of(path), sweep_part = profiles.size() == 1 ? n : n + "-" + pname;
+        const std::string prefix = sweep_part.rfind(stem + "-", 0) == 0 ? sweep_part : stem + "-" + sweep_part;
         for (double cap : pick) {
           std::vector<std::pair<std::string, std::pair<std::vector<double>, int>>> chosen;
           for (const auto& r : rows)

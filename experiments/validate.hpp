@@ -37,9 +37,10 @@ struct ValidateOptions {
   // Guard band: every policy (the oracle too) chooses under cap * (1 - guard), so that sensor noise
   // and model error do not carry the measured peak over the cap; the trace is checked against the cap.
   double guard = 0.03;
-  // Power watchdog: a run whose total power stays above cap + margin for longer than the duration
-  // is stopped, the device restored, and the row records why (status "stopped: ..."). The cap of a
-  // configuration chosen at several caps is the lowest of them. duration 0: off.
+  // Power watchdog (hw::PowerWatchdog): a run whose mean total power over the last `duration` is
+  // above cap + margin is stopped, the device restored, and the row records why (status
+  // "stopped: ..."). The cap of a configuration chosen at several caps is the lowest of them.
+  // duration 0: off.
   double watchdog_margin_w = 0.5;
   double watchdog_duration_s = 2.0;
   std::string name;             // record name under /validations; "" : validate-<dataset>

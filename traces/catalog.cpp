@@ -321,7 +321,7 @@ DeviceSpec find_device(const std::string& name_or_path) {
 
 std::string describe(const DeviceSpec& d) {
   std::string out = fmt::format("{} ({})\n", d.name, d.display_name);
-  out += fmt::format("  SoC {} / GPU {} , {} CUDA cores, memory {:.0f} GiB, bandwidth {:.1f} GB/s\n", d.soc,
+  out += fmt::format("  SoC {}, GPU of_node '{}' with {} CUDA cores, memory {:.0f} GiB, bandwidth {:.1f} GB/s\n", d.soc,
                      d.gpu_arch, d.cuda_cores, d.memory_bytes / (1024.0 * 1024 * 1024), d.mem_bandwidth_bytes_s / 1e9);
   out += fmt::format("  GPU frequencies ({}): ", d.gpu_freqs_hz.size());
   for (size_t i = 0; i < d.gpu_freqs_hz.size(); ++i)
