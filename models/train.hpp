@@ -93,6 +93,10 @@ struct TrainOptions {
   // stop decision is always taken on the full evaluation. 0: every evaluation is full.
   int64_t screen_samples = 0;
   double screen_margin = 0.04;
+  // After the screen, an evaluation also stops as soon as the score so far plus this many binomial
+  // standard errors on the unscored rest cannot reach the target (higher-is-better metrics; a
+  // wrong stop needs a 1-in-1000 deviation at 3.09). 0: off.
+  double eval_stop_z = 3.09;
   bool higher_is_better = true;
   double target = NAN;              // stop at the first evaluation reaching it; NaN: run the budget
   int64_t budget_samples = 200000;  // censored when the target is not reached within it
@@ -113,6 +117,11 @@ struct TrainResult {
 
 // Trains `options.workload` on data.train, evaluating on data.eval every eval_every_samples (and
 // once at the start). Throws Error when the workload does not fit the data (task, shape, classes).
+// The early stop of an evaluation (TrainOptions::eval_stop_z): `correct` of `labels` scored labels
+// after `done` of `n` held-out samples (a text sample holds many labels). True when even the score
+// so far plus z standard errors (counted over samples) on the unscored rest misses `target`.
+bool evaluation_cannot_reach(double correct, double labels, int64_t done, int64_t n, double target, double z);
+
 TrainResult train_to_target(const TrainOptions& options, const data::DataSplit& data, const TrainHooks& hooks = {});
 
 // Checkpoints hold the workload name and its weights and buffers. Written atomically.

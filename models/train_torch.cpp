@@ -131,29 +131,72 @@ void load_checkpoint(Network& net, const std::string& path) {
   }
 }
 
+}  // namespace
+
+bool evaluation_cannot_reach(double correct, double labels, int64_t done, int64_t n, double target, double z) {
+  if (done <= 0 || done >= n || !(labels > 0)) return false;
+  const double p = correct / labels;
+  // The standard error counts samples, not labels: the positions of one text window are not
+  // independent, so this errs on the side of scoring on.
+  const double m = static_cast<double>(done);
+  const double se = std::sqrt(std::max(p * (1 - p), 1.0 / m) / m);
+  const double rest = labels / m * static_cast<double>(n - done);  // labels not scored yet
+  return (correct + rest * std::min(1.0, p + z * se)) / (labels + rest) < target;
+}
+
+namespace {
+
+// When an evaluation may stop early (only when it can no longer reach the target; the target is
+// only ever reached on the full held-out set).
+struct EvalStop {
+  double target = NAN;        // NaN: never stop early
+  bool higher_is_better = true;
+  int64_t screen_samples = 0; // after this many: stop when the score is not within screen_margin
+  double screen_margin = 0;
+  double z = 3.09;            // later: stop when even z sigma above the score misses the target; 0: never
+};
+
 struct EvalResult {
   double metric = NAN;
   double loss = NAN;
+  int64_t samples = 0;        // held-out samples behind the metric
 };
 
-EvalResult evaluate(Network& net, const TensorSet& eval, int64_t max_samples) {
+// Scores the first `max_samples` held-out samples in chunks. With a target, it stops as soon as the
+// full score cannot plausibly reach it: at `screen_samples` by the screening margin, then after
+// every chunk when the score so far plus z binomial standard errors on the rest still falls short
+// (a wrong stop needs a z = 3.09, one-in-a-thousand, deviation of the unscored rest). A run near its
+// target thus pays the full evaluation only at the evaluations that can reach it.
+EvalResult evaluate(Network& net, const TensorSet& eval, int64_t max_samples, const EvalStop& stop = {}) {
   c10::InferenceMode inference;
   net.module().eval();
   const int64_t n = max_samples > 0 ? std::min(max_samples, eval.size) : eval.size;
   // Chunks of the training batch size's order keep im2col buffers in cache; 1000-image chunks ran
   // ten times slower per sample than training on the CPU.
   const int64_t chunk = eval.inputs.dim() == 2 ? 32 : 128;
+  const bool may_stop = !std::isnan(stop.target) && stop.higher_is_better;
+  const bool bound = may_stop && stop.z > 0;
+  // Scored labels (one per sample for images, one per position for text) and samples.
   double correct = 0, total = 0, loss_sum = 0;
-  for (int64_t start = 0; start < n; start += chunk) {
-    const int64_t end = std::min(n, start + chunk);
+  int64_t done = 0;
+  for (int64_t start = 0, end = 0; start < n; start = end) {
+    end = std::min(n, start + chunk);
+    if (may_stop && start < stop.screen_samples) end = std::min(end, stop.screen_samples);  // screen exactly
     auto logits = net.forward(eval.inputs.slice(0, start, end));
     auto labels = eval.labels.slice(0, start, end);
     correct += logits.argmax(-1).eq(labels).sum().item<double>();
     total += static_cast<double>(labels.numel());
     loss_sum += loss_of(logits, labels).item<double>() * static_cast<double>(labels.numel());
+    done = end;
+    if (!may_stop || end >= n) continue;
+    const double p = correct / total;
+    if (stop.screen_samples > 0 && start < stop.screen_samples && end >= stop.screen_samples &&
+        p < stop.target - stop.screen_margin)
+      break;
+    if (bound && evaluation_cannot_reach(correct, total, done, n, stop.target, stop.z)) break;
   }
   net.module().train();
-  return {total > 0 ? correct / total : NAN, total > 0 ? loss_sum / total : NAN};
+  return {total > 0 ? correct / total : NAN, total > 0 ? loss_sum / total : NAN, done};
 }
 
 }  // namespace
@@ -264,19 +307,16 @@ TrainResult train_to_target(const TrainOptions& o, const data::DataSplit& data, 
     return !std::isnan(o.target) && (o.higher_is_better ? metric >= o.target : metric <= o.target);
   };
   const int64_t full_n = o.eval_max_samples > 0 ? std::min(o.eval_max_samples, eval.size) : eval.size;
-  const bool screening = o.screen_samples > 0 && o.screen_samples < full_n && !std::isnan(o.target);
-  auto near_target = [&](double metric) {
-    return o.higher_is_better ? metric >= o.target - o.screen_margin : metric <= o.target + o.screen_margin;
-  };
+  EvalStop early;
+  early.target = o.target;
+  early.higher_is_better = o.higher_is_better;
+  early.screen_samples = o.screen_samples;
+  early.screen_margin = o.screen_margin;
+  early.z = o.eval_stop_z;
   auto run_eval = [&](int64_t samples, bool force_full) {
     const auto te = Clock::now();
-    int64_t used = o.screen_samples;
-    EvalResult r;
-    if (screening && !force_full) r = evaluate(*net, eval, o.screen_samples);
-    if (!screening || force_full || near_target(r.metric)) {
-      r = evaluate(*net, eval, full_n);
-      used = full_n;
-    }
+    const EvalResult r = evaluate(*net, eval, full_n, force_full ? EvalStop{} : early);
+    const int64_t used = r.samples;
     eval_s += seconds_since(te);
     result.history.push_back({samples, r.metric, r.loss, seconds_since(t0), used});
     result.final_metric = r.metric;

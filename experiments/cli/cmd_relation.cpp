@@ -76,6 +76,8 @@ Setup prepare(const po::variables_map& vm, const std::string& dataset) {
   t.screen_margin = vm["screen-margin"].as<double>();
   if (t.screen_samples < 0) throw UsageError("--screen-samples must be 0 (off) or more");
   require_range(t.screen_margin, 0.0, 1.0, "--screen-margin", "");
+  t.eval_stop_z = vm["eval-stop-z"].as<double>();
+  require_range(t.eval_stop_z, 0.0, 10.0, "--eval-stop-z", "");
   t.budget_samples = vm["budget"].as<int64_t>();
   if (t.budget_samples < 1) throw UsageError("--budget must be at least 1 sample");
   t.target = vm.count("target") ? parse_fraction(vm["target"].as<std::string>(), "--target") : s.info.default_target;
@@ -193,7 +195,8 @@ Command make() {
         ("eval-every", po::value<int64_t>()->default_value(2048), "evaluate every N training samples [samples]")
         ("eval-samples", po::value<int64_t>()->default_value(2000), "held-out samples used per evaluation, 0: all [samples]")
         ("screen-samples", po::value<int64_t>()->default_value(250), "score this many held-out samples first; full evaluation only near the target, 0: always full [samples]")
-        ("screen-margin", po::value<double>()->default_value(0.04), "screening runs the full evaluation when the score is within this of the target [fraction]")
+        ("screen-margin", po::value<double>()->default_value(0.04, "0.04"), "screening runs the full evaluation when the score is within this of the target [fraction]")
+        ("eval-stop-z", po::value<double>()->default_value(3.09, "3.09"), "after the screen, an evaluation stops once the score so far plus this many standard errors on the rest cannot reach the target; 0: off [1]")
         ("budget", po::value<int64_t>()->default_value(100000), "stop a run that has not reached the target after N samples (censored) [samples]")
         ("threads", po::value<int>()->default_value(2), "CPU intra-op threads (0: libtorch default)")
         ("device", po::value<std::string>()->default_value("cpu"), "training device: cpu | cuda | cuda:N")

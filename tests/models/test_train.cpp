@@ -94,6 +94,8 @@ TEST(Train, ReachesTheTargetAndIsReproducibleFromTheSeed) {
   EXPECT_NE(a.history[1].loss, c.history[1].loss);
 }
 
+// Evaluations stop early only when they cannot reach the target: the screen (a score far below the
+// target after screen_samples) or the bound after any later chunk. Reaching is decided on the full set.
 TEST(Train, ScreeningDecidesOnlyOnFullEvaluations) {
   const auto data = quadrants(2000);
   auto o = quick(16, 3);
@@ -107,11 +109,63 @@ TEST(Train, ScreeningDecidesOnlyOnFullEvaluations) {
   int screened = 0;
   for (const auto& e : r.history) {
     if (e.eval_samples == full) continue;
-    ++screened;
-    EXPECT_EQ(e.eval_samples, 40);
-    EXPECT_LT(e.metric, 0.95 - 0.1);  // only scores far from the target skip the full evaluation
+    EXPECT_LT(e.metric, 0.95);  // an evaluation stops early only below the target
+    if (e.eval_samples == 40) {
+      ++screened;
+      EXPECT_LT(e.metric, 0.95 - 0.1);  // the screen skips only scores far from the target
+    } else {
+      // Stopped later by the bound: even 3.09 standard errors above the score so far miss it.
+      const double m = static_cast<double>(e.eval_samples);
+      const double se = std::sqrt(e.metric * (1 - e.metric) / m);
+      EXPECT_LT((e.metric * m + (static_cast<double>(full) - m) * std::min(1.0, e.metric + 3.09 * se)) / static_cast<double>(full), 0.95)
+          << "stopped after " << e.eval_samples << " at " << e.metric;
+    }
   }
   EXPECT_GE(screened, 1);  // the untrained start is far from the target
+}
+
+TEST(Train, AnEvaluationStopsEarlyOnlyWhenTheRestCannotPlausiblyLiftItToTheTarget) {
+  // 93% after 1000 of 2000 samples: se 0.81%, the rest at most 95.5%, the whole at most 94.25%.
+  EXPECT_TRUE(pm::evaluation_cannot_reach(930, 1000, 1000, 2000, 0.95, 3.09));
+  // 94.5%: the rest at most 96.7%, the whole at most 95.6%: score on.
+  EXPECT_FALSE(pm::evaluation_cannot_reach(945, 1000, 1000, 2000, 0.95, 3.09));
+  // ... unless z is small: at z = 1 the whole is at most 94.86%.
+  EXPECT_TRUE(pm::evaluation_cannot_reach(945, 1000, 1000, 2000, 0.95, 1.0));
+  // 93% after only 250 samples: se 1.6%, the whole at most 97.4%: score on.
+  EXPECT_FALSE(pm::evaluation_cannot_reach(232.5, 250, 250, 2000, 0.95, 3.09));
+  // Text, 64 labels per sample: the standard error counts the 100 samples, not the 6,400 labels
+  // (with labels, 90% at z = 3.09 would stop; with samples the whole may still reach 98.3%).
+  EXPECT_FALSE(pm::evaluation_cannot_reach(0.9 * 6400, 6400, 100, 1000, 0.95, 3.09));
+  EXPECT_TRUE(pm::evaluation_cannot_reach(0.9 * 6400, 6400, 100, 1000, 0.95, 1.0));
+  // Nothing scored yet, or everything scored: never an early stop.
+  EXPECT_FALSE(pm::evaluation_cannot_reach(0, 0, 0, 2000, 0.95, 3.09));
+  EXPECT_FALSE(pm::evaluation_cannot_reach(900, 1000, 1000, 1000, 0.95, 3.09));
+}
+
+// Stopping hopeless evaluations early changes the cost, not the answer: the same runs reach the
+// target after the same samples as with every evaluation full, at a fraction of the scored samples.
+TEST(Train, EarlyStoppedEvaluationsGiveTheSameSamplesToTarget) {
+  const auto data = quadrants(2000);
+  int64_t scored_early = 0, scored_full = 0;
+  for (int b : {8, 32}) {
+    auto o = quick(b, 1);
+    o.eval_every_samples = 32;
+    o.target = 0.97;
+    auto full = o;
+    full.screen_samples = 0;
+    full.eval_stop_z = 0;
+    o.screen_samples = 40;
+    o.screen_margin = 0.05;
+    const auto a = pm::train_to_target(o, data);
+    const auto f = pm::train_to_target(full, data);
+    ASSERT_TRUE(f.reached) << "b=" << b;
+    EXPECT_EQ(a.reached, f.reached);
+    EXPECT_EQ(a.samples, f.samples) << "b=" << b;
+    EXPECT_DOUBLE_EQ(a.final_metric, f.final_metric);
+    for (const auto& e : a.history) scored_early += e.eval_samples;
+    for (const auto& e : f.history) scored_full += e.eval_samples;
+  }
+  EXPECT_LT(scored_early, scored_full * 3 / 4);
 }
 
 TEST(Train, RunsThatMissTheTargetAreCensoredAtTheBudget) {
