@@ -422,7 +422,20 @@ void LiveEmulatedTree::tick() {
   double total_w = d.idle_power_w, gpu_w = 0.15 * d.idle_power_w, time_s = 0;
   if (batch > 0) time_s = emu_->expected(f_eff, batch).time_per_batch_s;
   if (running) {
-    total_w = emu_->expected(f_eff, batch).power_mean_w;
+    // The mini-batch's power phases, as the emulated device's own sensor sees them: the peak for
+    // the compute share of every batch, the rest at the level that keeps the mean. The phase runs
+    // on this tree's clock (device time); a sensor sampling it at a rate unrelated to the batch
+    // period meets the same mix of peak and low readings as one on the device.
+    const auto p = emu_->expected(f_eff, batch);
+    const double s = std::clamp(emu_->options().compute_phase_share, 0.05, 1.0);
+    const double peak = std::isnan(p.power_peak_w) ? p.power_mean_w : p.power_peak_w;
+    total_w = p.power_mean_w;
+    if (s < 1.0 && time_s > 0) {
+      const double device_t =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count() / options_.time_scale;
+      const double phase = std::fmod(device_t, time_s) / time_s;
+      total_w = phase < s ? peak : std::max(0.0, (p.power_mean_w - s * peak) / (1.0 - s));
+    }
     gpu_w = emu_->expected_gpu_w(f_eff, batch);
   }
   std::normal_distribution<double> n01(0.0, 1.0);
@@ -512,12 +525,20 @@ void SleepingExecutor::prepare(int batch_size) {
   write_small_file_atomic(dir_ / "request", fmt::format("{} {} {}", seq_, batch_size, workload_));
   write_small_file_atomic(dir_ / "running", "1");
   read_answer(seq_);
+  next_end_ = {};
 }
 
 void SleepingExecutor::run_batch() {
   // The server refreshes the answer every tick, so throttling by the circuit cap shows up here.
   const double t = read_answer(seq_);
-  std::this_thread::sleep_for(std::chrono::duration<double>(t * time_scale_));
+  using clock = std::chrono::steady_clock;
+  const auto now = clock::now();
+  const auto duration = std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(t * time_scale_));
+  // A fresh schedule after prepare() or when more than two mini-batches behind (a stall of the
+  // caller's own, not this executor's to make up).
+  if (next_end_ == clock::time_point{} || now - next_end_ > 2 * duration) next_end_ = now;
+  next_end_ += duration;
+  std::this_thread::sleep_until(next_end_);
 }
 
 void SleepingExecutor::finish() {

@@ -8,6 +8,7 @@
 //   response  "<seq> <batch_size> <freq_hz> <time_per_batch_s>"  refreshed by the server every tick
 //   time_scale, device, violations (min_freq > max_freq seen: the kernel would have refused), pid
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <filesystem>
 #include <functional>
@@ -151,6 +152,7 @@ class LiveEmulatedTree {
   bool fault_applied_ = false;
   std::thread thread_;
   std::mt19937_64 rng_;
+  std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();  // phase clock of the rails
 };
 
 }  // namespace pacer::hw

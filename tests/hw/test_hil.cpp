@@ -53,12 +53,15 @@ TEST(HardwareInTheLoop, SysfsBackendAgreesWithTheEmulator) {
   for (const auto& p : rep.table.points) {
     ASSERT_EQ(p.status, "ok") << p.status;
     const auto m = model.expected(p.knob[0], p.batch_size);
-    // Wall-clock sleeps on a shared machine overshoot by a few ms at most.
-    EXPECT_NEAR(p.time_per_batch_mean_s, m.time_per_batch_s, 0.12 * m.time_per_batch_s)
+    // Mini-batches end on an absolute wall schedule: one late wake-up is made up by the next.
+    EXPECT_NEAR(p.time_per_batch_mean_s, m.time_per_batch_s, 0.05 * m.time_per_batch_s)
         << p.knob[0] << " b=" << p.batch_size;
-    EXPECT_GE(p.time_per_batch_mean_s, 0.99 * m.time_per_batch_s);
-    // The sensor files carry the model's mean power (mW integers, 1% noise).
-    EXPECT_NEAR(p.power_mean_w, m.power_mean_w, 0.04 * m.power_mean_w) << p.knob[0] << " b=" << p.batch_size;
+    // The sensor files carry the model's power phases (the peak for the compute share of every
+    // mini-batch, the rest at the level that keeps the mean; mW integers, 1% noise): the sampled
+    // peak is the model's peak, the sampled mean the model's mean within the phase mix of the
+    // samples drawn.
+    EXPECT_NEAR(p.power_peak_w, m.power_peak_w, 0.04 * m.power_peak_w) << p.knob[0] << " b=" << p.batch_size;
+    EXPECT_NEAR(p.power_mean_w, m.power_mean_w, 0.06 * m.power_mean_w) << p.knob[0] << " b=" << p.batch_size;
   }
   // The profiler restored the frequency range of the boot tree.
   EXPECT_EQ(test::slurp(tree.root() / spec.devfreq_path / "min_freq"), "76800000");
