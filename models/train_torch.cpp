@@ -307,12 +307,7 @@ TrainResult train_to_target(const TrainOptions& o, const data::DataSplit& data, 
     return !std::isnan(o.target) && (o.higher_is_better ? metric >= o.target : metric <= o.target);
   };
   const int64_t full_n = o.eval_max_samples > 0 ? std::min(o.eval_max_samples, eval.size) : eval.size;
-  EvalStop early;
-  early.target = o.target;
-  early.higher_is_better = o.higher_is_better;
-  early.screen_samples = o.screen_samples;
-  early.screen_margin = o.screen_margin;
-  early.z = o.eval_stop_z;
+  const EvalStop early{o.target, o.higher_is_better, o.screen_samples, o.screen_margin, o.eval_stop_z};
   auto run_eval = [&](int64_t samples, bool force_full) {
     const auto te = Clock::now();
     const EvalResult r = evaluate(*net, eval, full_n, force_full ? EvalStop{} : early);

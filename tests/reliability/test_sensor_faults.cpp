@@ -25,12 +25,7 @@
 namespace {
 namespace fs = std::filesystem;
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::string s((std::istreambuf_iterator<char>(in)), {});
-  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
-  return s;
-}
+std::string slurp(const fs::path& p) { return pacer::testing::read_trimmed(p.string()); }
 
 pid_t spawn(const std::vector<std::string>& args, const fs::path& out, const fs::path& err) {
   return pacer::testing::spawn_pacer(args, out.string(), err.string());

@@ -9,7 +9,9 @@
 
 #include <chrono>
 #include <cstdio>
+#include <fstream>
 #include <functional>
+#include <iterator>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -35,6 +37,14 @@ inline pid_t spawn_pacer(const std::vector<std::string>& args, const std::string
     ::_exit(127);
   }
   return pid;
+}
+
+// A small file's content without trailing newlines and spaces ("" when missing): sysfs values, logs.
+inline std::string read_trimmed(const std::string& path) {
+  std::ifstream in(path);
+  std::string s((std::istreambuf_iterator<char>(in)), {});
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  return s;
 }
 
 // The raw wait status of a child.
