@@ -173,6 +173,15 @@ int run_demo(const DemoOptions& opt) {
       "[3/7] calibrated the analytical model on {} of {} points; error on all measured points: time {:.1f}%, "
       "peak power {:.1f}%, mean power {:.1f}% (MAPE)\n",
       opt.calibration_points, prof.table.points.size(), err.time_mape, err.power_peak_mape, err.power_mean_mape);
+  double guard = opt.guard;
+  if (std::isnan(guard)) {
+    const auto it = cal.record.metrics.find("power_peak_mape_cv");
+    const double cv = it == cal.record.metrics.end() ? traces::kNaN : it->second;
+    guard = std::clamp(std::isfinite(cv) ? cv / 100 : 0.03, 0.03, 0.25);
+    std::cout << fmt::format("      guard band {:.1f}%: the policies choose under cap x {:.3f} (the model's "
+                             "cross-validated peak-power error on its {} points, at least 3%)\n",
+                             100 * guard, 1 - guard, opt.calibration_points);
+  }
 
   // 4. Proxy relation: samples to the target per batch size on the proxy data.
   step = Clock::now();
@@ -228,7 +237,7 @@ int run_demo(const DemoOptions& opt) {
     v.train = c.train;
     v.train.target = std::isfinite(opt.target) ? opt.target : NAN;  // NaN: the target dataset's own
     v.data = dopt;
-    v.guard = opt.guard;
+    v.guard = guard;
     v.name = opt.name + "-" + target;
     validations.push_back(run_validate(v));
     runs += validations.back().training_runs;

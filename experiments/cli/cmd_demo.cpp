@@ -15,8 +15,9 @@ void common_options(po::options_description& d, const std::string& default_out) 
       "out,o", po::value<std::string>()->default_value(default_out), "output folder (trace store, checkpoint, report)")(
       "device", po::value<std::string>()->default_value("jetson-nano"), "catalog device to emulate (`pacer devices`)")(
       "threads", po::value<int>()->default_value(2), "CPU intra-op threads of the training")(
-      "guard", po::value<double>()->default_value(0.03),
-      "policies choose under cap x (1 - guard), so noise and model error keep the measured peak under the cap [fraction]");
+      "guard", po::value<std::string>()->default_value("auto"),
+      "policies choose under cap x (1 - guard), so noise and model error keep the measured peak under the cap: a "
+      "fraction, or auto (the calibrated model's cross-validated peak-power error, 3% to 25%)");
 }
 
 experiments::DemoOptions common(const po::variables_map& vm) {
@@ -26,8 +27,13 @@ experiments::DemoOptions common(const po::variables_map& vm) {
   o.device = vm["device"].as<std::string>();
   o.threads = vm["threads"].as<int>();
   require_range(o.threads, 1, 256, "--threads", "threads");
-  o.guard = vm["guard"].as<double>();
-  require_range(o.guard, 0, 0.49, "--guard", "");
+  const std::string guard = vm["guard"].as<std::string>();
+  if (guard == "0" || guard == "0%") {
+    o.guard = 0;
+  } else if (guard != "auto") {
+    o.guard = parse_fraction(guard, "--guard");
+    require_range(o.guard, 0, 0.49, "--guard", "");
+  }
   return o;
 }
 
