@@ -39,18 +39,20 @@ struct RunResult {
   std::string status;          // "stopped: ..." when the watchdog stopped the run
 };
 
-// The power watchdog of a run (hw::PowerWatchdog) and the cap it guards; the message says when and
-// how high once it tripped.
+// The power watchdog of a run (hw::PowerWatchdog) and the cap it guards; once it tripped, the
+// message says when and how high.
 struct Watchdog {
   double cap_w = 0, margin_w = 0;
   hw::PowerWatchdog w;
   std::string message;
-  bool tripped() const { return w.tripped(); }
+  bool tripped() const { return !message.empty(); }
   void observe(double t_s, double total_w) {
-    if (w.observe(t_s, total_w))
-      message = fmt::format("stopped: power watchdog at t={:.2f} s: mean power {:.2f} W over the last {:g} s above "
-                            "the cap {:g} W + {:g} W margin; the GPU clock was restored",
-                            t_s, w.tripped_mean_w(), w.window_s(), cap_w, margin_w);
+    if (w.observe(t_s, total_w)) record(w.trip());
+  }
+  void record(const hw::WatchdogTrip& trip) {
+    message = fmt::format("stopped: power watchdog at t={:.2f} s: mean power {:.2f} W over the last {:g} s above "
+                          "the cap {:g} W + {:g} W margin; the GPU clock was restored",
+                          trip.at_s, trip.mean_w, w.window_s(), cap_w, margin_w);
   }
 };
 
@@ -292,7 +294,7 @@ ValidateReport run_validate(const ValidateOptions& opt) {
         int64_t samples_at_stop = 0;
         models::TrainHooks hooks;
         hooks.on_batch = [&](int64_t seen, int) {
-          if (!sampler.watchdog().tripped()) return true;
+          if (!sampler.watchdog_trip().tripped) return true;
           samples_at_stop = seen;
           return false;
         };
@@ -304,12 +306,7 @@ ValidateReport run_validate(const ValidateOptions& opt) {
         rr.series = sampler.series();
         if (samples_at_stop > 0) {
           device.restore();  // at once: the next configuration pins its own setting
-          for (size_t i = 0; i < rr.series.time_s.size() && !watchdog.tripped(); ++i)
-            watchdog.observe(rr.series.time_s[i], rr.series.power_w[i]);
-          if (watchdog.message.empty())
-            watchdog.message = fmt::format("stopped: power watchdog: mean power over {:g} s above the cap {:g} W + {:g} W "
-                                           "margin; the GPU clock was restored",
-                                           opt.watchdog_duration_s, watchdog.cap_w, watchdog.margin_w);
+          watchdog.record(sampler.watchdog_trip());
           spdlog::warn("validate: {} seed={}: {}", config_text(space, c), seed, watchdog.message);
           ++report.watchdog_stops;
         }

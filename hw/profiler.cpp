@@ -187,7 +187,7 @@ ProfileReport run_profile(Device& device, BatchExecutor& executor, const Profile
       sampler->start();
     }
     auto sample_count = [&] { return vdev ? vacc.count() : sampler->count(); };
-    auto watchdog = [&] { return vdev ? vacc.watchdog() : sampler->watchdog(); };
+    auto watchdog_trip = [&] { return vdev ? vacc.watchdog().trip() : sampler->watchdog_trip(); };
     const int max_batches = std::max(o.measured_batches, static_cast<int>(o.measured_batches * o.max_extension));
     std::string status = "ok";
     while (static_cast<int>(times.size()) < o.measured_batches ||
@@ -210,9 +210,9 @@ ProfileReport run_profile(Device& device, BatchExecutor& executor, const Profile
         if (h.last_failed && h.last_fault == SensorFault::missing) break;
       }
       if (watchdog_w > 0) {
-        if (const PowerWatchdog w = watchdog(); w.tripped()) {
+        if (const WatchdogTrip trip = watchdog_trip(); trip.tripped) {
           status = fmt::format("stopped: power watchdog: mean power {} over {} above the cap {} + {} margin",
-                               units::format(w.tripped_mean_w(), units::Dimension::Power),
+                               units::format(trip.mean_w, units::Dimension::Power),
                                units::format(o.watchdog_duration_s, units::Dimension::Time),
                                units::format(o.power_limit_w, units::Dimension::Power),
                                units::format(o.watchdog_margin_w, units::Dimension::Power));

@@ -13,7 +13,7 @@
 namespace pacer::hw {
 
 bool PowerWatchdog::observe(double time_s, double total_w) {
-  if (!armed() || tripped_ || !std::isfinite(total_w)) return false;
+  if (!armed() || trip_.tripped || !std::isfinite(total_w)) return false;
   if (std::isnan(first_s_)) first_s_ = time_s;
   recent_.emplace_back(time_s, total_w);
   sum_w_ += total_w;
@@ -26,9 +26,7 @@ bool PowerWatchdog::observe(double time_s, double total_w) {
   if (time_s - first_s_ + period_s < window_s_ * (1 - 1e-9)) return false;
   const double mean = sum_w_ / static_cast<double>(recent_.size());
   if (!(mean > limit_w_)) return false;
-  tripped_ = true;
-  tripped_at_s_ = time_s;
-  tripped_mean_w_ = mean;
+  trip_ = {true, time_s, mean};
   return true;
 }
 
@@ -195,9 +193,9 @@ void PowerSampler::loop(const std::shared_ptr<Shared>& shared) {
   s.cv.notify_all();
 }
 
-PowerWatchdog PowerSampler::watchdog() const {
+WatchdogTrip PowerSampler::watchdog_trip() const {
   std::lock_guard lock(shared_->mu);
-  return shared_->acc.watchdog();
+  return shared_->acc.watchdog().trip();
 }
 
 int64_t PowerSampler::count() const {

@@ -51,6 +51,13 @@ struct SensorHealth {
 // mini-batch (compute phase at the peak, data phase near idle): a stretch of samples above the
 // limit would end at every dip and never trip. A constant power above the limit trips one window
 // after it began. limit_w <= 0 or window_s <= 0: off.
+// When and how a watchdog tripped (a small snapshot to poll between mini-batches).
+struct WatchdogTrip {
+  bool tripped = false;
+  double at_s = traces::kNaN;    // time of the reading that tripped it
+  double mean_w = traces::kNaN;  // the window mean that tripped it
+};
+
 class PowerWatchdog {
  public:
   PowerWatchdog() = default;
@@ -58,9 +65,10 @@ class PowerWatchdog {
   bool armed() const { return limit_w_ > 0 && window_s_ > 0; }
   // Feeds one reading (times ascending); returns true when this reading trips the watchdog.
   bool observe(double time_s, double total_w);
-  bool tripped() const { return tripped_; }
-  double tripped_at_s() const { return tripped_at_s_; }
-  double tripped_mean_w() const { return tripped_mean_w_; }  // the window mean that tripped it
+  const WatchdogTrip& trip() const { return trip_; }
+  bool tripped() const { return trip_.tripped; }
+  double tripped_at_s() const { return trip_.at_s; }
+  double tripped_mean_w() const { return trip_.mean_w; }
   double limit_w() const { return limit_w_; }
   double window_s() const { return window_s_; }
 
@@ -69,8 +77,7 @@ class PowerWatchdog {
   double first_s_ = traces::kNaN;
   std::deque<std::pair<double, double>> recent_;
   double sum_w_ = 0;
-  bool tripped_ = false;
-  double tripped_at_s_ = traces::kNaN, tripped_mean_w_ = traces::kNaN;
+  WatchdogTrip trip_;
 };
 
 // Accumulates readings at given times (device seconds). Used by the threaded sampler and, with
@@ -122,7 +129,7 @@ class PowerSampler {
   // abandoned() turns true. The figures gathered before stay readable.
   void stop();
   // Snapshot; safe while running (the profiler's watchdog polls it between mini-batches).
-  PowerWatchdog watchdog() const;
+  WatchdogTrip watchdog_trip() const;
   int64_t count() const;
   PowerStats stats() const;  // throws Error on too few samples
   traces::PowerSeries series() const;
