@@ -82,19 +82,30 @@ void write_small_file_atomic(const fs::path& path, const std::string& content) {
     throw Error(fmt::format("cannot write {}: {}", path.string(), std::strerror(errno)));
 }
 
+namespace {
+
+// The value files of one rail in the board's layout: iio has in_powerN_input [mW] besides
+// in_voltageN_input [mV] and in_currentN_input [mA]; hwmon has inN_input [mV] and currN_input [mA].
+struct RailValueFiles {
+  fs::path power, voltage, current;  // power empty in the hwmon layout
+};
+
+RailValueFiles rail_value_files(const fs::path& chip_dir, const traces::DeviceSpec& d, int channel) {
+  if (d.sensor_layout == "hwmon")
+    return {{}, chip_dir / fmt::format("in{}_input", channel), chip_dir / fmt::format("curr{}_input", channel)};
+  return {chip_dir / fmt::format("in_power{}_input", channel), chip_dir / fmt::format("in_voltage{}_input", channel),
+          chip_dir / fmt::format("in_current{}_input", channel)};
+}
+
+}  // namespace
+
 std::vector<fs::path> fake_rail_value_files(const fs::path& root, const traces::DeviceSpec& d) {
   const auto dirs = chip_dirs(root, d);
   std::vector<fs::path> out;
   for (const auto& r : d.rails) {
-    const fs::path dir = dirs.at(r.chip);
-    if (d.sensor_layout == "hwmon") {
-      out.push_back(dir / fmt::format("in{}_input", r.channel));
-      out.push_back(dir / fmt::format("curr{}_input", r.channel));
-    } else {
-      out.push_back(dir / fmt::format("in_power{}_input", r.channel));
-      out.push_back(dir / fmt::format("in_voltage{}_input", r.channel));
-      out.push_back(dir / fmt::format("in_current{}_input", r.channel));
-    }
+    const auto files = rail_value_files(dirs.at(r.chip), d, r.channel);
+    for (const auto* f : {&files.power, &files.voltage, &files.current})
+      if (!f->empty()) out.push_back(*f);
   }
   return out;
 }
@@ -308,16 +319,11 @@ void write_fake_rails(const fs::path& root, const traces::DeviceSpec& d,
     const auto it = std::find_if(rails_w.begin(), rails_w.end(), [&](const auto& p) { return p.first == r.name; });
     if (it == rails_w.end()) continue;
     const double mw = std::max(0.0, it->second * 1000.0);
-    const fs::path dir = dirs.at(r.chip);
     const long long ma = std::llround(mw / kRailMv * 1000.0);
-    if (d.sensor_layout == "hwmon") {
-      write_small_file_atomic(dir / fmt::format("in{}_input", r.channel), std::to_string(std::llround(kRailMv)));
-      write_small_file_atomic(dir / fmt::format("curr{}_input", r.channel), std::to_string(ma));
-    } else {
-      write_small_file_atomic(dir / fmt::format("in_power{}_input", r.channel), std::to_string(std::llround(mw)));
-      write_small_file_atomic(dir / fmt::format("in_voltage{}_input", r.channel), std::to_string(std::llround(kRailMv)));
-      write_small_file_atomic(dir / fmt::format("in_current{}_input", r.channel), std::to_string(ma));
-    }
+    const auto files = rail_value_files(dirs.at(r.chip), d, r.channel);
+    if (!files.power.empty()) write_small_file_atomic(files.power, std::to_string(std::llround(mw)));
+    write_small_file_atomic(files.voltage, std::to_string(std::llround(kRailMv)));
+    write_small_file_atomic(files.current, std::to_string(ma));
   }
 }
 
