@@ -153,7 +153,7 @@ struct EvalStop {
   bool higher_is_better = true;
   int64_t screen_samples = 0; // after this many: stop when the score is not within screen_margin
   double screen_margin = 0;
-  double z = 3.09;            // later: stop when even z sigma above the score misses the target; 0: never
+  double z = 0;               // later: stop when even z sigma above the score misses the target; 0: never
 };
 
 struct EvalResult {
