@@ -23,6 +23,11 @@ else
   config=(-DCMAKE_BUILD_TYPE=Release)
 fi
 JOBS=${JOBS:-$(nproc)}
+# ccache, where the machine has it, makes rebuilds across clones and worktrees cheap.
+if command -v ccache >/dev/null 2>&1; then
+  config+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$(dirname "$PWD")}
+fi
 
 packages=(
   cmake g++ make pkg-config
