@@ -156,18 +156,7 @@ double Space::min_power_w() const {
   return m;
 }
 
-std::string Space::describe_knob(const std::vector<double>& knob) const {
-  std::string s;
-  for (size_t i = 0; i < knob.size() && i < knob_.dims.size(); ++i) {
-    if (i) s += " ";
-    const auto& d = knob_.dims[i];
-    if (d.unit == "Hz") s += units::format(knob[i], units::Dimension::Frequency);
-    else if (d.unit == "W") s += units::format(knob[i], units::Dimension::Power);
-    else s += fmt::format("{:g}", knob[i]);
-    if (knob.size() > 1) s = s + "(" + d.name + ")";
-  }
-  return s;
-}
+std::string Space::describe_knob(const std::vector<double>& knob) const { return knob_.format(knob); }
 
 // ------------------------------------------------------------------------------------------------
 

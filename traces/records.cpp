@@ -3,7 +3,34 @@
 #include <algorithm>
 #include <set>
 
+#include <fmt/format.h>
+
+#include "traces/units.hpp"
+
 namespace pacer::traces {
+
+std::string KnobSpace::format(const std::vector<double>& values) const {
+  std::string s;
+  for (size_t i = 0; i < values.size() && i < dims.size(); ++i) {
+    if (i) s += " ";
+    const auto& d = dims[i];
+    if (d.unit == "Hz") s += units::format(values[i], units::Dimension::Frequency);
+    else if (d.unit == "W") s += units::format(values[i], units::Dimension::Power);
+    else s += fmt::format("{:g}", values[i]);
+    if (values.size() > 1) s += "(" + d.name + ")";
+  }
+  return s;
+}
+
+std::string KnobSpace::heading(size_t dim) const {
+  if (dim >= dims.size()) return "";
+  const auto& d = dims[dim];
+  if (d.name == "gpu_freq") return "f [MHz]";
+  if (d.name == "power_limit") return "P_limit [W]";
+  if (d.unit == "Hz") return d.name + " [MHz]";
+  if (d.unit == "W") return d.name + " [W]";
+  return d.name;
+}
 
 bool same(double a, double b) { return (std::isnan(a) && std::isnan(b)) || a == b; }
 

@@ -33,6 +33,12 @@ struct KnobSpace {
   static KnobSpace power_mode() {
     return {"power_mode", {{"cpu_cores", "1"}, {"cpu_freq", "Hz"}, {"gpu_freq", "Hz"}, {"mem_freq", "Hz"}}};
   }
+
+  // The one formatter of knob values, by each dimension's own unit: "921.6 MHz", "250 W",
+  // "4(cpu_cores) 1.479 GHz(cpu_freq) ..." for a multi-dimensional knob.
+  std::string format(const std::vector<double>& values) const;
+  // The column heading of one dimension with its display unit: "f [MHz]", "P_limit [W]".
+  std::string heading(size_t dim) const;
 };
 
 // ---------------------------------------------------------------------------------------------

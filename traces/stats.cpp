@@ -1,0 +1,33 @@
+#include "traces/stats.hpp"
+
+#include <algorithm>
+
+namespace pacer::traces {
+
+double mean(const std::vector<double>& values) {
+  if (values.empty()) return std::numeric_limits<double>::quiet_NaN();
+  double sum = 0;
+  for (double v : values) sum += v;
+  return sum / static_cast<double>(values.size());
+}
+
+double sample_std(const std::vector<double>& values) {
+  if (values.empty()) return std::numeric_limits<double>::quiet_NaN();
+  if (values.size() == 1) return 0.0;
+  const double m = mean(values);
+  double ss = 0;
+  for (double v : values) ss += (v - m) * (v - m);
+  return std::sqrt(ss / static_cast<double>(values.size() - 1));
+}
+
+double trapezoid_energy_j(const std::vector<double>& time_s, const std::vector<double>& power_w, double duration_s) {
+  const size_t n = std::min(time_s.size(), power_w.size());
+  if (n == 0) return std::numeric_limits<double>::quiet_NaN();
+  double e = 0;
+  if (std::isfinite(duration_s)) e += power_w.front() * std::max(0.0, time_s.front());
+  for (size_t i = 1; i < n; ++i) e += 0.5 * (power_w[i] + power_w[i - 1]) * (time_s[i] - time_s[i - 1]);
+  if (std::isfinite(duration_s)) e += power_w[n - 1] * std::max(0.0, duration_s - time_s[n - 1]);
+  return e;
+}
+
+}  // namespace pacer::traces

@@ -1,0 +1,26 @@
+#pragma once
+// The one home of the small formulas every layer uses: mean and spread, trapezoid energy of a
+// sampled power series, and time to accuracy from time per mini-batch and samples to the target.
+#include <cmath>
+#include <cstddef>
+#include <limits>
+#include <vector>
+
+namespace pacer::traces {
+
+// Arithmetic mean; NaN for an empty range.
+double mean(const std::vector<double>& values);
+// Sample standard deviation (n - 1); 0 for one value, NaN for none.
+double sample_std(const std::vector<double>& values);
+
+// Trapezoid energy of samples (t_i, p_i), J. With `duration_s` finite, the first sample holds from
+// t = 0 and the last to `duration_s`, so a run shorter than the sensor period still gets power x time.
+double trapezoid_energy_j(const std::vector<double>& time_s, const std::vector<double>& power_w,
+                          double duration_s = std::numeric_limits<double>::quiet_NaN());
+
+// The paper's Eq. 3 with absolute sample counts: TT_acc = t_batch * N_acc / b, seconds.
+inline double time_to_accuracy_s(double time_per_batch_s, double samples_to_target, int batch_size) {
+  return batch_size > 0 ? time_per_batch_s * samples_to_target / batch_size : std::numeric_limits<double>::quiet_NaN();
+}
+
+}  // namespace pacer::traces
