@@ -7,7 +7,7 @@
 #include <cmath>
 #include <set>
 
-#include "models/nets.hpp"
+#include "dnn/nets.hpp"
 #include "traces/error.hpp"
 #include "traces/store.hpp"
 

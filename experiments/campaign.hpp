@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "models/data/samples.hpp"
-#include "models/train.hpp"
+#include "dnn/data/samples.hpp"
+#include "dnn/train.hpp"
 #include "traces/records.hpp"
 
 namespace pacer::experiments {

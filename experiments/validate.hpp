@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "hw/open_device.hpp"
-#include "models/data/datasets.hpp"
-#include "models/train.hpp"
+#include "dnn/data/datasets.hpp"
+#include "dnn/train.hpp"
 #include "traces/records.hpp"
 
 namespace pacer::experiments {

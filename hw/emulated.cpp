@@ -23,7 +23,7 @@ double gpu_voltage_v(const traces::DeviceSpec& device, const PhysicsParams& para
   return table.back().volt_v;
 }
 
-WorkloadPhysics::WorkloadPhysics(traces::DeviceSpec device, models::WorkloadInfo workload, PhysicsParams params)
+WorkloadPhysics::WorkloadPhysics(traces::DeviceSpec device, traces::WorkloadInfo workload, PhysicsParams params)
     : device_(std::move(device)), workload_(std::move(workload)), params_(params) {
   if (device_.gpu_freqs_hz.empty() || device_.cuda_cores <= 0 || device_.mem_bandwidth_bytes_s <= 0)
     throw Error(fmt::format("device '{}' lacks a frequency table, cuda_cores or mem_bandwidth_gbs: the emulator "
@@ -119,7 +119,7 @@ EmulatedJetson::EmulatedJetson(traces::DeviceSpec device, std::shared_ptr<const 
 }
 
 std::unique_ptr<EmulatedJetson> EmulatedJetson::with_workload(const traces::DeviceSpec& device,
-                                                              const models::WorkloadInfo& workload,
+                                                              const traces::WorkloadInfo& workload,
                                                               EmulatorOptions options, PhysicsParams params) {
   return std::make_unique<EmulatedJetson>(device, std::make_shared<WorkloadPhysics>(device, workload, params),
                                           options);

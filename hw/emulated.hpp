@@ -11,8 +11,8 @@
 
 #include "hw/device.hpp"
 #include "models/device_model.hpp"
-#include "models/workload.hpp"
 #include "traces/records.hpp"
+#include "traces/workload.hpp"
 
 namespace pacer::hw {
 
@@ -55,7 +55,7 @@ struct BatchPhysics {
 // interchangeable with a calibrated model of a real board.
 class WorkloadPhysics final : public models::DeviceModel {
  public:
-  WorkloadPhysics(traces::DeviceSpec device, models::WorkloadInfo workload, PhysicsParams params = {});
+  WorkloadPhysics(traces::DeviceSpec device, traces::WorkloadInfo workload, PhysicsParams params = {});
   std::string kind() const override { return "emulated-physics"; }
   const traces::KnobSpace& knob() const override { return knob_; }
   models::Prediction predict(const std::vector<double>& knob, int batch_size) const override;
@@ -63,12 +63,12 @@ class WorkloadPhysics final : public models::DeviceModel {
 
   BatchPhysics batch(double freq_hz, int batch_size) const;
   const traces::DeviceSpec& device() const { return device_; }
-  const models::WorkloadInfo& workload() const { return workload_; }
+  const traces::WorkloadInfo& workload() const { return workload_; }
   const PhysicsParams& params() const { return params_; }
 
  private:
   traces::DeviceSpec device_;
-  models::WorkloadInfo workload_;
+  traces::WorkloadInfo workload_;
   PhysicsParams params_;
   traces::KnobSpace knob_ = traces::KnobSpace::gpu_frequency();
   double c_eff_f_ = 0;     // switched capacitance at full activity [F]
@@ -99,7 +99,7 @@ class EmulatedJetson final : public Device {
   EmulatedJetson(traces::DeviceSpec device, std::shared_ptr<const models::DeviceModel> model,
                  EmulatorOptions options = {});
   static std::unique_ptr<EmulatedJetson> with_workload(const traces::DeviceSpec& device,
-                                                       const models::WorkloadInfo& workload,
+                                                       const traces::WorkloadInfo& workload,
                                                        EmulatorOptions options = {}, PhysicsParams params = {});
 
   std::string name() const override { return device_.name + " (emulated)"; }

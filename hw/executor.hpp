@@ -3,7 +3,7 @@
 //  - VirtualExecutor: the emulated Jetson advances its virtual clock by the model's time;
 //  - SleepingExecutor: hardware in the loop against a live emulated sysfs tree (emulated_tree.hpp):
 //    it tells the tree what runs and sleeps the tree's time per mini-batch, scaled;
-//  - FunctionExecutor: real training steps. models/train.hpp's step runner plugs in here
+//  - FunctionExecutor: real training steps. dnn/train.hpp's step runner plugs in here
 //    (make_training_executor in cmd_profile.cpp is the adapter).
 #include <chrono>
 #include <filesystem>

@@ -12,7 +12,7 @@
 #include "hw/emulated.hpp"
 #include "hw/jetson_sysfs.hpp"
 #include "hw/nvml.hpp"
-#include "models/workload.hpp"
+#include "traces/workload.hpp"
 
 namespace pacer::hw {
 
@@ -20,7 +20,7 @@ struct DeviceRequest {
   std::string spec;                               // the --device value
   std::filesystem::path sysfs_root = "/";
   std::filesystem::path state_file;               // empty: default per root
-  std::optional<models::WorkloadInfo> workload;   // needed by emulated:NAME
+  std::optional<traces::WorkloadInfo> workload;   // needed by emulated:NAME
   std::shared_ptr<const models::DeviceModel> model;  // replaces the default physics when set
   EmulatorOptions emulator;
   PhysicsParams physics;

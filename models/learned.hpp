@@ -3,9 +3,10 @@
 // a small MLP from configuration features (each knob dimension scaled to [0, 1] by the grid's
 // maximum, and log2 b) to log time per mini-batch, log mean power and log peak power. It is
 // trained on a reference workload's full profile and transferred to a new workload or device by
-// re-training on k points (L2-SP: weights pulled towards the reference's). Training runs in
-// libtorch (learned_torch.cpp, the only libtorch file here); prediction is plain C++ on the
-// stored weights, so it is cheap and thread-safe.
+// re-training on k points (L2-SP: weights pulled towards the reference's). Prediction is plain C++
+// on the stored weights (learned.cpp), so it is cheap and thread-safe; training runs in libtorch,
+// which pacer_models does not link: the pacer_dnn library installs the trainer
+// (dnn/learned_trainer.hpp), and a program without it can load and use learned models, not train them.
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -24,9 +25,9 @@ struct LearnedOptions {
   double transfer_learning_rate = 3e-3;
   // L2-SP strength: sum of squared weight deviations from the reference, relative to the loss.
   double anchor_weight = 1e-3;
-  double weight_decay = 1e-5;          // when training from scratch
+  double weight_decay = 1e-5;  // when training from scratch
   uint64_t seed = 1;
-  int threads = 1;                     // libtorch intra-op threads while training (restored after)
+  int threads = 1;  // libtorch intra-op threads while training (restored after)
   // Divides each knob dimension (the device grid's maxima); empty: the maxima of the training points.
   std::vector<double> knob_scale;
 };
@@ -41,12 +42,12 @@ class LearnedModel : public DeviceModel {
   };
   struct Net {
     traces::KnobSpace knob;
-    std::vector<double> knob_scale;  // divides each knob dimension
-    double log2_batch_scale = 1;     // divides log2 b
+    std::vector<double> knob_scale;   // divides each knob dimension
+    double log2_batch_scale = 1;      // divides log2 b
     std::vector<double> output_mean;  // de-standardisation of the 3 outputs (log space)
     std::vector<double> output_std;
-    bool has_peak = true;             // false: trained without peak readings, peak predicted as NaN
-    std::vector<Layer> layers;        // SiLU between layers, none after the last
+    bool has_peak = true;       // false: trained without peak readings, peak predicted as NaN
+    std::vector<Layer> layers;  // SiLU between layers, none after the last
   };
 
   LearnedModel(Net net, traces::ModelRecord record);
@@ -63,6 +64,22 @@ class LearnedModel : public DeviceModel {
   traces::ModelRecord record_;
 };
 
+// The configuration features the network reads: knob_d / knob_scale_d per dimension, then
+// log2(b) / log2_batch_scale.
+std::vector<float> learned_features(const LearnedModel::Net& net, const std::vector<double>& knob, int batch_size);
+constexpr int kLearnedOutputs = 3;  // log time, log mean power, log peak power
+
+// What trains the network (libtorch): installed once by a program that links pacer_dnn.
+struct LearnedTrainer {
+  std::unique_ptr<LearnedModel> (*train)(const std::vector<traces::ProfilePoint>& points, const traces::KnobSpace& knob,
+                                         const LearnedOptions& options) = nullptr;
+  std::unique_ptr<LearnedModel> (*transfer)(const LearnedModel& reference,
+                                            const std::vector<traces::ProfilePoint>& points,
+                                            const LearnedOptions& options) = nullptr;
+};
+void set_learned_trainer(LearnedTrainer trainer);
+
+// train_learned and transfer_learned throw Error when no trainer is installed.
 // Trains from scratch on `points` (deterministic for a seed). Throws Error for fewer than 2 points.
 std::unique_ptr<LearnedModel> train_learned(const std::vector<traces::ProfilePoint>& points,
                                             const traces::KnobSpace& knob, const LearnedOptions& options);

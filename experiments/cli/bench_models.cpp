@@ -23,7 +23,7 @@
 #include "models/interpolating.hpp"
 #include "models/learned.hpp"
 #include "models/planner.hpp"
-#include "models/workload.hpp"
+#include "dnn/workload.hpp"
 #include "traces/catalog.hpp"
 #include "traces/csv.hpp"
 #include "traces/error.hpp"

@@ -14,7 +14,7 @@
 
 #include "experiments/cli/cli.hpp"
 #include "experiments/cli/options.hpp"
-#include "models/train.hpp"
+#include "dnn/train.hpp"
 #include "traces/error.hpp"
 
 namespace pacer::cli {

@@ -6,6 +6,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -24,6 +27,17 @@ const Command* find_command(const std::string& name) {
   for (const auto& c : registry())
     if (c.name == name) return &c;
   return nullptr;
+}
+
+// The command `args` names: a two-word command ("import zeus") first, then a one-word one.
+const Command* command_named(const std::vector<std::string>& args, size_t* consumed) {
+  if (args.size() >= 2)
+    if (const Command* cmd = find_command(args[0] + " " + args[1])) {
+      *consumed = 2;
+      return cmd;
+    }
+  *consumed = 1;
+  return args.empty() ? nullptr : find_command(args[0]);
 }
 
 void print_global_help(std::ostream& os) {
@@ -143,9 +157,13 @@ bool register_command(Command command) {
   return true;
 }
 
-const std::vector<Command>& commands() { return registry(); }
+const std::vector<Command>& commands() {
+  return registry();
+}
 
-bool stderr_is_terminal() { return ::isatty(STDERR_FILENO) != 0; }
+bool stderr_is_terminal() {
+  return ::isatty(STDERR_FILENO) != 0;
+}
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
@@ -161,13 +179,8 @@ int main(int argc, char** argv) {
     std::cout << "pacer 0.1.0\n";
     return 0;
   }
-  const Command* cmd = nullptr;
   size_t consumed = 1;
-  if (args.size() >= 2) {
-    cmd = find_command(args[0] + " " + args[1]);
-    if (cmd) consumed = 2;
-  }
-  if (!cmd) cmd = find_command(args[0]);
+  const Command* cmd = command_named(args, &consumed);
   if (!cmd) {
     // A command group ("bench") given without or with an unknown topic.
     std::string topics;
@@ -193,6 +206,22 @@ int main(int argc, char** argv) {
     std::cerr << fmt::format("pacer {}: error: {}\n", cmd->name, e.what());
     return 1;
   }
+}
+
+int front_main(int argc, char** argv, const std::string& full_program) {
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  size_t consumed = 1;
+  if (!args.empty() && (args[0] == "--version" || command_named(args, &consumed))) return main(argc, argv);
+  std::error_code ec;
+  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  const auto full = (ec ? std::filesystem::path(argv[0]) : self).parent_path() / full_program;
+  ::execv(full.c_str(), argv);
+  const int err = errno;
+  std::cerr << fmt::format(
+      "pacer: cannot run '{}' ({}), which holds the commands that train and the full help: "
+      "build it beside this program (CMake target pacer_train)\n",
+      full.string(), std::strerror(err));
+  return 1;
 }
 
 }  // namespace pacer::cli

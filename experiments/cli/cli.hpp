@@ -13,9 +13,9 @@ namespace pacer::cli {
 namespace po = boost::program_options;
 
 struct Command {
-  std::string name;     // "profile"
-  std::string summary;  // one line for `pacer --help`
-  int order = 100;      // position in `pacer --help`
+  std::string name;         // "profile"
+  std::string summary;      // one line for `pacer --help`
+  int order = 100;          // position in `pacer --help`
   std::string usage_tail;   // e.g. "[list|show NAME]" after "pacer devices [options]"
   std::string description;  // paragraph under the usage line in `pacer CMD --help`
   std::function<void(po::options_description&)> add_options;
@@ -30,8 +30,16 @@ struct Command {
 bool register_command(Command command);
 const std::vector<Command>& commands();
 
-// Entry point used by main(): dispatches, prints help, maps exceptions to exit codes.
+// Entry point of an executable that holds every command: dispatches, prints help, maps exceptions
+// to exit codes.
 int main(int argc, char** argv);
+
+// Entry point of the light `pacer` front, which holds only the commands that need no libtorch. It
+// runs those itself (as main() does) and replaces itself (exec, same process: exit code, stderr and
+// signals are the other program's) by `full_program`, found in the front's own folder, for
+// everything else: the training commands, help, unknown commands. Returns 1 with one stderr line
+// when `full_program` cannot be run.
+int front_main(int argc, char** argv, const std::string& full_program);
 
 // Merges the options of a --config INI text into `vm` (keys at the top or in a [COMMAND] section;
 // sections of other commands are ignored; unknown keys are UsageErrors naming `origin`). Separate

@@ -15,7 +15,7 @@
 #include "experiments/cli/options.hpp"
 #include "hw/emulated.hpp"
 #include "hw/emulated_tree.hpp"
-#include "models/workload.hpp"
+#include "dnn/workload.hpp"
 #include "traces/catalog.hpp"
 #include "traces/error.hpp"
 #include "traces/units.hpp"

@@ -15,8 +15,8 @@
 #include "hw/executor.hpp"
 #include "hw/open_device.hpp"
 #include "hw/profiler.hpp"
-#include "models/train.hpp"
-#include "models/workload.hpp"
+#include "dnn/train.hpp"
+#include "dnn/workload.hpp"
 #include "traces/error.hpp"
 #include "traces/units.hpp"
 

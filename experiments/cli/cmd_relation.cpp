@@ -14,9 +14,9 @@
 #include "experiments/campaign.hpp"
 #include "experiments/cli/cli.hpp"
 #include "experiments/cli/options.hpp"
-#include "models/data/datasets.hpp"
-#include "models/nets.hpp"
-#include "models/train.hpp"
+#include "dnn/data/datasets.hpp"
+#include "dnn/nets.hpp"
+#include "dnn/train.hpp"
 #include "traces/error.hpp"
 #include "traces/store.hpp"
 

@@ -4,8 +4,8 @@
 #include <iostream>
 
 #include "experiments/cli/cli.hpp"
-#include "models/data/datasets.hpp"
-#include "models/workload.hpp"
+#include "dnn/data/datasets.hpp"
+#include "dnn/workload.hpp"
 #include "traces/error.hpp"
 
 namespace pacer::cli {

@@ -4,14 +4,14 @@
 #include <cmath>
 
 #include "hw/emulated.hpp"
-#include "models/workload.hpp"
+#include "tests/support/workloads.hpp"
 #include "traces/catalog.hpp"
 #include "traces/error.hpp"
 
 namespace pacer::hw {
 namespace {
 
-models::WorkloadInfo resnet18() { return models::describe_workload("resnet18@3x32x32"); }
+traces::WorkloadInfo resnet18() { return testing::resnet18_cifar(); }
 
 TEST(EmulatedPhysics, NanoVoltageHasItsFloorAndFollowsTheCatalog) {
   const auto nano = traces::find_device("jetson-nano");

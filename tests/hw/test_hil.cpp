@@ -8,7 +8,7 @@
 #include "hw/executor.hpp"
 #include "hw/jetson_sysfs.hpp"
 #include "hw/profiler.hpp"
-#include "models/workload.hpp"
+#include "tests/support/workloads.hpp"
 #include "traces/catalog.hpp"
 
 namespace pacer::hw {
@@ -17,7 +17,7 @@ namespace {
 TEST(HardwareInTheLoop, SysfsBackendAgreesWithTheEmulator) {
   test::TempDir tmp;
   const auto spec = traces::find_device("jetson-nano");
-  const auto workload = models::describe_workload("resnet18@3x32x32");
+  const auto workload = testing::resnet18_cifar();
   EmulatorOptions eo;
   eo.sensor_noise_rel = 0.01;
   auto emu = EmulatedJetson::with_workload(spec, workload, eo);

@@ -7,7 +7,7 @@
 #include "hw/emulated.hpp"
 #include "hw/executor.hpp"
 #include "hw/profiler.hpp"
-#include "models/workload.hpp"
+#include "tests/support/workloads.hpp"
 #include "traces/catalog.hpp"
 #include "traces/error.hpp"
 #include "traces/store.hpp"
@@ -17,7 +17,7 @@ namespace {
 
 struct Bench {
   traces::DeviceSpec spec = traces::find_device("jetson-nano");
-  models::WorkloadInfo workload = models::describe_workload("resnet8-w0.25@1x28x28");
+  traces::WorkloadInfo workload = testing::resnet8_quarter_fmnist();
   std::unique_ptr<EmulatedJetson> dev;
   std::unique_ptr<VirtualExecutor> exec;
   explicit Bench(EmulatorOptions eo = {}) {

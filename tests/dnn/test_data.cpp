@@ -10,9 +10,9 @@
 #include <map>
 #include <set>
 
-#include "models/data/datasets.hpp"
-#include "models/data/readers.hpp"
-#include "models/data/text.hpp"
+#include "dnn/data/datasets.hpp"
+#include "dnn/data/readers.hpp"
+#include "dnn/data/text.hpp"
 #include "traces/error.hpp"
 
 namespace fs = std::filesystem;

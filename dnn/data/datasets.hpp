@@ -28,7 +28,7 @@
 #include <string>
 #include <vector>
 
-#include "models/data/samples.hpp"
+#include "dnn/data/samples.hpp"
 
 namespace pacer::models::data {
 

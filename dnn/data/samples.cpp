@@ -1,4 +1,4 @@
-#include "models/data/samples.hpp"
+#include "dnn/data/samples.hpp"
 
 #include <fmt/format.h>
 

@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-#include "models/nets.hpp"
+#include "dnn/nets.hpp"
 #include "traces/error.hpp"
 
 namespace pacer::models {

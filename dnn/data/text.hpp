@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-#include "models/data/samples.hpp"
+#include "dnn/data/samples.hpp"
 
 namespace pacer::models::data {
 

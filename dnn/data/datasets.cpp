@@ -1,9 +1,9 @@
-#include "models/data/datasets.hpp"
+#include "dnn/data/datasets.hpp"
 
 #include <fmt/format.h>
 
-#include "models/data/readers.hpp"
-#include "models/data/text.hpp"
+#include "dnn/data/readers.hpp"
+#include "dnn/data/text.hpp"
 #include "traces/error.hpp"
 
 namespace pacer::models::data {

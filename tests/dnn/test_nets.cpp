@@ -2,9 +2,9 @@
 // parameter counts, and the full-size networks take a training step.
 #include <gtest/gtest.h>
 
-#include "models/nets.hpp"
-#include "models/train.hpp"
-#include "models/workload.hpp"
+#include "dnn/nets.hpp"
+#include "dnn/train.hpp"
+#include "dnn/workload.hpp"
 #include "traces/error.hpp"
 
 namespace pm = pacer::models;

@@ -1,4 +1,4 @@
-#include "models/data/readers.hpp"
+#include "dnn/data/readers.hpp"
 
 #include <fmt/format.h>
 #include <png.h>

@@ -1,4 +1,4 @@
-// libtorch side of models/train.hpp: the profiler's step runner, the train-to-target loop and
+// libtorch side of dnn/train.hpp: the profiler's step runner, the train-to-target loop and
 // checkpoints.
 #include <torch/torch.h>
 
@@ -10,8 +10,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "models/nets.hpp"
-#include "models/train.hpp"
+#include "dnn/nets.hpp"
+#include "dnn/train.hpp"
 #include "traces/error.hpp"
 #include "traces/store.hpp"
 

@@ -6,9 +6,9 @@
 #include <filesystem>
 #include <fstream>
 
-#include "models/data/samples.hpp"
-#include "models/data/text.hpp"
-#include "models/train.hpp"
+#include "dnn/data/samples.hpp"
+#include "dnn/data/text.hpp"
+#include "dnn/train.hpp"
 #include "traces/error.hpp"
 
 namespace fs = std::filesystem;

@@ -1,5 +1,5 @@
 #pragma once
-// Torch-free API of the training code (implementation: models/train_torch.cpp).
+// Torch-free API of the training code (implementation: dnn/train_torch.cpp).
 //  - StepRunner: one full training step (forward, backward, optimizer) of a workload at batch size
 //    b on synthetic inputs, for the profiler.
 //  - train_to_target: fine-tunes (or pre-trains) on a DataSplit until the held-out metric reaches a
@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "models/data/samples.hpp"
-#include "models/workload.hpp"
+#include "dnn/data/samples.hpp"
+#include "dnn/workload.hpp"
 
 namespace pacer::models {
 

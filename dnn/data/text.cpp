@@ -1,4 +1,4 @@
-#include "models/data/text.hpp"
+#include "dnn/data/text.hpp"
 
 #include <fmt/format.h>
 

@@ -4,10 +4,11 @@
 #include <algorithm>
 #include <cmath>
 
+#include "dnn/learned_trainer.hpp"
 #include "models/calibrate.hpp"
 #include "models/learned.hpp"
 #include "models/planner.hpp"
-#include "test_calib_fixtures.hpp"
+#include "tests/models/test_calib_fixtures.hpp"
 #include "traces/catalog.hpp"
 #include "traces/error.hpp"
 
@@ -22,6 +23,7 @@ struct TransferSetup {
   LearnedOptions options;
 
   TransferSetup() {
+    install_learned_trainer();
     reference = testing::table_from(testing::nano_truth(nano), nano.gpu_freqs_hz, testing::paper_batches(), 0.01, 1,
                                     "reference");
     target = testing::table_from(testing::nano_truth_b(nano), nano.gpu_freqs_hz, testing::paper_batches(), 0.01, 2,

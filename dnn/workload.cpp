@@ -1,6 +1,6 @@
 // The workload registry and the torch-free cost walk: parameters, FLOPs and activation sizes are
 // counted layer by layer from the same NetSpec that nets_torch.cpp builds.
-#include "models/workload.hpp"
+#include "dnn/workload.hpp"
 
 #include <fmt/format.h>
 
@@ -9,7 +9,7 @@
 #include <map>
 #include <regex>
 
-#include "models/nets.hpp"
+#include "dnn/nets.hpp"
 #include "traces/error.hpp"
 
 namespace pacer::models {

@@ -46,7 +46,7 @@ inline int64_t scaled_channels(double base, double width, int64_t min_channels) 
   return v < min_channels ? min_channels : v;
 }
 
-// The character vocabulary of the text workloads (see models/data/text.hpp).
+// The character vocabulary of the text workloads (see dnn/data/text.hpp).
 inline constexpr int kCharVocabSize = 96;
 
 // A built network. The interface is declared here so that the training code in another libtorch
