@@ -26,7 +26,7 @@ torch::Device parse_device(const std::string& name) {
   if (name == "cpu") return torch::kCPU;
   if (name.rfind("cuda", 0) == 0) {
     if (!torch::cuda::is_available())
-      throw Error(fmt::format("device '{}' requested but libtorch sees no CUDA GPU (use --device cpu)", name));
+      throw Error(fmt::format("device '{}' requested but libtorch sees no CUDA GPU (train on the cpu)", name));
     return torch::Device(name);
   }
   throw Error(fmt::format("unknown training device '{}' (use cpu, cuda or cuda:N)", name));
@@ -105,8 +105,8 @@ std::string checkpoint_workload(torch::serialize::InputArchive& archive, const s
 void require_readable(const std::string& path) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec))
-    throw Error(fmt::format("{}: checkpoint not found (train one with `pacer relation --pretrain` or pass "
-                            "an existing file)",
+    throw Error(fmt::format("{}: checkpoint not found (pre-train one with pacer relation, or give an existing "
+                            "file)",
                             path));
   std::ifstream probe(path, std::ios::binary);
   if (!probe) throw Error(fmt::format("{}: cannot open checkpoint (check its permissions)", path));

@@ -38,7 +38,7 @@ CampaignReport run_relation_campaign(const RelationCampaign& c, const models::da
       const traces::RelationSet old = store->read_relation(set.name);
       auto differs = [&](const std::string& what, const std::string& a, const std::string& b) {
         if (a != b)
-          throw Error(fmt::format("{} already holds relation '{}' with {} {} (now {}): choose another relation name (--name) or store (--out)",
+          throw SettingError("name", fmt::format("{} already holds relation '{}' with {} {} (now {}): choose another relation name or store",
                                   c.store.string(), set.name, what, a, b));
       };
       differs("workload", old.workload, set.workload);

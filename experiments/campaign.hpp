@@ -9,9 +9,23 @@
 
 #include "dnn/data/samples.hpp"
 #include "dnn/train.hpp"
+#include "traces/cpu_threads.hpp"
+#include "traces/error.hpp"
 #include "traces/records.hpp"
 
 namespace pacer::experiments {
+
+// The training settings of a fine-tuning campaign and their defaults in `pacer relation` and
+// `pacer validate`: evaluation every 2,048 samples on 2,000 held-out samples, censored after
+// 100,000 samples, on the CPU threads that are free now.
+inline models::TrainOptions campaign_training() {
+  models::TrainOptions t;
+  t.eval_every_samples = 2048;
+  t.eval_max_samples = 2000;
+  t.budget_samples = 100000;
+  t.threads = traces::free_cpu_threads();
+  return t;
+}
 
 struct RelationCampaign {
   std::string name;     // record name under /relations
@@ -42,6 +56,16 @@ std::string record_name(std::string dataset);
 // Where `pacer relation --pretrain` writes a workload's pre-trained weights by default:
 // pacer-out/<base>-fmnist-pretrain.pt (images) or pacer-out/<base>-austen-pretrain.pt (text).
 std::string default_checkpoint(const std::string& workload);
+
+// A pre-trained checkpoint that a fine-tuning run starts from is not there. The message says what
+// to do in domain words; a command adds how to make it with its own flags.
+class MissingCheckpoint : public Error {
+ public:
+  MissingCheckpoint(std::string checkpoint_path, std::string workload_base, const std::string& message)
+      : Error(message), path(std::move(checkpoint_path)), workload(std::move(workload_base)) {}
+  std::string path;      // where it was looked for
+  std::string workload;  // the network to pre-train (without its shape)
+};
 
 // Human-readable table of a relation: runs, reached, mean and std of samples, r(b), lr per b.
 std::string format_relation(const traces::RelationSet& set);

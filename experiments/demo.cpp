@@ -78,9 +78,9 @@ Settings settings_for(const DemoOptions& o) {
 int run_demo(const DemoOptions& opt) {
   const auto t0 = Clock::now();
   const Settings set = settings_for(opt);
-  if (opt.targets.empty()) throw UsageError("--targets: name at least one target dataset");
+  if (opt.targets.empty()) throw OptionError("targets", "name at least one target dataset");
   if (opt.name.empty() || opt.name.find('/') != std::string::npos)
-    throw UsageError(fmt::format("--name: '{}' must be non-empty and contain no '/'", opt.name));
+    throw OptionError("name", fmt::format("'{}' must be non-empty and contain no '/'", opt.name));
   const traces::DeviceSpec device = traces::find_device(opt.device);
   const models::NetSpec spec = models::parse_workload(opt.workload);
   const std::string workload = spec.name;
@@ -98,7 +98,7 @@ int run_demo(const DemoOptions& opt) {
   models::set_threads(opt.threads);
   fs::create_directories(opt.out_dir);
   const fs::path store_path = opt.out_dir / (opt.name + ".h5");
-  const std::string title = opt.name == "demo" ? fmt::format("pacer demo{}", opt.quick ? " --quick" : "")
+  const std::string title = opt.name == "demo" ? fmt::format("pacer demo{}", opt.quick ? " (quick)" : "")
                                                : fmt::format("pacer experiment {}", opt.name);
   std::cout << fmt::format(
       "{}: {} (EMULATED: virtual device time, CPU training), {}\n"
@@ -207,7 +207,7 @@ int run_demo(const DemoOptions& opt) {
   std::cout << fmt::format("[4/7] proxy relation ({} new runs, {:.0f} s):\n{}", proxy.new_runs, since(step),
                            format_relation(proxy.set));
   if (proxy.set.relation_vector().empty())
-    throw Error(fmt::format("no proxy run reached {} {:g} within {} samples: lower --target or raise --budget",
+    throw Error(fmt::format("no proxy run reached {} {:g} within {} samples: lower the target or raise the budget",
                             proxy_info.metric, c.train.target, set.budget));
 
   // 5. Validate on every target: each policy's choice and the oracle trained for real at each cap.

@@ -279,7 +279,7 @@ void trace_plot(ReportOutput& out, const fs::path& dir, const traces::PowerSerie
 }  // namespace
 
 ReportOutput make_report(const ReportOptions& opt) {
-  if (opt.stores.empty()) throw UsageError("--store: name at least one trace store");
+  if (opt.stores.empty()) throw OptionError("store", "name at least one trace store");
   ReportOutput out;
   std::vector<traces::ValidationResult> validations;
   std::vector<traces::SweepResult> sweeps;

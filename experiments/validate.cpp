@@ -67,9 +67,9 @@ std::string pick_record(const traces::Store& store, const std::string& group, co
   for (const auto& n : store.list(group))
     if (group != "relations" || (n.find("-true") == std::string::npos)) names.push_back(n);
   if (names.size() == 1) return names.front();
-  throw UsageError(fmt::format("{}: {} holds {} {} records; name one with {}", store.path().string(),
+  throw OptionError(option, fmt::format("{} holds {} {} records; name one", store.path().string(),
                                names.empty() ? "no" : "several", names.empty() ? std::string("") : std::to_string(names.size()),
-                               what, option));
+                                        what));
 }
 
 // Samples an emulated board on its sensor grid up to its current virtual time.
@@ -109,12 +109,12 @@ double energy_of(const traces::PowerSeries& s, double duration_s) {
 
 ValidateReport run_validate(const ValidateOptions& opt) {
   const auto t_start = Clock::now();
-  if (opt.caps_w.empty()) throw UsageError("--power-limits: give at least one cap");
-  if (opt.seeds.empty()) throw UsageError("--seeds: give at least one seed");
+  if (opt.caps_w.empty()) throw OptionError("power-limits", "give at least one cap");
+  if (opt.seeds.empty()) throw OptionError("seeds", "give at least one seed");
   ValidateReport report;
   traces::Store store = traces::Store::open(opt.store);
-  const std::string profile_name = pick_record(store, "profiles", opt.profile, "profile", "--profile");
-  const std::string proxy_name = pick_record(store, "relations", opt.proxy, "relation", "--proxy");
+  const std::string profile_name = pick_record(store, "profiles", opt.profile, "profile", "profile");
+  const std::string proxy_name = pick_record(store, "relations", opt.proxy, "relation", "proxy");
   const traces::ProfileTable profile = store.read_profile(profile_name);
   const traces::RelationSet proxy_set = store.read_relation(proxy_name);
   if (profile.knob.kind != "gpu_freq")
@@ -126,9 +126,9 @@ ValidateReport run_validate(const ValidateOptions& opt) {
   const explore::DeviceWideCap device_cap({&space});
   const explore::Relation proxy = explore::Relation::from_set(proxy_set, space);
   for (double cap : opt.caps_w)
-    if (cap <= 0 || !std::isfinite(cap)) throw UsageError(fmt::format("--power-limits: {:g} W is not a cap", cap));
+    if (cap <= 0 || !std::isfinite(cap)) throw OptionError("power-limits", fmt::format("{:g} W is not a cap", cap));
   if (!(opt.guard >= 0 && opt.guard < 0.5))
-    throw UsageError(fmt::format("--guard: {:g} is not a fraction in [0, 0.5)", opt.guard));
+    throw OptionError("guard", fmt::format("{:g} is not a fraction in [0, 0.5)", opt.guard));
 
   // Target data and the oracle's true relation: train the target at every batch size.
   const auto info = models::data::dataset_info(opt.target_dataset);
@@ -138,9 +138,10 @@ ValidateReport run_validate(const ValidateOptions& opt) {
   if (train.init_checkpoint == "default") {
     train.init_checkpoint = default_checkpoint(train.workload);
     if (!std::filesystem::exists(train.init_checkpoint))
-      throw Error(fmt::format("checkpoint {} not found: create it with `pacer relation --pretrain --workload {}` "
-                              "(or pass --checkpoint FILE, or --checkpoint none to train from scratch)",
-                              train.init_checkpoint, train.workload));
+      throw MissingCheckpoint(train.init_checkpoint, train.workload,
+                              fmt::format("checkpoint {} not found: pre-train {} to create it, or name another "
+                                          "checkpoint, or none to train from scratch",
+                                          train.init_checkpoint, train.workload));
   }
   if (std::isnan(train.target)) train.target = info.default_target;
   train.base_batch = space.batch_sizes().back();
@@ -170,7 +171,7 @@ ValidateReport run_validate(const ValidateOptions& opt) {
   for (double cap : opt.caps_w)
     for (const auto& pname : opt.policies) {
       const auto policy = explore::policy_from_string(pname);
-      if (!policy) throw UsageError(fmt::format("--policies: unknown policy '{}' ({})", pname, explore::policy_names()));
+      if (!policy) throw OptionError("policies", fmt::format("unknown policy '{}' ({})", pname, explore::policy_names()));
       explore::PolicyContext ctx;
       ctx.index = &index;
       ctx.proxy = &proxy;
@@ -183,7 +184,7 @@ ValidateReport run_validate(const ValidateOptions& opt) {
     }
 
   if (!(opt.watchdog_margin_w >= 0) || !(opt.watchdog_duration_s >= 0))
-    throw UsageError("--watchdog-margin and --watchdog-time must be >= 0");
+    throw UsageError("the watchdog margin and time must be >= 0");
   // The watchdog of a configuration guards the lowest cap it was chosen for.
   std::map<Config, double> config_cap;
   for (const auto& ch : choices)

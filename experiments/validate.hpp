@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "experiments/campaign.hpp"
 #include "hw/open_device.hpp"
 #include "dnn/data/datasets.hpp"
 #include "dnn/train.hpp"
@@ -31,7 +32,8 @@ struct ValidateOptions {
   std::vector<double> caps_w;
   std::vector<int> seeds = {0, 1, 2};
   std::vector<std::string> policies = {"baseline1", "baseline2", "ours", "oracle"};
-  models::TrainOptions train;   // workload, target, budget, lr, checkpoint ("default": default_checkpoint), threads, eval cadence
+  // workload, target, budget, lr, checkpoint ("default": default_checkpoint), threads, eval cadence
+  models::TrainOptions train = campaign_training();
   models::data::DatasetOptions data;
   double sensor_rate_hz = 10;   // power sampling rate in device time
   // Guard band: every policy (the oracle too) chooses under cap * (1 - guard), so that sensor noise

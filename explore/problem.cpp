@@ -44,7 +44,7 @@ std::unique_ptr<Problem> load_problem(const traces::Store& store, const ProblemS
     const auto profiles = store.list("profiles");
     if (name.empty()) {
       if (profiles.size() != 1)
-        throw UsageError(fmt::format("--profile: {} holds {} profiles ({}); name one", store.path().string(),
+        throw OptionError("profile", fmt::format("{} holds {} profiles ({}); name one", store.path().string(),
                                      profiles.size(), join(profiles)));
       name = profiles.front();
     }
@@ -63,7 +63,7 @@ std::unique_ptr<Problem> load_problem(const traces::Store& store, const ProblemS
     if (store.has("relations", pb->workload + ".proxy")) proxy = pb->workload + ".proxy";
     else if (relations.size() == 1) proxy = relations.front();
     else
-      throw UsageError(fmt::format("--relation: no '{}.proxy' in {} and {} relations to choose from ({}); name one",
+      throw OptionError("relation", fmt::format("no '{}.proxy' in {} and {} relations to choose from ({}); name one",
                                    pb->workload, store.path().string(), relations.size(), join(relations)));
   }
   if (!store.has("relations", proxy))
@@ -85,11 +85,11 @@ std::unique_ptr<Problem> load_problem(const traces::Store& store, const ProblemS
     traces::DeviceSpec device;
     if (!spec.device.empty()) device = traces::find_device(spec.device);
     else if (store.has_device()) device = store.read_device();
-    else throw UsageError("--device: name the device whose frequency table the model is evaluated on");
+    else throw OptionError("device", "name the device whose frequency table the model is evaluated on");
     Space::Grid grid;
     for (double f : device.gpu_freqs_hz) grid.knob_settings.push_back({f});
     grid.batch_sizes = spec.batch_sizes.empty() ? pb->proxy_set.batch_sizes() : spec.batch_sizes;
-    if (grid.batch_sizes.empty()) throw UsageError("--batch-sizes: the relation has no batch sizes; give them");
+    if (grid.batch_sizes.empty()) throw OptionError("batch-sizes", "the relation has no batch sizes; give them");
     pb->space = std::make_unique<Space>(
         Space::from_model(*pb->model, grid, fmt::format("model {} on {}", spec.model, device.name)));
     if (spec.basis && *spec.basis != pb->space->basis())

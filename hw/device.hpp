@@ -25,13 +25,6 @@ enum class SensorFault {
   missing,     // the sensor file is gone (ENOENT, ENODEV): the run stops
   garbage,     // not a number, or a value no INA3221 rail can hold: counted like a failed read
 };
-inline const char* sensor_fault_name(SensorFault fault) {
-  switch (fault) {
-    case SensorFault::missing: return "missing";
-    case SensorFault::garbage: return "garbage";
-    default: return "read error";
-  }
-}
 
 class SensorError : public Error {
  public:
@@ -79,8 +72,9 @@ class Device {
   virtual double temperature_c() const { return traces::kNaN; }
 };
 
-// Convenience for one-dimensional frequency knobs.
-inline std::vector<double> frequencies_hz(const Device& device) {
+// The settings of a one-dimensional knob (GPU frequencies in Hz, power limits in W), ascending as
+// the device lists them.
+inline std::vector<double> knob_values(const Device& device) {
   std::vector<double> out;
   for (const auto& s : device.settings()) out.push_back(s.at(0));
   return out;

@@ -141,10 +141,14 @@ SysfsFaults parse_sysfs_fault(const std::string& text) {
     f.rail = SysfsFaults::Rail::garbage;
     if (eq != std::string::npos) f.garbage = arg;
   } else if (kind == "cur-freq" && !arg.empty()) {
-    f.cur_freq_hz = units::parse(arg, units::Dimension::Frequency, "MHz", "--fault cur-freq");
-    if (!(f.cur_freq_hz > 0)) throw UsageError("--fault cur-freq=F needs a positive frequency");
+    try {
+      f.cur_freq_hz = units::parse(arg, units::Dimension::Frequency, "MHz", "cur-freq");
+    } catch (const UsageError& e) {
+      throw OptionError("fault", e.what());
+    }
+    if (!(f.cur_freq_hz > 0)) throw OptionError("fault", "cur-freq=F needs a positive frequency");
   } else {
-    throw UsageError(fmt::format("--fault: '{}' is not one of none, rail-vanish, rail-garbage[=TEXT], rail-frozen, "
+    throw OptionError("fault", fmt::format("'{}' is not one of none, rail-vanish, rail-garbage[=TEXT], rail-frozen, "
                                  "rail-block, cur-freq=FREQ",
                                  text));
   }
@@ -243,7 +247,42 @@ fs::path fake_devfreq_dir(const fs::path& root, const traces::DeviceSpec& device
   return root / device.devfreq_path;
 }
 
+namespace {
+
+// `p` is `dir` or inside it, component by component ("/sys" does not contain "/sysfoo").
+bool within(const fs::path& p, const fs::path& dir) {
+  auto it = p.begin();
+  for (const auto& part : dir) {
+    if (it == p.end() || *it != part) return false;
+    ++it;
+  }
+  return true;
+}
+
+void refuse_system_trees(const fs::path& root) {
+  std::error_code ec;
+  const fs::path where = fs::weakly_canonical(fs::absolute(root), ec);
+  const fs::path tree = fs::weakly_canonical(fs::absolute(root) / "sys", ec);
+  for (const fs::path system : {"/sys", "/proc"})
+    if (within(where, system) || within(tree, system))
+      throw OptionError("root", fmt::format("{} would put the emulated tree into the kernel's own {}: choose an empty "
+                                            "folder of your own",
+                                            root.string(), system.string()));
+}
+
+}  // namespace
+
+void check_emulation_root(const fs::path& root) {
+  refuse_system_trees(root);
+  std::error_code ec;
+  if (fs::exists(root / "sys/class/devfreq", ec) && !fs::exists(root / "pacer-emulator", ec))
+    throw OptionError("root", fmt::format("{} already holds a devfreq tree (sys/class/devfreq) that pacer did not "
+                                          "write: choose an empty folder",
+                                          root.string()));
+}
+
 void write_fake_tree(const fs::path& root, const traces::DeviceSpec& d, const FakeTreeOptions& o) {
+  refuse_system_trees(root);
   if (d.devfreq_path.empty() || d.devfreq_node.empty() || d.gpu_device_dir.empty() || d.gpu_freqs_hz.empty())
     throw Error(fmt::format("device '{}' lacks devfreq_path, devfreq_node, gpu_device_dir or frequencies: it cannot "
                             "be laid out as a sysfs tree",
@@ -346,8 +385,9 @@ LiveEmulatedTree::LiveEmulatedTree(fs::path root, std::unique_ptr<EmulatedJetson
     : root_(std::move(root)), emu_(std::move(emulator)), factory_(std::move(factory)), options_(options),
       rng_(options.seed) {
   if (!emu_) throw Error("the live emulated tree needs an emulated device");
+  check_emulation_root(root_);
   spec_ = emu_->device();
-  if (!(options_.time_scale > 0)) throw Error("--time-scale must be positive");
+  if (!(options_.time_scale > 0)) throw OptionError("time-scale", "the time scale must be positive");
   const auto& d = spec_;
   write_fake_tree(root_, d);
   write_emulator_dir(root_, d, options_.time_scale);

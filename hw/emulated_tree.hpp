@@ -35,7 +35,13 @@ struct FakeTreeOptions {
   double idle_power_w = -1;   // <0: the catalog's idle power
 };
 
-// Creates the tree under `root` (which may exist). Paths come from the catalog entry.
+// Refuses (OptionError on "root") a root where an emulated tree would overwrite a real one: a root
+// that is or is inside /sys or /proc, whose sys/ is the real /sys (root "/"), or that already holds
+// a sys/class/devfreq that pacer did not write (no pacer-emulator folder beside it).
+void check_emulation_root(const std::filesystem::path& root);
+
+// Creates the tree under `root` (which may exist; never one inside the real /sys or /proc).
+// Paths come from the catalog entry.
 void write_fake_tree(const std::filesystem::path& root, const traces::DeviceSpec& device,
                      const FakeTreeOptions& options = {});
 // The devfreq directory of a tree written by write_fake_tree.

@@ -83,7 +83,7 @@ DevfreqNode discover_gpu_devfreq(const fs::path& root, const SysfsIo& io) {
   }
   throw Error(fmt::format(
       "no GPU devfreq node under {} (looked for device/of_node/name in {{{}}}; found [{}]): is this a Jetson? "
-      "If the GPU is railgated, write 0 to its railgate_enable; pass --sysfs-root for a test tree",
+      "If the GPU is railgated, write 0 to its railgate_enable; for a test tree, give its sysfs root",
       class_dir.string(), fmt::join(jetson_gpu_node_names(), ", "), fmt::join(seen, ", ")));
 }
 
@@ -242,7 +242,7 @@ double read_rail_v_times_i(const PowerRail& rail, const SysfsIo& io) {
 PowerReading read_selected_rails(const RailSelection& rails, const SysfsIo& io, const fs::path& root) {
   if (rails.total.empty())
     throw Error(fmt::format("power sensor not found under {}/sys/bus/i2c/drivers (ina3221x iio or ina3221 hwmon): "
-                            "is this a Jetson? pass --sysfs-root for a test tree",
+                            "is this a Jetson? for a test tree, give its sysfs root",
                             root.string()));
   PowerReading r;
   double total = 0;
@@ -264,16 +264,27 @@ double read_rail_w(const PowerRail& rail, const SysfsIo& io) {
 
 // ---------------------------------------------------------------------------------------------
 
-std::string restore_from_state_file(const fs::path& state_file, SysfsIo& io) {
+std::string restore_from_state_file(const fs::path& state_file, const fs::path& sysfs_root, SysfsIo& io) {
   const RestoreState s = read_state_file(state_file);
   if (process_alive(s.pid))
     throw Error(fmt::format("pacer process {} still holds {} (state file {}); stop it first (it restores on exit)",
                             s.pid, s.device, state_file.string()));
+  std::error_code ec;
+  const fs::path root = fs::weakly_canonical(sysfs_root, ec);
+  if (!s.sysfs_root.empty() && fs::weakly_canonical(s.sysfs_root, ec) != root)
+    throw Error(fmt::format("state file {} was written for the sysfs root {}, not {}: restore it with that root",
+                            state_file.string(), s.sysfs_root.string(), root.string()));
+  // A state file is replayed with the privileges of whoever runs pacer (root on a board): it may put
+  // back the GPU frequency limits it saved and nothing else.
+  for (const auto& w : s.writes)
+    if (!restorable_path(w.path, root) || w.path.parent_path() != s.writes.front().path.parent_path())
+      throw Error(fmt::format("state file {} asks to write {}, which is not a GPU frequency limit of one devfreq node "
+                              "under {}: refused, nothing was written; delete the file after checking it",
+                              state_file.string(), w.path.string(), (root / "sys").string()));
   const auto wrong = replay_restore(s.writes, io);
   if (!wrong.empty())
     throw Error(fmt::format("restore from {} did not take: {}; check permissions (run as root) and retry",
                             state_file.string(), fmt::join(wrong, "; ")));
-  std::error_code ec;
   fs::remove(state_file, ec);
   return fmt::format("restored {} ({} writes from {})", s.device, s.writes.size(), state_file.string());
 }
@@ -281,11 +292,11 @@ std::string restore_from_state_file(const fs::path& state_file, SysfsIo& io) {
 JetsonSysfsDevice::JetsonSysfsDevice(JetsonSysfsOptions options) : options_(std::move(options)) {
   io_ = options_.io ? options_.io.get() : &real_sysfs_io();
   if (!fs::exists(options_.root))
-    throw Error(fmt::format("--sysfs-root {} does not exist", options_.root.string()));
+    throw OptionError("sysfs-root", fmt::format("{} does not exist", options_.root.string()));
   state_file_ = options_.state_file.empty() ? default_state_file(options_.root) : options_.state_file;
   if (fs::exists(state_file_)) {
     spdlog::warn("a previous pacer run left {}: restoring its settings first", state_file_.string());
-    spdlog::info("{}", restore_from_state_file(state_file_, *io_));
+    spdlog::info("{}", restore_from_state_file(state_file_, options_.root, *io_));
   }
   devfreq_ = discover_gpu_devfreq(options_.root, *io_);
   std::istringstream freqs(io_->read(devfreq_.dir / "available_frequencies"));
@@ -343,7 +354,7 @@ void JetsonSysfsDevice::write_value(const fs::path& p, long long value) {
                               e.what()));
     if (e.errno_value == EACCES || e.errno_value == EPERM)
       throw Error(fmt::format("permission denied writing {}: run pacer as root (sudo) to pin GPU frequencies, or "
-                              "pass --sysfs-root for a test tree",
+                              "give the sysfs root of a test tree",
                               p.string()));
     if (e.errno_value == EINVAL)
       throw Error(fmt::format("the kernel rejected {} for {} (EINVAL): another tool may hold the GPU clocks "
@@ -377,7 +388,7 @@ void JetsonSysfsDevice::pin_frequency(double freq_hz) {
     const std::vector<RestoreWrite> writes = {{min_p, std::to_string(cur_min)},
                                               {max_p, std::to_string(cur_max)},
                                               {min_p, std::to_string(cur_min)}};
-    write_state_file(state_file_, {static_cast<long>(::getpid()), name(), writes});
+    write_state_file(state_file_, {static_cast<long>(::getpid()), name(), writes, fs::weakly_canonical(options_.root)});
     if (options_.signal_restore) guard_.arm(writes, state_file_);
     saved_ = true;
   }

@@ -107,8 +107,11 @@ class JetsonSysfsDevice final : public Device {
   SignalRestoreGuard guard_;
 };
 
-// `pacer restore`: replays the state file of `root` (or `state_file`) and removes it. Returns a
-// line for the user; throws Error when the writes did not take or another pacer still runs.
-std::string restore_from_state_file(const std::filesystem::path& state_file, SysfsIo& io);
+// `pacer restore`: replays the state file of the device under `sysfs_root` and removes it. Returns
+// a line for the user; throws Error when the writes did not take, another pacer still runs, the
+// state folder is not private to this user, or the file asks for a write that is not a frequency
+// limit of a devfreq node under `sysfs_root` (then nothing is written).
+std::string restore_from_state_file(const std::filesystem::path& state_file, const std::filesystem::path& sysfs_root,
+                                    SysfsIo& io);
 
 }  // namespace pacer::hw

@@ -78,8 +78,8 @@ NvmlDevice::NvmlDevice(NvmlOptions options) : api_(std::make_unique<Api>()), opt
   api_->handle = ::dlopen(lib.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!api_->handle) {
     const char* why = ::dlerror();
-    throw Error(fmt::format("NVML is not available ({}): install the NVIDIA driver, or use --device jetson / "
-                            "emulated:NAME on machines without an NVIDIA GPU",
+    throw Error(fmt::format("NVML is not available ({}): install the NVIDIA driver, or use the jetson or an "
+                            "emulated device on machines without an NVIDIA GPU",
                             why ? why : lib));
   }
   auto* h = api_->handle;
@@ -108,7 +108,8 @@ NvmlDevice::NvmlDevice(NvmlOptions options) : api_(std::make_unique<Api>()), opt
   unsigned count = 0;
   api_->check(api_->get_count(&count), "device count");
   if (options_.index >= count)
-    throw Error(fmt::format("--device nvml:{} does not exist: this machine has {} NVIDIA GPU(s)", options_.index, count));
+    throw Error(fmt::format("NVIDIA GPU {} does not exist: this machine has {} NVIDIA GPU(s), numbered from 0",
+                            options_.index, count));
   api_->check(api_->get_handle(options_.index, &api_->dev), "device handle");
   char name[96] = {0};
   api_->check(api_->get_name(api_->dev, name, sizeof name), "device name");
@@ -130,13 +131,13 @@ NvmlDevice::NvmlDevice(NvmlOptions options) : api_(std::make_unique<Api>()), opt
     std::sort(clocks_hz_.begin(), clocks_hz_.end());
   } else if (options_.knob == "power_limit") {
     knob_ = traces::KnobSpace::power_limit();
-    if (!api_->get_limit_range) throw Error("this NVML has no power-limit constraints: use --knob gpu_freq");
+    if (!api_->get_limit_range) throw Error("this NVML has no power-limit constraints: profile the gpu_freq knob instead");
     unsigned lo = 0, hi = 0;
     api_->check(api_->get_limit_range(api_->dev, &lo, &hi), "power-limit constraints");
     min_limit_w_ = lo / 1000.0;
     max_limit_w_ = hi / 1000.0;
   } else {
-    throw UsageError(fmt::format("--knob: '{}' is not gpu_freq or power_limit", options_.knob));
+    throw OptionError("nvml-knob", fmt::format("'{}' is not gpu_freq or power_limit", options_.knob));
   }
 }
 
@@ -164,8 +165,9 @@ std::vector<std::vector<double>> NvmlDevice::settings() const {
 void NvmlDevice::pin(const std::vector<double>& setting) {
   if (setting.size() != 1) throw Error("an NVML setting is one value");
   if (!options_.allow_control)
-    throw Error(fmt::format("pinning {} on {} changes the GPU for every user: pass --allow-gpu-control to permit it",
-                            knob_.kind, name()));
+    throw OptionError("allow-gpu-control", fmt::format("pinning {} on {} changes the GPU for every user: permit "
+                                                       "GPU control explicitly to allow it",
+                                                       knob_.kind, name()));
   if (knob_.kind == "gpu_freq") {
     if (!api_->set_locked) throw Error("this NVML cannot lock clocks (needs Volta or newer and a recent driver)");
     if (std::none_of(clocks_hz_.begin(), clocks_hz_.end(), [&](double f) { return std::abs(f - setting[0]) < 0.5e6; }))

@@ -12,11 +12,11 @@ OpenedDevice open_device(const DeviceRequest& r) {
   const std::string& s = r.spec;
   if (s.rfind("emulated:", 0) == 0) {
     const std::string name = s.substr(9);
-    if (name.empty()) throw UsageError("--device emulated:NAME needs a device name (pacer devices list)");
+    if (name.empty()) throw OptionError("device", "emulated:NAME needs a device name from the catalog");
     out.spec = traces::find_device(name);
     std::shared_ptr<const models::DeviceModel> model = r.model;
     if (!model) {
-      if (!r.workload) throw UsageError("--device emulated:NAME needs --workload (its cost comes from the network)");
+      if (!r.workload) throw OptionError("workload", "an emulated device needs a workload (its cost comes from the network)");
       model = std::make_shared<WorkloadPhysics>(out.spec, *r.workload, r.physics);
     }
     auto dev = std::make_unique<EmulatedJetson>(out.spec, model, r.emulator);
@@ -43,14 +43,14 @@ OpenedDevice open_device(const DeviceRequest& r) {
         if (used != s.size() - 5) throw std::invalid_argument("trailing");
         o.index = static_cast<unsigned>(idx);
       } catch (const std::exception&) {
-        throw UsageError(fmt::format("--device: '{}' is not nvml:INDEX", s));
+        throw OptionError("device", fmt::format("'{}' is not nvml:INDEX", s));
       }
     }
     out.device = std::make_unique<NvmlDevice>(o);
     out.spec.name = out.device->name();
     return out;
   }
-  throw UsageError(fmt::format("--device: '{}' is not emulated:NAME, jetson or nvml[:INDEX]", s));
+  throw OptionError("device", fmt::format("'{}' is not emulated:NAME, jetson or nvml[:INDEX]", s));
 }
 
 }  // namespace pacer::hw

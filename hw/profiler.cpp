@@ -38,7 +38,7 @@ struct RestoreOnExit {
   }
 };
 
-void validate(const Device& device, const ProfileOptions& o, std::vector<double>& freqs) {
+void validate(const Device& device, const ProfileOptions& o, std::vector<double>& settings) {
   if (o.batch_sizes.empty()) throw Error("no batch sizes to profile");
   for (int b : o.batch_sizes)
     if (b <= 0) throw Error(fmt::format("batch size {} is not positive", b));
@@ -48,21 +48,27 @@ void validate(const Device& device, const ProfileOptions& o, std::vector<double>
   if (o.mode == "walk" && !(o.power_limit_w > 0)) throw Error("the efficient walk needs a power limit");
   if (o.walk_power != "peak" && o.walk_power != "mean")
     throw Error(fmt::format("walk power figure '{}' is not peak or mean", o.walk_power));
-  const auto all = frequencies_hz(device);
-  if (freqs.empty()) freqs = all;
-  for (double& f : freqs) {
-    const auto it = std::find_if(all.begin(), all.end(), [&](double g) { return std::abs(f - g) < 0.5; });
+  const traces::KnobSpace& knob = device.knob();
+  if (knob.dims.size() != 1)
+    throw Error(fmt::format("{} has a {}-dimensional knob ({}): the profiler walks one-dimensional knobs", device.name(),
+                            knob.dims.size(), knob.kind));
+  const auto all = knob_values(device);
+  if (all.empty()) throw Error(fmt::format("{} lists no {} settings", device.name(), knob.kind));
+  if (settings.empty()) settings = all;
+  // Same setting when within half a unit of the last digit a device lists (1 Hz, 1 mW).
+  const double tolerance = knob.dims[0].unit == "Hz" ? 0.5 : 5e-4;
+  for (double& f : settings) {
+    const auto it = std::find_if(all.begin(), all.end(), [&](double g) { return std::abs(f - g) < tolerance; });
     // Snap to the device's own value: "921.6" MHz parses to 921599999.99..., the table says 921600000.
     if (it != all.end()) {
       f = *it;
       continue;
     }
-    throw Error(fmt::format("{} is not a frequency of {} ({} .. {})", units::format(f, units::Dimension::Frequency),
-                              device.name(), units::format(all.front(), units::Dimension::Frequency),
-                              units::format(all.back(), units::Dimension::Frequency)));
+    throw Error(fmt::format("{} is not a {} setting of {} ({} .. {})", knob.format({f}), knob.kind, device.name(),
+                            knob.format({all.front()}), knob.format({all.back()})));
   }
-  std::sort(freqs.begin(), freqs.end());
-  freqs.erase(std::unique(freqs.begin(), freqs.end()), freqs.end());
+  std::sort(settings.begin(), settings.end());
+  settings.erase(std::unique(settings.begin(), settings.end()), settings.end());
 }
 
 // Points a fault skipped are measured again by a rerun on the same store: the fault may be gone.
@@ -70,21 +76,21 @@ bool retried_on_resume(const traces::ProfilePoint& p) {
   return p.status.rfind("skipped: power sensor", 0) == 0 || p.status.rfind("skipped: cur_freq", 0) == 0;
 }
 
-std::string at_point(double f, int b) {
-  return fmt::format("f={} b={}", units::format(f, units::Dimension::Frequency), b);
+std::string at_point(const traces::KnobSpace& knob, double setting, int b) {
+  return fmt::format("{}={} b={}", knob.dims.at(0).name, knob.format({setting}), b);
 }
 
 }  // namespace
 
 ProfileReport run_profile(Device& device, BatchExecutor& executor, const ProfileOptions& o, const ProgressFn& progress) {
-  std::vector<double> freqs = o.freqs_hz;
-  validate(device, o, freqs);
+  std::vector<double> settings = o.knob_values;
+  validate(device, o, settings);
   std::vector<int> batches = o.batch_sizes;
   std::sort(batches.begin(), batches.end());
   batches.erase(std::unique(batches.begin(), batches.end()), batches.end());
 
   ProfileReport report;
-  report.grid_points = static_cast<int>(freqs.size() * batches.size());
+  report.grid_points = static_cast<int>(settings.size() * batches.size());
   const std::string name = o.profile_name.empty() ? o.workload : o.profile_name;
   EmulatedJetson* vdev = executor.virtual_device();
   const double time_scale = executor.time_scale();
@@ -108,7 +114,8 @@ ProfileReport run_profile(Device& device, BatchExecutor& executor, const Profile
     if (store->has("profiles", name)) {
       auto old = store->read_profile(name);
       if (old.workload != table.workload || old.device != table.device || old.emulated != table.emulated)
-        throw Error(fmt::format("{} already holds profile '{}' of {} on {}{}: pass another --profile-name or store",
+        throw SettingError("profile-name",
+                           fmt::format("{} already holds profile '{}' of {} on {}{}: choose another profile name or store",
                                 o.store.string(), name, old.workload, old.device, old.emulated ? " (emulated)" : ""));
       previous_cost_s = old.profiling_cost_s;
       table.points = std::move(old.points);
@@ -146,7 +153,7 @@ ProfileReport run_profile(Device& device, BatchExecutor& executor, const Profile
         ++done;
         return *existing;
       }
-      spdlog::info("measuring {} again (it was {})", at_point(f, b), existing->status);
+      spdlog::info("measuring {} again (it was {})", at_point(table.knob, f, b), existing->status);
       table.points.erase(table.points.begin() + (existing - table.points.data()));
     }
     using clock = std::chrono::steady_clock;
@@ -166,7 +173,7 @@ ProfileReport run_profile(Device& device, BatchExecutor& executor, const Profile
       p.sensor_rate_hz = o.sensor_rate_hz;
       p.temperature_c = device.temperature_c();
       p.status = fmt::format("skipped: {}", e.what());
-      spdlog::warn("{}: {}", at_point(f, b), p.status);
+      spdlog::warn("{}: {}", at_point(table.knob, f, b), p.status);
       record(p, cost_so_far());
       return p;
     }
@@ -224,12 +231,12 @@ ProfileReport run_profile(Device& device, BatchExecutor& executor, const Profile
     const SensorHealth health = vdev ? vacc.health() : sampler->health();
     if (sampler && sampler->abandoned())
       throw Error(fmt::format("power sensor read blocked for more than {:g} s at {} (rails {}): the INA3221 driver or "
-                              "its I2C bus does not answer; the run stopped and the GPU clock was restored; {}",
-                              o.sensor_read_timeout_s, at_point(f, b), rails, kept_note()));
+                              "its I2C bus does not answer; the run stopped and the device setting was restored; {}",
+                              o.sensor_read_timeout_s, at_point(table.knob, f, b), rails, kept_note()));
     if (health.last_failed && health.last_fault == SensorFault::missing)
-      throw Error(fmt::format("power sensor lost at {}: {}; the run stopped and the GPU clock was restored; check that "
+      throw Error(fmt::format("power sensor lost at {}: {}; the run stopped and the device setting was restored; check that "
                               "the INA3221 driver is bound, then {}",
-                              at_point(f, b), health.last_error, kept_note()));
+                              at_point(table.knob, f, b), health.last_error, kept_note()));
 
     traces::ProfilePoint p;
     p.knob = {f};
@@ -256,7 +263,7 @@ ProfileReport run_profile(Device& device, BatchExecutor& executor, const Profile
     if (!sensor_fault.empty()) {
       p.power_samples = sample_count();
       if (status == "ok") status = sensor_fault;
-      spdlog::warn("{}: {}", at_point(f, b), sensor_fault);
+      spdlog::warn("{}: {}", at_point(table.knob, f, b), sensor_fault);
     } else {
       try {
         const PowerStats s = vdev ? vacc.stats() : sampler->stats();
@@ -277,7 +284,7 @@ ProfileReport run_profile(Device& device, BatchExecutor& executor, const Profile
 
   if (o.mode == "grid") {
     for (int b : batches)
-      for (double f : freqs) measure(f, b);
+      for (double f : settings) measure(f, b);
   } else {
     // The paper's walk: largest b from the lowest f upward until the cap; each smaller b starts
     // from the highest feasible f so far (power falls with b), stepping down if that is over.
@@ -289,10 +296,10 @@ ProfileReport run_profile(Device& device, BatchExecutor& executor, const Profile
     for (auto bit = batches.rbegin(); bit != batches.rend(); ++bit) {
       const int b = *bit;
       size_t i = start;
-      bool ok = feasible(measure(freqs[i], b));
-      while (!ok && i > 0) ok = feasible(measure(freqs[--i], b));
+      bool ok = feasible(measure(settings[i], b));
+      while (!ok && i > 0) ok = feasible(measure(settings[--i], b));
       if (!ok) continue;
-      while (i + 1 < freqs.size() && feasible(measure(freqs[i + 1], b))) ++i;
+      while (i + 1 < settings.size() && feasible(measure(settings[i + 1], b))) ++i;
       start = i;
     }
   }

@@ -1,5 +1,5 @@
 #pragma once
-// The profiler: for each (f, b) pin f, run warm-up mini-batches, then measured ones, and record
+// The profiler: for each (knob setting, b) pin the setting, run warm-up mini-batches, then measured ones, and record
 // time per mini-batch (mean, std) and power (peak, mean) into a ProfileTable, written through the
 // trace store after every point so an interrupted campaign resumes where it stopped.
 #include <filesystem>
@@ -16,7 +16,9 @@ namespace pacer::hw {
 struct ProfileOptions {
   std::string workload;             // name recorded in the table
   std::vector<int> batch_sizes;     // ascending or not; profiled as given (walk: largest first)
-  std::vector<double> freqs_hz;     // empty: every frequency of the device
+  // Settings of the device's one-dimensional knob to profile, SI in the knob's unit (GPU frequency
+  // in Hz, power limit in W); empty: every setting of the device.
+  std::vector<double> knob_values;
   int warmup_batches = 2;
   int measured_batches = 10;
   std::string mode = "grid";        // "grid" | "walk" (the paper's efficient walk for power_limit_w)

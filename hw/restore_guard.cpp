@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
@@ -42,18 +43,37 @@ fs::path default_state_file(const fs::path& sysfs_root) {
   return default_state_dir() / fmt::format("jetson-sysfs-{:016x}.state", h);
 }
 
+void check_state_dir(const fs::path& dir) {
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0) return;  // nothing there yet: nothing planted either
+  if (!S_ISDIR(st.st_mode)) throw Error(fmt::format("state folder {} is not a folder: remove it", dir.string()));
+  if (st.st_uid != ::getuid())
+    throw Error(fmt::format("state folder {} belongs to user {}, not to you ({}): another user could choose what a "
+                            "restore writes; remove it or point PACER_STATE_DIR at a folder of yours",
+                            dir.string(), st.st_uid, ::getuid()));
+  if (st.st_mode & S_IWOTH)
+    throw Error(fmt::format("state folder {} is writable by other users (mode {:o}): another user could choose what a "
+                            "restore writes; chmod o-w it or point PACER_STATE_DIR at a private folder",
+                            dir.string(), st.st_mode & 07777));
+}
+
 void write_state_file(const fs::path& file, const RestoreState& state) {
   std::ostringstream os;
   os << "# pacer restore state, version 1: `pacer restore` replays the write= lines in order\n";
   os << "pid=" << state.pid << "\n";
   os << "device=" << state.device << "\n";
+  if (!state.sysfs_root.empty()) os << "root=" << state.sysfs_root.string() << "\n";
   for (const auto& w : state.writes) os << "write=" << w.path.string() << "\t" << w.value << "\n";
+  const fs::path dir = file.parent_path().empty() ? fs::path(".") : file.parent_path();
   std::error_code ec;
-  fs::create_directories(file.parent_path(), ec);
+  if (!fs::exists(dir, ec) && fs::create_directories(dir, ec))
+    fs::permissions(dir, fs::perms::owner_all, fs::perm_options::replace, ec);
+  check_state_dir(dir);
   traces::write_file_atomic(file, os.str());
 }
 
 RestoreState read_state_file(const fs::path& file) {
+  check_state_dir(file.parent_path().empty() ? fs::path(".") : file.parent_path());
   std::ifstream in(file);
   if (!in) throw Error(fmt::format("state file {} cannot be read: nothing to restore", file.string()));
   RestoreState s;
@@ -69,6 +89,7 @@ RestoreState read_state_file(const fs::path& file) {
     const std::string key = line.substr(0, eq), value = line.substr(eq + 1);
     if (key == "pid") s.pid = std::atol(value.c_str());
     else if (key == "device") s.device = value;
+    else if (key == "root") s.sysfs_root = value;
     else if (key == "write") {
       const auto tab = value.rfind('\t');
       if (tab == std::string::npos)
@@ -78,6 +99,22 @@ RestoreState read_state_file(const fs::path& file) {
     }
   }
   return s;
+}
+
+bool restorable_path(const fs::path& path, const fs::path& sysfs_root) {
+  const std::string name = path.filename().string();
+  if (name != "min_freq" && name != "max_freq") return false;
+  std::error_code ec;
+  const fs::path dir = fs::canonical(path.parent_path(), ec);
+  if (ec) return false;
+  const fs::path sys = fs::weakly_canonical(sysfs_root / "sys", ec);
+  if (ec) return false;
+  // Inside sys/ of the root, component by component ("/sys" does not contain "/sysfoo").
+  auto d = dir.begin();
+  for (auto r = sys.begin(); r != sys.end(); ++r, ++d)
+    if (d == dir.end() || *d != *r) return false;
+  if (d == dir.end()) return false;
+  return fs::is_regular_file(dir / "available_frequencies", ec) && !fs::is_symlink(path, ec);
 }
 
 bool process_alive(long pid) {

@@ -25,8 +25,9 @@ struct RestoreWrite {
 // What a state file holds.
 struct RestoreState {
   long pid = 0;
-  std::string device;  // free text: which device, for messages
+  std::string device;                // free text: which device, for messages
   std::vector<RestoreWrite> writes;
+  std::filesystem::path sysfs_root;  // the root the device was found under (empty in old files)
 };
 
 // Default directory of state files: $PACER_STATE_DIR, else $XDG_STATE_HOME/pacer, else
@@ -35,8 +36,16 @@ std::filesystem::path default_state_dir();
 // One state file per sysfs root, so a test tree never touches the real board's file.
 std::filesystem::path default_state_file(const std::filesystem::path& sysfs_root);
 
+// Both refuse (Error) a state folder that is not owned by this user or that others may write to:
+// anyone who can put a file there chooses what the next restore writes. write_state_file creates
+// a missing folder with mode 0700.
 void write_state_file(const std::filesystem::path& file, const RestoreState& state);
 RestoreState read_state_file(const std::filesystem::path& file);
+void check_state_dir(const std::filesystem::path& dir);
+
+// Whether a restore may write `path`: only the frequency limits (min_freq, max_freq) of a devfreq
+// node (a folder with available_frequencies) under `sysfs_root`'s sys/ tree, symbolic links resolved.
+bool restorable_path(const std::filesystem::path& path, const std::filesystem::path& sysfs_root);
 // True when `pid` names a live process other than this one.
 bool process_alive(long pid);
 

@@ -64,8 +64,8 @@ PowerStats PowerAccumulator::stats() const {
   s.samples = count();
   s.failed_reads = health_.failed;
   if (s.samples < min_samples_)
-    throw Error(fmt::format("only {} power samples ({} failed reads), {} needed for a figure: measure longer "
-                            "(--measured-batches) or sample faster (--sensor-rate)",
+    throw Error(fmt::format("only {} power samples ({} failed reads), {} needed for a figure: measure more "
+                            "mini-batches per point or sample power faster",
                             s.samples, health_.failed, min_samples_));
   const auto& t = series_.time_s;
   const auto& p = series_.power_w;

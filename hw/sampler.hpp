@@ -67,8 +67,6 @@ class PowerWatchdog {
   bool observe(double time_s, double total_w);
   const WatchdogTrip& trip() const { return trip_; }
   bool tripped() const { return trip_.tripped; }
-  double tripped_at_s() const { return trip_.at_s; }
-  double tripped_mean_w() const { return trip_.mean_w; }
   double limit_w() const { return limit_w_; }
   double window_s() const { return window_s_; }
 

@@ -329,15 +329,15 @@ std::unique_ptr<AnalyticalModel> fit_analytical(const std::vector<traces::Profil
   if (points.size() < 4)
     throw Error(fmt::format(
         "the analytical model needs at least 4 profiled points (it has 4 time parameters), got {}: profile more "
-        "points or pass --points 4 or more",
+        "points or let the planner pick 4 or more",
         points.size()));
   std::vector<Obs> time_obs, mean_obs, peak_obs;
   std::set<double> freqs;
   int b_min = points.front().batch_size, b_max = b_min;
   for (const auto& p : points) {
     if (p.knob.size() != 1)
-      throw Error("the analytical model needs a one-dimensional GPU-frequency knob; use --model learned or "
-                  "interpolating for other knobs");
+      throw Error("the analytical model needs a one-dimensional GPU-frequency knob; fit the learned or the "
+                  "interpolating model to other knobs");
     const double f = p.knob[0];
     if (!(f > 0) || p.batch_size < 1 || !(p.time_per_batch_mean_s > 0) || !(p.power_mean_w > 0))
       throw Error(fmt::format("profile point (f = {:g} Hz, b = {}) has a non-positive or missing frequency, batch "
@@ -357,7 +357,7 @@ std::unique_ptr<AnalyticalModel> fit_analytical(const std::vector<traces::Profil
     throw Error(fmt::format("voltage mode '{}' is not one of auto, catalog, fit", options.voltage));
   const bool use_table = options.voltage == "catalog" || (options.voltage == "auto" && !options.voltage_table.empty());
   if (use_table && options.voltage_table.empty())
-    throw Error("the device has no V(f) table in the catalog; use --voltage fit");
+    throw Error("the device has no V(f) table in the catalog; fit V(f) instead (voltage mode fit)");
 
   AnalyticalParams params;
   traces::ModelRecord record;

@@ -185,7 +185,7 @@ std::vector<traces::ProfilePoint> usable_points(const traces::ProfileTable& tabl
                                      [&](double g) { return std::abs(g - f) <= 1e-6 * g; });
       if (!known)
         throw Error(fmt::format("{}: {:g} MHz is not in {}'s frequency table ({:g}-{:g} MHz); was the profile "
-                                "measured on another device? pass --device",
+                                "measured on another device? name that device",
                                 where, f / 1e6, device->name, device->gpu_freqs_hz.front() / 1e6,
                                 device->gpu_freqs_hz.back() / 1e6));
     }
@@ -223,25 +223,25 @@ Calibration calibrate(const traces::ProfileTable& table, const traces::DeviceSpe
   int min_points = 0;
   if (kind == "analytical") {
     if (table.knob.kind != "gpu_freq")
-      throw Error(fmt::format("the analytical model applies to a GPU-frequency knob, not '{}': use --model "
-                              "interpolating or learned",
+      throw Error(fmt::format("the analytical model applies to a GPU-frequency knob, not '{}': fit the "
+                              "interpolating or the learned model",
                               table.knob.kind));
     min_points = 4;
   } else if (kind == "learned") {
     min_points = options.reference ? 2 : 4;
   } else if (kind == "interpolating") {
     if (table.knob.dims.size() != 1)
-      throw Error("the interpolating model needs a one-dimensional knob; use --model learned for power modes");
+      throw Error("the interpolating model needs a one-dimensional knob; fit the learned model to power modes");
     min_points = 1;
   } else {
     throw Error(fmt::format("unknown model '{}' (analytical, learned, interpolating)", kind));
   }
   const int wanted = options.points > 0 ? options.points : static_cast<int>(all.size());
   if (wanted > static_cast<int>(all.size()))
-    throw Error(fmt::format("--points {} asks for more points than profile '{}' has usable ({})", wanted,
+    throw Error(fmt::format("{} planned points are more than profile '{}' has usable ({})", wanted,
                             table.workload, all.size()));
   if (wanted < min_points)
-    throw Error(fmt::format("the {} model needs at least {} points, got {}: use --points {} or more", kind, min_points,
+    throw Error(fmt::format("the {} model needs at least {} points, got {}: let the planner pick {} or more", kind, min_points,
                             wanted, min_points));
 
   Calibration out;
@@ -339,7 +339,7 @@ traces::ProfileTable predict_table(const DeviceModel& model, const traces::Profi
   t.virtual_time = measured.virtual_time;
   t.knob = measured.knob;
   t.samples_per_epoch = measured.samples_per_epoch;
-  t.source = fmt::format("pacer calibrate --predict ({})", model.kind());
+  t.source = fmt::format("pacer calibrate, predicted ({})", model.kind());
   for (const auto& s : settings)
     for (int b : batch_sizes) {
       const auto pred = model.predict(s, b);

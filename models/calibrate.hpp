@@ -69,7 +69,7 @@ Calibration calibrate(const traces::ProfileTable& table, const traces::DeviceSpe
                       const CalibrationOptions& options);
 
 // The model's prediction for every (knob setting, batch size) of a grid, as a ProfileTable named
-// like `measured` with source "pacer calibrate --predict (<kind>)".
+// like `measured` with source "pacer calibrate, predicted (<kind>)".
 traces::ProfileTable predict_table(const DeviceModel& model, const traces::ProfileTable& measured,
                                    const std::vector<std::vector<double>>& settings,
                                    const std::vector<int>& batch_sizes);

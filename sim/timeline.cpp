@@ -10,6 +10,7 @@
 
 #include "traces/csv.hpp"
 #include "traces/error.hpp"
+#include "traces/units.hpp"
 
 namespace pacer::sim {
 namespace {
@@ -53,7 +54,7 @@ class Simulator {
  public:
   Simulator(const models::DeviceModel& model, const RunInput& input, const RunOptions& options)
       : model_(model), in_(input), opt_(options), rng_(options.noise_seed), period_s_(options.sample_period_s) {
-    if (!(period_s_ > 0)) throw Error("the sensor sample period must be positive (e.g. --sample-period 100ms)");
+    if (!(period_s_ > 0)) throw Error("the sensor sample period must be positive (e.g. 100 ms)");
     if (in_.knob_settings.empty()) throw Error("the simulator needs the device's knob settings (none given)");
     for (size_t i = 0; i < model_.knob().dims.size(); ++i)
       if (model_.knob().dims[i].name == "gpu_freq") freq_dim_ = static_cast<int>(i);
@@ -260,11 +261,15 @@ std::vector<CapStep> parse_cap_schedule(const std::string& csv_text, const std::
   std::vector<CapStep> out;
   for (size_t i = 0; i < t.rows.size(); ++i) {
     CapStep s;
+    // The option parser's units: "7000mW" is 7 W and "2min" 120 s; a bare number is s or W.
+    const std::string where = fmt::format("{}: row {}", origin, i + 2);
     try {
-      s.time_s = std::stod(t.rows[i].at(ct));
-      s.cap_w = std::stod(t.rows[i].at(cc));
-    } catch (const std::exception&) {
-      throw Error(fmt::format("{}: row {}: time_s and cap_w must be numbers (seconds, watts)", origin, i + 2));
+      s.time_s = units::parse(t.rows[i].at(ct), units::Dimension::Time, "s", where + " time_s");
+      s.cap_w = units::parse(t.rows[i].at(cc), units::Dimension::Power, "W", where + " cap_w");
+    } catch (const UsageError& e) {
+      throw Error(fmt::format("{} (times in s, min, h; caps in W, mW, kW)", e.what()));
+    } catch (const std::out_of_range&) {
+      throw Error(fmt::format("{}: time_s and cap_w are both needed", where));
     }
     if (!(s.cap_w > 0) || !(s.time_s >= 0))
       throw Error(fmt::format("{}: row {}: need time_s >= 0 and cap_w > 0", origin, i + 2));

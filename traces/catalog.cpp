@@ -315,7 +315,7 @@ DeviceSpec find_device(const std::string& name_or_path) {
     if (d.name == name_or_path) return d;
     known += (known.empty() ? "" : ", ") + d.name;
   }
-  throw Error(fmt::format("unknown device '{}' (known: {}; or pass a device file, see pacer devices --help)",
+  throw Error(fmt::format("unknown device '{}' (known: {}; or give a device file, see docs/devices.md)",
                           name_or_path, known));
 }
 

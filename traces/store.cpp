@@ -904,9 +904,9 @@ std::string verify_checksum(const fs::path& path) {
                             path.string(), bytes.size(), body + kUserBlockBytes));
   if (crc32(bytes.data() + kUserBlockBytes, body) != sum)
     throw Error(fmt::format("{}: checksum mismatch: the file is damaged (a flipped or zeroed block); restore it "
-                            "from a copy or rerun the campaign (edited on purpose with another HDF5 tool? "
-                            "`pacer export --reseal {}`)",
-                            path.string(), path.string()));
+                            "from a copy or rerun the campaign (edited on purpose with another HDF5 tool? reseal it with pacer "
+                            "export)",
+                            path.string()));
   return bytes;
 }
 
@@ -943,8 +943,9 @@ void check_global_heaps(const fs::path& path, const std::string& bytes) {
 void validate_store(const fs::path& path) {
   std::error_code ec;
   if (!fs::exists(path, ec))
-    throw Error(fmt::format("{}: no such trace store (create it with the command that writes it, e.g. pacer profile --out {})",
-                            path.string(), path.string()));
+    throw Error(fmt::format("{}: no such trace store (create it first with the command that writes it, e.g. "
+                            "pacer profile)",
+                            path.string()));
   if (!fs::is_regular_file(path, ec)) throw Error(fmt::format("{}: not a regular file", path.string()));
   const std::string bytes = verify_checksum(path);  // first: nothing damaged reaches libhdf5
   htri_t is_h5 = H5Fis_hdf5(path.c_str());

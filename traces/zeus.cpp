@@ -45,8 +45,7 @@ int to_int(const std::string& s, const std::string& origin, size_t row, const st
 std::string read_file(const std::filesystem::path& p) {
   std::ifstream in(p, std::ios::binary);
   if (!in)
-    throw Error(fmt::format("cannot read {}: pass --data-dir pointing at the Zeus trace folder "
-                            "(shared/data/zeus)",
+    throw Error(fmt::format("cannot read {}: give the Zeus trace folder (shared/data/zeus) as the data folder",
                             p.string()));
   std::ostringstream ss;
   ss << in.rdbuf();
@@ -179,7 +178,7 @@ ImportResult import_traces(const ImportOptions& options) {
         if (f.rfind("summary_power_", 0) == 0) have += " " + f.substr(14, f.size() - 18);
       }
     throw Error(fmt::format("no power trace for GPU '{}' ({} is missing); available:{}", options.gpu, power.string(),
-                            have.empty() ? " none (check --data-dir)" : have));
+                            have.empty() ? " none (check the data folder)" : have));
   }
   return import_text(read_file(power), read_file(train), options);
 }

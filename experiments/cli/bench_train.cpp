@@ -14,7 +14,9 @@
 
 #include "experiments/cli/cli.hpp"
 #include "experiments/cli/options.hpp"
+#include "experiments/relation.hpp"
 #include "dnn/train.hpp"
+#include "traces/cpu_threads.hpp"
 #include "traces/error.hpp"
 
 namespace pacer::cli {
@@ -69,12 +71,17 @@ std::string line_with(const std::string& text, const std::string& needle) {
 }
 
 int run_bench(const po::variables_map& vm) {
+  const int kMaxBenchThreads = 4 * traces::max_cpu_threads();
   const auto workloads = split_list(vm["workloads"].as<std::string>());
   const auto batch_sizes = parse_int_list(vm["batch-sizes"].as<std::string>(), "--batch-sizes");
   const auto threads = parse_int_list(vm["threads"].as<std::string>(), "--threads");
   const double min_time_s = vm["min-time"].as<units::Duration>().s;
   require_range(min_time_s, 0.01, 600, "--min-time", "s");
   if (workloads.empty()) throw UsageError("--workloads: give at least one workload");
+  for (const int t : threads)
+    if (t > kMaxBenchThreads)
+      throw UsageError(fmt::format("--threads: {} is above {} (at most 4x the CPUs, {} here, to show oversubscription)",
+                                   t, kMaxBenchThreads, traces::max_cpu_threads()));
 
   std::cout << fmt::format("training throughput on {} ({}), {} per point\n", vm["device"].as<std::string>(),
                            "forward + backward + Adam step, synthetic data", units::format(min_time_s, units::Dimension::Time));
@@ -101,7 +108,8 @@ int run_bench(const po::variables_map& vm) {
     const fs::path dir = fs::temp_directory_path() / fmt::format("pacer-bench-train-{}", ::getpid());
     fs::create_directories(dir);
     const std::string ckpt = (dir / "cnn-pretrain.pt").string();
-    std::cout << "\ndefault relation campaign (cnn, fmnist-proxy, b 4..64, seeds 0,1,2, 2 threads):\n";
+    std::cout << fmt::format("\ndefault relation campaign (cnn, fmnist-proxy, b 4..64, seeds 0,1,2, {} threads):\n",
+                             experiments::RelationRequest{}.train.threads);
     const Timed pre = run_self(fmt::format("relation --pretrain --checkpoint '{}'", ckpt), dir);
     if (pre.code != 0) throw Error("bench train: pre-training failed: " + line_with(pre.err, "error"));
     const Timed camp = run_self(
@@ -132,7 +140,7 @@ Command make() {
     d.add_options()
         ("workloads", po::value<std::string>()->default_value("cnn,resnet8-w0.25,mobilenetv2-w0.25,chartransformer-tiny"), "comma-separated workloads")
         ("batch-sizes", po::value<std::string>()->default_value("4,16,64"), "batch sizes: list or doubling range 4:64")
-        ("threads", po::value<std::string>()->default_value("1,2"), "CPU thread counts to compare")
+        ("threads", po::value<std::string>()->default_value("1,2"), "CPU thread counts to compare [each 1 .. 4x the CPUs]")
         ("min-time", duration_opt(1.0, "1s"), "measuring time per point [s]")
         ("device", po::value<std::string>()->default_value("cpu"), "cpu | cuda | cuda:N")
         ("campaign", po::bool_switch()->default_value(false), "also time the default relation campaign (minutes)");

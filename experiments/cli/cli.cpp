@@ -196,9 +196,15 @@ int main(int argc, char** argv) {
   args.erase(args.begin(), args.begin() + static_cast<long>(consumed));
   try {
     return run_command(*cmd, args);
+  } catch (const OptionError& e) {
+    std::cerr << fmt::format("pacer {}: --{}: {} (see pacer {} --help)\n", cmd->name, e.option, e.what(), cmd->name);
+    return 2;
   } catch (const UsageError& e) {
     std::cerr << fmt::format("pacer {}: {} (see pacer {} --help)\n", cmd->name, e.what(), cmd->name);
     return 2;
+  } catch (const SettingError& e) {
+    std::cerr << fmt::format("pacer {}: error: --{}: {}\n", cmd->name, e.option, e.what());
+    return 1;
   } catch (const Error& e) {
     std::cerr << fmt::format("pacer {}: error: {}\n", cmd->name, e.what());
     return 1;

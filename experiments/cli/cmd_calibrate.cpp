@@ -8,6 +8,7 @@
 #include <set>
 
 #include "experiments/cli/cli.hpp"
+#include "experiments/cli/options.hpp"
 #include "models/calibrate.hpp"
 #include "traces/catalog.hpp"
 #include "traces/error.hpp"
@@ -76,12 +77,10 @@ int run_calibrate(const po::variables_map& vm) {
   opt.analytical.prior_weight = vm["prior-weight"].as<double>();
   if (!(opt.analytical.prior_weight >= 0)) throw UsageError("--prior-weight must be >= 0");
   opt.cv_folds = vm["cv-folds"].as<int>();
-  if (opt.cv_folds < 0) throw UsageError("--cv-folds must be >= 0 (0: leave-one-out up to 30 points, 1: none)");
   opt.learned.seed = vm["seed"].as<uint64_t>();
   opt.learned.epochs = vm["epochs"].as<int>();
   opt.learned.transfer_epochs = vm["transfer-epochs"].as<int>();
   opt.learned.threads = vm["threads"].as<int>();
-  if (opt.learned.epochs < 1 || opt.learned.transfer_epochs < 1) throw UsageError("--epochs and --transfer-epochs must be >= 1");
 
   std::optional<traces::ProfileTable> reference;
   if (vm.count("reference")) {
@@ -172,9 +171,11 @@ Command make() {
       "scratch or transferred from --reference. interpolating: per-b piecewise-linear in a one-dimensional knob\n"
       "such as a power limit (Zeus traces).";
   c.add_options = [](po::options_description& d) {
+    // The library's defaults are the command's.
+    const models::CalibrationOptions o;
     d.add_options()("profile", po::value<std::string>()->required(), "trace store (HDF5) holding the profile")(
         "name", po::value<std::string>(), "profile name in the store (default: the only measured profile)")(
-        "model", po::value<std::string>()->default_value("analytical"), "analytical | learned | interpolating")(
+        "model", po::value<std::string>()->default_value(o.model), "analytical | learned | interpolating")(
         "points", po::value<std::string>()->default_value("all"),
         "number of points the planner picks from the profile (count), or all")(
         "reference", po::value<std::string>(),
@@ -182,17 +183,20 @@ Command make() {
         "predict", "also write the predicted table for the device's whole grid as profile <name>-predicted")(
         "device", po::value<std::string>(),
         "device (catalog name or INI file) for the frequency check and V(f) (default: the store's /device)")(
-        "voltage", po::value<std::string>()->default_value("auto"),
+        "voltage", po::value<std::string>()->default_value(o.analytical.voltage),
         "analytical V(f): auto (catalog table if any, else fit) | catalog | fit (floored line)")(
-        "prior-weight", po::value<double>()->default_value(1e-4),
+        "prior-weight", number_opt(o.analytical.prior_weight),
         "analytical: weight of the weak priors that settle undetermined directions (squared relative residual)")(
-        "cv-folds", po::value<int>()->default_value(0),
-        "cross-validation folds: 0 = leave-one-out up to 30 points else 10, 1 = none")(
+        "cv-folds", bounded(o.cv_folds, 0, kMaxFolds, "cv-folds"),
+        fmt::format("cross-validation folds: 0 = leave-one-out up to 30 points else 10, 1 = none [0 .. {}]", kMaxFolds)
+            .c_str())(
         "model-name", po::value<std::string>(), "record name under /models (default: <workload>@<device>:<model>)")(
-        "seed", po::value<uint64_t>()->default_value(1), "learned: random seed (training is deterministic per seed)")(
-        "epochs", po::value<int>()->default_value(800), "learned: full-batch epochs when training from scratch")(
-        "transfer-epochs", po::value<int>()->default_value(400), "learned: epochs when re-training from --reference")(
-        "threads", po::value<int>()->default_value(1), "learned: libtorch intra-op threads while training");
+        "seed", po::value<uint64_t>()->default_value(o.learned.seed),
+        "learned: random seed (training is deterministic per seed)");
+    add_count_option(d, "epochs", o.learned.epochs, 1, kMaxEpochs, "learned: full-batch epochs when training from scratch");
+    add_count_option(d, "transfer-epochs", o.learned.transfer_epochs, 1, kMaxEpochs,
+                     "learned: epochs when re-training from --reference");
+    add_threads_option(d, o.learned.threads, "learned: libtorch intra-op threads while training");
   };
   c.positional = {"profile"};
   c.run = run_calibrate;

@@ -99,20 +99,24 @@ Command make() {
       "--fault makes the tree misbehave as a failing board would (rail files that vanish, hold garbage, stop\n"
       "changing or block, a cur_freq that does not follow), to check what a client does about it.";
   c.add_options = [](po::options_description& d) {
+    // The library's defaults are the command's.
+    const hw::EmulatorOptions e;
+    const hw::LiveTreeOptions l;
     d.add_options()("device", po::value<std::string>()->required(), "catalog device to emulate (pacer devices)")(
-        "root", po::value<std::string>()->required(), "directory to serve the tree in (created)")(
+        "root", po::value<std::string>()->required(),
+        "directory to serve the tree in (created; not inside /sys or /proc, nor one holding a real devfreq tree)")(
         "workload", po::value<std::string>()->default_value("resnet18@3x32x32"),
         "initial workload; the profiling side may name another")(
-        "time-scale", po::value<double>()->default_value(1.0), "wall seconds per device second [1]")(
-        "tick", duration_opt(0.005, "5ms"), "update period of the tree [s]")(
+        "time-scale", number_opt(l.time_scale), "wall seconds per device second [1]")(
+        "tick", duration_opt(l.tick_s), "update period of the tree [s]")(
         "duration", duration_opt(0.0, "0s (until interrupted)"), "stop after this long [s]")(
-        "sensor-noise", po::value<double>()->default_value(0.02), "relative sigma of a power reading [1]")(
-        "circuit-cap", power_opt(0, "0W (none)"), "circuit-level power cap that throttles the clock [W]")(
-        "seed", po::value<uint64_t>()->default_value(1), "random seed")(
+        "sensor-noise", number_opt(e.sensor_noise_rel), "relative sigma of a power reading [1]")(
+        "circuit-cap", power_opt(e.power_cap_w, "0W (none)"), "circuit-level power cap that throttles the clock [W]")(
+        "seed", po::value<uint64_t>()->default_value(e.seed), "random seed")(
         "fault", po::value<std::string>()->default_value("none"),
         "inject a fault (docs/reliability.md): none | rail-vanish | rail-garbage[=TEXT] | rail-frozen | rail-block | "
         "cur-freq=FREQ")(
-        "fault-from-request", po::value<long>()->default_value(0),
+        "fault-from-request", po::value<long>()->default_value(l.fault_from_request),
         "inject it from the workload side's Nth request on (one per profiled point; 0: at once)");
   };
   c.run = run_emulate;

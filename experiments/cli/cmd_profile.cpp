@@ -5,17 +5,11 @@
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
-#include <cmath>
-#include <filesystem>
 #include <iostream>
-#include <memory>
 
 #include "experiments/cli/cli.hpp"
 #include "experiments/cli/options.hpp"
-#include "hw/executor.hpp"
-#include "hw/open_device.hpp"
-#include "hw/profiler.hpp"
-#include "dnn/train.hpp"
+#include "experiments/profiling.hpp"
 #include "dnn/workload.hpp"
 #include "traces/error.hpp"
 #include "traces/units.hpp"
@@ -23,59 +17,39 @@
 namespace pacer::cli {
 namespace {
 
-namespace fs = std::filesystem;
-
-// Real training steps for a real board: models::StepRunner (forward, backward, optimizer, sync)
-// rebuilt for each batch size.
-std::unique_ptr<hw::BatchExecutor> make_training_executor(const std::string& workload, const std::string& train_device,
-                                                          int threads) {
-  auto runner = std::make_shared<std::unique_ptr<models::StepRunner>>();
-  hw::FunctionExecutor::Hooks h;
-  h.kind = fmt::format("training steps on {}", train_device);
-  h.prepare = [=](int b) {
-    models::StepRunnerOptions o;
-    o.workload = workload;
-    o.batch_size = b;
-    o.device = train_device;
-    o.threads = threads;
-    runner->reset();
-    *runner = std::make_unique<models::StepRunner>(o);
-  };
-  h.step = [=] { (*runner)->step(); };
-  h.finish = [=] { runner->reset(); };
-  return std::make_unique<hw::FunctionExecutor>(h);
-}
-
 int run_profile_cmd(const po::variables_map& vm) {
-  const std::string device_spec = vm["device"].as<std::string>();
-  const std::string workload_name = vm["workload"].as<std::string>();
-  const auto workload = models::describe_workload(workload_name);
+  experiments::ProfileRequest req;
+  hw::DeviceRequest& dev = req.device;
+  dev.spec = vm["device"].as<std::string>();
+  dev.sysfs_root = vm["sysfs-root"].as<std::string>();
+  if (vm.count("state-file")) dev.state_file = vm["state-file"].as<std::string>();
+  dev.workload = models::describe_workload(vm["workload"].as<std::string>());
+  dev.emulator.sensor_noise_rel = vm["sensor-noise"].as<double>();
+  dev.emulator.sensor_period_s = vm["sensor-period"].as<units::Duration>().s;
+  dev.emulator.time_jitter_rel = vm["time-jitter"].as<double>();
+  dev.emulator.power_cap_w = vm["circuit-cap"].as<units::Power>().w;
+  dev.emulator.thermal_drift = vm["thermal-drift"].as<bool>();
+  dev.emulator.seed = vm["seed"].as<uint64_t>();
+  dev.nvml.allow_control = vm["allow-gpu-control"].as<bool>();
+  dev.nvml.knob = vm["nvml-knob"].as<std::string>();
+  require_range(dev.emulator.sensor_noise_rel, 0, 1, "--sensor-noise", "");
+  require_range(dev.emulator.time_jitter_rel, 0, 1, "--time-jitter", "");
+  req.train_device = vm["train-device"].as<std::string>();
+  req.threads = vm["threads"].as<int>();
 
-  hw::DeviceRequest req;
-  req.spec = device_spec;
-  req.sysfs_root = vm["sysfs-root"].as<std::string>();
-  if (vm.count("state-file")) req.state_file = vm["state-file"].as<std::string>();
-  req.workload = workload;
-  req.emulator.sensor_noise_rel = vm["sensor-noise"].as<double>();
-  req.emulator.sensor_period_s = vm["sensor-period"].as<units::Duration>().s;
-  req.emulator.time_jitter_rel = vm["time-jitter"].as<double>();
-  req.emulator.power_cap_w = vm["circuit-cap"].as<units::Power>().w;
-  req.emulator.thermal_drift = vm["thermal-drift"].as<bool>();
-  req.emulator.seed = vm["seed"].as<uint64_t>();
-  req.nvml.allow_control = vm["allow-gpu-control"].as<bool>();
-  req.nvml.knob = vm["nvml-knob"].as<std::string>();
-  require_range(req.emulator.sensor_noise_rel, 0, 1, "--sensor-noise", "");
-  require_range(req.emulator.time_jitter_rel, 0, 1, "--time-jitter", "");
-
-  hw::ProfileOptions o;
-  o.workload = workload.name;
+  hw::ProfileOptions& o = req.profile;
+  o.workload = dev.workload->name;
   o.batch_sizes = parse_int_list(vm["batch-sizes"].as<std::string>(), "--batch-sizes");
-  if (vm.count("freqs"))
-    o.freqs_hz = units::parse_list(vm["freqs"].as<std::string>(), units::Dimension::Frequency, "MHz", "--freqs");
+  // Knob values in the unit of the device's knob: a bare number is MHz for a GPU frequency, W for
+  // a power limit (--nvml-knob power_limit); values with units are checked against that dimension.
+  if (vm.count("freqs")) {
+    const bool watts = dev.spec.rfind("nvml", 0) == 0 && dev.nvml.knob == "power_limit";
+    o.knob_values = units::parse_list(vm["freqs"].as<std::string>(),
+                                      watts ? units::Dimension::Power : units::Dimension::Frequency,
+                                      watts ? "W" : "MHz", "--freqs");
+  }
   o.warmup_batches = vm["warmup-batches"].as<int>();
   o.measured_batches = vm["measured-batches"].as<int>();
-  if (o.warmup_batches < 0) throw UsageError("--warmup-batches must be >= 0");
-  if (o.measured_batches < 1) throw UsageError("--measured-batches must be >= 1");
   o.mode = vm["mode"].as<std::string>();
   if (o.mode != "grid" && o.mode != "walk") throw UsageError(fmt::format("--mode: '{}' is not grid or walk", o.mode));
   o.power_limit_w = vm["power-limit"].as<units::Power>().w;
@@ -83,10 +57,8 @@ int run_profile_cmd(const po::variables_map& vm) {
   o.walk_power = vm["walk-power"].as<std::string>();
   if (o.walk_power != "peak" && o.walk_power != "mean")
     throw UsageError(fmt::format("--walk-power: '{}' is not peak or mean", o.walk_power));
-  o.sensor_rate_hz = vm["sensor-rate-hz"].as<double>();
-  require_range(o.sensor_rate_hz, 0.01, 10000, "--sensor-rate-hz", "Hz");
+  o.sensor_rate_hz = sensor_rate_hz(vm);
   o.min_power_samples = vm["min-power-samples"].as<int>();
-  if (o.min_power_samples < 1) throw UsageError("--min-power-samples must be >= 1");
   o.watchdog_margin_w = vm["watchdog-margin"].as<units::Power>().w;
   o.watchdog_duration_s = vm["watchdog-time"].as<units::Duration>().s;
   o.sensor_read_timeout_s = vm["sensor-timeout"].as<units::Duration>().s;
@@ -97,49 +69,18 @@ int run_profile_cmd(const po::variables_map& vm) {
   o.store = vm["store"].as<std::string>();
   o.profile_name = vm.count("profile-name") ? vm["profile-name"].as<std::string>() : "";
 
-  auto opened = hw::open_device(req);
-  hw::Device& device = *opened.device;
-  // The catalog entry is the campaign's /device only for an emulated board; a real one is whatever
-  // the tree holds, which the catalog may not describe.
-  if (opened.emulated) o.device_spec = opened.spec;
-  else o.device_spec.name.clear();
-  std::unique_ptr<hw::BatchExecutor> executor;
-  if (opened.emulated) {
-    executor = std::make_unique<hw::VirtualExecutor>(*opened.emulated);
-  } else if (opened.sysfs && device.emulated()) {
-    executor = std::make_unique<hw::SleepingExecutor>(opened.sysfs->root() / "pacer-emulator", workload.name);
-  } else {
-    std::string train_device = vm["train-device"].as<std::string>();
-    if (train_device == "auto") train_device = models::cuda_available() ? "cuda" : "cpu";
-    executor = make_training_executor(workload.name, train_device, vm["threads"].as<int>());
-  }
-  // Which rails the power figures come from is part of the result (summed rails differ from a total rail).
-  o.source = fmt::format("pacer profile, power rails [{}]", fmt::join(device.power_rails(), ", "));
-  const std::string label = device.emulated() ? " [EMULATED]" : "";
-  spdlog::info("profiling {} on {}{} ({}), power from [{}]", workload.name, device.name(), label, executor->kind(),
-               fmt::join(device.power_rails(), ", "));
-
-  const auto report = hw::run_profile(device, *executor, o, [&](const traces::ProfilePoint& p, int done, int planned) {
-    spdlog::info("[{}/{}] f={} b={} t={:.4g} s/batch p_peak={:.3g} W p_mean={:.3g} W {}", done, planned,
-                 units::format(p.knob[0], units::Dimension::Frequency), p.batch_size, p.time_per_batch_mean_s,
-                 p.power_peak_w, p.power_mean_w, p.status == "ok" ? "" : p.status);
-  });
-
+  const auto run = experiments::run_profile(req, [](const std::string& line) { spdlog::info("{}", line); });
+  const auto& report = run.report;
   const auto& t = report.table;
+  const std::string label = run.emulated ? " [EMULATED]" : "";
   std::cout << fmt::format("profile '{}' of {} on {}{}{}\n", o.profile_name.empty() ? t.workload : o.profile_name,
                            t.workload, t.device, label, t.virtual_time ? " (virtual time)" : "");
-  std::cout << fmt::format("{:>12} {:>6} {:>14} {:>12} {:>10} {:>10}  {}\n", "f [MHz]", "b", "t/batch [s]", "std [s]",
-                           "P_peak [W]", "P_mean [W]", "status");
-  for (const auto& p : t.points)
-    std::cout << fmt::format("{:>12.6g} {:>6} {:>14.6g} {:>12.3g} {:>10.4g} {:>10.4g}  {}\n", p.knob[0] / 1e6,
-                             p.batch_size, p.time_per_batch_mean_s, p.time_per_batch_std_s, p.power_peak_w,
-                             p.power_mean_w, p.status);
+  std::cout << experiments::format_profile_points(t);
   std::cout << fmt::format(
       "{} mode: measured {} points this run ({} resumed, {} stopped by the watchdog) of a {}-point grid; profiling "
       "cost {} ({}), {} in total; written to {}\n",
       o.mode, report.measured_points, report.resumed_points, report.stopped_points, report.grid_points,
-      units::format(report.cost_s, units::Dimension::Time),
-      t.virtual_time ? "virtual time" : (executor->time_scale() != 1.0 ? "device time, scaled" : "wall time"),
+      units::format(report.cost_s, units::Dimension::Time), run.time_basis,
       units::format(t.profiling_cost_s, units::Dimension::Time), o.store.string());
   return 0;
 }
@@ -156,40 +97,49 @@ Command make() {
       "Devices: emulated:NAME (virtual time, seconds for a full grid), jetson (sysfs at --sysfs-root; a tree\n"
       "served by `pacer emulate` runs hardware in the loop), nvml[:INDEX]. Emulated results are labelled.";
   c.add_options = [](po::options_description& d) {
+    // The library's defaults are the command's.
+    const experiments::ProfileRequest r;
+    const hw::ProfileOptions& o = r.profile;
+    const hw::EmulatorOptions& e = r.device.emulator;
     d.add_options()("device", po::value<std::string>()->required(), "emulated:NAME | jetson | nvml[:INDEX]")(
         "workload", po::value<std::string>()->required(), "network[@shape] (pacer workloads lists them)")(
         "store", po::value<std::string>()->default_value("pacer.h5"), "trace store (HDF5) to write")(
         "profile-name", po::value<std::string>(), "name under /profiles (default: the workload)")(
         "batch-sizes", po::value<std::string>()->default_value("4:128"), "list 4,8,16 or doubling range 4:128")(
-        "freqs", po::value<std::string>(), "GPU frequencies [MHz]: list or range (default: every table entry)")(
-        "mode", po::value<std::string>()->default_value("grid"), "grid | walk (needs --power-limit)")(
-        "power-limit", power_opt(0, "0W (none)"), "power cap P_max [W] for the walk and the watchdog")(
-        "walk-power", po::value<std::string>()->default_value("peak"), "power figure judged by the walk: peak | mean")(
-        "warmup-batches", po::value<int>()->default_value(2), "mini-batches run before measuring, per point")(
-        "measured-batches", po::value<int>()->default_value(10), "mini-batches measured per point (at least)")(
-        "sensor-rate-hz", po::value<double>()->default_value(10.0), "power sampling rate [Hz] (the paper used 1)")(
-        "min-power-samples", po::value<int>()->default_value(30),
-        "fewest samples behind a power figure: a point is measured longer until it has them (up to 200x "
-        "--measured-batches)")(
-        "watchdog-margin", power_opt(0.5, "0.5W"), "watchdog: mean power above the cap plus this [W] ...")(
-        "watchdog-time", duration_opt(2.0, "2s"), "... over a window this long [s] stops the point")(
-        "sensor-timeout", duration_opt(5.0, "5s"), "a power read blocked longer stops the run [s]")(
-        "max-failed-reads", po::value<double>()->default_value(0.1),
+        "freqs", po::value<std::string>(),
+        "knob settings to profile: list or range (default: every setting of the device); GPU frequencies [MHz], "
+        "power limits of --nvml-knob power_limit [W]")(
+        "mode", po::value<std::string>()->default_value(o.mode), "grid | walk (needs --power-limit)")(
+        "power-limit", power_opt(o.power_limit_w, "0W (none)"), "power cap P_max [W] for the walk and the watchdog")(
+        "walk-power", po::value<std::string>()->default_value(o.walk_power), "power figure judged by the walk: peak | mean");
+    add_count_option(d, "warmup-batches", o.warmup_batches, 0, kMaxBatchesPerPoint, "mini-batches run before measuring, per point");
+    add_count_option(d, "measured-batches", o.measured_batches, 1, kMaxBatchesPerPoint, "mini-batches measured per point (at least)");
+    add_sensor_rate_option(d, o.sensor_rate_hz, "power sampling rate (the paper used 1 Hz)");
+    add_count_option(d, "min-power-samples", o.min_power_samples, 1, kMaxPowerSamples,
+                     fmt::format("fewest samples behind a power figure: a point is measured longer until it has them (up "
+                                 "to {:g}x --measured-batches)",
+                                 o.max_extension));
+    d.add_options()(
+        "watchdog-margin", power_opt(o.watchdog_margin_w), "watchdog: mean power above the cap plus this [W] ...")(
+        "watchdog-time", duration_opt(o.watchdog_duration_s), "... over a window this long [s] stops the point")(
+        "sensor-timeout", duration_opt(o.sensor_read_timeout_s), "a power read blocked longer stops the run [s]")(
+        "max-failed-reads", number_opt(o.max_failed_read_share),
         "a point with a larger share of failed or garbage power reads is skipped [1]")(
-        "sensor-frozen", duration_opt(5.0, "5s"),
+        "sensor-frozen", duration_opt(o.sensor_frozen_s),
         "a point whose total power reads the same value this long is skipped (sensor frozen; 0: off) [s]")(
-        "sysfs-root", po::value<std::string>()->default_value("/"), "root of the Jetson sysfs tree (--device jetson)")(
+        "sysfs-root", po::value<std::string>()->default_value(r.device.sysfs_root.string()), "root of the Jetson sysfs tree (--device jetson)")(
         "state-file", po::value<std::string>(), "restore state file (default: one per sysfs root)")(
-        "train-device", po::value<std::string>()->default_value("auto"), "real steps on: auto | cpu | cuda[:N]")(
-        "threads", po::value<int>()->default_value(0), "CPU intra-op threads for real steps (0: libtorch default)")(
-        "allow-gpu-control", po::bool_switch()->default_value(false), "nvml: permit locking clocks / power limits")(
-        "nvml-knob", po::value<std::string>()->default_value("gpu_freq"), "nvml knob: gpu_freq | power_limit")(
-        "sensor-noise", po::value<double>()->default_value(0.02), "emulated: relative sigma of a power reading [1]")(
-        "sensor-period", duration_opt(0.0, "0s"), "emulated: sensor conversion period [s] (0: continuous)")(
-        "time-jitter", po::value<double>()->default_value(0.01), "emulated: relative sigma of a mini-batch time [1]")(
-        "circuit-cap", power_opt(0, "0W (none)"), "emulated: circuit-level cap that throttles the clock [W]")(
-        "thermal-drift", po::bool_switch()->default_value(false), "emulated: leakage rises as the die heats")(
-        "seed", po::value<uint64_t>()->default_value(1), "emulated: random seed");
+        "train-device", po::value<std::string>()->default_value(r.train_device), "real steps on: auto | cpu | cuda[:N]");
+    add_threads_option(d, r.threads, "CPU intra-op threads for real steps", "libtorch's default");
+    d.add_options()(
+        "allow-gpu-control", po::bool_switch()->default_value(r.device.nvml.allow_control), "nvml: permit locking clocks / power limits")(
+        "nvml-knob", po::value<std::string>()->default_value(r.device.nvml.knob), "nvml knob: gpu_freq | power_limit")(
+        "sensor-noise", number_opt(e.sensor_noise_rel), "emulated: relative sigma of a power reading [1]")(
+        "sensor-period", duration_opt(e.sensor_period_s, "0s"), "emulated: sensor conversion period [s] (0: continuous)")(
+        "time-jitter", number_opt(e.time_jitter_rel), "emulated: relative sigma of a mini-batch time [1]")(
+        "circuit-cap", power_opt(e.power_cap_w, "0W (none)"), "emulated: circuit-level cap that throttles the clock [W]")(
+        "thermal-drift", po::bool_switch()->default_value(e.thermal_drift), "emulated: leakage rises as the die heats")(
+        "seed", po::value<uint64_t>()->default_value(e.seed), "emulated: random seed");
   };
   c.run = run_profile_cmd;
   return c;

@@ -24,7 +24,7 @@ int run_restore(const po::variables_map& vm) {
     std::cout << fmt::format("nothing to restore: no state file at {} (the last run exited cleanly)\n", file.string());
     return 0;
   }
-  std::cout << hw::restore_from_state_file(file, hw::real_sysfs_io()) << "\n";
+  std::cout << hw::restore_from_state_file(file, root, hw::real_sysfs_io()) << "\n";
   return 0;
 }
 
@@ -37,7 +37,8 @@ Command make() {
       "Every run that pins a Jetson GPU frequency first writes the original min_freq/max_freq to a state file\n"
       "($PACER_STATE_DIR, else ~/.local/state/pacer, one per sysfs root) and deletes it when it restores. After\n"
       "a crash (SIGKILL, power loss) the file remains; this command replays it. Refuses while the run that\n"
-      "wrote it is still alive.";
+      "wrote it is still alive, and replays only the min_freq/max_freq of the devfreq node under --sysfs-root that\n"
+      "the run saved, from a state folder owned by you and not writable by others.";
   c.add_options = [](po::options_description& d) {
     d.add_options()("sysfs-root", po::value<std::string>()->default_value("/"), "root of the Jetson sysfs tree")(
         "state-file", po::value<std::string>(), "state file to replay (default: the one of --sysfs-root)");

@@ -135,8 +135,9 @@ Command make() {
     add_problem_options(d, false);
     d.add_options()("profile", po::value<std::string>()->default_value("all"), "profile to sweep, or all")(
         "power-limits", po::value<units::PowerList>(), "caps [W]: range 2W:10W:0.5W or list 5W,7.5W")(
-        "caps-per-workload", po::value<int>()->default_value(10),
-        "without --power-limits: caps per workload over its power range [caps]")(
+        "caps-per-workload", bounded(10, 1, kMaxCapsPerWorkload, "caps-per-workload"),
+        fmt::format("without --power-limits: caps per workload over its power range [caps; 1 .. {}]",
+                    kMaxCapsPerWorkload).c_str())(
         "policies", po::value<std::string>()->default_value("all"), "comma-separated policies, or all")(
         "device-wide", po::value<std::string>()->default_value("all"),
         "Baseline 1/2 knob cap from: all (every profile swept, the paper's device-wide cap) | self")(

@@ -1,5 +1,6 @@
 // `pacer validate`: run the chosen configurations for real and compare with the predictions.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <iostream>
 
@@ -37,14 +38,21 @@ int run_validate_cmd(const po::variables_map& vm) {
   o.train.optimizer = vm["optimizer"].as<std::string>();
   o.data.split_seed = static_cast<uint64_t>(vm["split-seed"].as<int>());
   o.data.max_train = vm["max-train"].as<int64_t>();
-  o.sensor_rate_hz = vm["sensor-rate"].as<units::Frequency>().hz;
-  require_range(o.sensor_rate_hz, 0.1, 1e4, "--sensor-rate", "Hz");
+  o.sensor_rate_hz = sensor_rate_hz(vm);
   o.watchdog_margin_w = vm["watchdog-margin"].as<units::Power>().w;
   o.watchdog_duration_s = vm["watchdog-time"].as<units::Duration>().s;
   if (o.train.budget_samples < 1) throw UsageError("--budget must be at least 1 sample");
   if (o.train.eval_every_samples < 1) throw UsageError("--eval-every must be at least 1 sample");
   if (vm.count("name")) o.name = vm["name"].as<std::string>();
-  const auto report = experiments::run_validate(o);
+  const auto report = [&] {
+    try {
+      return experiments::run_validate(o);
+    } catch (const experiments::MissingCheckpoint& e) {
+      throw Error(fmt::format("{}: `pacer relation --pretrain --workload {}` writes it (or pass --checkpoint FILE, or "
+                              "--checkpoint none)",
+                              e.what(), e.workload));
+    }
+  }();
   std::cout << report.text << "\nVerdict:\n" << experiments::format_verdict(report);
   std::cout << fmt::format("{} real training runs, {:.0f} s wall; stored as validations/{} in {}\n", report.training_runs,
                            report.wall_time_s, report.result.name, o.store.string());
@@ -65,31 +73,36 @@ Command make() {
       "the CPU's; both are stored. Needs a store with a profile and a proxy relation (pacer profile,\n"
       "pacer relation); writes relations/<dataset>-true, validations/NAME and runs/*.";
   c.add_options = [](po::options_description& d) {
+    // The library's defaults are the command's.
+    const experiments::ValidateOptions v;
+    const models::TrainOptions& t = v.train;
     d.add_options()
         ("store", po::value<std::string>()->required(), "campaign trace store (HDF5) with the profile and the proxy relation")
         ("power-limits", po::value<units::PowerList>()->required(), "caps: list 4W,6W or range 3W:8W:1W [W]")
         ("device", po::value<std::string>()->default_value("emulated:jetson-nano"), "emulated:NAME | jetson | nvml[:INDEX]")
-        ("sysfs-root", po::value<std::string>()->default_value("/"), "sysfs root of --device jetson (a live emulated tree for hardware in the loop)")
+        ("sysfs-root", po::value<std::string>()->default_value(v.device.sysfs_root.string()), "sysfs root of --device jetson (a live emulated tree for hardware in the loop)")
         ("profile", po::value<std::string>(), "profile record (default: the only one)")
         ("proxy", po::value<std::string>(), "proxy relation record (default: the only one)")
-        ("target-dataset", po::value<std::string>()->default_value("fmnist-target-a"), "target data (pacer workloads --datasets)")
-        ("policies", po::value<std::string>()->default_value("baseline1,baseline2,ours,oracle"), "policies to validate")
-        ("seeds", po::value<std::string>()->default_value("0,1,2"), "seeds of the target runs")
+        ("target-dataset", po::value<std::string>()->default_value(v.target_dataset), "target data (pacer workloads --datasets)")
+        ("policies", po::value<std::string>()->default_value(fmt::format("{}", fmt::join(v.policies, ","))), "policies to validate")
+        ("seeds", po::value<std::string>()->default_value(fmt::format("{}", fmt::join(v.seeds, ","))), "seeds of the target runs")
         ("workload", po::value<std::string>(), "workload (default: the profile's)")
         ("checkpoint", po::value<std::string>(), "pre-trained weights to fine-tune from (default: where `pacer relation --pretrain` writes them; 'none': from scratch)")
-        ("guard", po::value<double>()->default_value(0.03), "every policy chooses under cap x (1 - guard) so noise and model error keep the measured peak under the cap [fraction]")
-        ("target", po::value<std::string>(), "target held-out metric, fraction or percent (default: the dataset's)")
-        ("budget", po::value<int64_t>()->default_value(100000), "censor a run after N samples [samples]")
-        ("eval-every", po::value<int64_t>()->default_value(2048), "evaluate every N samples [samples]")
-        ("eval-samples", po::value<int64_t>()->default_value(2000), "held-out samples per evaluation, 0: all [samples]")
-        ("threads", po::value<int>()->default_value(2), "CPU intra-op threads of the training")
-        ("lr", po::value<double>()->default_value(1e-3), "learning rate at the largest batch size (sqrt rule) [1]")
-        ("optimizer", po::value<std::string>()->default_value("adam"), "adam | adamw")
-        ("split-seed", po::value<int>()->default_value(0), "seed of the 80/20 split")
-        ("max-train", po::value<int64_t>()->default_value(0), "use at most N training samples, 0: all [samples]")
-        ("sensor-rate", po::value<units::Frequency>()->default_value(units::Frequency{10}, "10Hz"), "power sampling rate in device time [Hz with unit, bare: MHz]")
-        ("watchdog-margin", power_opt(0.5, "0.5W"), "power watchdog: total power above the cap plus this [W] ...")
-        ("watchdog-time", duration_opt(2.0, "2s"), "... for longer than this [s] (device time) stops the run and restores the clock; 0: off")
+        ("guard", number_opt(v.guard), "every policy chooses under cap x (1 - guard) so noise and model error keep the measured peak under the cap [fraction]")
+        ("target", po::value<std::string>(), "target held-out metric, fraction or percent (default: the dataset's)");
+    add_count_option(d, "budget", t.budget_samples, int64_t{1}, kMaxSamples, "censor a run after N samples [samples]");
+    add_count_option(d, "eval-every", t.eval_every_samples, int64_t{1}, kMaxSamples, "evaluate every N samples [samples]");
+    add_count_option(d, "eval-samples", t.eval_max_samples, int64_t{0}, kMaxSamples, "held-out samples per evaluation, 0: all [samples]");
+    add_threads_option(d, t.threads, "CPU intra-op threads of the training (default: the CPUs free now)", "libtorch's default");
+    d.add_options()
+        ("lr", number_opt(t.base_lr), "learning rate at the largest batch size (sqrt rule) [1]")
+        ("optimizer", po::value<std::string>()->default_value(t.optimizer), "adam | adamw")
+        ("split-seed", po::value<int>()->default_value(static_cast<int>(v.data.split_seed)), "seed of the 80/20 split");
+    add_count_option(d, "max-train", v.data.max_train, int64_t{0}, kMaxSamples, "use at most N training samples, 0: all [samples]");
+    add_sensor_rate_option(d, v.sensor_rate_hz, "power sampling rate in device time");
+    d.add_options()
+        ("watchdog-margin", power_opt(v.watchdog_margin_w), "power watchdog: total power above the cap plus this [W] ...")
+        ("watchdog-time", duration_opt(v.watchdog_duration_s), "... for longer than this [s] (device time) stops the run and restores the clock; 0: off")
         ("name", po::value<std::string>(), "record name under /validations (default validate-<dataset>)");
   };
   c.run = run_validate_cmd;

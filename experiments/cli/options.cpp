@@ -6,6 +6,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "traces/cpu_threads.hpp"
 #include "traces/error.hpp"
 
 namespace pacer::units {
@@ -46,6 +47,9 @@ void validate(boost::any& v, const std::vector<std::string>& values, Duration*, 
 void validate(boost::any& v, const std::vector<std::string>& values, Energy*, int) {
   parse_into<Energy>(v, values, Dimension::Energy, "J", &Energy::j);
 }
+void validate(boost::any& v, const std::vector<std::string>& values, Rate*, int) {
+  parse_into<Rate>(v, values, Dimension::Frequency, "Hz", &Rate::hz);
+}
 void validate(boost::any& v, const std::vector<std::string>& values, PowerList*, int) {
   po::validators::check_first_occurrence(v);
   const std::string& s = po::validators::get_single_string(values);
@@ -59,6 +63,73 @@ void validate(boost::any& v, const std::vector<std::string>& values, PowerList*,
 }  // namespace pacer::units
 
 namespace pacer::cli {
+
+namespace {
+
+// A bound violated at parse time: a program_options error, so the CLI prints it as a usage error.
+class bound_error : public po::error {
+ public:
+  using po::error::error;
+};
+
+template <typename T>
+po::typed_value<T>* bounded_value(T default_value, T lo, T hi, const std::string& name) {
+  return po::value<T>()->default_value(default_value)->notifier([name, lo, hi](T v) {
+    if (v < lo || v > hi) throw bound_error(fmt::format("--{}: {} is outside [{} .. {}]", name, v, lo, hi));
+  });
+}
+
+template <typename T>
+void add_bounded(po::options_description& d, const char* name, T default_value, T lo, T hi,
+                 const std::string& description) {
+  d.add_options()(name, bounded_value<T>(default_value, lo, hi, name),
+                  fmt::format("{} [{} .. {}]", description, lo, hi).c_str());
+}
+
+}  // namespace
+
+void add_sensor_rate_option(po::options_description& d, double default_hz, const std::string& description) {
+  const std::string shown = units::format(default_hz, units::Dimension::Frequency);
+  d.add_options()(
+      "sensor-rate",
+      po::value<units::Rate>()->default_value(units::Rate{default_hz}, shown)->notifier([](units::Rate r) {
+        if (!(r.hz >= kMinSensorRateHz && r.hz <= kMaxSensorRateHz))
+          throw bound_error(fmt::format("--sensor-rate: {} is outside [{} .. {}]",
+                                        units::format(r.hz, units::Dimension::Frequency),
+                                        units::format(kMinSensorRateHz, units::Dimension::Frequency),
+                                        units::format(kMaxSensorRateHz, units::Dimension::Frequency)));
+      }),
+      fmt::format("{} [Hz; 10, 10Hz, 1kHz; {:g} .. {:g} Hz]", description, kMinSensorRateHz, kMaxSensorRateHz).c_str());
+}
+
+double sensor_rate_hz(const po::variables_map& vm) {
+  return vm["sensor-rate"].as<units::Rate>().hz;
+}
+
+void add_count_option(po::options_description& d, const char* name, int64_t default_value, int64_t lo, int64_t hi,
+                      const std::string& description) {
+  add_bounded<int64_t>(d, name, default_value, lo, hi, description);
+}
+
+void add_count_option(po::options_description& d, const char* name, int default_value, int lo, int hi,
+                      const std::string& description) {
+  add_bounded<int>(d, name, default_value, lo, hi, description);
+}
+
+po::typed_value<int>* bounded(int default_value, int lo, int hi, const std::string& name) {
+  return bounded_value<int>(default_value, lo, hi, name);
+}
+po::typed_value<int64_t>* bounded(int64_t default_value, int64_t lo, int64_t hi, const std::string& name) {
+  return bounded_value<int64_t>(default_value, lo, hi, name);
+}
+
+void add_threads_option(po::options_description& d, int default_threads, const std::string& description,
+                        const std::string& zero_means) {
+  const std::string what =
+      fmt::format("{}{}; at most the CPUs this process may use ({} here)", description,
+                  zero_means.empty() ? "" : fmt::format("; 0: {}", zero_means), traces::max_cpu_threads());
+  add_bounded<int>(d, "threads", default_threads, zero_means.empty() ? 1 : 0, traces::max_cpu_threads(), what);
+}
 
 std::vector<int> parse_int_list(const std::string& text, const std::string& what) {
   std::vector<int> out;
@@ -109,10 +180,14 @@ std::vector<int> parse_seeds(const std::string& text, const std::string& what) {
     const auto dash = item.find('-', 1);
     if (dash == std::string::npos) {
       seeds.push_back(number(item));
+      if (seeds.size() > static_cast<size_t>(kMaxSeeds))
+        throw UsageError(fmt::format("{}: more than {} seeds (each is a training run)", what, kMaxSeeds));
       continue;
     }
     const int lo = number(item.substr(0, dash)), hi = number(item.substr(dash + 1));
     if (hi < lo) throw UsageError(fmt::format("{}: range '{}' is empty", what, item));
+    if (hi - lo >= kMaxSeeds || seeds.size() + static_cast<size_t>(hi - lo) >= kMaxSeeds)
+      throw UsageError(fmt::format("{}: more than {} seeds (each is a training run)", what, kMaxSeeds));
     for (int v = lo; v <= hi; ++v) seeds.push_back(v);
   }
   if (seeds.empty()) throw UsageError(what + ": give at least one seed");
@@ -125,8 +200,10 @@ double parse_fraction(const std::string& text, const std::string& option) {
   try {
     size_t used = 0;
     double v = std::stod(text, &used);
-    if (text.substr(used) == "%") v /= 100;
-    else if (used != text.size()) throw std::invalid_argument(text);
+    if (text.substr(used) == "%")
+      v /= 100;
+    else if (used != text.size())
+      throw std::invalid_argument(text);
     if (!(v > 0 && v <= 1)) throw std::invalid_argument(text);
     return v;
   } catch (const std::exception&) {

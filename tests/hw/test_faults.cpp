@@ -381,7 +381,7 @@ TEST(DevfreqFaults, EbusyThatOutlastsTheRestoreKeepsTheStateFileForPacerRestore)
   ASSERT_TRUE(fs::exists(b.state_file())) << "an unrestored device keeps its state file";
   EXPECT_EQ(slurp(b.df / "max_freq"), "153600000");
   b.io->set({});
-  EXPECT_TRUE(contains(restore_from_state_file(b.state_file(), *b.io), "restored"));
+  EXPECT_TRUE(contains(restore_from_state_file(b.state_file(), b.tmp.path(), *b.io), "restored"));
   b.expect_boot_range();
 }
 
@@ -396,7 +396,7 @@ TEST(DevfreqFaults, PermissionDeniedStopsTheProfileAndRestores) {
   ASSERT_TRUE(fs::exists(b.state_file()));
   EXPECT_EQ(slurp(b.df / "max_freq"), "153600000");
   b.kernel->denied.clear();
-  EXPECT_TRUE(contains(restore_from_state_file(b.state_file(), *b.io), "restored"));
+  EXPECT_TRUE(contains(restore_from_state_file(b.state_file(), b.tmp.path(), *b.io), "restored"));
   b.expect_boot_range();
 }
 

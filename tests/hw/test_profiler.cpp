@@ -165,8 +165,8 @@ TEST(Profiler, RefusesABadGridAndAProfileOfAnotherDevice) {
   try {
     run_profile(*other, ex, o);
     FAIL();
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("--profile-name"), std::string::npos) << e.what();
+  } catch (const SettingError& e) {
+    EXPECT_EQ(e.option, "profile-name") << e.what();  // the CLI prints it as --profile-name
   }
 }
 

@@ -38,8 +38,8 @@ TEST(PowerAccumulator, SquareWaveEnergyAndWatchdog) {
   EXPECT_DOUBLE_EQ(s.peak_w, 8.0);
   // The 1 s window mean passes 5 W once more than a quarter of it is at 8 W: 26 of 100 samples.
   ASSERT_TRUE(acc.watchdog().tripped());
-  EXPECT_NEAR(acc.watchdog().tripped_at_s(), 1.25, 1e-9);
-  EXPECT_NEAR(acc.watchdog().tripped_mean_w(), 4 + 4 * 0.26, 1e-9);
+  EXPECT_NEAR(acc.watchdog().trip().at_s, 1.25, 1e-9);
+  EXPECT_NEAR(acc.watchdog().trip().mean_w, 4 + 4 * 0.26, 1e-9);
   EXPECT_TRUE(std::isnan(s.gpu_mean_w));
 }
 
@@ -56,8 +56,8 @@ TEST(PowerWatchdog, TripsOnASwingingPowerWhoseWindowMeanIsAboveTheLimit) {
   };
   const auto heavy = run(0.6);  // mean 6.06 W
   ASSERT_TRUE(heavy.tripped());
-  EXPECT_NEAR(heavy.tripped_at_s(), 0.499, 0.002);  // one full window after the start
-  EXPECT_NEAR(heavy.tripped_mean_w(), 6.06, 0.02);
+  EXPECT_NEAR(heavy.trip().at_s, 0.499, 0.002);  // one full window after the start
+  EXPECT_NEAR(heavy.trip().mean_w, 6.06, 0.02);
   EXPECT_FALSE(run(0.4).tripped());  // mean 4.84 W: peaks above the limit, the window mean under it
   // Off without a window or a limit; never before a full window.
   PowerWatchdog off(5.8, 0);

@@ -274,7 +274,7 @@ TEST(JetsonSysfs, CrashLeavesStateFileThatRestoreAndNextRunReplay) {
     pin_in_child_and_kill(fx, SIGKILL);  // no handler runs: the state file is the only record
     ASSERT_TRUE(fs::exists(fx.tmp.path() / "pacer.state"));
     EXPECT_EQ(slurp(fx.df / "max_freq"), "153600000");
-    const auto msg = restore_from_state_file(fx.tmp.path() / "pacer.state", *fx.io);
+    const auto msg = restore_from_state_file(fx.tmp.path() / "pacer.state", fx.tmp.path(), *fx.io);
     EXPECT_NE(msg.find("restored"), std::string::npos);
     EXPECT_EQ(slurp(fx.df / "min_freq"), "76800000");
     EXPECT_EQ(slurp(fx.df / "max_freq"), "921600000");

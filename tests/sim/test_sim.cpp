@@ -186,6 +186,20 @@ TEST(CapSchedule, ParsesAndRejectsBadFiles) {
   EXPECT_THROW(parse_cap_schedule("time_s,cap_w\n0,abc\n", "x"), Error);
 }
 
+// Cells with units are read by the option parser's units, not truncated at the unit by stod.
+TEST(CapSchedule, CellsWithUnitsParseLikeOptions) {
+  const auto s = parse_cap_schedule("time_s,cap_w\n0,7000mW\n2min,5.5W\n1h,0.004kW\n", "caps.csv");
+  ASSERT_EQ(s.size(), 3u);
+  EXPECT_DOUBLE_EQ(s[0].cap_w, 7.0);
+  EXPECT_DOUBLE_EQ(s[1].time_s, 120.0);
+  EXPECT_DOUBLE_EQ(s[1].cap_w, 5.5);
+  EXPECT_DOUBLE_EQ(s[2].time_s, 3600.0);
+  EXPECT_DOUBLE_EQ(s[2].cap_w, 4.0);
+  EXPECT_THROW(parse_cap_schedule("time_s,cap_w\n0,7MHz\n", "x"), Error);   // a frequency is not a cap
+  EXPECT_THROW(parse_cap_schedule("time_s,cap_w\n0,7W\n2W,5\n", "x"), Error);  // a power is not a time
+  EXPECT_THROW(parse_cap_schedule("time_s,cap_w\n0,7Wx\n", "x"), Error);
+}
+
 TEST(Timeline, InfeasibleInitialCapIsAClearError) {
   const ToyModel m;
   RunInput in = fixed({{1e8}, 8}, {{0, 1}});

@@ -1,0 +1,98 @@
+#include "experiments/profiling.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <spdlog/spdlog.h>
+
+#include <memory>
+
+#include "hw/executor.hpp"
+#include "dnn/train.hpp"
+
+namespace pacer::experiments {
+namespace {
+
+// Real training steps for a real board: models::StepRunner (forward, backward, optimizer, sync)
+// rebuilt for each batch size.
+std::unique_ptr<hw::BatchExecutor> make_training_executor(const std::string& workload, const std::string& train_device,
+                                                          int threads) {
+  auto runner = std::make_shared<std::unique_ptr<models::StepRunner>>();
+  hw::FunctionExecutor::Hooks h;
+  h.kind = fmt::format("training steps on {}", train_device);
+  h.prepare = [=](int b) {
+    models::StepRunnerOptions o;
+    o.workload = workload;
+    o.batch_size = b;
+    o.device = train_device;
+    o.threads = threads;
+    runner->reset();
+    *runner = std::make_unique<models::StepRunner>(o);
+  };
+  h.step = [=] { (*runner)->step(); };
+  h.finish = [=] { runner->reset(); };
+  return std::make_unique<hw::FunctionExecutor>(h);
+}
+
+}  // namespace
+
+ProfileRun run_profile(const ProfileRequest& request, const std::function<void(const std::string&)>& on_point) {
+  auto opened = hw::open_device(request.device);
+  hw::Device& device = *opened.device;
+  hw::ProfileOptions o = request.profile;
+  // The catalog entry is the campaign's /device only for an emulated board; a real one is whatever
+  // the tree holds, which the catalog may not describe.
+  if (opened.emulated)
+    o.device_spec = opened.spec;
+  else
+    o.device_spec.name.clear();
+  std::unique_ptr<hw::BatchExecutor> executor;
+  if (opened.emulated) {
+    executor = std::make_unique<hw::VirtualExecutor>(*opened.emulated);
+  } else if (opened.sysfs && device.emulated()) {
+    executor = std::make_unique<hw::SleepingExecutor>(opened.sysfs->root() / "pacer-emulator", o.workload);
+  } else {
+    std::string train_device = request.train_device;
+    if (train_device == "auto") train_device = models::cuda_available() ? "cuda" : "cpu";
+    executor = make_training_executor(o.workload, train_device, request.threads);
+  }
+  ProfileRun run;
+  run.device_name = device.name();
+  run.emulated = device.emulated();
+  run.executor_kind = executor->kind();
+  run.rails = device.power_rails();
+  // Which rails the power figures come from is part of the result (summed rails differ from a total rail).
+  o.source = fmt::format("pacer profile, power rails [{}]", fmt::join(run.rails, ", "));
+  spdlog::info("profiling {} on {}{} ({}), power from [{}]", o.workload, run.device_name,
+               run.emulated ? " [EMULATED]" : "", run.executor_kind, fmt::join(run.rails, ", "));
+  const traces::KnobSpace knob = device.knob();
+  hw::ProgressFn progress;
+  if (on_point)
+    progress = [&](const traces::ProfilePoint& p, int done, int planned) {
+      on_point(fmt::format("[{}/{}] {}", done, planned, format_profile_point(knob, p)));
+    };
+  run.report = hw::run_profile(device, *executor, o, progress);
+  run.time_basis = run.report.table.virtual_time   ? "virtual time"
+                   : executor->time_scale() != 1.0 ? "device time, scaled"
+                                                   : "wall time";
+  return run;
+}
+
+std::string format_profile_point(const traces::KnobSpace& knob, const traces::ProfilePoint& p) {
+  return fmt::format("{}={} b={} t={:.4g} s/batch p_peak={:.3g} W p_mean={:.3g} W {}", knob.dims.at(0).name,
+                     knob.format(p.knob), p.batch_size, p.time_per_batch_mean_s, p.power_peak_w, p.power_mean_w,
+                     p.status == "ok" ? "" : p.status);
+}
+
+std::string format_profile_points(const traces::ProfileTable& t) {
+  std::string knob_heading;
+  for (size_t i = 0; i < t.knob.dims.size(); ++i) knob_heading += (i ? " " : "") + t.knob.dims[i].name;
+  std::string out = fmt::format("{:>14} {:>6} {:>14} {:>12} {:>10} {:>10}  {}\n", knob_heading, "b", "t/batch [s]",
+                                "std [s]", "P_peak [W]", "P_mean [W]", "status");
+  for (const auto& p : t.points)
+    out +=
+        fmt::format("{:>14} {:>6} {:>14.6g} {:>12.3g} {:>10.4g} {:>10.4g}  {}\n", t.knob.format(p.knob), p.batch_size,
+                    p.time_per_batch_mean_s, p.time_per_batch_std_s, p.power_peak_w, p.power_mean_w, p.status);
+  return out;
+}
+
+}  // namespace pacer::experiments

@@ -1,0 +1,136 @@
+#include "experiments/relation.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <chrono>
+
+#include "dnn/nets.hpp"
+#include "traces/error.hpp"
+
+namespace pacer::experiments {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Prepared {
+  std::string workload;  // resolved, with the data's shape
+  models::data::DatasetInfo info;
+  models::data::DataSplit data;
+  models::TrainOptions train;
+};
+
+Prepared prepare(const RelationRequest& r, const std::string& dataset) {
+  Prepared s;
+  s.info = models::data::dataset_info(dataset);
+  const models::NetSpec spec = models::parse_workload(r.workload);
+  if (spec.task != s.info.task)
+    throw UsageError(fmt::format("workload {} is a {} network but dataset {} holds {} data", r.workload, spec.task,
+                                 dataset, s.info.task));
+  models::data::DatasetOptions dopt = r.data;
+  dopt.max_eval = r.train.eval_max_samples;
+  if (spec.task == "text") dopt.context = static_cast<int>(spec.input_shape.at(0));
+  spdlog::info("loading {}", dataset);
+  s.data = models::data::load_dataset(dataset, dopt);
+  s.workload =
+      r.workload.find('@') == std::string::npos
+          ? models::parse_workload(fmt::format("{}@{}", spec.base, fmt::join(s.data.train.sample_shape, "x"))).name
+          : spec.name;
+  spdlog::info("{}: {} training and {} held-out samples ({})", dataset, s.data.train.size(), s.data.eval.size(),
+               s.data.description);
+
+  auto& t = s.train;
+  t = r.train;
+  t.workload = s.workload;
+  t.eval_max_samples = 0;  // the held-out split is already cut to eval_max_samples
+  t.optimizer = r.optimizer == "auto" ? (spec.task == "text" ? "adamw" : "adam") : r.optimizer;
+  if (t.optimizer != "adam" && t.optimizer != "adamw")
+    throw UsageError(fmt::format("optimizer '{}' is not one of auto, adam, adamw", r.optimizer));
+  t.weight_decay = t.optimizer == "adamw" ? 0.01 : 0.0;
+  t.target = std::isnan(r.target) ? s.info.default_target : r.target;
+  return s;
+}
+
+std::string checkpoint_of(const RelationRequest& r, const std::string& workload) {
+  return r.checkpoint.empty() ? default_checkpoint(workload) : r.checkpoint;
+}
+
+void ensure_parent(const fs::path& path) {
+  if (path.has_parent_path()) fs::create_directories(path.parent_path());
+}
+
+}  // namespace
+
+std::string pretrain_dataset_for(const std::string& task) {
+  return task == "text" ? "austen-pretrain" : "fmnist-pretrain";
+}
+
+PretrainOutcome run_pretrain(const RelationRequest& r, const models::TrainHooks& hooks) {
+  const models::NetSpec spec = models::parse_workload(r.workload);
+  PretrainOutcome out;
+  out.dataset = r.dataset.empty() ? pretrain_dataset_for(spec.task) : r.dataset;
+  Prepared s = prepare(r, out.dataset);
+  out.checkpoint = checkpoint_of(r, spec.name);
+  s.train.init_checkpoint = r.init;
+  s.train.batch_size = r.pretrain_batch;
+  s.train.base_batch = r.pretrain_batch;
+  s.train.seed = r.pretrain_seed;
+  s.train.save_checkpoint = out.checkpoint;
+  ensure_parent(out.checkpoint);
+  out.workload = s.workload;
+  out.metric = s.info.metric;
+  out.batch_size = s.train.batch_size;
+  out.target = s.train.target;
+  out.budget_samples = s.train.budget_samples;
+  spdlog::info("pre-training {} on {} (b={}, target {:.3f}, budget {} samples)", s.workload, out.dataset,
+               s.train.batch_size, s.train.target, s.train.budget_samples);
+  out.result = models::train_to_target(s.train, s.data, hooks);
+  return out;
+}
+
+RelationOutcome run_relation(const RelationRequest& r, const models::TrainHooks& hooks) {
+  std::vector<int> batch_sizes = r.batch_sizes;
+  if (batch_sizes.empty()) throw UsageError("give at least one batch size");
+  for (const int b : batch_sizes)
+    if (b < 1) throw UsageError(fmt::format("{} is not a positive batch size", b));
+  std::sort(batch_sizes.begin(), batch_sizes.end());
+  batch_sizes.erase(std::unique(batch_sizes.begin(), batch_sizes.end()), batch_sizes.end());
+  RelationOutcome out;
+  out.name = r.name.empty() ? record_name(r.dataset) : r.name;
+  if (out.name.empty() || out.name.find('/') != std::string::npos)
+    throw UsageError(fmt::format("relation name '{}' must be non-empty and contain no '/'", out.name));
+
+  Prepared s = prepare(r, r.dataset);
+  const models::NetSpec spec = models::parse_workload(s.workload);
+  std::string ckpt = checkpoint_of(r, spec.name);
+  if (ckpt == "none") {
+    ckpt.clear();
+  } else {
+    if (!fs::exists(ckpt))
+      throw MissingCheckpoint(ckpt, spec.base,
+                              fmt::format("checkpoint {} not found: pre-train {} to create it there, or train from "
+                                          "scratch (checkpoint 'none')",
+                                          ckpt, spec.base));
+    models::check_checkpoint(ckpt, s.workload);
+  }
+  s.train.init_checkpoint = ckpt;
+  s.train.base_batch = batch_sizes.back();
+
+  RelationCampaign c;
+  c.name = out.name;
+  c.dataset = r.dataset;
+  c.metric = s.info.metric;
+  c.train = s.train;
+  c.batch_sizes = batch_sizes;
+  c.seeds = r.seeds;
+  c.store = r.store;
+  ensure_parent(c.store);
+  const auto t0 = std::chrono::steady_clock::now();
+  out.report = run_relation_campaign(c, s.data, hooks);
+  out.wall_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return out;
+}
+
+}  // namespace pacer::experiments

@@ -1,0 +1,144 @@
+// Options shared by the commands (issue 12 defect 3, issue 16 item 8): one --sensor-rate in Hz
+// everywhere, a documented and enforced upper bound on every count, --threads defaulting to the
+// CPUs that are free, and flag names added by the CLI to the library's option errors.
+#include <gtest/gtest.h>
+#include <sched.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+
+#include "tests/support/run_pacer.hpp"
+#include "traces/cpu_threads.hpp"
+#include "traces/store.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+using Result = pacer::testing::RunResult;
+
+class CliOptions : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("pacer-cli-options-" + std::to_string(::getpid()) + "-" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  Result run(const std::string& args) const { return pacer::testing::run_pacer(args, dir_); }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  fs::path dir_;
+};
+
+bool has(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
+
+// `--sensor-rate 10` is 10 Hz in validate (it was 10 MHz and rejected) ...
+TEST_F(CliOptions, SensorRateIsHertzInValidate) {
+  auto r = run("validate --store " + path("none.h5") + " --power-limits 5W --sensor-rate 10");
+  EXPECT_EQ(r.code, 1) << r.err;  // past the options: the store is missing
+  EXPECT_FALSE(has(r.err, "sensor-rate")) << r.err;
+  r = run("validate --store " + path("none.h5") + " --power-limits 5W --sensor-rate 20kHz");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_TRUE(has(r.err, "--sensor-rate: 20 kHz is outside")) << r.err;
+  r = run("validate --store " + path("none.h5") + " --power-limits 5W --sensor-rate 5W");
+  EXPECT_EQ(r.code, 2) << r.err;
+}
+
+// ... and the same option with the same unit in profile, where it was --sensor-rate-hz.
+TEST_F(CliOptions, SensorRateIsTheSameOptionInProfile) {
+  const std::string base =
+      "profile --device emulated:jetson-nano --workload cnn --batch-sizes 8 --freqs 921.6 "
+      "--measured-batches 2 --min-power-samples 2 --store ";
+  auto r = run(base + path("a.h5") + " --sensor-rate 5");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_DOUBLE_EQ(pacer::traces::Store::open(path("a.h5")).read_profile("cnn@1x28x28").points.at(0).sensor_rate_hz,
+                   5.0);
+  r = run(base + path("b.h5") + " --sensor-rate 1kHz");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_DOUBLE_EQ(pacer::traces::Store::open(path("b.h5")).read_profile("cnn@1x28x28").points.at(0).sensor_rate_hz,
+                   1000.0);
+  EXPECT_EQ(run(base + path("c.h5") + " --sensor-rate-hz 5").code, 2);
+  for (const char* cmd : {"profile", "validate"}) {
+    r = run(std::string(cmd) + " --help");
+    EXPECT_TRUE(has(r.out, "--sensor-rate arg (=10 Hz)")) << cmd << "\n" << r.out;
+  }
+}
+
+// The profile table names the knob and formats its values by the knob's own unit.
+TEST_F(CliOptions, ProfileTableFormatsTheKnobByItsKind) {
+  const auto r =
+      run("profile --device emulated:jetson-nano --workload cnn --batch-sizes 8 --freqs 921.6,76.8 "
+          "--measured-batches 2 --min-power-samples 2 --store " +
+          path("k.h5"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(has(r.out, "gpu_freq")) << r.out;
+  EXPECT_TRUE(has(r.out, "921.6 MHz")) << r.out;
+  EXPECT_TRUE(has(r.out, "76.8 MHz")) << r.out;
+}
+
+TEST_F(CliOptions, CountsHaveDocumentedBoundsEnforcedAtParseTime) {
+  struct Case {
+    std::string args, flag;
+  };
+  const std::vector<Case> cases = {
+      {"relation --threads 100000", "--threads"},
+      {"relation --budget 0", "--budget"},
+      {"relation --eval-every 0", "--eval-every"},
+      {"relation --pretrain-batch 100000000", "--pretrain-batch"},
+      {"relation --seeds 0-100000", "--seeds"},
+      {"validate --store x.h5 --power-limits 5W --threads 100000", "--threads"},
+      {"sweep --store x.h5 --caps-per-workload 1000000", "--caps-per-workload"},
+      {"profile --device emulated:jetson-nano --workload cnn --measured-batches 0", "--measured-batches"},
+      {"profile --device emulated:jetson-nano --workload cnn --warmup-batches 10000000", "--warmup-batches"},
+      {"calibrate x.h5 --epochs 0", "--epochs"},
+      {"bench train --threads 100000", "--threads"},
+  };
+  for (const auto& c : cases) {
+    const auto r = run(c.args);
+    EXPECT_EQ(r.code, 2) << c.args << "\n" << r.err;
+    EXPECT_TRUE(has(r.err, c.flag)) << c.args << "\n" << r.err;
+  }
+  const auto help = run("relation --help");
+  EXPECT_TRUE(has(help.out, "[1 .. 1000000000]")) << help.out;  // --budget, --eval-every
+  EXPECT_TRUE(has(help.out, "[0 .. " + std::to_string(pacer::traces::max_cpu_threads()) + "]")) << help.out;
+  EXPECT_TRUE(has(run("sweep --help").out, "1 .. 10000]"));
+}
+
+// --threads defaults to the CPUs that are free, not a fixed 2: on one CPU the default is 1.
+TEST_F(CliOptions, ThreadsDefaultToTheFreeCpus) {
+  const int free_now = pacer::traces::free_cpu_threads();
+  EXPECT_GE(free_now, 1);
+  EXPECT_LE(free_now, pacer::traces::cpus_available());
+  cpu_set_t saved, one;
+  ASSERT_EQ(sched_getaffinity(0, sizeof(saved), &saved), 0);
+  CPU_ZERO(&one);
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &saved)) {
+      CPU_SET(c, &one);
+      break;
+    }
+  ASSERT_EQ(sched_setaffinity(0, sizeof(one), &one), 0);
+  EXPECT_EQ(pacer::traces::cpus_available(), 1);
+  EXPECT_EQ(pacer::traces::free_cpu_threads(), 1);
+  const auto relation = run("relation --help");  // the child inherits the one-CPU affinity
+  const auto validate = run("validate --help");
+  ASSERT_EQ(sched_setaffinity(0, sizeof(saved), &saved), 0);
+  EXPECT_TRUE(has(relation.out, "--threads arg (=1)")) << relation.out;
+  EXPECT_TRUE(has(validate.out, "--threads arg (=1)")) << validate.out;
+}
+
+// A library option error carries the option's key; the CLI names the flag.
+TEST_F(CliOptions, CliNamesTheFlagOfALibraryOptionError) {
+  auto r = run("profile --device emulated: --workload cnn --store " + path("x.h5"));
+  EXPECT_EQ(r.code, 2);
+  EXPECT_TRUE(has(r.err, "pacer profile: --device: emulated:NAME needs a device name")) << r.err;
+  r = run("emulate --device jetson-nano --root / --duration 1s");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_TRUE(has(r.err, "--root: / would put the emulated tree into the kernel's own /sys")) << r.err;
+}
+
+}  // namespace
