@@ -12,6 +12,7 @@
 #include "experiments/report.hpp"
 #include "experiments/validate.hpp"
 #include "explore/policy.hpp"
+#include "explore/problem.hpp"
 #include "explore/space.hpp"
 #include "explore/sweep.hpp"
 #include "hw/executor.hpp"
@@ -31,7 +32,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+double since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
 
 struct Settings {
   std::vector<int> batch_sizes;
@@ -73,171 +76,196 @@ Settings settings_for(const DemoOptions& o) {
   return s;
 }
 
-}  // namespace
+// What every step of one demo run shares.
+struct Demo {
+  const DemoOptions* opt;
+  Settings set;
+  traces::DeviceSpec device;
+  models::NetSpec spec;
+  std::string workload;
+  fs::path store_path;
+  std::string title;
+  models::data::DatasetOptions dopt;
+  fs::path ckpt;
+};
 
-int run_demo(const DemoOptions& opt) {
-  const auto t0 = Clock::now();
-  const Settings set = settings_for(opt);
+Demo prepare(const DemoOptions& opt) {
+  Demo d{&opt, settings_for(opt), {}, {}, {}, {}, {}, {}, {}};
   if (opt.targets.empty()) throw OptionError("targets", "name at least one target dataset");
   if (opt.name.empty() || opt.name.find('/') != std::string::npos)
     throw OptionError("name", fmt::format("'{}' must be non-empty and contain no '/'", opt.name));
-  const traces::DeviceSpec device = traces::find_device(opt.device);
-  const models::NetSpec spec = models::parse_workload(opt.workload);
-  const std::string workload = spec.name;
-  const auto pre_info = models::data::dataset_info(opt.pretrain_dataset);
-  const auto proxy_info = models::data::dataset_info(opt.proxy_dataset);
-  for (const auto& d : std::vector<std::string>{opt.pretrain_dataset, opt.proxy_dataset})
-    if (models::data::dataset_info(d).task != spec.task)
-      throw UsageError(fmt::format("dataset {} is {} data but {} is a {} network", d,
-                                   models::data::dataset_info(d).task, workload, spec.task));
-  for (const auto& d : opt.targets)
-    if (models::data::dataset_info(d).task != spec.task)
-      throw UsageError(fmt::format("target {} is {} data but {} is a {} network", d, models::data::dataset_info(d).task,
-                                   workload, spec.task));
-  const models::WorkloadInfo winfo = models::describe_workload(workload);
+  d.device = traces::find_device(opt.device);
+  d.spec = models::parse_workload(opt.workload);
+  d.workload = d.spec.name;
+  for (const auto& ds : std::vector<std::string>{opt.pretrain_dataset, opt.proxy_dataset})
+    if (models::data::dataset_info(ds).task != d.spec.task)
+      throw UsageError(fmt::format("dataset {} is {} data but {} is a {} network", ds,
+                                   models::data::dataset_info(ds).task, d.workload, d.spec.task));
+  for (const auto& ds : opt.targets)
+    if (models::data::dataset_info(ds).task != d.spec.task)
+      throw UsageError(fmt::format("target {} is {} data but {} is a {} network", ds,
+                                   models::data::dataset_info(ds).task, d.workload, d.spec.task));
   models::set_threads(opt.threads);
   fs::create_directories(opt.out_dir);
-  const fs::path store_path = opt.out_dir / (opt.name + ".h5");
-  const std::string title = opt.name == "demo" ? fmt::format("pacer demo{}", opt.quick ? " (quick)" : "")
-                                               : fmt::format("pacer experiment {}", opt.name);
+  d.store_path = opt.out_dir / (opt.name + ".h5");
+  d.title = opt.name == "demo" ? fmt::format("pacer demo{}", opt.quick ? " (quick)" : "")
+                               : fmt::format("pacer experiment {}", opt.name);
   std::cout << fmt::format(
       "{}: {} (EMULATED: virtual device time, CPU training), {}\n"
       "  pre-train: {}; proxy: {}; target{}: {}\n"
       "  batch sizes {}; seeds {}; files in {}\n",
-      title, device.display_name, workload, opt.pretrain_dataset, opt.proxy_dataset, opt.targets.size() > 1 ? "s" : "",
-      fmt::join(opt.targets, ", "), fmt::join(set.batch_sizes, ","), fmt::join(set.seeds, ","), opt.out_dir.string());
+      d.title, d.device.display_name, d.workload, opt.pretrain_dataset, opt.proxy_dataset,
+      opt.targets.size() > 1 ? "s" : "", fmt::join(opt.targets, ", "), fmt::join(d.set.batch_sizes, ","),
+      fmt::join(d.set.seeds, ","), opt.out_dir.string());
+  d.dopt.max_train = d.set.max_train;
+  d.dopt.max_eval = d.set.eval_samples;
+  if (d.spec.task == "text") d.dopt.context = static_cast<int>(d.spec.input_shape.at(0));
+  d.ckpt = opt.out_dir / fmt::format("{}-{}.pt", d.spec.base, opt.pretrain_dataset);
+  return d;
+}
 
-  models::data::DatasetOptions dopt;
-  dopt.max_train = set.max_train;
-  dopt.max_eval = set.eval_samples;
-  if (spec.task == "text") dopt.context = static_cast<int>(spec.input_shape.at(0));
-
-  // 1. Pre-train once; later runs reuse the checkpoint.
-  const fs::path ckpt = opt.out_dir / fmt::format("{}-{}.pt", spec.base, opt.pretrain_dataset);
-  auto step = Clock::now();
-  if (fs::exists(ckpt)) {
-    models::check_checkpoint(ckpt.string(), workload);
-    std::cout << fmt::format("[1/7] pre-trained checkpoint {} (reused)\n", ckpt.string());
-  } else {
-    const auto data = models::data::load_dataset(opt.pretrain_dataset, dopt);
-    models::TrainOptions t;
-    t.workload = workload;
-    t.batch_size = 64;
-    t.base_batch = 64;
-    t.threads = opt.threads;
-    t.optimizer = spec.task == "text" ? "adamw" : "adam";
-    t.weight_decay = spec.task == "text" ? 0.01 : 0.0;
-    t.target = set.pretrain_target;
-    t.budget_samples = set.pretrain_budget;
-    t.eval_every_samples = 4096;
-    t.eval_max_samples = set.eval_samples;
-    t.save_checkpoint = ckpt.string();
-    const auto r = models::train_to_target(t, data);
-    std::cout << fmt::format("[1/7] pre-trained {} on {}: {} {:.3f} after {} samples ({:.0f} s)\n", workload,
-                             opt.pretrain_dataset, pre_info.metric, r.final_metric, r.samples, since(step));
+// 1. Pre-train once; later runs reuse the checkpoint.
+void pretrain(const Demo& d) {
+  const DemoOptions& opt = *d.opt;
+  const auto step = Clock::now();
+  if (fs::exists(d.ckpt)) {
+    models::check_checkpoint(d.ckpt.string(), d.workload);
+    std::cout << fmt::format("[1/7] pre-trained checkpoint {} (reused)\n", d.ckpt.string());
+    return;
   }
+  const auto data = models::data::load_dataset(opt.pretrain_dataset, d.dopt);
+  models::TrainOptions t;
+  t.workload = d.workload;
+  t.batch_size = 64;
+  t.base_batch = 64;
+  t.threads = opt.threads;
+  t.optimizer = d.spec.task == "text" ? "adamw" : "adam";
+  t.weight_decay = d.spec.task == "text" ? 0.01 : 0.0;
+  t.target = d.set.pretrain_target;
+  t.budget_samples = d.set.pretrain_budget;
+  t.eval_every_samples = 4096;
+  t.eval_max_samples = d.set.eval_samples;
+  t.save_checkpoint = d.ckpt.string();
+  const auto r = models::train_to_target(t, data);
+  std::cout << fmt::format("[1/7] pre-trained {} on {}: {} {:.3f} after {} samples ({:.0f} s)\n", d.workload,
+                           opt.pretrain_dataset, models::data::dataset_info(opt.pretrain_dataset).metric,
+                           r.final_metric, r.samples, since(step));
+}
 
-  // 2. Profile the full grid on the emulated board (virtual time: seconds).
-  step = Clock::now();
+// What the profile and the calibrated model give the later steps.
+struct Profiled {
+  traces::ProfileTable measured;
+  std::string predicted_name;
+  double guard = 0;
+  double lo_w = INFINITY, hi_w = 0;  // the measured peak power range
+};
+
+// 2. Profile the full grid on the emulated board (virtual time: seconds); 3. calibrate the
+// analytical model on planner-chosen points and predict the whole grid.
+Profiled profile_and_calibrate(const Demo& d) {
+  const DemoOptions& opt = *d.opt;
   hw::DeviceRequest req;
   req.spec = "emulated:" + opt.device;
-  req.workload = winfo;
+  req.workload = models::describe_workload(d.workload);
   hw::OpenedDevice board = hw::open_device(req);
   hw::VirtualExecutor executor(*board.emulated);
   hw::ProfileOptions popt;
-  popt.workload = workload;
-  popt.batch_sizes = set.batch_sizes;
-  popt.store = store_path;
+  popt.workload = d.workload;
+  popt.batch_sizes = d.set.batch_sizes;
+  popt.store = d.store_path;
   popt.device_spec = board.spec;
-  popt.source = title;
+  popt.source = d.title;
   const auto prof = hw::run_profile(*board.device, executor, popt);
-  std::cout << fmt::format("[2/7] profiled {} points of the {}-point grid ({} resumed) in {:.1f} s of virtual device time\n",
-                           prof.measured_points, prof.grid_points, prof.resumed_points, prof.cost_s);
+  std::cout << fmt::format(
+      "[2/7] profiled {} points of the {}-point grid ({} resumed) in {:.1f} s of virtual device time\n",
+      prof.measured_points, prof.grid_points, prof.resumed_points, prof.cost_s);
 
-  // 3. Calibrate the analytical model on planner-chosen points; predict the whole grid.
-  step = Clock::now();
-  traces::Store store = traces::Store::open(store_path);
+  traces::Store store = traces::Store::open(d.store_path);
   models::CalibrationOptions copt;
   copt.model = "analytical";
   copt.points = opt.calibration_points;
-  copt.analytical.voltage_table = device.voltage_table;
-  const auto cal = models::calibrate(prof.table, &device, copt);
+  copt.analytical.voltage_table = d.device.voltage_table;
+  const auto cal = models::calibrate(prof.table, &d.device, copt);
   store.write_model(cal.record);
   std::vector<std::vector<double>> grid;
-  for (double f : device.gpu_freqs_hz) grid.push_back({f});
-  traces::ProfileTable predicted = models::predict_table(*cal.model, prof.table, grid, set.batch_sizes);
-  const std::string predicted_name = workload + "-predicted";
-  store.write_profile(predicted, predicted_name);
+  for (double f : d.device.gpu_freqs_hz) grid.push_back({f});
+  Profiled out;
+  out.measured = prof.table;
+  out.predicted_name = d.workload + "-predicted";
+  store.write_profile(models::predict_table(*cal.model, prof.table, grid, d.set.batch_sizes), out.predicted_name);
   const auto err = models::mape(*cal.model, prof.table.points);
   std::cout << fmt::format(
       "[3/7] calibrated the analytical model on {} of {} points; error on all measured points: time {:.1f}%, "
       "peak power {:.1f}%, mean power {:.1f}% (MAPE)\n",
       opt.calibration_points, prof.table.points.size(), err.time_mape, err.power_peak_mape, err.power_mean_mape);
-  double guard = opt.guard;
-  if (std::isnan(guard)) {
+  out.guard = opt.guard;
+  if (std::isnan(out.guard)) {
     const auto it = cal.record.metrics.find("power_peak_mape_cv");
     const double cv = it == cal.record.metrics.end() ? traces::kNaN : it->second;
-    guard = std::clamp(std::isfinite(cv) ? cv / 100 : 0.03, 0.03, 0.25);
-    std::cout << fmt::format("      guard band {:.1f}%: the policies choose under cap x {:.3f} (the model's "
-                             "cross-validated peak-power error on its {} points, at least 3%)\n",
-                             100 * guard, 1 - guard, opt.calibration_points);
+    out.guard = std::clamp(std::isfinite(cv) ? cv / 100 : 0.03, 0.03, 0.25);
+    std::cout << fmt::format(
+        "      guard band {:.1f}%: the policies choose under cap x {:.3f} (the model's "
+        "cross-validated peak-power error on its {} points, at least 3%)\n",
+        100 * out.guard, 1 - out.guard, opt.calibration_points);
   }
+  for (const auto& p : prof.table.points) {
+    out.lo_w = std::min(out.lo_w, p.power_peak_w);
+    out.hi_w = std::max(out.hi_w, p.power_peak_w);
+  }
+  return out;
+}
 
-  // 4. Proxy relation: samples to the target per batch size on the proxy data.
-  step = Clock::now();
-  const auto proxy_data = models::data::load_dataset(opt.proxy_dataset, dopt);
-  RelationCampaign c;
+// 4. Proxy relation: samples to the target per batch size on the proxy data.
+CampaignReport proxy_relation(const Demo& d, RelationCampaign& c) {
+  const DemoOptions& opt = *d.opt;
+  const auto step = Clock::now();
+  const auto proxy_info = models::data::dataset_info(opt.proxy_dataset);
+  const auto proxy_data = models::data::load_dataset(opt.proxy_dataset, d.dopt);
   c.name = opt.proxy_dataset;
   c.dataset = opt.proxy_dataset;
   c.metric = proxy_info.metric;
-  c.train.workload = workload;
+  c.train.workload = d.workload;
   c.train.threads = opt.threads;
-  c.train.optimizer = spec.task == "text" ? "adamw" : "adam";
-  c.train.weight_decay = spec.task == "text" ? 0.01 : 0.0;
+  c.train.optimizer = d.spec.task == "text" ? "adamw" : "adam";
+  c.train.weight_decay = d.spec.task == "text" ? 0.01 : 0.0;
   c.train.target = std::isfinite(opt.target) ? opt.target : proxy_info.default_target;
-  c.train.base_batch = set.batch_sizes.back();
-  c.train.eval_every_samples = set.eval_every;
-  c.train.eval_max_samples = set.eval_samples;
-  c.train.budget_samples = set.budget;
-  c.train.init_checkpoint = ckpt.string();
-  c.batch_sizes = set.batch_sizes;
-  c.seeds = set.seeds;
-  c.store = store_path;
-  const auto proxy = run_relation_campaign(c, proxy_data);
+  c.train.base_batch = d.set.batch_sizes.back();
+  c.train.eval_every_samples = d.set.eval_every;
+  c.train.eval_max_samples = d.set.eval_samples;
+  c.train.budget_samples = d.set.budget;
+  c.train.init_checkpoint = d.ckpt.string();
+  c.batch_sizes = d.set.batch_sizes;
+  c.seeds = d.set.seeds;
+  c.store = d.store_path;
+  auto proxy = run_relation_campaign(c, proxy_data);
   std::cout << fmt::format("[4/7] proxy relation ({} new runs, {:.0f} s):\n{}", proxy.new_runs, since(step),
                            format_relation(proxy.set));
   if (proxy.set.relation_vector().empty())
     throw Error(fmt::format("no proxy run reached {} {:g} within {} samples: lower the target or raise the budget",
-                            proxy_info.metric, c.train.target, set.budget));
+                            proxy_info.metric, c.train.target, d.set.budget));
+  return proxy;
+}
 
-  // 5. Validate on every target: each policy's choice and the oracle trained for real at each cap.
-  step = Clock::now();
-  double lo = INFINITY, hi = 0;
-  for (const auto& p : prof.table.points) {
-    lo = std::min(lo, p.power_peak_w);
-    hi = std::max(hi, p.power_peak_w);
-  }
-  std::vector<double> caps = opt.caps_w;
-  if (caps.empty())
-    for (int i = 0; i < set.caps; ++i) {
-      const double frac = set.caps == 1 ? 0.5 : 0.3 + 0.45 * i / (set.caps - 1);
-      caps.push_back(std::round((lo + frac * (hi - lo)) * 10) / 10);
-    }
+// 5. Validate on every target: each policy's choice and the oracle trained for real at each cap.
+std::vector<ValidateReport> validate_targets(const Demo& d, const Profiled& pr, const RelationCampaign& c,
+                                             const std::vector<double>& caps) {
+  const DemoOptions& opt = *d.opt;
+  const auto step = Clock::now();
   std::vector<ValidateReport> validations;
   int runs = 0;
   for (const auto& target : opt.targets) {
     ValidateOptions v;
-    v.store = store_path;
-    v.profile = predicted_name;
+    v.store = d.store_path;
+    v.profile = pr.predicted_name;
     v.proxy = opt.proxy_dataset;
     v.target_dataset = target;
-    v.device.spec = req.spec;
+    v.device.spec = "emulated:" + opt.device;
     v.caps_w = caps;
-    v.seeds = set.seeds;
+    v.seeds = d.set.seeds;
     v.train = c.train;
     v.train.target = std::isfinite(opt.target) ? opt.target : NAN;  // NaN: the target dataset's own
-    v.data = dopt;
-    v.guard = guard;
+    v.data = d.dopt;
+    v.guard = pr.guard;
     v.name = opt.name + "-" + target;
     validations.push_back(run_validate(v));
     runs += validations.back().training_runs;
@@ -245,59 +273,72 @@ int run_demo(const DemoOptions& opt) {
   }
   std::cout << fmt::format("[5/7] validated {} cap(s) on {} target(s) with {} real training runs ({:.0f} s)\n",
                            caps.size(), opt.targets.size(), runs, since(step));
+  return validations;
+}
 
-  // 6. Sweep per target: every policy over a fine grid of caps, replayed against the target's seeds.
-  step = Clock::now();
-  const explore::Space space = explore::Space::from_profile(predicted);
-  const explore::Index index(space);
-  const explore::DeviceWideCap device_cap({&space});
-  const auto proxy_rel = explore::Relation::from_set(proxy.set, space);
-  std::vector<double> sweep_caps;
-  for (int i = 0; i <= 20; ++i) sweep_caps.push_back(std::round((lo + (hi - lo) * i / 20.0) * 100) / 100);
+// 6. Sweep per target: every policy over a fine grid of caps, replayed against the target's seeds,
+// with the validation's guard band so that a figure and the validation table mark the same choices.
+void sweep_targets(const Demo& d, const Profiled& pr, const std::string& proxy_name,
+                   const std::vector<ValidateReport>& validations, const std::vector<double>& caps) {
+  const auto step = Clock::now();
+  std::vector<double> sweep_caps = explore::cap_grid_w(pr.lo_w, pr.hi_w, 21, 0.01);
   sweep_caps.insert(sweep_caps.end(), caps.begin(), caps.end());  // the validated caps, for the figures
   std::sort(sweep_caps.begin(), sweep_caps.end());
   sweep_caps.erase(std::unique(sweep_caps.begin(), sweep_caps.end()), sweep_caps.end());
+  traces::Store store = traces::Store::open(d.store_path);
   std::string summaries;
   for (const auto& val : validations) {
-    const auto target_rel = explore::Relation::from_set(val.target_relation, space);
-    explore::SweepWorkload sw;
-    sw.workload = workload;
-    sw.index = &index;
-    sw.proxy = &proxy_rel;
-    sw.target = &target_rel;
-    sw.target_set = &val.target_relation;
-    sw.device_cap = &device_cap;
-    sw.caps_w = sweep_caps;
-    traces::SweepResult sweep;
-    sweep.name = val.result.name;
-    sweep.profile = predicted_name;
-    sweep.relation = proxy.set.name;
-    sweep.target = val.target_relation.name;
-    sweep.feasibility = std::string(explore::to_string(space.basis()));
-    sweep.knob = predicted.knob;
-    sweep.rows = explore::sweep(sw, {});
+    explore::ProblemSpec ps;
+    ps.profile = pr.predicted_name;
+    ps.relation = proxy_name;
+    ps.target = val.target_relation.name;
+    const auto problem = explore::load_problem(store, ps);
+    explore::SweepRequest request;
+    request.name = val.result.name;
+    request.caps_w = sweep_caps;
+    request.options.guard = pr.guard;
+    const auto sweep = explore::sweep_record({problem.get()}, request);
     store.write_sweep(sweep);
     summaries += fmt::format("  {}:\n{}", val.result.dataset, explore::format_summary(explore::summarize(sweep.rows)));
   }
   std::cout << fmt::format("[6/7] simulated sweep over {} caps, {} policies, {} target(s) ({:.1f} s):\n{}",
-                           sweep_caps.size(), std::size(explore::kAllPolicies), validations.size(), since(step),
+                           sweep_caps.size(), explore::policy_table().size(), validations.size(), since(step),
                            summaries);
+}
+
+}  // namespace
+
+int run_demo(const DemoOptions& opt) {
+  const auto t0 = Clock::now();
+  const Demo d = prepare(opt);
+  pretrain(d);
+  const Profiled pr = profile_and_calibrate(d);
+  RelationCampaign c;
+  const auto proxy = proxy_relation(d, c);
+  std::vector<double> caps = opt.caps_w;
+  if (caps.empty())
+    for (int i = 0; i < d.set.caps; ++i) {
+      const double frac = d.set.caps == 1 ? 0.5 : 0.3 + 0.45 * i / (d.set.caps - 1);
+      caps.push_back(std::round((pr.lo_w + frac * (pr.hi_w - pr.lo_w)) * 10) / 10);
+    }
+  const auto validations = validate_targets(d, pr, c, caps);
+  sweep_targets(d, pr, proxy.set.name, validations, caps);
 
   // 7. Tables and figures from the trace store.
-  step = Clock::now();
+  const auto step = Clock::now();
   ReportOptions ropt;
-  ropt.stores = {store_path};
+  ropt.stores = {d.store_path};
   ropt.out_dir = opt.out_dir / "report";
   const auto rep = make_report(ropt);
   std::cout << fmt::format("[7/7] report: {} files in {} ({:.1f} s)\n", rep.files.size(), ropt.out_dir.string(),
                            since(step));
   if (!rep.tables_markdown.empty()) std::cout << "\n" << rep.tables_markdown.front();
   for (const auto& val : validations)
-    std::cout << fmt::format("\nVerdict (emulated {}, {}, target {}):\n{}", device.name, workload, val.result.dataset,
-                             format_verdict(val));
+    std::cout << fmt::format("\nVerdict (emulated {}, {}, target {}):\n{}", d.device.name, d.workload,
+                             val.result.dataset, format_verdict(val));
   std::cout << "\nFigures:\n";
   for (const auto& f : rep.figures) std::cout << "  " << f << "\n";
-  std::cout << fmt::format("Files: trace store {}; tables and figures in {}; total {:.0f} s\n", store_path.string(),
+  std::cout << fmt::format("Files: trace store {}; tables and figures in {}; total {:.0f} s\n", d.store_path.string(),
                            ropt.out_dir.string(), since(t0));
   return 0;
 }

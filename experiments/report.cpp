@@ -12,21 +12,20 @@
 
 #include "experiments/plot.hpp"
 #include "experiments/tables.hpp"
+#include "explore/policy.hpp"
+#include "explore/space.hpp"
+#include "explore/sweep.hpp"
 #include "traces/csv.hpp"
 #include "traces/error.hpp"
+#include "traces/stats.hpp"
 #include "traces/store.hpp"
 
 namespace pacer::experiments {
 namespace fs = std::filesystem;
 namespace {
 
-std::string stem_of(const fs::path& store) { return store.stem().string(); }
-
-// "614.4 MHz", "250 W", or the values of a multi-dimensional knob.
-std::string knob_label(const traces::KnobSpace& knob, const std::vector<double>& v) {
-  if (knob.kind == "gpu_freq" && v.size() == 1) return fmt::format("{:g} MHz", v[0] / 1e6);
-  if (knob.kind == "power_limit" && v.size() == 1) return fmt::format("{:g} W", v[0]);
-  return fmt::format("{}", fmt::join(v, "/"));
+std::string stem_of(const fs::path& store) {
+  return store.stem().string();
 }
 
 std::string safe(std::string s) {
@@ -51,46 +50,80 @@ void write_tables(ReportOutput& out, const ResultTable& t, const fs::path& dir, 
   out.tables_markdown.push_back(md);
 }
 
-double power_of(const traces::ProfilePoint& p) { return std::isfinite(p.power_peak_w) ? p.power_peak_w : p.power_mean_w; }
+// The design space of a sweep's profile as the explorer saw it: the sweep's feasibility basis and
+// guard band, so that a figure marks exactly the configurations that the sweep and the validation
+// chose (and draws each point at the power that decided its feasibility).
+struct FigureSpace {
+  explore::Space space;
+  explore::Index index;
+  explore::DeviceWideCap device_cap;
+  double guard;
+  FigureSpace(const traces::ProfileTable& prof, const traces::SweepResult& sweep)
+      : space(explore::Space::from_profile(prof, basis_of(sweep.feasibility))),
+        index(space),
+        device_cap({&space}),
+        guard(sweep.guard) {}
+  static std::optional<explore::PowerBasis> basis_of(const std::string& feasibility) {
+    if (feasibility == "peak") return explore::PowerBasis::Peak;
+    if (feasibility == "mean") return explore::PowerBasis::Mean;
+    return std::nullopt;  // the explorer's default: peak where every point has it
+  }
+  double choose_w(double cap_w) const { return explore::guarded_cap_w(cap_w, guard); }
+  double tta(const explore::Relation& rel, size_t bi, size_t ki) const {
+    return traces::time_to_accuracy_s(space.time_per_batch_s(bi, ki), rel.samples_by_batch[bi],
+                                      space.batch_sizes()[bi]);
+  }
+  explore::PolicyContext context(const explore::Relation& proxy, const explore::Relation* target) const {
+    explore::PolicyContext c;
+    c.index = &index;
+    c.proxy = &proxy;
+    c.target = target;
+    c.device_cap = &device_cap;
+    return c;
+  }
+};
 
-// Figure 1: time vs (peak) power of every profiled (knob, b), the cap as a line, each policy's
-// choice marked.
+// Figure 1: time vs the feasibility power of every profiled (knob, b), the cap as a line, each
+// policy's choice (the explorer's, under the sweep's basis and guard) marked.
 void figure1(ReportOutput& out, const fs::path& dir, const std::string& prefix, const traces::ProfileTable& prof,
-             const traces::RelationSet* rel, double cap_w,
-             const std::vector<std::pair<std::string, std::pair<std::vector<double>, int>>>& chosen) {
+             const FigureSpace& fs, const explore::Relation& proxy, const explore::Relation* target, double cap_w,
+             const std::vector<explore::Policy>& policies) {
+  const explore::Space& space = fs.space;
   Plot p;
   p.name = safe(prefix + "-fig1-time-vs-power-" + fmt::format("{:.3g}W", cap_w));
-  const bool tta = rel != nullptr && !rel->relation_vector().empty();
+  bool tta = target != nullptr;
+  if (tta)
+    tta = std::any_of(target->samples_by_batch.begin(), target->samples_by_batch.end(),
+                      [](double n) { return !std::isnan(n); });
   p.title = fmt::format("{} on {}{}: every configuration, cap {:g} W", prof.workload, prof.device,
                         prof.emulated ? " (emulated)" : "", cap_w);
-  p.xlabel = std::string(std::isfinite(prof.points.empty() ? NAN : prof.points[0].power_peak_w) ? "peak" : "mean") +
-             " power [W]";
+  p.xlabel = fmt::format("{} power [W]", explore::to_string(space.basis()));
   p.ylabel = tta ? "predicted time to accuracy [s]" : "time per 1000 samples [s]";
   p.logy = true;
-  auto y_of = [&](const traces::ProfilePoint& pt) {
-    const double per_sample = pt.time_per_batch_mean_s / pt.batch_size;
-    return tta ? per_sample * rel->mean_samples(pt.batch_size) : per_sample * 1000;
+  auto y_of = [&](size_t bi, size_t ki) {
+    return tta ? fs.tta(*target, bi, ki) : space.time_per_batch_s(bi, ki) / space.batch_sizes()[bi] * 1000;
   };
-  for (int b : prof.batch_sizes()) {
+  for (size_t bi = 0; bi < space.num_batches(); ++bi) {
     PlotSeries s;
-    s.title = fmt::format("b = {}", b);
+    s.title = fmt::format("b = {}", space.batch_sizes()[bi]);
     s.style = "linespoints pt 7 ps 0.8";
-    for (const auto& pt : prof.points)
-      if (pt.batch_size == b && pt.status == "ok" && std::isfinite(y_of(pt))) {
-        s.x.push_back(power_of(pt));
-        s.y.push_back(y_of(pt));
+    for (size_t ki = 0; ki < space.num_knobs(); ++ki)
+      if (space.has(bi, ki) && std::isfinite(y_of(bi, ki))) {
+        s.x.push_back(space.power_w(bi, ki));
+        s.y.push_back(y_of(bi, ki));
       }
     if (!s.x.empty()) p.series.push_back(std::move(s));
   }
   int marker = 4;
-  for (const auto& [policy, config] : chosen) {
-    const auto* pt = prof.find(config.first, config.second);
-    if (!pt) continue;
+  const auto ctx = fs.context(proxy, target);
+  for (explore::Policy policy : policies) {
+    const auto sel = explore::select(policy, ctx, fs.choose_w(cap_w));
+    if (!sel.feasible) continue;
     PlotSeries s;
-    s.title = fmt::format("{}: b={}, {}", policy_label(policy), config.second, knob_label(prof.knob, config.first));
+    s.title = fmt::format("{}: b={}, {}", explore::info(policy).label, sel.batch_size, space.describe_knob(sel.knob));
     s.style = fmt::format("points pt {} ps 2.5 lw 2", marker++);
-    s.x = {power_of(*pt)};
-    s.y = {y_of(*pt)};
+    s.x = {space.power_w(sel.batch_index, sel.knob_index)};
+    s.y = {y_of(sel.batch_index, sel.knob_index)};
     p.series.push_back(std::move(s));
   }
   p.vlines = {cap_w};
@@ -105,30 +138,28 @@ void figure1(ReportOutput& out, const fs::path& dir, const std::string& prefix, 
   add(out, render(p, dir), p.name + ": time vs power of every (f, b), cap line, chosen points (Figure 1 style)");
 }
 
-// Time to accuracy of configuration `pt` under relation `rel` (NaN when b never reached the target).
-double tta_of(const traces::ProfilePoint& pt, const traces::RelationSet& rel) {
-  return pt.time_per_batch_mean_s / pt.batch_size * rel.mean_samples(pt.batch_size);
-}
-
-// The configuration with the shortest time to accuracy under `rel` among those feasible at `cap_w`
-// (full search: the optimum that Algorithm 1 finds), or nullptr when none is feasible.
-const traces::ProfilePoint* fastest_under(const traces::ProfileTable& prof, const traces::RelationSet& rel, double cap_w,
-                                          std::optional<int> batch = std::nullopt) {
-  const traces::ProfilePoint* best = nullptr;
-  for (const auto& pt : prof.points) {
-    if (pt.status != "ok" || power_of(pt) > cap_w || (batch && pt.batch_size != *batch)) continue;
-    const double t = tta_of(pt, rel);
-    if (std::isfinite(t) && (!best || t < tta_of(*best, rel))) best = &pt;
+// The configuration (bi, ki) with the shortest time to accuracy under `rel` among those feasible at
+// `cap_w` after the guard (the oracle's full search), at one batch size or over all; nullopt: none.
+std::optional<std::pair<size_t, size_t>> fastest_under(const FigureSpace& fs, const explore::Relation& rel,
+                                                       double cap_w, std::optional<size_t> bi = std::nullopt) {
+  if (bi) {
+    if (!rel.has(*bi)) return std::nullopt;
+    const auto ki = fs.index.best_feasible_knob(*bi, fs.choose_w(cap_w), explore::Objective::Time);
+    if (!ki) return std::nullopt;
+    return std::make_pair(*bi, *ki);
   }
-  return best;
+  const auto sel = explore::select(explore::Policy::Oracle, fs.context(rel, &rel), fs.choose_w(cap_w));
+  if (!sel.feasible) return std::nullopt;
+  return std::make_pair(sel.batch_index, sel.knob_index);
 }
 
 // Figure 2: time to accuracy per batch size (each b at its fastest feasible knob) under several caps.
 void figure2(ReportOutput& out, const fs::path& dir, const std::string& prefix, const traces::ProfileTable& prof,
-             const traces::RelationSet& rel, const std::vector<double>& caps) {
+             const FigureSpace& fs, const traces::RelationSet& rel_set, const std::vector<double>& caps) {
+  const explore::Relation rel = explore::Relation::from_set(rel_set, fs.space);
   Plot p;
   p.name = safe(prefix + "-fig2-tta-per-batch");
-  p.title = fmt::format("{} ({}) on {}{}: time to accuracy per batch size", prof.workload, rel.dataset, prof.device,
+  p.title = fmt::format("{} ({}) on {}{}: time to accuracy per batch size", prof.workload, rel_set.dataset, prof.device,
                         prof.emulated ? " (emulated)" : "");
   p.xlabel = "batch size";
   p.ylabel = "time to accuracy [s]";
@@ -137,11 +168,11 @@ void figure2(ReportOutput& out, const fs::path& dir, const std::string& prefix, 
     PlotSeries s;
     s.title = fmt::format("cap {:g} W", cap);
     s.style = "linespoints pt 7 ps 1 lw 2";
-    for (int b : prof.batch_sizes())
-      if (const auto* pt = fastest_under(prof, rel, cap, b)) {
-        s.x.push_back(b);
-        s.y.push_back(tta_of(*pt, rel));
-        s.labels.push_back(knob_label(prof.knob, pt->knob));
+    for (size_t bi = 0; bi < fs.space.num_batches(); ++bi)
+      if (const auto c = fastest_under(fs, rel, cap, bi)) {
+        s.x.push_back(fs.space.batch_sizes()[bi]);
+        s.y.push_back(fs.tta(rel, c->first, c->second));
+        s.labels.push_back(fs.space.describe_knob(fs.space.knob_settings()[c->second]));
       }
     p.series.push_back(std::move(s));
   }
@@ -152,27 +183,33 @@ void figure2(ReportOutput& out, const fs::path& dir, const std::string& prefix, 
 // Figure 5: rows = the relation used to choose (proxy), columns = the relation that is trained
 // (target); cell = % time over the target's fastest configuration at the cap.
 void figure5(ReportOutput& out, const fs::path& dir, const std::string& prefix, const traces::ProfileTable& prof,
-             const std::vector<traces::RelationSet>& rels, double cap_w) {
+             const FigureSpace& fs, const std::vector<traces::RelationSet>& rel_sets, double cap_w) {
   Heatmap m;
   m.name = safe(prefix + "-fig5-proxy-x-target-" + fmt::format("{:.3g}W", cap_w));
   m.title = fmt::format("% time over the fastest configuration, cap {:g} W ({} on {}{})", cap_w, prof.workload,
                         prof.device, prof.emulated ? ", emulated" : "");
   m.xlabel = "target (trained)";
   m.ylabel = "proxy (used to choose)";
-  for (const auto& r : rels) {
+  std::vector<explore::Relation> rels;
+  for (const auto& r : rel_sets) {
     m.xnames.push_back(r.name);
     m.ynames.push_back(r.name);
+    rels.push_back(explore::Relation::from_set(r, fs.space));
   }
   for (const auto& proxy : rels) {
     std::vector<double> row;
     for (const auto& target : rels) {
-      const auto* chosen = fastest_under(prof, proxy, cap_w);
-      const auto* best = fastest_under(prof, target, cap_w);
-      row.push_back(chosen && best ? 100.0 * (tta_of(*chosen, target) / tta_of(*best, target) - 1.0) : NAN);
+      const auto chosen = fastest_under(fs, proxy, cap_w);
+      const auto best = fastest_under(fs, target, cap_w);
+      row.push_back(chosen && best ? 100.0 * (fs.tta(target, chosen->first, chosen->second) /
+                                                  fs.tta(target, best->first, best->second) -
+                                              1.0)
+                                   : NAN);
     }
     m.values.push_back(std::move(row));
   }
-  add(out, render(m, dir), m.name + ": proxy x target matrix of % time over the fastest configuration (Figure 5 style)");
+  add(out, render(m, dir),
+      m.name + ": proxy x target matrix of % time over the fastest configuration (Figure 5 style)");
 }
 
 // Figure 4: energy to accuracy per policy and cap (grouped bars).
@@ -186,7 +223,8 @@ void figure4(ReportOutput& out, const fs::path& dir, const traces::ValidationRes
   }
   std::sort(caps.begin(), caps.end());
   std::vector<std::string> policies(pols.begin(), pols.end());
-  std::stable_sort(policies.begin(), policies.end(), [](auto& a, auto& b) { return policy_rank(a) < policy_rank(b); });
+  std::stable_sort(policies.begin(), policies.end(),
+                   [](auto& a, auto& b) { return explore::policy_rank(a) < explore::policy_rank(b); });
   Plot p;
   p.name = safe(v.name + "-fig4-energy");
   p.title = fmt::format("Energy to accuracy: {} on {}{}", v.dataset, v.device, v.emulated ? " (emulated)" : "");
@@ -197,7 +235,7 @@ void figure4(ReportOutput& out, const fs::path& dir, const traces::ValidationRes
   p.extra = fmt::format("set boxwidth {}\nset yrange [0:*]\nset key outside right top noopaque nobox", width);
   for (size_t k = 0; k < policies.size(); ++k) {
     PlotSeries s;
-    s.title = policy_label(policies[k]);
+    s.title = explore::policy_label(policies[k]);
     s.style = "boxes";
     for (size_t i = 0; i < caps.size(); ++i) {
       double sum = 0;
@@ -276,6 +314,81 @@ void trace_plot(ReportOutput& out, const fs::path& dir, const traces::PowerSerie
   add(out, render(p, dir), p.name + ": power over time of a validation run, cap drawn");
 }
 
+// Figures 1, 2 and 5 of one profile of a sweep (a sweep over several workloads names them all).
+void sweep_figures(ReportOutput& out, const fs::path& out_dir, traces::Store& store, const fs::path& path,
+                   const std::string& n, const traces::SweepResult& sweep, const std::string& pname,
+                   const std::vector<double>& validated) {
+  const auto profiles = traces::split_list(sweep.profile);
+  if (!store.has("profiles", pname)) {
+    out.skipped.push_back(
+        fmt::format("{}: figures for sweep '{}' need profile '{}' in the same store", path.string(), n, pname));
+    return;
+  }
+  const auto prof = store.read_profile(pname);
+  std::vector<traces::SweepRow> rows;
+  for (const auto& r : sweep.rows)
+    if (profiles.size() == 1 || r.workload == prof.workload) rows.push_back(r);
+  // The sweep's target (else proxy) relation of this workload.
+  auto relation_named = [&](const std::string& list) -> std::optional<traces::RelationSet> {
+    for (const auto& rn : traces::split_list(list))
+      if (store.has("relations", rn)) {
+        auto r = store.read_relation(rn);
+        if (profiles.size() == 1 || r.workload == prof.workload) return r;
+      }
+    return std::nullopt;
+  };
+  const std::optional<traces::RelationSet> target = relation_named(sweep.target);
+  const std::optional<traces::RelationSet> proxy = relation_named(sweep.relation);
+  std::optional<traces::RelationSet> fig2_rel = target ? target : proxy;
+  std::vector<double> caps;
+  for (const auto& r : rows)
+    if (std::isfinite(r.cap_w)) caps.push_back(r.cap_w);
+  std::sort(caps.begin(), caps.end());
+  caps.erase(std::unique(caps.begin(), caps.end()), caps.end());
+  if (caps.empty()) return;
+  const FigureSpace fs(prof, sweep);
+  const std::vector<double> pick = figure_caps(caps, validated);
+  // The store's name first (several stores may hold a sweep of the same name), unless the
+  // sweep's name already begins with it.
+  const std::string stem = stem_of(path), sweep_part = profiles.size() == 1 ? n : n + "-" + pname;
+  const std::string prefix = sweep_part.rfind(stem + "-", 0) == 0 ? sweep_part : stem + "-" + sweep_part;
+  if (proxy) {
+    // The paper's policies that the sweep ran, in the paper's order.
+    std::vector<explore::Policy> policies;
+    for (const auto& r : rows)
+      if (const auto pol = explore::policy_from_string(r.policy);
+          pol && explore::policy_rank(r.policy) < 100 &&
+          std::find(policies.begin(), policies.end(), *pol) == policies.end())
+        policies.push_back(*pol);
+    std::stable_sort(policies.begin(), policies.end(),
+                     [](auto a, auto b) { return explore::info(a).paper_row < explore::info(b).paper_row; });
+    const explore::Relation proxy_rel = explore::Relation::from_set(*proxy, fs.space);
+    std::optional<explore::Relation> target_rel;
+    if (target) target_rel = explore::Relation::from_set(*target, fs.space);
+    for (double cap : pick)
+      figure1(out, out_dir, prefix, prof, fs, proxy_rel, target_rel ? &*target_rel : nullptr, cap, policies);
+  } else {
+    out.skipped.push_back(fmt::format("{}: Figure 1 for '{}' needs the sweep's proxy relation '{}' in the store",
+                                      path.string(), prefix, sweep.relation));
+  }
+  if (fig2_rel && !fig2_rel->relation_vector().empty()) {
+    std::vector<double> fig2_caps = pick;
+    fig2_caps.push_back(caps.back());
+    fig2_caps.erase(std::unique(fig2_caps.begin(), fig2_caps.end()), fig2_caps.end());
+    figure2(out, out_dir, prefix, prof, fs, *fig2_rel, fig2_caps);
+  }
+  std::vector<traces::RelationSet> rels;
+  for (const auto& rn : store.list("relations")) {
+    auto r = store.read_relation(rn);
+    if (r.workload == prof.workload && !r.relation_vector().empty()) rels.push_back(std::move(r));
+  }
+  if (rels.size() >= 2)
+    for (double cap : pick) figure5(out, out_dir, prefix, prof, fs, rels, cap);
+  else
+    out.skipped.push_back(fmt::format("{}: Figure 5 for '{}' needs two relation sets of {} in the store", path.string(),
+                                      prefix, prof.workload));
+}
+
 }  // namespace
 
 ReportOutput make_report(const ReportOptions& opt) {
@@ -306,62 +419,7 @@ ReportOutput make_report(const ReportOptions& opt) {
     for (const auto& n : store.list("sweeps")) {
       const auto sweep = store.read_sweep(n);
       const auto profiles = traces::split_list(sweep.profile);
-      for (const auto& pname : profiles) {
-        if (!store.has("profiles", pname)) {
-          out.skipped.push_back(fmt::format("{}: figures for sweep '{}' need profile '{}' in the same store",
-                                            path.string(), n, pname));
-          continue;
-        }
-        const auto prof = store.read_profile(pname);
-        std::vector<traces::SweepRow> rows;
-        for (const auto& r : sweep.rows)
-          if (profiles.size() == 1 || r.workload == prof.workload) rows.push_back(r);
-        // The sweep's target (else proxy) relation of this workload.
-        auto relation_named = [&](const std::string& list) -> std::optional<traces::RelationSet> {
-          for (const auto& rn : traces::split_list(list))
-            if (store.has("relations", rn)) {
-              auto r = store.read_relation(rn);
-              if (profiles.size() == 1 || r.workload == prof.workload) return r;
-            }
-          return std::nullopt;
-        };
-        const std::optional<traces::RelationSet> target = relation_named(sweep.target);
-        std::optional<traces::RelationSet> fig2_rel = target ? target : relation_named(sweep.relation);
-        std::vector<double> caps;
-        for (const auto& r : rows)
-          if (std::isfinite(r.cap_w)) caps.push_back(r.cap_w);
-        std::sort(caps.begin(), caps.end());
-        caps.erase(std::unique(caps.begin(), caps.end()), caps.end());
-        if (caps.empty()) continue;
-        const std::vector<double> pick = figure_caps(caps, validated);
-        // The store's name first (several stores may hold a sweep of the same name), unless the
-        // sweep's name already begins with it.
-        const std::string stem = stem_of(path), sweep_part = profiles.size() == 1 ? n : n + "-" + pname;
-        const std::string prefix = sweep_part.rfind(stem + "-", 0) == 0 ? sweep_part : stem + "-" + sweep_part;
-        for (double cap : pick) {
-          std::vector<std::pair<std::string, std::pair<std::vector<double>, int>>> chosen;
-          for (const auto& r : rows)
-            if (traces::same(r.cap_w, cap) && r.feasible && policy_rank(r.policy) < 100)
-              chosen.push_back({r.policy, {r.knob, r.batch_size}});
-          figure1(out, opt.out_dir, prefix, prof, target ? &*target : nullptr, cap, chosen);
-        }
-        if (fig2_rel && !fig2_rel->relation_vector().empty()) {
-          std::vector<double> fig2_caps = pick;
-          fig2_caps.push_back(caps.back());
-          fig2_caps.erase(std::unique(fig2_caps.begin(), fig2_caps.end()), fig2_caps.end());
-          figure2(out, opt.out_dir, prefix, prof, *fig2_rel, fig2_caps);
-        }
-        std::vector<traces::RelationSet> rels;
-        for (const auto& rn : store.list("relations")) {
-          auto r = store.read_relation(rn);
-          if (r.workload == prof.workload && !r.relation_vector().empty()) rels.push_back(std::move(r));
-        }
-        if (rels.size() >= 2)
-          for (double cap : pick) figure5(out, opt.out_dir, prefix, prof, rels, cap);
-        else
-          out.skipped.push_back(fmt::format("{}: Figure 5 for '{}' needs two relation sets of {} in the store",
-                                            path.string(), prefix, prof.workload));
-      }
+      for (const auto& pname : profiles) sweep_figures(out, opt.out_dir, store, path, n, sweep, pname, validated);
     }
     for (const auto& n : store.list("validations")) {
       const auto v = store.read_validation(n);

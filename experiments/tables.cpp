@@ -7,6 +7,9 @@
 #include <map>
 #include <set>
 
+#include "explore/policy.hpp"
+#include "traces/stats.hpp"
+
 namespace pacer::experiments {
 namespace {
 
@@ -23,18 +26,15 @@ struct Acc {
     c.censored = censored;
     c.infeasible = infeasible;
     if (values.empty()) return c;
-    double sum = 0;
-    for (double v : values) sum += v;
-    c.mean = sum / static_cast<double>(values.size());
-    double ss = 0;
-    for (double v : values) ss += (v - c.mean) * (v - c.mean);
-    c.std = values.size() > 1 ? std::sqrt(ss / static_cast<double>(values.size() - 1))
-                              : (std::isfinite(given_std) ? given_std : 0.0);
+    c.mean = traces::mean(values);
+    c.std = values.size() > 1 ? traces::sample_std(values) : (std::isfinite(given_std) ? given_std : 0.0);
     return c;
   }
 };
 
-bool no_cap(double cap) { return !std::isfinite(cap) || cap <= 0; }
+bool no_cap(double cap) {
+  return !std::isfinite(cap) || cap <= 0;
+}
 
 // Caps ascending, "no cap" last.
 bool cap_less(double a, double b) {
@@ -116,21 +116,16 @@ ResultTable scaled(ResultTable t) {
 }  // namespace
 
 std::string policy_label(const std::string& p) {
-  static const std::map<std::string, std::string> labels = {
-      {"baseline1", "Baseline 1"},      {"baseline2", "Baseline 2"},      {"ours", "Ours"},
-      {"ours-robust", "Ours (robust)"}, {"oracle", "Fastest configuration"}, {"energy", "Energy-optimal"},
-      {"zeus", "Zeus cost"},            {"powertrain", "PowerTrain Pareto"}};
-  const auto it = labels.find(p);
-  return it == labels.end() ? p : it->second;
+  return explore::policy_label(p);
 }
 
 int policy_rank(const std::string& p) {
-  static const std::vector<std::string> order = {"baseline1", "baseline2", "ours", "oracle"};
-  const auto it = std::find(order.begin(), order.end(), p);
-  return it == order.end() ? 100 : static_cast<int>(it - order.begin());
+  return explore::policy_rank(p);
 }
 
-std::string cap_label(double cap) { return no_cap(cap) ? "no cap" : fmt::format("{:.3g} W", cap); }
+std::string cap_label(double cap) {
+  return no_cap(cap) ? "no cap" : fmt::format("{:.3g} W", cap);
+}
 
 namespace {
 // One column group per validation (its dataset), cells from `value` of the runs that reached the target.
@@ -143,9 +138,12 @@ ResultTable validation_table(const std::vector<traces::ValidationResult>& result
     groups.push_back(r.rows);
   }
   return build(names, groups, [value](const traces::ValidationRow& r, Acc& acc) {
-    if (r.batch_size == 0) ++acc.infeasible;  // the policy found no feasible configuration
-    else if (r.reached) acc.values.push_back(value(r));
-    else ++acc.censored;
+    if (r.batch_size == 0)
+      ++acc.infeasible;  // the policy found no feasible configuration
+    else if (r.reached)
+      acc.values.push_back(value(r));
+    else
+      ++acc.censored;
   });
 }
 }  // namespace
@@ -249,7 +247,8 @@ std::string to_latex(const ResultTable& t) {
       for (size_t r = 0; r < t.rows.size(); ++r) out += " & " + tex(cell_text(t.cells[r][c], " $\\pm$ "));
       out += " \\\\\n";
     }
-    out += fmt::format("\\bottomrule\n\\end{{tabular}}\n\\caption{{{} [{}]}}\n\\end{{table}}\n", tex(t.caption), t.unit);
+    out +=
+        fmt::format("\\bottomrule\n\\end{{tabular}}\n\\caption{{{} [{}]}}\n\\end{{table}}\n", tex(t.caption), t.unit);
     return out;
   }
   out += "\\begin{tabular}{l" + std::string(t.columns.size(), 'c') + "}\n\\toprule\n";
@@ -257,8 +256,10 @@ std::string to_latex(const ResultTable& t) {
   out += "Policy";
   std::vector<std::pair<std::string, size_t>> spans;
   for (const auto& g : t.groups) {
-    if (!spans.empty() && spans.back().first == g) ++spans.back().second;
-    else spans.push_back({g, 1});
+    if (!spans.empty() && spans.back().first == g)
+      ++spans.back().second;
+    else
+      spans.push_back({g, 1});
   }
   for (const auto& [g, n] : spans) out += fmt::format(" & \\multicolumn{{{}}}{{c}}{{{}}}", n, tex(g));
   out += " \\\\\n";

@@ -12,24 +12,24 @@ namespace pacer::experiments {
 struct Cell {
   double mean = traces::kNaN;
   double std = traces::kNaN;
-  int runs = 0;       // runs behind the figure
-  int censored = 0;   // runs that missed the target within the budget (excluded from mean)
-  int infeasible = 0; // selections with no feasible configuration at the cap
+  int runs = 0;        // runs behind the figure
+  int censored = 0;    // runs that missed the target within the budget (excluded from mean)
+  int infeasible = 0;  // selections with no feasible configuration at the cap
 };
 
 struct ResultTable {
   std::string caption;
   std::string quantity = "time to accuracy";
   std::string unit = "s";
-  std::vector<std::string> groups;   // per column: dataset
-  std::vector<std::string> columns;  // per column: cap ("5 W", "no cap")
-  std::vector<std::string> rows;     // per row: policy label
+  std::vector<std::string> groups;       // per column: dataset
+  std::vector<std::string> columns;      // per column: cap ("5 W", "no cap")
+  std::vector<std::string> rows;         // per row: policy label
   std::vector<std::vector<Cell>> cells;  // [row][column]
 };
 
-// Display label of a policy id ("baseline1" -> "Baseline 1", "oracle" -> "Fastest configuration").
+// The label and paper order of a policy id, from explore's policy table (explore::policy_label,
+// explore::policy_rank): "baseline1" -> "Baseline 1", "zeus-cost" -> "Zeus cost".
 std::string policy_label(const std::string& policy);
-// Sort key that puts the paper's rows first, in the paper's order.
 int policy_rank(const std::string& policy);
 std::string cap_label(double cap_w);
 

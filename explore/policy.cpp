@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "traces/error.hpp"
+#include "traces/stats.hpp"
 #include "traces/units.hpp"
 
 namespace pacer::explore {
@@ -23,7 +24,7 @@ bool better(const Candidate& a, const Candidate& b) {
 }
 
 double predicted_time(const Space& s, const Relation& r, size_t bi, size_t ki) {
-  return s.time_per_batch_s(bi, ki) * r.samples_by_batch[bi] / s.batch_sizes()[bi];
+  return traces::time_to_accuracy_s(s.time_per_batch_s(bi, ki), r.samples_by_batch[bi], s.batch_sizes()[bi]);
 }
 
 Selection make_selection(Policy p, const Index& index, const Relation* rel, size_t bi, size_t ki, std::string method) {
@@ -97,8 +98,10 @@ Selection baseline(Policy p, const PolicyContext& ctx, double cap_w, std::vector
   const Space& s = index.space();
   const Relation& rel = *ctx.proxy;
   std::optional<std::vector<double>> knob;
-  if (ctx.device_cap) knob = ctx.device_cap->knob_for(cap_w);
-  else knob = DeviceWideCap({&s}).knob_for(cap_w);
+  if (ctx.device_cap)
+    knob = ctx.device_cap->knob_for(cap_w);
+  else
+    knob = DeviceWideCap({&s}).knob_for(cap_w);
   if (!knob)
     return infeasible(p, index, cap_w,
                       fmt::format("no {} setting keeps every profiled workload under {}: the device-wide cap is "
@@ -138,82 +141,134 @@ Relation Relation::from_set(const traces::RelationSet& set, const Space& space) 
   return r;
 }
 
-std::string_view to_string(Policy p) {
-  switch (p) {
-    case Policy::Ours: return "ours";
-    case Policy::OursRobust: return "ours-robust";
-    case Policy::Baseline1: return "baseline1";
-    case Policy::Baseline2: return "baseline2";
-    case Policy::Oracle: return "oracle";
-    case Policy::EnergyOptimal: return "energy-opt";
-    case Policy::ZeusCost: return "zeus-cost";
-    case Policy::PowerTrain: return "powertrain";
+namespace {
+
+Selection select_ours(Policy p, const PolicyContext& ctx, double cap_w, std::vector<Selection>* per_batch) {
+  const Index& index = *ctx.index;
+  const std::string method = index.one_dimensional() ? "binary search" : "scan";
+  return per_batch_policy(
+      p, index, *ctx.proxy, cap_w, [&](size_t bi) { return index.highest_feasible_knob(bi, cap_w); },
+      [&](size_t bi, size_t ki) { return predicted_time(index.space(), *ctx.proxy, bi, ki); }, method, per_batch);
+}
+
+// Ours-robust (the time front with the proxy) and the Oracle (the same front with the target's r(b)).
+Selection select_fastest_front(Policy p, const PolicyContext& ctx, double cap_w, std::vector<Selection>* per_batch) {
+  const Index& index = *ctx.index;
+  const Relation* rel = p == Policy::Oracle ? ctx.target : ctx.proxy;
+  if (!rel) return infeasible(p, index, cap_w, "no target relation: the oracle needs the target's own r(b)");
+  return per_batch_policy(
+      p, index, *rel, cap_w, [&](size_t bi) { return index.best_feasible_knob(bi, cap_w, Objective::Time); },
+      [&](size_t bi, size_t ki) { return predicted_time(index.space(), *rel, bi, ki); }, "front", per_batch);
+}
+
+Selection select_energy(Policy p, const PolicyContext& ctx, double cap_w, std::vector<Selection>* per_batch) {
+  const Index& index = *ctx.index;
+  const Space& s = index.space();
+  return per_batch_policy(
+      p, index, *ctx.proxy, cap_w, [&](size_t bi) { return index.best_feasible_knob(bi, cap_w, Objective::Energy); },
+      [&](size_t bi, size_t ki) { return s.energy_power_w(bi, ki) * predicted_time(s, *ctx.proxy, bi, ki); }, "front",
+      per_batch);
+}
+
+Selection select_zeus(Policy p, const PolicyContext& ctx, double cap_w, std::vector<Selection>* per_batch) {
+  const Index& index = *ctx.index;
+  const Space& s = index.space();
+  return per_batch_policy(
+      p, index, *ctx.proxy, cap_w, [&](size_t bi) { return index.best_feasible_knob(bi, cap_w, Objective::ZeusCost); },
+      [&](size_t bi, size_t ki) {
+        return traces::time_to_accuracy_s(index.unit_cost(bi, ki, Objective::ZeusCost), ctx.proxy->samples_by_batch[bi],
+                                          s.batch_sizes()[bi]);
+      },
+      "front", per_batch);
+}
+
+Selection select_powertrain(Policy p, const PolicyContext& ctx, double cap_w, std::vector<Selection>* per_batch) {
+  const Index& index = *ctx.index;
+  const Space& s = index.space();
+  size_t bi = s.num_batches() - 1;
+  if (ctx.powertrain_batch > 0) {
+    const auto b = s.batch_index(ctx.powertrain_batch);
+    if (!b) return infeasible(p, index, cap_w, fmt::format("batch size {} is not in the space", ctx.powertrain_batch));
+    bi = *b;
   }
-  return "?";
+  const auto ki = index.best_feasible_knob(bi, cap_w, Objective::Time);
+  if (!ki) return infeasible(p, index, cap_w);
+  Selection sel = make_selection(p, index, ctx.proxy, bi, *ki, "time-power front at fixed b");
+  if (per_batch) *per_batch = {sel};
+  return sel;
+}
+
+}  // namespace
+
+const std::vector<PolicyInfo>& policy_table() {
+  static const std::vector<PolicyInfo> table = {
+      {Policy::Ours, "ours", "Ours", "Algorithm 1: per b the highest knob under the cap, then the fastest b", 2,
+       select_ours},
+      {Policy::OursRobust, "ours-robust", "Ours (robust)",
+       "the fastest feasible knob per b (time front, no monotonicity assumed), then the fastest b", -1,
+       select_fastest_front},
+      {Policy::Baseline1, "baseline1", "Baseline 1", "device-wide knob cap at the largest batch size", 0, baseline},
+      {Policy::Baseline2, "baseline2", "Baseline 2", "device-wide knob cap, the fastest batch size under it", 1,
+       baseline},
+      {Policy::Oracle, "oracle", "Fastest configuration",
+       "the fastest feasible configuration under the target's own relation", 3, select_fastest_front},
+      {Policy::EnergyOptimal, "energy-opt", "Energy-optimal", "the least energy to accuracy under the cap", -1,
+       select_energy},
+      {Policy::ZeusCost, "zeus-cost", "Zeus cost", "Zeus's cost eta*energy + (1-eta)*max_power*time under the cap", -1,
+       select_zeus},
+      {Policy::PowerTrain, "powertrain", "PowerTrain Pareto", "the time-power front at one fixed batch size", -1,
+       select_powertrain},
+  };
+  return table;
+}
+
+const PolicyInfo& info(Policy p) {
+  for (const auto& row : policy_table())
+    if (row.policy == p) return row;
+  throw Error("unknown policy");
+}
+
+std::vector<Policy> all_policies() {
+  std::vector<Policy> out;
+  for (const auto& row : policy_table()) out.push_back(row.policy);
+  return out;
+}
+
+std::string_view to_string(Policy p) {
+  return info(p).id;
 }
 
 std::optional<Policy> policy_from_string(std::string_view name) {
-  for (Policy p : kAllPolicies)
-    if (to_string(p) == name) return p;
+  for (const auto& row : policy_table())
+    if (row.id == name) return row.policy;
   return std::nullopt;
 }
 
 std::string policy_names() {
   std::string s;
-  for (Policy p : kAllPolicies) s += (s.empty() ? "" : ", ") + std::string(to_string(p));
+  for (const auto& row : policy_table()) s += (s.empty() ? "" : ", ") + std::string(row.id);
   return s;
+}
+
+std::string policy_help() {
+  std::string s;
+  for (const auto& row : policy_table()) s += fmt::format("  {}: {}\n", row.id, row.description);
+  return s;
+}
+
+std::string policy_label(std::string_view id) {
+  const auto p = policy_from_string(id);
+  return p ? std::string(info(*p).label) : std::string(id);
+}
+
+int policy_rank(std::string_view id) {
+  const auto p = policy_from_string(id);
+  return p && info(*p).paper_row >= 0 ? info(*p).paper_row : 100;
 }
 
 Selection select(Policy p, const PolicyContext& ctx, double cap_w, std::vector<Selection>* per_batch) {
   if (!ctx.index || !ctx.proxy) throw Error("policy selection needs a design space and a proxy relation");
-  const Index& index = *ctx.index;
-  const Space& s = index.space();
-  switch (p) {
-    case Policy::Ours: {
-      const std::string method = index.one_dimensional() ? "binary search" : "scan";
-      return per_batch_policy(
-          p, index, *ctx.proxy, cap_w, [&](size_t bi) { return index.highest_feasible_knob(bi, cap_w); },
-          [&](size_t bi, size_t ki) { return predicted_time(s, *ctx.proxy, bi, ki); }, method, per_batch);
-    }
-    case Policy::OursRobust:
-    case Policy::Oracle: {
-      const Relation* rel = p == Policy::Oracle ? ctx.target : ctx.proxy;
-      if (!rel) return infeasible(p, index, cap_w, "no target relation: the oracle needs the target's own r(b)");
-      return per_batch_policy(
-          p, index, *rel, cap_w, [&](size_t bi) { return index.best_feasible_knob(bi, cap_w, Objective::Time); },
-          [&](size_t bi, size_t ki) { return predicted_time(s, *rel, bi, ki); }, "front", per_batch);
-    }
-    case Policy::EnergyOptimal:
-      return per_batch_policy(
-          p, index, *ctx.proxy, cap_w, [&](size_t bi) { return index.best_feasible_knob(bi, cap_w, Objective::Energy); },
-          [&](size_t bi, size_t ki) { return s.energy_power_w(bi, ki) * predicted_time(s, *ctx.proxy, bi, ki); },
-          "front", per_batch);
-    case Policy::ZeusCost:
-      return per_batch_policy(
-          p, index, *ctx.proxy, cap_w,
-          [&](size_t bi) { return index.best_feasible_knob(bi, cap_w, Objective::ZeusCost); },
-          [&](size_t bi, size_t ki) {
-            return index.unit_cost(bi, ki, Objective::ZeusCost) * ctx.proxy->samples_by_batch[bi] / s.batch_sizes()[bi];
-          },
-          "front", per_batch);
-    case Policy::PowerTrain: {
-      size_t bi = s.num_batches() - 1;
-      if (ctx.powertrain_batch > 0) {
-        const auto b = s.batch_index(ctx.powertrain_batch);
-        if (!b)
-          return infeasible(p, index, cap_w, fmt::format("batch size {} is not in the space", ctx.powertrain_batch));
-        bi = *b;
-      }
-      const auto ki = index.best_feasible_knob(bi, cap_w, Objective::Time);
-      if (!ki) return infeasible(p, index, cap_w);
-      Selection sel = make_selection(p, index, ctx.proxy, bi, *ki, "time-power front at fixed b");
-      if (per_batch) *per_batch = {sel};
-      return sel;
-    }
-    case Policy::Baseline1:
-    case Policy::Baseline2: return baseline(p, ctx, cap_w, per_batch);
-  }
-  throw Error("unknown policy");
+  return info(p).select(p, ctx, cap_w, per_batch);
 }
 
 Selection scan_fastest(const Index& index, const Relation& rel, double cap_w) {

@@ -21,38 +21,59 @@ struct Relation {
 };
 
 enum class Policy { Ours, OursRobust, Baseline1, Baseline2, Oracle, EnergyOptimal, ZeusCost, PowerTrain };
-inline constexpr Policy kAllPolicies[] = {Policy::Ours,          Policy::OursRobust, Policy::Baseline1,
-                                          Policy::Baseline2,     Policy::Oracle,     Policy::EnergyOptimal,
-                                          Policy::ZeusCost,      Policy::PowerTrain};
-std::string_view to_string(Policy p);           // "ours", "ours-robust", "baseline1", ...
+
+struct Selection;
+struct PolicyContext;
+using SelectFn = Selection (*)(Policy, const PolicyContext&, double cap_w, std::vector<Selection>* per_batch);
+
+// The one table of policies: its id (CLI, records), its label in tables and figures, its line in
+// --help and its select function. A new policy is one enum value, one row and its select function.
+struct PolicyInfo {
+  Policy policy;
+  std::string_view id;           // "ours", "baseline1", ... as stored in sweep and validation records
+  std::string_view label;        // "Ours", "Baseline 1", ... in tables and figure keys
+  std::string_view description;  // one line for help texts
+  int paper_row;                 // row order of the paper's tables (Baseline 1, 2, Ours, oracle); -1: not a paper row
+  SelectFn select;
+};
+const std::vector<PolicyInfo>& policy_table();
+const PolicyInfo& info(Policy p);
+std::vector<Policy> all_policies();    // in table order
+std::string_view to_string(Policy p);  // "ours", "ours-robust", "baseline1", ...
 std::optional<Policy> policy_from_string(std::string_view name);
-std::string policy_names();                      // "ours, ours-robust, ..." for help texts
+std::string policy_names();  // "ours, ours-robust, ..." for help texts
+std::string policy_help();   // one "  id: description" line per policy
+// Label of a stored policy id ("baseline1" -> "Baseline 1"); an unknown id is returned as is.
+std::string policy_label(std::string_view id);
+// Sort key that puts the paper's rows first, in the paper's order; 100 for the other policies.
+int policy_rank(std::string_view id);
 
 struct Selection {
   Policy policy = Policy::Ours;
   bool feasible = false;
-  std::string message;   // why nothing is feasible (empty when feasible)
+  std::string message;  // why nothing is feasible (empty when feasible)
   size_t knob_index = 0;
   size_t batch_index = 0;
   std::vector<double> knob;
   int batch_size = 0;
-  double power_w = traces::kNaN;              // basis power of the choice
-  double predicted_time_s = traces::kNaN;     // with the relation the policy used
+  double power_w = traces::kNaN;           // basis power of the choice
+  double predicted_time_s = traces::kNaN;  // with the relation the policy used
   double predicted_energy_j = traces::kNaN;
-  std::string method;    // "binary search", "scan", "front", "device-wide cap"
+  std::string method;  // "binary search", "scan", "front", "device-wide cap"
 };
 
 struct PolicyContext {
   const Index* index = nullptr;
-  const Relation* proxy = nullptr;   // what the device knows: every policy but the oracle
-  const Relation* target = nullptr;  // the oracle's relation (nullptr: oracle unavailable)
+  const Relation* proxy = nullptr;            // what the device knows: every policy but the oracle
+  const Relation* target = nullptr;           // the oracle's relation (nullptr: oracle unavailable)
   const DeviceWideCap* device_cap = nullptr;  // Baselines 1 and 2 (nullptr: this space alone)
-  int powertrain_batch = 0;          // PowerTrain's fixed b; 0: the largest b
+  int powertrain_batch = 0;                   // PowerTrain's fixed b; 0: the largest b
 };
 
 // One policy at one cap. `per_batch`, when given, receives the best configuration of every batch
 // size under the policy's objective (ranked best first; the runner-up is the second entry).
-Selection select(Policy policy, const PolicyContext& context, double cap_w, std::vector<Selection>* per_batch = nullptr);
+Selection select(Policy policy, const PolicyContext& context, double cap_w,
+                 std::vector<Selection>* per_batch = nullptr);
 
 // Brute force over every configuration for the time objective (what Ours-robust and the Oracle
 // compute with their front): the reference the tests and benchmarks compare against.

@@ -9,6 +9,7 @@
 #include "traces/catalog.hpp"
 #include "traces/error.hpp"
 #include "traces/units.hpp"
+#include "traces/zeus.hpp"
 
 namespace pacer::explore {
 namespace {
@@ -60,21 +61,26 @@ std::unique_ptr<Problem> load_problem(const traces::Store& store, const ProblemS
   const auto relations = store.list("relations");
   std::string proxy = spec.relation;
   if (proxy.empty()) {
-    if (store.has("relations", pb->workload + ".proxy")) proxy = pb->workload + ".proxy";
-    else if (relations.size() == 1) proxy = relations.front();
+    if (store.has("relations", traces::zeus::proxy_name(pb->workload)))
+      proxy = traces::zeus::proxy_name(pb->workload);
+    else if (relations.size() == 1)
+      proxy = relations.front();
     else
-      throw OptionError("relation", fmt::format("no '{}.proxy' in {} and {} relations to choose from ({}); name one",
-                                   pb->workload, store.path().string(), relations.size(), join(relations)));
+      throw OptionError("relation", fmt::format("no '{}' in {} and {} relations to choose from ({}); name one",
+                                               traces::zeus::proxy_name(pb->workload), store.path().string(),
+                                               relations.size(), join(relations)));
   }
   if (!store.has("relations", proxy))
     throw Error(fmt::format("{} has no relation '{}' (relations: {}): run pacer relation or pacer import first",
                             store.path().string(), proxy, join(relations)));
   pb->proxy_set = store.read_relation(proxy);
   std::string target = spec.target;
-  if (target.empty() && store.has("relations", pb->workload + ".target")) target = pb->workload + ".target";
+  if (target.empty() && store.has("relations", traces::zeus::target_name(pb->workload)))
+    target = traces::zeus::target_name(pb->workload);
   if (!target.empty()) {
     if (!store.has("relations", target))
-      throw Error(fmt::format("{} has no relation '{}' (relations: {})", store.path().string(), target, join(relations)));
+      throw Error(
+          fmt::format("{} has no relation '{}' (relations: {})", store.path().string(), target, join(relations)));
     pb->target_set = store.read_relation(target);
   }
 
@@ -101,6 +107,48 @@ std::unique_ptr<Problem> load_problem(const traces::Store& store, const ProblemS
   return pb;
 }
 
+std::vector<std::unique_ptr<Problem>> load_problems(const traces::Store& store, const ProblemSpec& spec) {
+  std::vector<std::string> names;
+  if (!spec.model.empty())
+    names = {spec.model};
+  else if (spec.profile.empty())
+    names = store.list("profiles");
+  else
+    names = {spec.profile};
+  if (names.empty())
+    throw Error(
+        fmt::format("{} has no profile to sweep: run pacer profile or pacer import first", store.path().string()));
+  if (names.size() > 1 && (!spec.relation.empty() || !spec.target.empty()))
+    throw UsageError(
+        "a named proxy or target relation needs one profile: with several profiles each workload uses "
+        "its own <workload>.proxy and <workload>.target");
+  std::vector<std::unique_ptr<Problem>> problems;
+  for (const auto& n : names) {
+    auto s = spec;
+    if (spec.model.empty()) s.profile = n;
+    problems.push_back(load_problem(store, s));
+  }
+  return problems;
+}
+
+std::map<int, double> samples_to_target(const Problem& pb, std::optional<int> seed) {
+  const traces::RelationSet& rel = pb.target_set ? *pb.target_set : pb.proxy_set;
+  std::map<int, double> out;
+  for (int b : pb.space->batch_sizes()) {
+    double n = traces::kNaN;
+    if (!seed)
+      n = rel.mean_samples(b);
+    else
+      for (const auto& r : rel.runs)
+        if (r.batch_size == b && r.seed == *seed && r.reached) n = static_cast<double>(r.samples);
+    if (!std::isnan(n)) out[b] = n;
+  }
+  if (out.empty())
+    throw Error(fmt::format("relation '{}' has no reached run for seed '{}' at any batch size of the space", rel.name,
+                            seed ? std::to_string(*seed) : std::string("mean")));
+  return out;
+}
+
 std::vector<double> parse_knob(const std::string& text, const traces::KnobSpace& knob, const std::string& option) {
   std::vector<std::string> parts;
   size_t start = 0;
@@ -119,8 +167,10 @@ std::vector<double> parse_knob(const std::string& text, const traces::KnobSpace&
   std::vector<double> out;
   for (size_t i = 0; i < parts.size(); ++i) {
     const auto& unit = knob.dims[i].unit;
-    if (unit == "Hz") out.push_back(units::parse(parts[i], units::Dimension::Frequency, "MHz", option));
-    else if (unit == "W") out.push_back(units::parse(parts[i], units::Dimension::Power, "W", option));
+    if (unit == "Hz")
+      out.push_back(units::parse(parts[i], units::Dimension::Frequency, "MHz", option));
+    else if (unit == "W")
+      out.push_back(units::parse(parts[i], units::Dimension::Power, "W", option));
     else {
       try {
         size_t used = 0;
@@ -145,8 +195,8 @@ size_t match_knob(const Space& space, const std::vector<double>& knob, const std
   for (size_t ki = 0; ki < space.num_knobs() && ki < 20; ++ki)
     have += (have.empty() ? "" : ", ") + space.describe_knob(space.knob_settings()[ki]);
   if (space.num_knobs() > 20) have += ", ...";
-  throw UsageError(fmt::format("{}: {} is not a setting of this space (settings: {})", option,
-                               space.describe_knob(knob), have));
+  throw UsageError(
+      fmt::format("{}: {} is not a setting of this space (settings: {})", option, space.describe_knob(knob), have));
 }
 
 }  // namespace pacer::explore

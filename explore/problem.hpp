@@ -2,6 +2,7 @@
 // A selection problem read from a trace store: the design space (from a profile, or from a
 // calibrated model on the device's grid), its Index, the proxy relation and, when present, the
 // target relation. Shared by `pacer select`, `sweep` and `simulate`.
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -15,19 +16,19 @@
 namespace pacer::explore {
 
 struct ProblemSpec {
-  std::string profile;             // profile name in the store; "" with a model, or the only profile
-  std::string model;               // model record name (instead of a profile)
-  std::string device;              // catalog device whose frequency table is the model's grid ("": store's)
-  std::vector<int> batch_sizes;    // the model's grid of b ("": the relation's batch sizes)
-  std::string relation;            // proxy relation ("": "<workload>.proxy", or the store's only relation)
-  std::string target;              // target relation ("": "<workload>.target" when present)
-  std::optional<PowerBasis> basis; // feasibility power (default: peak where the data has it)
+  std::string profile;              // profile name in the store; "" with a model, or the only profile
+  std::string model;                // model record name (instead of a profile)
+  std::string device;               // catalog device whose frequency table is the model's grid ("": store's)
+  std::vector<int> batch_sizes;     // the model's grid of b ("": the relation's batch sizes)
+  std::string relation;             // proxy relation ("": "<workload>.proxy", or the store's only relation)
+  std::string target;               // target relation ("": "<workload>.target" when present)
+  std::optional<PowerBasis> basis;  // feasibility power (default: peak where the data has it)
   IndexOptions index;
 };
 
 struct Problem {
   std::string workload;
-  std::string profile_name;              // or the model name
+  std::string profile_name;                    // or the model name
   std::unique_ptr<models::DeviceModel> model;  // the profile as a TableModel, or the calibrated model
   std::unique_ptr<Space> space;
   std::unique_ptr<Index> index;
@@ -40,6 +41,14 @@ struct Problem {
 };
 
 std::unique_ptr<Problem> load_problem(const traces::Store& store, const ProblemSpec& spec);
+// Every profile of the store (or the one profile / model the spec names), each with its workload's
+// proxy and target relations.
+std::vector<std::unique_ptr<Problem>> load_problems(const traces::Store& store, const ProblemSpec& spec);
+
+// Samples to the target per batch size of the space that a simulated run must reach: one seed of
+// the target relation (of the proxy without a target), or the mean over seeds (nullopt). Throws
+// when no batch size has a reached run.
+std::map<int, double> samples_to_target(const Problem& problem, std::optional<int> seed);
 
 // Parses a knob setting written with units, one value per dimension separated by '/':
 // "921.6MHz", "250W", "8/2.2GHz/1.3GHz/3.2GHz". Bare numbers: MHz, W, or plain counts.

@@ -12,7 +12,9 @@
 
 namespace pacer::explore {
 
-std::string_view to_string(PowerBasis basis) { return basis == PowerBasis::Peak ? "peak" : "mean"; }
+std::string_view to_string(PowerBasis basis) {
+  return basis == PowerBasis::Peak ? "peak" : "mean";
+}
 
 Space Space::from_profile(const traces::ProfileTable& table, std::optional<PowerBasis> basis) {
   std::set<std::vector<double>> knobs;
@@ -34,7 +36,8 @@ Space Space::from_profile(const traces::ProfileTable& table, std::optional<Power
   a.batch_sizes.assign(batches.begin(), batches.end());
   a.basis = basis.value_or(all_peak ? PowerBasis::Peak : PowerBasis::Mean);
   if (a.basis == PowerBasis::Peak && !all_peak)
-    throw Error(fmt::format("profile '{}' lacks peak power at some points: use mean-power feasibility", table.workload));
+    throw Error(
+        fmt::format("profile '{}' lacks peak power at some points: use mean-power feasibility", table.workload));
   a.source = fmt::format("profile {} ({}{})", table.workload, table.device, table.emulated ? ", emulated" : "");
   const size_t nk = a.knob_settings.size(), n = nk * a.batch_sizes.size();
   a.time_per_batch_s.assign(n, traces::kNaN);
@@ -44,8 +47,8 @@ Space Space::from_profile(const traces::ProfileTable& table, std::optional<Power
     if (p.status != "ok" || std::isnan(p.time_per_batch_mean_s)) continue;
     const size_t bi = static_cast<size_t>(std::lower_bound(a.batch_sizes.begin(), a.batch_sizes.end(), p.batch_size) -
                                           a.batch_sizes.begin());
-    const size_t ki = static_cast<size_t>(
-        std::lower_bound(a.knob_settings.begin(), a.knob_settings.end(), p.knob) - a.knob_settings.begin());
+    const size_t ki = static_cast<size_t>(std::lower_bound(a.knob_settings.begin(), a.knob_settings.end(), p.knob) -
+                                          a.knob_settings.begin());
     const size_t i = bi * nk + ki;
     a.time_per_batch_s[i] = p.time_per_batch_mean_s;
     a.power_w[i] = a.basis == PowerBasis::Peak ? p.power_peak_w : p.power_mean_w;
@@ -109,7 +112,8 @@ void Space::validate() {
   const size_t n = knobs_.size() * batches_.size();
   if (knobs_.empty() || batches_.empty()) throw Error("the design space is empty (no knob setting or batch size)");
   if (time_.size() != n || power_.size() != n || mean_.size() != n)
-    throw Error(fmt::format("design space '{}': arrays must hold {} x {} values", source_, batches_.size(), knobs_.size()));
+    throw Error(
+        fmt::format("design space '{}': arrays must hold {} x {} values", source_, batches_.size(), knobs_.size()));
   if (!std::is_sorted(knobs_.begin(), knobs_.end()) || !std::is_sorted(batches_.begin(), batches_.end()))
     throw Error(fmt::format("design space '{}': knob settings and batch sizes must be ascending", source_));
   for (const auto& k : knobs_)
@@ -119,9 +123,10 @@ void Space::validate() {
   for (size_t i = 0; i < n; ++i) {
     if (std::isnan(time_[i])) continue;
     if (!(time_[i] > 0) || std::isnan(power_[i]))
-      throw Error(fmt::format("design space '{}': configuration {} has time {} s and power {} W (need time > 0 and a "
-                              "power)",
-                              source_, i, time_[i], power_[i]));
+      throw Error(
+          fmt::format("design space '{}': configuration {} has time {} s and power {} W (need time > 0 and a "
+                      "power)",
+                      source_, i, time_[i], power_[i]));
   }
 }
 
@@ -156,12 +161,23 @@ double Space::min_power_w() const {
   return m;
 }
 
-std::string Space::describe_knob(const std::vector<double>& knob) const { return knob_.format(knob); }
+std::string Space::describe_knob(const std::vector<double>& knob) const {
+  return knob_.format(knob);
+}
 
 // ------------------------------------------------------------------------------------------------
 
 Index::Index(const Space& space, IndexOptions options) : space_(&space), options_(options) {
-  max_power_w_ = std::isnan(options_.max_power_w) ? space.max_power_w() : options_.max_power_w;
+  if (!std::isnan(options_.max_power_w)) {
+    max_power_w_ = options_.max_power_w;
+    max_power_source_ = "given";
+  } else if (space.knob().kind == "power_limit" && space.knob().dims.size() == 1) {
+    max_power_w_ = space.knob_settings().back().at(0);  // Zeus: the GPU's highest power limit
+    max_power_source_ = "the highest power limit, as Zeus";
+  } else {
+    max_power_w_ = space.max_power_w();
+    max_power_source_ = fmt::format("the highest {} power of the space", to_string(space.basis()));
+  }
   per_b_.resize(space.num_batches());
   for (size_t bi = 0; bi < space.num_batches(); ++bi) {
     PerBatch& pb = per_b_[bi];
@@ -192,8 +208,10 @@ Index::Index(const Space& space, IndexOptions options) : space_(&space), options
 double Index::unit_cost(size_t bi, size_t ki, Objective objective) const {
   const double t = space_->time_per_batch_s(bi, ki);
   switch (objective) {
-    case Objective::Time: return t;
-    case Objective::Energy: return space_->energy_power_w(bi, ki) * t;
+    case Objective::Time:
+      return t;
+    case Objective::Energy:
+      return space_->energy_power_w(bi, ki) * t;
     case Objective::ZeusCost:
       return options_.eta * space_->energy_power_w(bi, ki) * t + (1 - options_.eta) * max_power_w_ * t;
   }
@@ -223,9 +241,12 @@ std::optional<size_t> Index::best_feasible_knob(size_t bi, double cap_w, Objecti
   if (it == pb.sorted_power.begin()) return std::nullopt;
   const size_t i = static_cast<size_t>(it - pb.sorted_power.begin()) - 1;
   switch (objective) {
-    case Objective::Time: return pb.best_time[i];
-    case Objective::Energy: return pb.best_energy[i];
-    case Objective::ZeusCost: return pb.best_zeus[i];
+    case Objective::Time:
+      return pb.best_time[i];
+    case Objective::Energy:
+      return pb.best_energy[i];
+    case Objective::ZeusCost:
+      return pb.best_zeus[i];
   }
   return std::nullopt;
 }

@@ -80,8 +80,10 @@ class Space {
 enum class Objective { Time, Energy, ZeusCost };
 
 struct IndexOptions {
-  double eta = 0.5;                  // Zeus cost: eta * energy + (1 - eta) * max_power * time
-  double max_power_w = traces::kNaN; // Zeus's MaxPower; NaN: the space's highest power
+  double eta = 0.5;  // Zeus cost: eta * energy + (1 - eta) * max_power * time
+  // Zeus's MAXPOWER. NaN: Zeus's own definition where the knob is a power limit (the highest power
+  // limit of the space), else the space's highest power.
+  double max_power_w = traces::kNaN;
 };
 
 // Precomputed per batch size: the knob order with its power (for Algorithm 1's binary search,
@@ -92,6 +94,8 @@ class Index {
   explicit Index(const Space& space, IndexOptions options = {});
   const Space& space() const { return *space_; }
   const IndexOptions& options() const { return options_; }
+  double max_power_w() const { return max_power_w_; }                        // the Zeus cost's MAXPOWER
+  const std::string& max_power_source() const { return max_power_source_; }  // "the highest power limit", ...
 
   // Algorithm 1's per-b step: the highest knob whose power is <= cap (binary search when the
   // power is monotone in the knob at this b, a downward scan otherwise). nullopt: none.
@@ -108,16 +112,17 @@ class Index {
 
  private:
   struct PerBatch {
-    std::vector<uint32_t> knob_order;    // knob indices with data, ascending knob
-    std::vector<double> knob_power;      // their power, same order
-    bool monotone = true;                // knob_power non-decreasing
-    std::vector<uint32_t> power_order;   // knob indices sorted by (power, knob)
+    std::vector<uint32_t> knob_order;   // knob indices with data, ascending knob
+    std::vector<double> knob_power;     // their power, same order
+    bool monotone = true;               // knob_power non-decreasing
+    std::vector<uint32_t> power_order;  // knob indices sorted by (power, knob)
     std::vector<double> sorted_power;
     std::vector<uint32_t> best_time, best_energy, best_zeus;  // prefix argmin along power_order
   };
   const Space* space_;
   IndexOptions options_;
   double max_power_w_ = 0;
+  std::string max_power_source_;
   std::vector<PerBatch> per_b_;
 };
 

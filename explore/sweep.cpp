@@ -5,15 +5,18 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 
 #include "sim/replay.hpp"
 #include "traces/error.hpp"
+#include "traces/stats.hpp"
 #include "traces/units.hpp"
 
 namespace pacer::explore {
 
 std::vector<traces::SweepRow> sweep(const SweepWorkload& w, const SweepOptions& options) {
-  if (!w.index || !w.proxy) throw Error(fmt::format("sweep of '{}' needs a design space and a proxy relation", w.workload));
+  if (!w.index || !w.proxy)
+    throw Error(fmt::format("sweep of '{}' needs a design space and a proxy relation", w.workload));
   const Space& s = w.index->space();
   PolicyContext ctx;
   ctx.index = w.index;
@@ -21,15 +24,18 @@ std::vector<traces::SweepRow> sweep(const SweepWorkload& w, const SweepOptions& 
   ctx.target = w.target;
   ctx.powertrain_batch = options.powertrain_batch;
   std::optional<DeviceWideCap> own_cap;
-  if (w.device_cap) ctx.device_cap = w.device_cap;
-  else ctx.device_cap = &own_cap.emplace(std::vector<const Space*>{&s});
+  if (w.device_cap)
+    ctx.device_cap = w.device_cap;
+  else
+    ctx.device_cap = &own_cap.emplace(std::vector<const Space*>{&s});
 
   std::vector<traces::SweepRow> rows;
   for (double cap : w.caps_w) {
     const size_t first = rows.size();
     double oracle_time = traces::kNaN;
+    const double choose_w = guarded_cap_w(cap, options.guard);
     for (Policy p : options.policies) {
-      const Selection sel = select(p, ctx, cap);
+      const Selection sel = select(p, ctx, choose_w);
       traces::SweepRow r;
       r.cap_w = cap;
       r.workload = w.workload;
@@ -42,15 +48,17 @@ std::vector<traces::SweepRow> sweep(const SweepWorkload& w, const SweepOptions& 
         r.predicted_energy_j = sel.predicted_energy_j;
         if (w.target_set) {
           const auto rep = sim::replay(
-              sim::PointCost{s.time_per_batch_s(sel.batch_index, sel.knob_index), s.power_mean_w(sel.batch_index, sel.knob_index),
+              sim::PointCost{s.time_per_batch_s(sel.batch_index, sel.knob_index),
+                             s.power_mean_w(sel.batch_index, sel.knob_index),
                              s.basis() == PowerBasis::Peak ? s.power_w(sel.batch_index, sel.knob_index) : traces::kNaN},
               sel.batch_size, *w.target_set);
           r.replayed_time_mean_s = rep.time_mean_s;
           r.replayed_time_std_s = rep.time_std_s;
           r.replayed_energy_j = rep.energy_mean_j;
         } else if (w.target && w.target->has(sel.batch_index)) {
-          r.replayed_time_mean_s = s.time_per_batch_s(sel.batch_index, sel.knob_index) *
-                                   w.target->samples_by_batch[sel.batch_index] / sel.batch_size;
+          r.replayed_time_mean_s =
+              traces::time_to_accuracy_s(s.time_per_batch_s(sel.batch_index, sel.knob_index),
+                                         w.target->samples_by_batch[sel.batch_index], sel.batch_size);
           r.replayed_energy_j = s.energy_power_w(sel.batch_index, sel.knob_index) * r.replayed_time_mean_s;
         }
       }
@@ -58,7 +66,7 @@ std::vector<traces::SweepRow> sweep(const SweepWorkload& w, const SweepOptions& 
       rows.push_back(r);
     }
     if (std::isnan(oracle_time) && w.target) {  // the oracle was not among the policies: compute it
-      const Selection o = select(Policy::Oracle, ctx, cap);
+      const Selection o = select(Policy::Oracle, ctx, choose_w);
       if (o.feasible) oracle_time = o.predicted_time_s;
     }
     for (size_t i = first; i < rows.size(); ++i)
@@ -66,6 +74,61 @@ std::vector<traces::SweepRow> sweep(const SweepWorkload& w, const SweepOptions& 
         rows[i].regret = rows[i].replayed_time_mean_s / oracle_time - 1;
   }
   return rows;
+}
+
+std::vector<double> cap_grid_w(double lo_w, double hi_w, int count, double step_w) {
+  if (count < 1) throw Error(fmt::format("a cap grid needs at least one cap (asked for {})", count));
+  const double per_w = step_w > 0 ? 1 / step_w : 0;  // round(w * 100) / 100 for 0.01 W, as written by hand
+  auto rounded = [&](double w) { return step_w > 0 ? std::round(w * per_w) / per_w : w; };
+  if (count == 1) return {rounded(hi_w)};
+  std::vector<double> caps;
+  for (int i = 0; i < count; ++i) caps.push_back(rounded(lo_w + (hi_w - lo_w) * i / (count - 1)));
+  caps.back() = rounded(hi_w);
+  return caps;
+}
+
+SweepWorkload sweep_workload(const Problem& p, std::vector<double> caps_w) {
+  SweepWorkload w;
+  w.workload = p.workload;
+  w.index = p.index.get();
+  w.proxy = &p.proxy;
+  w.target = p.target ? &*p.target : nullptr;
+  w.target_set = p.target_set ? &*p.target_set : nullptr;
+  w.caps_w = std::move(caps_w);
+  return w;
+}
+
+traces::SweepResult sweep_record(const std::vector<const Problem*>& problems, const SweepRequest& req) {
+  if (problems.empty()) throw Error("a sweep needs at least one design space");
+  std::vector<const Space*> spaces;
+  for (const auto* p : problems) spaces.push_back(p->space.get());
+  const bool mixed_knobs = std::any_of(problems.begin(), problems.end(),
+                                       [&](const auto* p) { return p->space->knob() != problems[0]->space->knob(); });
+  if (mixed_knobs && req.device_wide)
+    throw UsageError(
+        "the profiles have different knobs: a device-wide cap over all of them is undefined; cap each "
+        "profile alone");
+  const DeviceWideCap all_cap(spaces);
+  traces::SweepResult result;
+  result.name = req.name;
+  result.knob = problems[0]->space->knob();
+  result.guard = req.options.guard;
+  std::set<std::string> bases;
+  for (const auto* p : problems) {
+    // Without explicit caps: the replay protocol's, evenly spaced over this workload's own power range.
+    auto caps = req.caps_w.empty() ? cap_grid_w(p->space->min_power_w(), p->space->max_power_w(), req.caps_per_workload)
+                                   : req.caps_w;
+    SweepWorkload w = sweep_workload(*p, std::move(caps));
+    if (req.device_wide) w.device_cap = &all_cap;
+    const auto rows = sweep(w, req.options);
+    result.rows.insert(result.rows.end(), rows.begin(), rows.end());
+    bases.insert(std::string(to_string(p->space->basis())));
+    result.profile += (result.profile.empty() ? "" : ",") + p->profile_name;
+    result.relation += (result.relation.empty() ? "" : ",") + p->proxy_set.name;
+    if (p->target_set) result.target += (result.target.empty() ? "" : ",") + p->target_set->name;
+  }
+  result.feasibility = bases.size() == 1 ? *bases.begin() : "peak,mean (per profile)";
+  return result;
 }
 
 SweepSummary summarize(const std::vector<traces::SweepRow>& rows) {
@@ -104,6 +167,9 @@ SweepSummary summarize(const std::vector<traces::SweepRow>& rows) {
     out.policies.push_back(ps);
   }
   for (const char* base : {"baseline1", "baseline2"}) {
+    if (std::find(order.begin(), order.end(), "ours") == order.end() ||
+        std::find(order.begin(), order.end(), base) == order.end())
+      continue;  // not swept: no speed-up to report
     SpeedUp su;
     su.over = base;
     double log_sum = 0, mx = -INFINITY;
@@ -127,47 +193,40 @@ SweepSummary summarize(const std::vector<traces::SweepRow>& rows) {
 std::string format_table(const std::vector<traces::SweepRow>& rows, const traces::KnobSpace& knob) {
   std::string out;
   std::string last_key;
-  auto knob_text = [&](const std::vector<double>& k) {
-    std::string t;
-    for (size_t i = 0; i < k.size() && i < knob.dims.size(); ++i) {
-      if (i) t += "/";
-      const auto& u = knob.dims[i].unit;
-      t += u == "Hz"  ? units::format(k[i], units::Dimension::Frequency)
-           : u == "W" ? units::format(k[i], units::Dimension::Power)
-                      : fmt::format("{:g}", k[i]);
-    }
-    return t;
-  };
   for (const auto& r : rows) {
     const std::string key = fmt::format("{} @ {}", r.workload, units::format(r.cap_w, units::Dimension::Power));
     if (key != last_key) {
-      out += fmt::format("\n{}\n  {:<12} {:>14} {:>7} {:>14} {:>14} {:>10}\n", key, "policy", "knob", "b",
-                         "predicted", "replayed", "vs oracle");
+      out += fmt::format("\n{}\n  {:<12} {:>14} {:>7} {:>14} {:>14} {:>10}\n", key, "policy", "knob", "b", "predicted",
+                         "replayed", "vs oracle");
       last_key = key;
     }
     if (!r.feasible) {
       out += fmt::format("  {:<12} {:>14}\n", r.policy, "infeasible");
       continue;
     }
-    out += fmt::format("  {:<12} {:>14} {:>7} {:>14} {:>14} {:>10}\n", r.policy, knob_text(r.knob), r.batch_size,
-                       std::isnan(r.predicted_time_s) ? "-" : units::format(r.predicted_time_s, units::Dimension::Time),
-                       std::isnan(r.replayed_time_mean_s) ? "-"
-                                                          : units::format(r.replayed_time_mean_s, units::Dimension::Time),
-                       std::isnan(r.regret) ? "-" : fmt::format("{:.3f}x", 1 + r.regret));
+    out += fmt::format(
+        "  {:<12} {:>14} {:>7} {:>14} {:>14} {:>10}\n", r.policy, knob.format(r.knob), r.batch_size,
+        std::isnan(r.predicted_time_s) ? "-" : units::format(r.predicted_time_s, units::Dimension::Time),
+        std::isnan(r.replayed_time_mean_s) ? "-" : units::format(r.replayed_time_mean_s, units::Dimension::Time),
+        std::isnan(r.regret) ? "-" : fmt::format("{:.3f}x", 1 + r.regret));
   }
   return out;
 }
 
 std::string format_summary(const SweepSummary& s) {
-  std::string out = "\nSummary (regret = replayed TT_acc / oracle TT_acc - 1, over caps where the oracle is feasible)\n";
+  std::string out =
+      "\nSummary (regret = replayed TT_acc / oracle TT_acc - 1, over caps where the oracle is feasible)\n";
   out += fmt::format("  {:<12} {:>9} {:>12} {:>12} {:>10}\n", "policy", "feasible", "mean regret", "max regret",
                      "optimal");
   for (const auto& p : s.policies)
     out += fmt::format("  {:<12} {:>4}/{:<4} {:>11.2f}% {:>11.2f}% {:>4}/{:<4}\n", p.policy, p.feasible, p.rows,
                        100 * p.mean_regret, 100 * p.max_regret, p.optimal, p.feasible);
   for (const auto& su : s.speedups)
-    out += fmt::format("speed-up of ours over {}: geomean {:.3f}x, max {:.3f}x over {} (workload, cap) pairs\n", su.over,
-                       su.geomean, su.max, su.pairs);
+    if (su.pairs == 0)
+      out += fmt::format("speed-up of ours over {}: no (workload, cap) pair where both are feasible\n", su.over);
+    else
+      out += fmt::format("speed-up of ours over {}: geomean {:.3f}x, max {:.3f}x over {} (workload, cap) pairs\n",
+                         su.over, su.geomean, su.max, su.pairs);
   return out;
 }
 

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "explore/policy.hpp"
+#include "explore/problem.hpp"
 #include "traces/records.hpp"
 
 namespace pacer::explore {
@@ -20,9 +21,24 @@ struct SweepWorkload {
 };
 
 struct SweepOptions {
-  std::vector<Policy> policies{std::begin(kAllPolicies), std::end(kAllPolicies)};
+  std::vector<Policy> policies = all_policies();
   int powertrain_batch = 0;
+  // Guard band: every policy chooses under cap x (1 - guard), as `pacer validate` does; the rows
+  // keep the cap itself. The record stores it so that the report draws the same choices.
+  double guard = 0;
 };
+
+// The cap every policy compares with: cap x (1 - guard).
+inline double guarded_cap_w(double cap_w, double guard) {
+  return cap_w * (1 - guard);
+}
+
+// The one cap grid: `count` caps evenly spaced from `lo_w` to `hi_w` (the last exactly `hi_w`; one
+// cap: `hi_w`), each rounded to a multiple of `step_w` when `step_w` > 0.
+std::vector<double> cap_grid_w(double lo_w, double hi_w, int count, double step_w = 0);
+
+// What one problem contributes to a sweep (no device-wide cap: set one for several workloads).
+SweepWorkload sweep_workload(const Problem& problem, std::vector<double> caps_w);
 
 // One row per (cap, policy). Replayed time: mean and std over the target's seeds at the chosen
 // configuration; regret = replayed / oracle replayed - 1.
@@ -30,24 +46,35 @@ std::vector<traces::SweepRow> sweep(const SweepWorkload& workload, const SweepOp
 
 struct PolicySummary {
   std::string policy;
-  int rows = 0;        // (workload, cap) pairs where the oracle is feasible
-  int feasible = 0;    // of those, where this policy found a configuration
+  int rows = 0;      // (workload, cap) pairs where the oracle is feasible
+  int feasible = 0;  // of those, where this policy found a configuration
   double mean_regret = traces::kNaN;
   double max_regret = traces::kNaN;
-  int optimal = 0;     // rows with regret <= 1e-9 (the oracle's time)
+  int optimal = 0;  // rows with regret <= 1e-9 (the oracle's time)
 };
 
 struct SpeedUp {
-  std::string over;    // "baseline1"
-  int pairs = 0;       // (workload, cap) where both are feasible
+  std::string over;  // "baseline1"
+  int pairs = 0;     // (workload, cap) where both are feasible
   double geomean = traces::kNaN;
   double max = traces::kNaN;
 };
 
 struct SweepSummary {
   std::vector<PolicySummary> policies;
-  std::vector<SpeedUp> speedups;  // Ours over Baseline 1 and Baseline 2 (replayed times)
+  std::vector<SpeedUp> speedups;  // Ours over Baseline 1 and 2 (replayed times), those that were swept
 };
+
+// A sweep record over several problems (one per workload), shared by `pacer select --save`,
+// `pacer sweep` and the demo.
+struct SweepRequest {
+  std::string name = "sweep";
+  std::vector<double> caps_w;  // empty: caps_per_workload caps over each workload's own power range
+  int caps_per_workload = 10;
+  bool device_wide = true;  // Baselines 1/2 cap the knob over every problem (else each alone)
+  SweepOptions options;
+};
+traces::SweepResult sweep_record(const std::vector<const Problem*>& problems, const SweepRequest& request);
 
 SweepSummary summarize(const std::vector<traces::SweepRow>& rows);
 

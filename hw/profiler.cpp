@@ -17,6 +17,7 @@
 #include "traces/error.hpp"
 #include "traces/store.hpp"
 #include "traces/units.hpp"
+#include "traces/stats.hpp"
 
 namespace pacer::hw {
 namespace {
@@ -241,12 +242,10 @@ ProfileReport run_profile(Device& device, BatchExecutor& executor, const Profile
     traces::ProfilePoint p;
     p.knob = {f};
     p.batch_size = b;
-    double sum = 0;
+    p.time_per_batch_mean_s = traces::mean(times);
+    p.time_per_batch_std_s = traces::sample_std(times);
+    double sum = 0;  // the measured time of the mini-batches, for the energy below
     for (double t : times) sum += t;
-    p.time_per_batch_mean_s = sum / static_cast<double>(times.size());
-    double ss = 0;
-    for (double t : times) ss += (t - p.time_per_batch_mean_s) * (t - p.time_per_batch_mean_s);
-    p.time_per_batch_std_s = times.size() > 1 ? std::sqrt(ss / static_cast<double>(times.size() - 1)) : 0.0;
     p.samples = static_cast<int64_t>(times.size()) * b;
     p.sensor_rate_hz = o.sensor_rate_hz;
     p.temperature_c = device.temperature_c();

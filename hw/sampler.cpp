@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "traces/error.hpp"
+#include "traces/stats.hpp"
 
 namespace pacer::hw {
 
@@ -69,15 +70,9 @@ PowerStats PowerAccumulator::stats() const {
                             s.samples, health_.failed, min_samples_));
   const auto& t = series_.time_s;
   const auto& p = series_.power_w;
-  double sum = 0, energy = 0;
-  s.peak_w = p[0];
-  for (size_t i = 0; i < p.size(); ++i) {
-    sum += p[i];
-    s.peak_w = std::max(s.peak_w, p[i]);
-    if (i > 0) energy += 0.5 * (p[i] + p[i - 1]) * (t[i] - t[i - 1]);
-  }
-  s.mean_w = sum / static_cast<double>(p.size());
-  s.energy_j = energy;
+  s.peak_w = *std::max_element(p.begin(), p.end());
+  s.mean_w = traces::mean(p);
+  s.energy_j = traces::trapezoid_energy_j(t, p);
   s.duration_s = t.back() - t.front();
   s.rate_hz = s.duration_s > 0 ? static_cast<double>(p.size() - 1) / s.duration_s : traces::kNaN;
   if (!series_.gpu_power_w.empty()) {

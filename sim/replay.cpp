@@ -7,13 +7,14 @@
 #include <set>
 
 #include "traces/error.hpp"
+#include "traces/stats.hpp"
 
 namespace pacer::sim {
 
 ReplayResult replay(const PointCost& cost, int batch_size, const traces::RelationSet& target) {
   ReplayResult r;
   r.batch_size = batch_size;
-  double sum_t = 0, sum_e = 0;
+  std::vector<double> times, energies;
   for (const auto& run : target.runs) {
     if (run.batch_size != batch_size) continue;
     SeedOutcome s;
@@ -21,26 +22,28 @@ ReplayResult replay(const PointCost& cost, int batch_size, const traces::Relatio
     s.reached = run.reached;
     ++r.seeds_total;
     if (run.reached) {
-      s.time_s = cost.time_per_batch_s * static_cast<double>(run.samples) / batch_size;
+      s.time_s = traces::time_to_accuracy_s(cost.time_per_batch_s, static_cast<double>(run.samples), batch_size);
       s.energy_j = cost.energy_power_w() * s.time_s;
-      sum_t += s.time_s;
-      sum_e += s.energy_j;
+      times.push_back(s.time_s);
+      energies.push_back(s.energy_j);
       ++r.seeds_reached;
     }
     r.seeds.push_back(s);
   }
-  if (r.seeds_reached == 0) return r;
-  const double n = r.seeds_reached;
-  r.time_mean_s = sum_t / n;
-  r.energy_mean_j = sum_e / n;
-  double ss_t = 0, ss_e = 0;
-  for (const auto& s : r.seeds)
-    if (s.reached) {
-      ss_t += (s.time_s - r.time_mean_s) * (s.time_s - r.time_mean_s);
-      ss_e += (s.energy_j - r.energy_mean_j) * (s.energy_j - r.energy_mean_j);
-    }
-  r.time_std_s = n > 1 ? std::sqrt(ss_t / (n - 1)) : 0.0;
-  r.energy_std_j = n > 1 ? std::sqrt(ss_e / (n - 1)) : 0.0;
+  if (r.seeds_total == 0) {
+    std::string have;
+    for (int b : target.batch_sizes()) have += (have.empty() ? "" : ", ") + std::to_string(b);
+    throw Error(
+        fmt::format("relation '{}' has no run at batch size {} (it has {}): the profile and the relation "
+                    "must be recorded at the same batch sizes; record the relation at b={} or leave that "
+                    "batch size out of the profile",
+                    target.name, batch_size, have.empty() ? "none" : have, batch_size));
+  }
+  if (r.seeds_reached == 0) return r;  // every seed censored: no time to accuracy
+  r.time_mean_s = traces::mean(times);
+  r.energy_mean_j = traces::mean(energies);
+  r.time_std_s = traces::sample_std(times);
+  r.energy_std_j = traces::sample_std(energies);
   return r;
 }
 
@@ -59,9 +62,10 @@ models::Prediction TableModel::predict(const std::vector<double>& knob, int batc
     for (size_t i = 0; i < knob.size(); ++i)
       k += fmt::format("{}{}={:g} {}", i ? ", " : "", i < table_.knob.dims.size() ? table_.knob.dims[i].name : "?",
                        knob[i], i < table_.knob.dims.size() ? table_.knob.dims[i].unit : "");
-    throw Error(fmt::format("profile '{}' has no point at {} and b={}: choose a profiled configuration or use a "
-                            "calibrated model",
-                            table_.workload, k, batch_size));
+    throw Error(
+        fmt::format("profile '{}' has no point at {} and b={}: choose a profiled configuration or use a "
+                    "calibrated model",
+                    table_.workload, k, batch_size));
   }
   return {p->time_per_batch_mean_s, p->power_peak_w, p->power_mean_w};
 }

@@ -11,6 +11,7 @@
 #include "traces/csv.hpp"
 #include "traces/error.hpp"
 #include "traces/units.hpp"
+#include "traces/stats.hpp"
 
 namespace pacer::sim {
 namespace {
@@ -64,9 +65,10 @@ class Simulator {
     cap_ = cap_at(in_.caps, 0);
     const auto first = in_.select ? in_.select(cap_) : std::nullopt;
     if (!first)
-      throw Error(fmt::format("no configuration is feasible under the initial cap of {:g} W: raise the cap or the "
-                              "schedule's first value",
-                              cap_));
+      throw Error(
+          fmt::format("no configuration is feasible under the initial cap of {:g} W: raise the cap or the "
+                      "schedule's first value",
+                      cap_));
     apply_choice(*first);
     size_t next_change = 1;
     while (next_change < in_.caps.size() && in_.caps[next_change].time_s <= 0) ++next_change;
@@ -81,8 +83,10 @@ class Simulator {
       while (next_change < in_.caps.size() && in_.caps[next_change].time_s <= t_) {
         cap_ = in_.caps[next_change++].cap_w;
         const auto choice = in_.select ? in_.select(cap_) : std::nullopt;
-        if (choice) pending_ = *choice;
-        else throttle();
+        if (choice)
+          pending_ = *choice;
+        else
+          throttle();
         ++r_.reselections;
       }
       if (pending_) {  // re-selection takes effect at a mini-batch boundary
@@ -131,9 +135,10 @@ class Simulator {
   void apply_choice(const Choice& c) {
     const auto it = in_.samples_to_target.find(c.batch_size);
     if (it == in_.samples_to_target.end() || !(it->second > 0))
-      throw Error(fmt::format("no samples-to-target for b={} in the relation: pick a batch size the target relation "
-                              "set has reached",
-                              c.batch_size));
+      throw Error(
+          fmt::format("no samples-to-target for b={} in the relation: pick a batch size the target relation "
+                      "set has reached",
+                      c.batch_size));
     samples_to_target_ = it->second;
     choice_ = c;
     // The governor's ladder: ascending knob for a 1-D knob (as devfreq steps down), ascending
@@ -145,7 +150,8 @@ class Simulator {
     if (ladder_.front().size() > 1) {
       std::vector<size_t> idx(ladder_.size());
       for (size_t i = 0; i < idx.size(); ++i) idx[i] = i;
-      std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return phases_[a].high_w < phases_[b].high_w; });
+      std::stable_sort(idx.begin(), idx.end(),
+                       [&](size_t a, size_t b) { return phases_[a].high_w < phases_[b].high_w; });
       std::vector<std::vector<double>> l;
       std::vector<Phases> p;
       for (size_t i : idx) {
@@ -226,11 +232,10 @@ class Simulator {
   }
 
   void finish_series() {
-    const auto& ts = r_.series.time_s;
-    const auto& ps = r_.series.power_w;
-    for (size_t i = 1; i < ts.size(); ++i) r_.energy_sampled_j += 0.5 * (ps[i] + ps[i - 1]) * (ts[i] - ts[i - 1]);
-    // The sampler's view ends at its last reading; extend to the run's end with that reading.
-    if (!ts.empty()) r_.energy_sampled_j += ps.back() * (t_ - ts.back());
+    // The sampler's view ends at its last reading; extended to the run's end with that reading
+    // (the first reading is at t = 0).
+    if (!r_.series.time_s.empty())
+      r_.energy_sampled_j = traces::trapezoid_energy_j(r_.series.time_s, r_.series.power_w, t_);
   }
 
   const models::DeviceModel& model_;

@@ -155,7 +155,7 @@ bool ValidationRow::operator==(const ValidationRow& o) const {
 bool ValidationResult::operator==(const ValidationResult& o) const {
   return name == o.name && workload == o.workload && device == o.device && dataset == o.dataset &&
          metric == o.metric && same(target, o.target) && emulated == o.emulated && feasibility == o.feasibility &&
-         knob == o.knob && rows == o.rows;
+         same(guard, o.guard) && knob == o.knob && rows == o.rows;
 }
 
 }  // namespace pacer::traces

@@ -227,6 +227,7 @@ struct SweepResult {
   std::string relation;  // proxy relation
   std::string target;    // target relation (oracle)
   std::string feasibility;  // "peak" | "mean"
+  double guard = 0;         // policies chose under cap x (1 - guard)
   KnobSpace knob = KnobSpace::gpu_frequency();
   std::vector<SweepRow> rows;
   bool operator==(const SweepResult&) const = default;
@@ -266,6 +267,7 @@ struct ValidationResult {
   double target = kNaN;
   bool emulated = false;    // device time is virtual (the emulator's), wall time is the CPU's
   std::string feasibility;  // "peak" | "mean"
+  double guard = 0;         // policies chose under cap x (1 - guard)
   KnobSpace knob = KnobSpace::gpu_frequency();
   std::vector<ValidationRow> rows;
   bool operator==(const ValidationResult& o) const;

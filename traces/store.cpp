@@ -102,6 +102,7 @@ class GroupReader {
   }
 
   bool has(const std::string& name) const { return g_.nameExists(name); }
+  bool has_attr(const std::string& name) const { return g_.attrExists(name); }
 
   GroupReader sub(const std::string& name) const {
     if (!has(name)) fail(name, "missing group (the file was not written by this pacer, or is damaged)");
@@ -598,6 +599,7 @@ void write(GroupWriter w, const SweepResult& s) {
   w.attr("relation", s.relation);
   w.attr("target", s.target);
   w.attr("feasibility", s.feasibility);
+  w.attr("guard", s.guard);
   write_knob_space(w, s.knob);
   const size_t n = s.rows.size(), dims = s.knob.dims.size();
   std::vector<double> cap, knob, pt, pe, rt, rs, re, regret;
@@ -640,6 +642,7 @@ SweepResult read_sweep(const GroupReader& g) {
   s.relation = g.str_attr("relation");
   s.target = g.str_attr("target");
   s.feasibility = g.str_attr("feasibility");
+  s.guard = g.has_attr("guard") ? g.num_attr("guard") : 0.0;  // stores written before the guard was recorded
   s.knob = read_knob_space(g);
   const auto cap = g.col_d("cap");
   const long n = static_cast<long>(cap.size());
@@ -715,6 +718,7 @@ void write(GroupWriter w, const ValidationResult& v) {
   w.attr("target", v.target);
   w.attr("emulated", v.emulated);
   w.attr("feasibility", v.feasibility);
+  w.attr("guard", v.guard);
   write_knob_space(w, v.knob);
   const size_t n = v.rows.size(), dims = v.knob.dims.size();
   std::vector<double> cap, knob, dev_t, wall, energy, peak, mean, over, pt, pe, metric;
@@ -774,6 +778,7 @@ ValidationResult read_validation(const GroupReader& g) {
   v.target = g.num_attr("target");
   v.emulated = g.int_attr("emulated") != 0;
   v.feasibility = g.str_attr("feasibility");
+  v.guard = g.has_attr("guard") ? g.num_attr("guard") : 0.0;  // stores written before the guard was recorded
   v.knob = read_knob_space(g);
   const auto cap = g.col_d("cap");
   const long n = static_cast<long>(cap.size());

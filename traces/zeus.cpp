@@ -143,9 +143,9 @@ RelationSet make_relation(const Key& key, const TrainData& d, const std::vector<
 
 int64_t nominal_samples_per_epoch(const std::string& dataset) {
   // Public training-split sizes; any value gives the same times to accuracy (it cancels).
-  static const std::map<std::string, int64_t> sizes = {
-      {"cifar100", 50000},     {"imagenet", 1281167}, {"librispeech", 281241},
-      {"movielens-1m", 994169}, {"squad", 88641},     {"sentiment140", 1600000}};
+  static const std::map<std::string, int64_t> sizes = {{"cifar100", 50000},     {"imagenet", 1281167},
+                                                       {"librispeech", 281241}, {"movielens-1m", 994169},
+                                                       {"squad", 88641},        {"sentiment140", 1600000}};
   const auto it = sizes.find(dataset);
   return it == sizes.end() ? 100000 : it->second;
 }
@@ -183,51 +183,64 @@ ImportResult import_traces(const ImportOptions& options) {
   return import_text(read_file(power), read_file(train), options);
 }
 
+namespace {
+
+// The rows of summary_power_<gpu>.csv per workload.
+std::map<Key, std::vector<PowerRow>> read_power(const CsvTable& pt, const std::string& power_origin) {
+  std::map<Key, std::vector<PowerRow>> power;
+  const int c_ds = pt.column("dataset", power_origin), c_net = pt.column("network", power_origin),
+            c_b = pt.column("batch_size", power_origin), c_opt = pt.column("optimizer", power_origin),
+            c_pl = pt.column("power_limit", power_origin), c_t = pt.column("time_per_epoch", power_origin),
+            c_p = pt.column("average_power", power_origin);
+  for (size_t i = 0; i < pt.rows.size(); ++i) {
+    const auto& r = pt.rows[i];
+    Key k{r.at(c_ds), r.at(c_net), lower(r.at(c_opt))};
+    PowerRow row{to_int(r.at(c_b), power_origin, i, "batch_size"),
+                 to_double(r.at(c_pl), power_origin, i, "power_limit"),
+                 to_double(r.at(c_t), power_origin, i, "time_per_epoch"),
+                 to_double(r.at(c_p), power_origin, i, "average_power")};
+    if (row.batch_size <= 0 || row.time_per_epoch_s <= 0 || row.power_w <= 0)
+      throw Error(
+          fmt::format("{}: line {}: batch size, time per epoch and power must be positive", power_origin, i + 2));
+    power[k].push_back(row);
+  }
+  return power;
+}
+
+// The runs of summary_train.csv per workload: per batch size and run, the first epoch at which
+// each metric was reached.
+std::map<Key, TrainData> read_train(const CsvTable& tt) {
+  std::map<Key, TrainData> train;
+  const std::string o = "summary_train.csv";
+  const int c_ds = tt.column("dataset", o), c_net = tt.column("network", o), c_b = tt.column("batch_size", o),
+            c_opt = tt.column("optimizer", o), c_lr = tt.column("learning_rate", o), c_run = tt.column("run", o),
+            c_m = tt.column("target_metric", o), c_e = tt.column("target_epoch", o);
+  for (size_t i = 0; i < tt.rows.size(); ++i) {
+    const auto& r = tt.rows[i];
+    Key k{r.at(c_ds), r.at(c_net), lower(r.at(c_opt))};
+    const int b = to_int(r.at(c_b), o, i, "batch_size");
+    const int run = to_int(r.at(c_run), o, i, "run");
+    auto& d = train[k];
+    auto& metrics = d.by_batch[b][run];  // a run that never reaches anything still counts as a run
+    if (!r.at(c_lr).empty()) d.lr_by_batch[b] = to_double(r.at(c_lr), o, i, "learning_rate");
+    if (r.at(c_e).empty() || lower(r.at(c_e)) == "nan") continue;  // never reached this metric
+    const double m = to_double(r.at(c_m), o, i, "target_metric");
+    const int e = to_int(r.at(c_e), o, i, "target_epoch");
+    auto [it, inserted] = metrics.emplace(m, e);
+    if (!inserted) it->second = std::min(it->second, e);
+  }
+  return train;
+}
+
+}  // namespace
+
 ImportResult import_text(const std::string& power_csv, const std::string& train_csv, const ImportOptions& options) {
   const std::string power_origin = fmt::format("summary_power_{}.csv", options.gpu);
   const CsvTable pt = parse_csv(power_csv, power_origin);
   const CsvTable tt = parse_csv(train_csv, "summary_train.csv");
 
-  std::map<Key, std::vector<PowerRow>> power;
-  {
-    const int c_ds = pt.column("dataset", power_origin), c_net = pt.column("network", power_origin),
-              c_b = pt.column("batch_size", power_origin), c_opt = pt.column("optimizer", power_origin),
-              c_pl = pt.column("power_limit", power_origin), c_t = pt.column("time_per_epoch", power_origin),
-              c_p = pt.column("average_power", power_origin);
-    for (size_t i = 0; i < pt.rows.size(); ++i) {
-      const auto& r = pt.rows[i];
-      Key k{r.at(c_ds), r.at(c_net), lower(r.at(c_opt))};
-      PowerRow row{to_int(r.at(c_b), power_origin, i, "batch_size"),
-                   to_double(r.at(c_pl), power_origin, i, "power_limit"),
-                   to_double(r.at(c_t), power_origin, i, "time_per_epoch"),
-                   to_double(r.at(c_p), power_origin, i, "average_power")};
-      if (row.batch_size <= 0 || row.time_per_epoch_s <= 0 || row.power_w <= 0)
-        throw Error(fmt::format("{}: line {}: batch size, time per epoch and power must be positive", power_origin,
-                                i + 2));
-      power[k].push_back(row);
-    }
-  }
-  std::map<Key, TrainData> train;
-  {
-    const std::string o = "summary_train.csv";
-    const int c_ds = tt.column("dataset", o), c_net = tt.column("network", o), c_b = tt.column("batch_size", o),
-              c_opt = tt.column("optimizer", o), c_lr = tt.column("learning_rate", o), c_run = tt.column("run", o),
-              c_m = tt.column("target_metric", o), c_e = tt.column("target_epoch", o);
-    for (size_t i = 0; i < tt.rows.size(); ++i) {
-      const auto& r = tt.rows[i];
-      Key k{r.at(c_ds), r.at(c_net), lower(r.at(c_opt))};
-      const int b = to_int(r.at(c_b), o, i, "batch_size");
-      const int run = to_int(r.at(c_run), o, i, "run");
-      auto& d = train[k];
-      auto& metrics = d.by_batch[b][run];  // a run that never reaches anything still counts as a run
-      if (!r.at(c_lr).empty()) d.lr_by_batch[b] = to_double(r.at(c_lr), o, i, "learning_rate");
-      if (r.at(c_e).empty() || lower(r.at(c_e)) == "nan") continue;  // never reached this metric
-      const double m = to_double(r.at(c_m), o, i, "target_metric");
-      const int e = to_int(r.at(c_e), o, i, "target_epoch");
-      auto [it, inserted] = metrics.emplace(m, e);
-      if (!inserted) it->second = std::min(it->second, e);
-    }
-  }
+  const std::map<Key, std::vector<PowerRow>> power = read_power(pt, power_origin);
+  const std::map<Key, TrainData> train = read_train(tt);
 
   ImportResult result;
   result.gpu = options.gpu;
@@ -245,15 +258,17 @@ ImportResult import_text(const std::string& power_csv, const std::string& train_
     w.name = key.name();
     std::vector<int> batches;
     for (int b : power_b) {
-      if (train_b.count(b) && static_cast<int>(d.by_batch.at(b).size()) >= options.min_runs) batches.push_back(b);
-      else w.dropped_batch_sizes.push_back(b);
+      if (train_b.count(b) && static_cast<int>(d.by_batch.at(b).size()) >= options.min_runs)
+        batches.push_back(b);
+      else
+        w.dropped_batch_sizes.push_back(b);
     }
     for (int b : train_b)
       if (!power_b.count(b)) w.dropped_batch_sizes.push_back(b);
     std::sort(w.dropped_batch_sizes.begin(), w.dropped_batch_sizes.end());
     if (batches.empty()) {
-      result.skipped.push_back(fmt::format("{}: no batch size is in both traces with >= {} runs", key.name(),
-                                           options.min_runs));
+      result.skipped.push_back(
+          fmt::format("{}: no batch size is in both traces with >= {} runs", key.name(), options.min_runs));
       continue;
     }
 

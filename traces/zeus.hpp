@@ -19,15 +19,15 @@ namespace pacer::traces::zeus {
 
 struct ImportOptions {
   std::filesystem::path data_dir;  // holds summary_power_<gpu>.csv and summary_train.csv
-  std::string gpu = "v100";        // "v100" | "a40"
+  std::string gpu = "v100";        // any GPU with a summary_power_<gpu>.csv in data_dir
   int min_runs = 3;                // runs that must reach the target at every batch size
 };
 
 struct Workload {
-  std::string name;    // "<dataset>.<network>.<optimizer>": the profile name; relations add .proxy/.target
+  std::string name;  // "<dataset>.<network>.<optimizer>": the profile name; relations add .proxy/.target
   ProfileTable profile;
-  RelationSet proxy;   // first half of the runs
-  RelationSet target;  // all runs
+  RelationSet proxy;                     // first half of the runs
+  RelationSet target;                    // all runs
   std::vector<int> dropped_batch_sizes;  // in one trace only, or with too few runs
 };
 
@@ -46,8 +46,12 @@ ImportResult import_text(const std::string& power_csv, const std::string& train_
 std::vector<double> protocol_caps_w(const ProfileTable& profile, int count = 10);
 
 // Names under which the importer stores the relations of a workload.
-inline std::string proxy_name(const std::string& workload) { return workload + ".proxy"; }
-inline std::string target_name(const std::string& workload) { return workload + ".target"; }
+inline std::string proxy_name(const std::string& workload) {
+  return workload + ".proxy";
+}
+inline std::string target_name(const std::string& workload) {
+  return workload + ".target";
+}
 
 // Nominal training-set size used to express epochs as samples. It cancels exactly in every
 // time-to-accuracy (time per epoch x epochs), so it only sets the scale of the sample counts.

@@ -85,6 +85,21 @@ void store_config_file(const std::string& file, const Command& c, const po::opti
 
 }  // namespace
 
+namespace {
+
+// An option declared with the value name FILE, DIR or PATH holds paths: a relative one in a config
+// file is relative to the file's folder, so that a spec works from any working directory.
+void resolve_paths(po::basic_option<char>& opt, const po::option_description& d, const std::string& file) {
+  const std::string kind = d.semantic()->name();
+  const bool is_path = kind.rfind("FILE", 0) == 0 || kind.rfind("DIR", 0) == 0 || kind.rfind("PATH", 0) == 0;
+  const std::filesystem::path base = std::filesystem::path(file).parent_path();
+  if (!is_path || base.empty()) return;
+  for (auto& v : opt.value)
+    if (!v.empty() && std::filesystem::path(v).is_relative()) v = (base / v).lexically_normal().string();
+}
+
+}  // namespace
+
 void store_config_text(const std::string& text, const std::string& file, const std::string& command_name,
                        const po::options_description& all, po::variables_map& vm) {
   std::istringstream in(text);
@@ -106,6 +121,7 @@ void store_config_text(const std::string& text, const std::string& file, const s
       throw UsageError(fmt::format("{}: unknown option '{}' for 'pacer {}'", file, key, command_name));
     opt.string_key = key;
     opt.unregistered = false;
+    resolve_paths(opt, *all.find_nothrow(key, false), file);
     kept.options.push_back(opt);
   }
   po::store(kept, vm);

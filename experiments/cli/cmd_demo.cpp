@@ -11,8 +11,10 @@ namespace pacer::cli {
 namespace {
 
 void common_options(po::options_description& d, const std::string& default_out) {
-  d.add_options()("quick", po::bool_switch()->default_value(false), "fewer batch sizes, seeds and caps (under 2 minutes)")(
-      "out,o", po::value<std::string>()->default_value(default_out), "output folder (trace store, checkpoint, report)")(
+  d.add_options()("quick", po::bool_switch()->default_value(false),
+                  "fewer batch sizes, seeds and caps (under 2 minutes)")(
+      "out,o", po::value<std::string>()->default_value(default_out)->value_name("DIR"),
+      "output folder (trace store, checkpoint, report)")(
       "device", po::value<std::string>()->default_value("jetson-nano"), "catalog device to emulate (`pacer devices`)")(
       "threads", po::value<int>()->default_value(2), "CPU intra-op threads of the training")(
       "guard", po::value<std::string>()->default_value("auto"),
@@ -37,7 +39,9 @@ experiments::DemoOptions common(const po::variables_map& vm) {
   return o;
 }
 
-int run_demo(const po::variables_map& vm) { return experiments::run_demo(common(vm)); }
+int run_demo(const po::variables_map& vm) {
+  return experiments::run_demo(common(vm));
+}
 
 int run_experiment(const po::variables_map& vm) {
   auto o = common(vm);
@@ -99,24 +103,33 @@ Command make_experiment() {
       "Rerunning resumes from NAME.h5 in --out.";
   c.add_options = [](po::options_description& d) {
     common_options(d, "pacer-out/experiment");
-    d.add_options()
-        ("name", po::value<std::string>()->default_value("experiment"), "store NAME.h5 and record names")
-        ("workload", po::value<std::string>()->default_value("cnn"), "workload (`pacer workloads`), default input shape unless @shape")
-        ("pretrain-dataset", po::value<std::string>()->default_value("fmnist-pretrain"), "pre-training data (`pacer workloads --datasets`)")
-        ("proxy-dataset", po::value<std::string>()->default_value("fmnist-proxy"), "proxy data: its relation drives Ours")
-        ("targets", po::value<std::string>()->default_value("fmnist-target-a"), "comma-separated target datasets to validate on")
-        ("batch-sizes", po::value<std::string>(), "batch sizes: list 8,16,32 or doubling range 8:128 (default: the demo's)")
-        ("seeds", po::value<std::string>(), "seeds: list 0,1,2 or range 0-4 (default: the demo's)")
-        ("caps", po::value<int>()->default_value(0), "caps spread over 30-75% of the profiled power range, 0: the demo's [caps]")
-        ("power-limits", po::value<units::PowerList>(), "explicit caps instead: list 5W,6W or range 5W:8W:1W [W]")
-        ("target", po::value<std::string>(), "held-out metric to reach, fraction or percent (default: each dataset's)")
-        ("pretrain-target", po::value<std::string>(), "metric at which pre-training stops (default 0.90; 0.85 with --quick)")
-        ("eval-every", po::value<int64_t>()->default_value(0), "evaluate every N training samples, 0: 2048 [samples]")
-        ("eval-samples", po::value<int64_t>()->default_value(0), "held-out samples per evaluation, 0: 1000 [samples]")
-        ("max-train", po::value<int64_t>()->default_value(-1), "training samples per dataset, 0: all, -1: the demo's [samples]")
-        ("budget", po::value<int64_t>()->default_value(0), "censor a fine-tuning run after N samples, 0: 60000 [samples]")
-        ("pretrain-budget", po::value<int64_t>()->default_value(0), "stop pre-training after N samples, 0: 120000 [samples]")
-        ("calibration-points", po::value<int>()->default_value(8), "planner-chosen profile points the model is fitted on [points]");
+    d.add_options()("name", po::value<std::string>()->default_value("experiment"), "store NAME.h5 and record names")(
+        "workload", po::value<std::string>()->default_value("cnn"),
+        "workload (`pacer workloads`), default input shape unless @shape")(
+        "pretrain-dataset", po::value<std::string>()->default_value("fmnist-pretrain"),
+        "pre-training data (`pacer workloads --datasets`)")(
+        "proxy-dataset", po::value<std::string>()->default_value("fmnist-proxy"),
+        "proxy data: its relation drives Ours")("targets", po::value<std::string>()->default_value("fmnist-target-a"),
+                                                "comma-separated target datasets to validate on")(
+        "batch-sizes", po::value<std::string>(),
+        "batch sizes: list 8,16,32 or doubling range 8:128 (default: the demo's)")(
+        "seeds", po::value<std::string>(), "seeds: list 0,1,2 or range 0-4 (default: the demo's)")(
+        "caps", po::value<int>()->default_value(0),
+        "caps spread over 30-75% of the profiled power range, 0: the demo's [caps]")(
+        "power-limits", po::value<units::PowerList>(), "explicit caps instead: list 5W,6W or range 5W:8W:1W [W]")(
+        "target", po::value<std::string>(), "held-out metric to reach, fraction or percent (default: each dataset's)")(
+        "pretrain-target", po::value<std::string>(),
+        "metric at which pre-training stops (default 0.90; 0.85 with --quick)")(
+        "eval-every", po::value<int64_t>()->default_value(0), "evaluate every N training samples, 0: 2048 [samples]")(
+        "eval-samples", po::value<int64_t>()->default_value(0), "held-out samples per evaluation, 0: 1000 [samples]")(
+        "max-train", po::value<int64_t>()->default_value(-1),
+        "training samples per dataset, 0: all, -1: the demo's [samples]")(
+        "budget", po::value<int64_t>()->default_value(0),
+        "censor a fine-tuning run after N samples, 0: 60000 [samples]")(
+        "pretrain-budget", po::value<int64_t>()->default_value(0),
+        "stop pre-training after N samples, 0: 120000 [samples]")(
+        "calibration-points", po::value<int>()->default_value(8),
+        "planner-chosen profile points the model is fitted on [points]");
   };
   c.run = run_experiment;
   return c;

@@ -1,8 +1,8 @@
 // `pacer import zeus`: the public Zeus GPU traces into a trace store, following the replay protocol.
 #include <fmt/format.h>
 
-#include <filesystem>
 #include <spdlog/spdlog.h>
+#include <filesystem>
 
 #include <iostream>
 
@@ -51,7 +51,8 @@ int run_import_zeus(const po::variables_map& vm) {
     spdlog::debug("imported {}", w.name);
   }
 
-  std::cout << fmt::format("Zeus {} traces -> {} (feasibility: average power; the traces have no peak)\n\n", o.gpu, out);
+  std::cout << fmt::format("Zeus {} traces -> {} (feasibility: average power; the traces have no peak)\n\n", o.gpu,
+                           out);
   std::cout << fmt::format("{:<36} {:>8} {:>4} {:>7} {:>9} {:>18}  {}\n", "workload (profile)", "target", "|B|",
                            "limits", "configs", "caps [W]", "batch sizes (dropped)");
   for (const auto& w : result.workloads) {
@@ -63,9 +64,10 @@ int run_import_zeus(const po::variables_map& vm) {
         if (std::find(seen.begin(), seen.end(), p.knob[0]) == seen.end()) seen.push_back(p.knob[0]);
       limits = seen.size();
     }
-    std::cout << fmt::format("{:<36} {:>7}{} {:>4} {:>7} {:>9} {:>18}  {} ({})\n", w.name, fmt::format("{:g}", w.target.target),
-                             w.target.higher_is_better ? "+" : "-", w.profile.batch_sizes().size(), limits,
-                             w.profile.points.size(), fmt::format("{:.1f}-{:.1f}", caps.front(), caps.back()),
+    std::cout << fmt::format("{:<36} {:>7}{} {:>4} {:>7} {:>9} {:>18}  {} ({})\n", w.name,
+                             fmt::format("{:g}", w.target.target), w.target.higher_is_better ? "+" : "-",
+                             w.profile.batch_sizes().size(), limits, w.profile.points.size(),
+                             fmt::format("{:.1f}-{:.1f}", caps.front(), caps.back()),
                              list_ints(w.profile.batch_sizes()), list_ints(w.dropped_batch_sizes));
   }
   for (const auto& s : result.skipped) std::cout << "skipped " << s << "\n";
@@ -86,10 +88,12 @@ Command make() {
       "<workload>.proxy and <workload>.target, following the replay protocol of shared/data/zeus/SOURCE.md.\n"
       "Then: pacer sweep STORE (10 caps per workload from its lowest to its highest average power).";
   c.add_options = [](po::options_description& d) {
-    d.add_options()("gpu", po::value<std::string>()->default_value("v100"), "GPU of the power trace: v100 | a40")(
-        "out,o", po::value<std::string>()->required(), "trace store to write (HDF5; created if absent)")(
-        "data-dir", po::value<std::string>()->default_value("../shared/data/zeus"),
-        "folder holding the Zeus CSV files (relative to the working directory)")(
+    d.add_options()("gpu", po::value<std::string>()->default_value(traces::zeus::ImportOptions{}.gpu),
+                    "GPU of the power trace: the <gpu> of any summary_power_<gpu>.csv in the data folder")(
+        "out,o", po::value<std::string>()->required()->value_name("FILE"),
+        "trace store to write (HDF5; created if absent)")(
+        "data-dir", po::value<std::string>()->default_value("../shared/data/zeus")->value_name("DIR"),
+        "folder holding the Zeus CSV files (relative to the working directory; in a config file, to its folder)")(
         "min-runs", po::value<int>()->default_value(3), "runs that must reach the target at every batch size [runs]");
   };
   c.run = run_import_zeus;

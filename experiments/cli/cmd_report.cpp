@@ -34,9 +34,9 @@ Command make() {
       "the chosen points, energy per policy and cap, power over time of a validation run. Each figure\n"
       "comes with its .gp script and .dat data so it can be restyled.";
   c.add_options = [](po::options_description& d) {
-    d.add_options()("store", po::value<std::vector<std::string>>()->required()->multitoken(),
+    d.add_options()("store", po::value<std::vector<std::string>>()->required()->multitoken()->value_name("FILE"),
                     "trace stores (HDF5) to read")(
-        "out,o", po::value<std::string>()->default_value("pacer-report"), "output folder");
+        "out,o", po::value<std::string>()->default_value("pacer-report")->value_name("DIR"), "output folder");
   };
   c.positional = {"store"};
   c.positional_repeat = true;

@@ -13,7 +13,7 @@
 namespace pacer::cli {
 
 inline void add_problem_options(po::options_description& d, bool with_profile = true) {
-  d.add_options()("store", po::value<std::string>()->required(), "trace store (HDF5)");
+  d.add_options()("store", po::value<std::string>()->required()->value_name("FILE"), "trace store (HDF5)");
   if (with_profile)
     d.add_options()("profile", po::value<std::string>()->default_value(""),
                     "profile in the store (default: the store's only profile)");
@@ -29,9 +29,12 @@ inline void add_problem_options(po::options_description& d, bool with_profile = 
       "target relation for the oracle and the replay (default: <workload>.target when present)")(
       "feasibility", po::value<std::string>()->default_value("auto"),
       "power compared with the cap: auto (peak where the data has it, else mean) | peak | mean")(
-      "eta", po::value<double>()->default_value(0.5), "Zeus cost weight: eta*energy + (1-eta)*max_power*time [1]")(
-      "powertrain-batch", po::value<int>()->default_value(0),
-      "batch size of the PowerTrain-style policy [samples] (0: the largest)");
+      "eta", po::value<double>()->default_value(explore::IndexOptions{}.eta),
+      "Zeus cost weight: eta*energy + (1-eta)*max_power*time [1]")(
+      "max-power", po::value<units::Power>(),
+      "Zeus cost MAXPOWER [W] (default: as Zeus, the highest power limit for a power-limit knob, else the space's "
+      "highest power)")("powertrain-batch", po::value<int>()->default_value(0),
+                        "batch size of the PowerTrain-style policy [samples] (0: the largest)");
 }
 
 inline explore::ProblemSpec problem_spec(const po::variables_map& vm) {
@@ -44,11 +47,18 @@ inline explore::ProblemSpec problem_spec(const po::variables_map& vm) {
   s.relation = vm["relation"].as<std::string>();
   s.target = vm["target"].as<std::string>();
   const auto f = vm["feasibility"].as<std::string>();
-  if (f == "peak") s.basis = explore::PowerBasis::Peak;
-  else if (f == "mean") s.basis = explore::PowerBasis::Mean;
-  else if (f != "auto") throw UsageError(fmt::format("--feasibility: '{}' is not one of auto, peak, mean", f));
+  if (f == "peak")
+    s.basis = explore::PowerBasis::Peak;
+  else if (f == "mean")
+    s.basis = explore::PowerBasis::Mean;
+  else if (f != "auto")
+    throw UsageError(fmt::format("--feasibility: '{}' is not one of auto, peak, mean", f));
   s.index.eta = vm["eta"].as<double>();
   require_range(s.index.eta, 0, 1, "--eta", "");
+  if (vm.count("max-power")) {
+    s.index.max_power_w = vm["max-power"].as<units::Power>().w;
+    if (!(s.index.max_power_w > 0)) throw UsageError("--max-power: must be above 0 W");
+  }
   if (!s.model.empty() && !s.profile.empty()) throw UsageError("--model and --profile exclude each other");
   return s;
 }

@@ -4,6 +4,7 @@
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <tuple>
 
 #include "experiments/plot.hpp"
 #include "experiments/report.hpp"
@@ -51,11 +52,10 @@ traces::ValidationResult fixture_validation() {
     r.energy_j = e;
     return r;
   };
-  v.rows = {row(5, "ours", 0, 10, 40),      row(5, "ours", 1, 12, 44),      row(5, "baseline1", 0, 20, 70),
-            row(5, "baseline1", 1, 22, 80), row(5, "oracle", 0, 10, 40),    row(5, "oracle", 1, 12, 44),
-            row(5, "baseline2", 0, 15, 50), row(5, "baseline2", 1, 0, 0, false),
-            row(8, "ours", 0, 6, 41),       row(8, "baseline1", 0, 9, 60),  row(8, "oracle", 0, 5.5, 39),
-            row(8, "baseline2", 0, 7, 45)};
+  v.rows = {row(5, "ours", 0, 10, 40),      row(5, "ours", 1, 12, 44),           row(5, "baseline1", 0, 20, 70),
+            row(5, "baseline1", 1, 22, 80), row(5, "oracle", 0, 10, 40),         row(5, "oracle", 1, 12, 44),
+            row(5, "baseline2", 0, 15, 50), row(5, "baseline2", 1, 0, 0, false), row(8, "ours", 0, 6, 41),
+            row(8, "baseline1", 0, 9, 60),  row(8, "oracle", 0, 5.5, 39),        row(8, "baseline2", 0, 7, 45)};
   v.rows[0].series = "val-a-ours-5W-s0";
   return v;
 }
@@ -197,6 +197,85 @@ TEST(Report, RegeneratesTablesAndNonEmptyFiguresFromAStore) {
   EXPECT_TRUE(fs::exists(dir / "out" / "val-a-fig4-energy.gp"));
   EXPECT_TRUE(fs::exists(dir / "out" / "val-a-fig4-energy.dat"));
   if (!std::getenv("PACER_TEST_KEEP")) fs::remove_all(dir);  // set it to look at the figures
+}
+
+// Issue 12: the explorer's policy ids get their labels in the tables ("zeus-cost" was shown raw).
+TEST(Tables, SweepTableLabelsEveryPolicyOfTheExplorer) {
+  traces::SweepResult sw;
+  sw.name = "s";
+  for (const char* p : {"ours", "zeus-cost", "energy-opt", "baseline1"}) {
+    traces::SweepRow r;
+    r.cap_w = 5;
+    r.workload = "w";
+    r.policy = p;
+    r.feasible = true;
+    r.replayed_time_mean_s = 1;
+    sw.rows.push_back(r);
+  }
+  const auto t = experiments::sweep_table({sw});
+  EXPECT_EQ(t.rows, (std::vector<std::string>{"Baseline 1", "Ours", "Energy-optimal", "Zeus cost"}));
+}
+
+// Issue 12: Figure 1 marks what the explorer chooses with the sweep's basis and guard band (the
+// validation's), not a per-point peak-else-mean rule: at 6 W with a 25% guard Ours chooses under
+// 4.5 W (b=8 at 307.2 MHz, peak 3.33 W), where the unguarded choice was b=8 at 921.6 MHz (6 W).
+TEST(Report, FigureOneMarksTheExplorersChoiceUnderTheGuard) {
+  const auto dir = temp_dir("guard");
+  auto store = traces::Store::open_or_create(dir / "g.h5");
+  traces::ProfileTable prof;
+  prof.workload = "cnn";
+  prof.device = "jetson-nano";
+  for (double f : {307.2e6, 614.4e6, 921.6e6})
+    for (int b : {8, 32}) {
+      traces::ProfilePoint p;
+      p.knob = {f};
+      p.batch_size = b;
+      p.time_per_batch_mean_s = b * 1e-3 * 921.6e6 / f;
+      p.power_peak_w = 2 + f / 921.6e6 * (b == 32 ? 6 : 4);
+      p.power_mean_w = p.power_peak_w - 0.3;
+      prof.points.push_back(p);
+    }
+  store.write_profile(prof, "cnn");
+  for (auto [name, n8, n32] : {std::tuple<std::string, int64_t, int64_t>{"p", 1000, 4000}, {"t", 3000, 2000}}) {
+    traces::RelationSet r;
+    r.name = name;
+    r.workload = "cnn";
+    r.dataset = name;
+    for (auto [b, n] : {std::pair<int, int64_t>{8, n8}, {32, n32}}) {
+      traces::RelationRun run;
+      run.batch_size = b;
+      run.reached = true;
+      run.samples = n;
+      r.runs.push_back(run);
+    }
+    store.write_relation(r);
+  }
+  traces::SweepResult sw;
+  sw.name = "sw";
+  sw.profile = "cnn";
+  sw.relation = "p";
+  sw.target = "t";
+  sw.feasibility = "peak";
+  sw.guard = 0.25;
+  traces::SweepRow row;
+  row.cap_w = 6;
+  row.workload = "cnn";
+  row.policy = "ours";
+  row.feasible = true;
+  row.knob = {921.6e6};  // what an unguarded sweep chose
+  row.batch_size = 8;
+  sw.rows.push_back(row);
+  store.write_sweep(sw);
+  EXPECT_DOUBLE_EQ(traces::Store::open(dir / "g.h5").read_sweep("sw").guard, 0.25);
+
+  experiments::ReportOptions opt;
+  opt.stores = {dir / "g.h5"};
+  opt.out_dir = dir / "out";
+  experiments::make_report(opt);
+  const std::string fig1 = slurp(dir / "out" / "g-sw-fig1-time-vs-power-6W.dat");
+  EXPECT_NE(fig1.find("# Ours: b=8, 307.2 MHz"), std::string::npos) << fig1;
+  EXPECT_EQ(fig1.find("921.6 MHz"), std::string::npos) << fig1;
+  fs::remove_all(dir);
 }
 
 TEST(Report, MissingStoreIsAnErrorAndWritesNothing) {

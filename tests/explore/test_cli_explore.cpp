@@ -20,9 +20,11 @@ struct Result {
   std::string out;
 };
 
-Result run(const std::string& args, const fs::path& dir) {
+// Runs `pacer ARGS` in the working directory `cwd` (default: the current one); output in `dir`.
+Result run(const std::string& args, const fs::path& cwd, const fs::path& dir) {
   const fs::path out = dir / "out.txt";
-  const std::string cmd = std::string(PACER_BINARY) + " " + args + " > " + out.string() + " 2>&1";
+  const std::string cmd =
+      "cd " + cwd.string() + " && " + std::string(PACER_BINARY) + " " + args + " > " + out.string() + " 2>&1";
   const int status = std::system(cmd.c_str());
   Result r;
   r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -33,7 +35,13 @@ Result run(const std::string& args, const fs::path& dir) {
   return r;
 }
 
-void write(const fs::path& p, const std::string& text) { std::ofstream(p) << text; }
+Result run(const std::string& args, const fs::path& dir) {
+  return run(args, fs::current_path(), dir);
+}
+
+void write(const fs::path& p, const std::string& text) {
+  std::ofstream(p) << text;
+}
 
 class CliExplore : public ::testing::Test {
  protected:
@@ -96,6 +104,53 @@ TEST_F(CliExplore, ImportSweepSelectSimulate) {
   r = run("simulate " + store + " --cap-schedule " + (dir_ / "bad.csv").string() + " --run-name bad", dir_);
   EXPECT_EQ(r.code, 1) << r.out;
   EXPECT_EQ(fs::file_size(store), size);
+}
+
+// Issue 12: select times nothing (the benchmark does), an ours-only sweep prints no NaN speed-up,
+// the import help names no fixed GPU list, and the Zeus cost's MAXPOWER is Zeus's (the highest
+// power limit, 200 W here, not the highest average power, 190 W) and is printed.
+TEST_F(CliExplore, SelectSweepAndImportSayWhatTheyUse) {
+  const std::string store = (dir_ / "z.h5").string();
+  auto r = run("import zeus --gpu v100 --data-dir " + dir_.string() + " --out " + store, dir_);
+  ASSERT_EQ(r.code, 0) << r.out;
+  r = run("select " + store + " --power-limit 150W", dir_);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(r.out.find("time to decide"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Zeus cost MAXPOWER 200 W (the highest power limit"), std::string::npos) << r.out;
+  r = run("select " + store + " --power-limit 150W --max-power 300W", dir_);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("Zeus cost MAXPOWER 300 W (given)"), std::string::npos) << r.out;
+
+  r = run("sweep " + store + " --policies ours", dir_);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(r.out.find("nan"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("over 0"), std::string::npos) << r.out;
+  r = run("sweep " + store + " --policies ours,baseline1,zeus-cost", dir_);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("speed-up of ours over baseline1"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("speed-up of ours over baseline2"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Zeus cost MAXPOWER 200 W"), std::string::npos) << r.out;
+
+  r = run("import zeus --help", dir_);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(r.out.find("v100 | a40"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("summary_power_<gpu>.csv"), std::string::npos) << r.out;
+}
+
+// Issue 12: relative paths in a spec are relative to the spec's folder, whatever the working
+// directory (here /).
+TEST_F(CliExplore, SpecPathsAreRelativeToTheSpecFolder) {
+  fs::create_directories(dir_ / "specs");
+  write(dir_ / "specs" / "s.ini",
+        "[import-zeus]\ndata-dir = ..\nout = ../from-spec.h5\n[sweep]\nstore = ../from-spec.h5\ncsv = "
+        "out/s.csv\nquiet = true\n");
+  auto r = run("import zeus --config " + (dir_ / "specs" / "s.ini").string(), "/", dir_);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_TRUE(fs::exists(dir_ / "from-spec.h5"));
+  fs::create_directories(dir_ / "specs" / "out");
+  r = run("sweep --config " + (dir_ / "specs" / "s.ini").string(), "/", dir_);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_TRUE(fs::exists(dir_ / "specs" / "out" / "s.csv"));
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <random>
+#include <set>
 
 #include "explore/policy.hpp"
 #include "explore/space.hpp"
@@ -180,7 +181,7 @@ TEST(Policies, EnergyZeusAndPowerTrain) {
 
 TEST(Policies, InfeasibleCapGivesAMessageForEveryPolicy) {
   Hand h;
-  for (Policy p : kAllPolicies) {
+  for (Policy p : all_policies()) {
     const auto s = select(p, h.ctx(), 1.5);
     EXPECT_FALSE(s.feasible) << to_string(p);
     EXPECT_FALSE(s.message.empty()) << to_string(p);
@@ -351,7 +352,7 @@ TEST(Sweep, RegretAndSpeedUpByHand) {
   w.target_set = &h.target_set;
   w.caps_w = {4, 5, 7};
   const auto rows = sweep(w, SweepOptions{});
-  ASSERT_EQ(rows.size(), 3 * std::size(kAllPolicies));
+  ASSERT_EQ(rows.size(), 3 * all_policies().size());
   auto row = [&](double cap, const std::string& p) {
     for (const auto& r : rows)
       if (r.cap_w == cap && r.policy == p) return r;
@@ -385,6 +386,77 @@ TEST(Sweep, RegretAndSpeedUpByHand) {
   // An infeasible cap gives rows marked infeasible, not an exception.
   w.caps_w = {1.0};
   for (const auto& r : sweep(w, SweepOptions{})) EXPECT_FALSE(r.feasible);
+}
+
+// Issue 12: one table gives every policy its id, label and paper row; the ids the explorer
+// writes in records are the ones the tables label (they drifted: "zeus" vs "zeus-cost").
+TEST(PolicyTable, IdsRoundTripAndEveryIdHasItsLabel) {
+  std::set<std::string> labels;
+  for (const auto& row : policy_table()) {
+    EXPECT_EQ(policy_from_string(row.id), row.policy) << row.id;
+    EXPECT_EQ(to_string(row.policy), row.id);
+    EXPECT_FALSE(row.description.empty()) << row.id;
+    EXPECT_TRUE(labels.insert(std::string(row.label)).second) << row.label;
+    EXPECT_EQ(policy_label(row.id), row.label);
+  }
+  EXPECT_EQ(policy_label("zeus-cost"), "Zeus cost");
+  EXPECT_EQ(policy_label("energy-opt"), "Energy-optimal");
+  EXPECT_EQ(policy_label("baseline1"), "Baseline 1");
+  EXPECT_EQ(policy_label("no-such"), "no-such");
+  EXPECT_LT(policy_rank("baseline1"), policy_rank("baseline2"));
+  EXPECT_LT(policy_rank("baseline2"), policy_rank("ours"));
+  EXPECT_LT(policy_rank("ours"), policy_rank("oracle"));
+  EXPECT_EQ(policy_rank("zeus-cost"), 100);
+  EXPECT_EQ(policy_names().find("zeus-cost") != std::string::npos, true);
+}
+
+// Issue 12: Zeus's MAXPOWER is the highest power limit of a power-limit knob (here 200 W, while
+// the highest average power is 190 W); other knobs keep the space's highest power; a given value wins.
+TEST(Index, ZeusMaxPowerIsTheHighestPowerLimit) {
+  Space::Arrays a;
+  a.knob = traces::KnobSpace::power_limit();
+  a.knob_settings = {{100}, {200}};
+  a.batch_sizes = {4};
+  a.basis = PowerBasis::Mean;
+  a.time_per_batch_s = {2, 1};
+  a.power_w = {90, 190};
+  const Space s = Space::from_arrays(a);
+  EXPECT_DOUBLE_EQ(Index(s).max_power_w(), 200);
+  EXPECT_NE(Index(s).max_power_source().find("highest power limit"), std::string::npos);
+  IndexOptions o;
+  o.max_power_w = 250;
+  EXPECT_DOUBLE_EQ(Index(s, o).max_power_w(), 250);
+  // Zeus cost per batch at 100 W: 0.5 x 90 x 2 + 0.5 x 200 x 2 = 290.
+  EXPECT_DOUBLE_EQ(Index(s).unit_cost(0, 0, Objective::ZeusCost), 290);
+  Hand h;
+  EXPECT_DOUBLE_EQ(h.index.max_power_w(), 7);  // a frequency knob: the space's highest (peak) power
+}
+
+// Issue 12: with a guard band the sweep chooses under cap x (1 - guard), as validate does, and keeps
+// the cap itself in the rows.
+TEST(Sweep, GuardChoosesUnderTheGuardedCap) {
+  Hand h;
+  SweepWorkload w;
+  w.workload = "hand";
+  w.index = &h.index;
+  w.proxy = &h.proxy;
+  w.target = &h.target;
+  w.target_set = &h.target_set;
+  w.caps_w = {5};
+  SweepOptions guarded;
+  guarded.guard = 0.2;  // 5 W -> 4 W
+  const auto rows = sweep(w, guarded);
+  w.caps_w = {4};
+  const auto at4 = sweep(w, SweepOptions{});
+  ASSERT_EQ(rows.size(), at4.size());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    EXPECT_EQ(rows[i].cap_w, 5);
+    EXPECT_EQ(rows[i].knob, at4[i].knob) << rows[i].policy;
+    EXPECT_EQ(rows[i].batch_size, at4[i].batch_size) << rows[i].policy;
+  }
+  EXPECT_EQ(cap_grid_w(2, 4, 3), (std::vector<double>{2, 3, 4}));
+  EXPECT_EQ(cap_grid_w(2, 4, 1), (std::vector<double>{4}));
+  EXPECT_EQ(cap_grid_w(0, 1, 4, 0.01), (std::vector<double>{0, 0.33, 0.67, 1}));
 }
 
 }  // namespace

@@ -54,6 +54,19 @@ TEST(Replay, DistributionOverSeeds) {
   EXPECT_DOUBLE_EQ(rm.time_mean_s, (800 + 1200) / 2.0 / 8 * 0.04);
 }
 
+// Issue 12: a batch size that the relation never ran (a relation and a profile recorded at
+// different batch sizes) is an error naming the batch sizes, not a silent NaN.
+TEST(Replay, BatchSizeMissingFromTheRelationIsAnError) {
+  try {
+    replay(PointCost{0.5, 4.0, 6.0}, 64, target());
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("batch size 64"), std::string::npos) << m;
+    EXPECT_NE(m.find("it has 8"), std::string::npos) << m;
+  }
+}
+
 TEST(TableModel, AnswersProfiledPointsAndRejectsOthers) {
   traces::ProfileTable t;
   t.workload = "w";
@@ -180,9 +193,9 @@ TEST(CapSchedule, ParsesAndRejectsBadFiles) {
   EXPECT_DOUBLE_EQ(cap_at(s, 59.9), 10.0);
   EXPECT_DOUBLE_EQ(cap_at(s, 60), 5.5);
   EXPECT_TRUE(std::isnan(cap_at({}, 1)));
-  EXPECT_THROW(parse_cap_schedule("time_s,cap_w\n5,10\n", "x"), Error);        // must start at 0
-  EXPECT_THROW(parse_cap_schedule("time_s,cap_w\n0,10\n0,5\n", "x"), Error);   // not increasing
-  EXPECT_THROW(parse_cap_schedule("t,c\n0,10\n", "x"), Error);                 // wrong header
+  EXPECT_THROW(parse_cap_schedule("time_s,cap_w\n5,10\n", "x"), Error);       // must start at 0
+  EXPECT_THROW(parse_cap_schedule("time_s,cap_w\n0,10\n0,5\n", "x"), Error);  // not increasing
+  EXPECT_THROW(parse_cap_schedule("t,c\n0,10\n", "x"), Error);                // wrong header
   EXPECT_THROW(parse_cap_schedule("time_s,cap_w\n0,abc\n", "x"), Error);
 }
 

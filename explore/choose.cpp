@@ -1,0 +1,85 @@
+#include "explore/choose.hpp"
+
+#include <fmt/format.h>
+
+#include "traces/error.hpp"
+#include "traces/stats.hpp"
+#include "traces/units.hpp"
+
+namespace pacer::explore {
+namespace {
+
+std::string secs(double s) {
+  return std::isnan(s) ? "-" : units::format(s, units::Dimension::Time);
+}
+std::string joules(double j) {
+  return std::isnan(j) ? "-" : units::format(j, units::Dimension::Energy);
+}
+std::string watts(double w) {
+  return std::isnan(w) ? "-" : units::format(w, units::Dimension::Power);
+}
+
+}  // namespace
+
+ChoiceReport choose(const Problem& pb, const PolicyContext& ctx, Policy policy, double cap_w) {
+  ChoiceReport r;
+  r.policy = policy;
+  r.cap_w = cap_w;
+  r.choice = select(policy, ctx, cap_w, &r.ranked);
+  if (!r.choice.feasible) throw Error(fmt::format("{}: {}", to_string(policy), r.choice.message));
+  const Space& space = *pb.space;
+  for (Policy p : all_policies()) {
+    PolicyChoice c;
+    c.selection = select(p, ctx, cap_w);
+    const auto& s = c.selection;
+    if (s.feasible && pb.target && pb.target->has(s.batch_index))
+      c.target_time_s = traces::time_to_accuracy_s(space.time_per_batch_s(s.batch_index, s.knob_index),
+                                                   pb.target->samples_by_batch[s.batch_index], s.batch_size);
+    r.others.push_back(std::move(c));
+  }
+  return r;
+}
+
+std::string describe_max_power(const Index& index) {
+  return fmt::format("Zeus cost MAXPOWER {} ({})", watts(index.max_power_w()), index.max_power_source());
+}
+
+std::string format_choice(const Problem& pb, const ChoiceReport& r) {
+  const Space& space = *pb.space;
+  const Selection& choice = r.choice;
+  std::string out =
+      fmt::format("workload {}: {} | {} configurations ({} knob settings x {} batch sizes)\n", pb.workload,
+                  space.source(), space.num_knobs() * space.num_batches(), space.num_knobs(), space.num_batches());
+  out +=
+      fmt::format("feasibility: {} power <= {} | proxy relation {}{} | {}\n", to_string(space.basis()), watts(r.cap_w),
+                  pb.proxy_set.name, pb.target_set ? " | target " + pb.target_set->name : " | no target (no oracle)",
+                  describe_max_power(*pb.index));
+  out += fmt::format("\nchoice ({}, {}): {}, b={}: predicted TT_acc {}, energy {}, power {}\n", to_string(r.policy),
+                     choice.method, space.describe_knob(choice.knob), choice.batch_size, secs(choice.predicted_time_s),
+                     joules(choice.predicted_energy_j), watts(choice.power_w));
+  if (r.ranked.size() > 1) {
+    const auto& s = r.ranked[1];
+    out += fmt::format("runner-up: {}, b={}: predicted TT_acc {} ({:+.1f}%), energy {}\n", space.describe_knob(s.knob),
+                       s.batch_size, secs(s.predicted_time_s), 100 * (s.predicted_time_s / choice.predicted_time_s - 1),
+                       joules(s.predicted_energy_j));
+  } else {
+    out += "runner-up: none (one feasible batch size under this policy)\n";
+  }
+  out += fmt::format("\n{:<12} {:>16} {:>7} {:>14} {:>12} {:>14} {:>12}\n", "policy", "knob", "b", "predicted TT",
+                     "energy", "target TT", "vs choice");
+  for (const auto& c : r.others) {
+    const auto& s = c.selection;
+    if (!s.feasible) {
+      out += fmt::format("{:<12} infeasible: {}\n", to_string(s.policy), s.message);
+      continue;
+    }
+    out += fmt::format("{:<12} {:>16} {:>7} {:>14} {:>12} {:>14} {:>12}\n", to_string(s.policy),
+                       space.describe_knob(s.knob), s.batch_size, secs(s.predicted_time_s),
+                       joules(s.predicted_energy_j), secs(c.target_time_s),
+                       fmt::format("{:+.1f}%", 100 * (s.predicted_time_s / choice.predicted_time_s - 1)));
+  }
+  out += "(predicted TT uses the proxy relation, target TT the target's; the oracle's predicted TT is its target TT)\n";
+  return out;
+}
+
+}  // namespace pacer::explore

@@ -1,0 +1,32 @@
+#pragma once
+// One cap, one problem: the chosen configuration, its runner-up and what every other policy would
+// pick (what `pacer select` prints), with the text it prints.
+#include <string>
+#include <vector>
+
+#include "explore/policy.hpp"
+#include "explore/problem.hpp"
+
+namespace pacer::explore {
+
+struct PolicyChoice {
+  Selection selection;
+  double target_time_s = traces::kNaN;  // TT_acc of the choice under the target relation (NaN: none)
+};
+
+struct ChoiceReport {
+  Policy policy = Policy::Ours;
+  double cap_w = traces::kNaN;
+  Selection choice;
+  std::vector<Selection> ranked;     // the policy's best configuration per batch size, best first
+  std::vector<PolicyChoice> others;  // every policy of the table at the same cap
+};
+
+// Throws Error (the policy's message) when the policy finds nothing feasible.
+ChoiceReport choose(const Problem& problem, const PolicyContext& context, Policy policy, double cap_w);
+std::string format_choice(const Problem& problem, const ChoiceReport& report);
+
+// "Zeus cost MAXPOWER 300 W (the highest power limit)": which MAXPOWER the Zeus cost uses.
+std::string describe_max_power(const Index& index);
+
+}  // namespace pacer::explore
