@@ -119,13 +119,13 @@ std::string policy_label(const std::string& p) {
   static const std::map<std::string, std::string> labels = {
       {"baseline1", "Baseline 1"},      {"baseline2", "Baseline 2"},      {"ours", "Ours"},
       {"ours-robust", "Ours (robust)"}, {"oracle", "Fastest configuration"}, {"energy", "Energy-optimal"},
-      {"zeus", "Zeus cost"},            {"powertrain", "PowerTrain Pareto"}};
+      {"zeus", "Zeus cost"},            {"powertrain", "PowerTrain Pareto"}, {"pacer", "pacer"}};
   const auto it = labels.find(p);
   return it == labels.end() ? p : it->second;
 }
 
 int policy_rank(const std::string& p) {
-  static const std::vector<std::string> order = {"baseline1", "baseline2", "ours", "oracle"};
+  static const std::vector<std::string> order = {"baseline1", "baseline2", "ours", "pacer", "oracle"};
   const auto it = std::find(order.begin(), order.end(), p);
   return it == order.end() ? 100 : static_cast<int>(it - order.begin());
 }

@@ -30,7 +30,7 @@ struct ValidateOptions {
   hw::DeviceRequest device;     // spec "emulated:jetson-nano", "jetson", "nvml"
   std::vector<double> caps_w;
   std::vector<int> seeds = {0, 1, 2};
-  std::vector<std::string> policies = {"baseline1", "baseline2", "ours", "oracle"};
+  std::vector<std::string> policies = {"baseline1", "baseline2", "ours", "pacer", "oracle"};
   models::TrainOptions train;   // workload, target, budget, lr, checkpoint ("default": default_checkpoint), threads, eval cadence
   models::data::DatasetOptions data;
   double sensor_rate_hz = 10;   // power sampling rate in device time

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "explore/pacer_policy.hpp"
+#include "explore/relation_model.hpp"
 #include "traces/error.hpp"
 #include "traces/units.hpp"
 
@@ -131,10 +133,17 @@ Selection baseline(Policy p, const PolicyContext& ctx, double cap_w, std::vector
 
 }  // namespace
 
-Relation Relation::from_set(const traces::RelationSet& set, const Space& space) {
+Relation Relation::from_set(const traces::RelationSet& set, const Space& space, const traces::RelationSet* looser) {
   Relation r;
   r.name = set.name;
-  for (int b : space.batch_sizes()) r.samples_by_batch.push_back(set.mean_samples(b));
+  const RelationModel model = fit_relation_model(set, looser);
+  for (int b : space.batch_sizes()) {
+    r.samples_by_batch.push_back(set.mean_samples(b));
+    const BatchPosterior* p = model.find(b);
+    r.expected_samples_by_batch.push_back(p ? p->expected_samples() : traces::kNaN);
+    r.samples_lo_by_batch.push_back(p ? p->lower_samples() : traces::kNaN);
+    r.samples_hi_by_batch.push_back(p ? p->upper_samples() : traces::kNaN);
+  }
   return r;
 }
 
@@ -148,6 +157,7 @@ std::string_view to_string(Policy p) {
     case Policy::EnergyOptimal: return "energy-opt";
     case Policy::ZeusCost: return "zeus-cost";
     case Policy::PowerTrain: return "powertrain";
+    case Policy::Pacer: return "pacer";
   }
   return "?";
 }
@@ -212,6 +222,7 @@ Selection select(Policy p, const PolicyContext& ctx, double cap_w, std::vector<S
     }
     case Policy::Baseline1:
     case Policy::Baseline2: return baseline(p, ctx, cap_w, per_batch);
+    case Policy::Pacer: return select_pacer(ctx, cap_w, per_batch);
   }
   throw Error("unknown policy");
 }

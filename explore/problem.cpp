@@ -9,6 +9,7 @@
 #include "traces/catalog.hpp"
 #include "traces/error.hpp"
 #include "traces/units.hpp"
+#include "traces/zeus.hpp"
 
 namespace pacer::explore {
 namespace {
@@ -70,6 +71,8 @@ std::unique_ptr<Problem> load_problem(const traces::Store& store, const ProblemS
     throw Error(fmt::format("{} has no relation '{}' (relations: {}): run pacer relation or pacer import first",
                             store.path().string(), proxy, join(relations)));
   pb->proxy_set = store.read_relation(proxy);
+  if (store.has("relations", traces::zeus::looser_name(proxy)))
+    pb->proxy_looser_set = store.read_relation(traces::zeus::looser_name(proxy));
   std::string target = spec.target;
   if (target.empty() && store.has("relations", pb->workload + ".target")) target = pb->workload + ".target";
   if (!target.empty()) {
@@ -96,7 +99,7 @@ std::unique_ptr<Problem> load_problem(const traces::Store& store, const ProblemS
       throw Error(fmt::format("model '{}' does not predict {} power", spec.model, to_string(*spec.basis)));
   }
   pb->index = std::make_unique<Index>(*pb->space, spec.index);
-  pb->proxy = Relation::from_set(pb->proxy_set, *pb->space);
+  pb->proxy = Relation::from_set(pb->proxy_set, *pb->space, pb->proxy_looser_set ? &*pb->proxy_looser_set : nullptr);
   if (pb->target_set) pb->target = Relation::from_set(*pb->target_set, *pb->space);
   return pb;
 }

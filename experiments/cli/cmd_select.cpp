@@ -56,6 +56,9 @@ int run_select(const po::variables_map& vm) {
                            explore::to_string(policy), choice.method, space.describe_knob(choice.knob),
                            choice.batch_size, secs(choice.predicted_time_s), joules(choice.predicted_energy_j),
                            watts(choice.power_w));
+  if (!std::isnan(choice.predicted_time_lo_s))
+    std::cout << fmt::format("90% interval of its TT_acc over the relation's uncertainty: {} - {}\n",
+                             secs(choice.predicted_time_lo_s), secs(choice.predicted_time_hi_s));
   if (ranked.size() > 1) {
     const auto& r = ranked[1];
     std::cout << fmt::format("runner-up: {}, b={}: predicted TT_acc {} ({:+.1f}%), energy {}\n",
@@ -127,7 +130,8 @@ Command make() {
   c.add_options = [](po::options_description& d) {
     add_problem_options(d);
     d.add_options()("power-limit,P", po::value<units::Power>()->required(), "power cap P_max [W] (e.g. 7.5W)")(
-        "policy", po::value<std::string>()->default_value("ours"), "policy that makes the choice")(
+        "policy", po::value<std::string>()->default_value(std::string(explore::to_string(explore::kDefaultPolicy))),
+        "policy that makes the choice")(
         "save", po::value<std::string>()->default_value(""),
         "also write every policy's choice as a one-cap sweep record with this name");
   };

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <iostream>
 #include <set>
 
@@ -72,6 +73,7 @@ int run_sweep(const po::variables_map& vm) {
   std::set<std::string> bases;
   const auto t0 = std::chrono::steady_clock::now();
   size_t selections = 0;
+  std::vector<explore::SweepWorkload> swept;
   for (const auto& p : problems) {
     explore::SweepWorkload w;
     w.workload = p->workload;
@@ -90,6 +92,7 @@ int run_sweep(const po::variables_map& vm) {
     }
     if (!p->target) spdlog::warn("{}: no target relation: no oracle and no regret for this workload", p->workload);
     auto rows = explore::sweep(w, so);
+    swept.push_back(w);
     selections += w.caps_w.size() * so.policies.size();
     result.rows.insert(result.rows.end(), rows.begin(), rows.end());
     bases.insert(std::string(explore::to_string(p->space->basis())));
@@ -104,7 +107,11 @@ int run_sweep(const po::variables_map& vm) {
   std::cout << fmt::format("\n{} workload(s), {} caps, feasibility by {} power, Baseline 1/2 cap: {}\n", problems.size(),
                            result.rows.size() / std::max<size_t>(1, so.policies.size()), result.feasibility,
                            device_wide == "all" ? "device-wide over every profile swept" : "each profile alone");
-  std::cout << explore::format_summary(explore::summarize(result.rows));
+  const auto summary = explore::summarize(result.rows);
+  std::cout << explore::format_summary(summary);
+  const int resamples = vm["bootstrap"].as<int>();
+  const auto intervals = explore::bootstrap_regret(swept, result.rows, resamples);
+  std::cout << explore::format_intervals(intervals, resamples);
   std::cout << fmt::format("{} selections with replay in {:.1f} ms\n", selections, sweep_ms);
 
   auto rw = traces::Store::open(path);
@@ -113,7 +120,9 @@ int run_sweep(const po::variables_map& vm) {
   const auto csv = vm["csv"].as<std::string>();
   if (!csv.empty()) {
     traces::write_file_atomic(csv, traces::to_csv(result));
-    std::cerr << fmt::format("wrote {}\n", csv);
+    const auto summary_path = std::filesystem::path(csv).replace_extension("").string() + "-summary.csv";
+    traces::write_file_atomic(summary_path, explore::summary_csv(summary, intervals));
+    std::cerr << fmt::format("wrote {} and {}\n", csv, summary_path);
   }
   return 0;
 }
@@ -141,7 +150,10 @@ Command make() {
         "device-wide", po::value<std::string>()->default_value("all"),
         "Baseline 1/2 knob cap from: all (every profile swept, the paper's device-wide cap) | self")(
         "name", po::value<std::string>()->default_value("sweep"), "name of the sweep record in the store")(
-        "csv", po::value<std::string>()->default_value(""), "also write the rows as CSV to this file")(
+        "csv", po::value<std::string>()->default_value(""),
+        "also write the rows as CSV to this file, and the summary to <file stem>-summary.csv")(
+        "bootstrap", po::value<int>()->default_value(0),
+        "resamples of the target runs for 90% intervals of each policy's mean and max regret (0: none)")(
         "quiet,q", "print only the summary lines");
   };
   c.positional = {"store"};

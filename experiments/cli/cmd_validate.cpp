@@ -1,5 +1,6 @@
 // `pacer validate`: run the chosen configurations for real and compare with the predictions.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <iostream>
 
@@ -73,7 +74,7 @@ Command make() {
         ("profile", po::value<std::string>(), "profile record (default: the only one)")
         ("proxy", po::value<std::string>(), "proxy relation record (default: the only one)")
         ("target-dataset", po::value<std::string>()->default_value("fmnist-target-a"), "target data (pacer workloads --datasets)")
-        ("policies", po::value<std::string>()->default_value("baseline1,baseline2,ours,oracle"), "policies to validate")
+        ("policies", po::value<std::string>()->default_value(fmt::format("{}", fmt::join(experiments::ValidateOptions{}.policies, ","))), "policies to validate")
         ("seeds", po::value<std::string>()->default_value("0,1,2"), "seeds of the target runs")
         ("workload", po::value<std::string>(), "workload (default: the profile's)")
         ("checkpoint", po::value<std::string>(), "pre-trained weights to fine-tune from (default: where `pacer relation --pretrain` writes them; 'none': from scratch)")

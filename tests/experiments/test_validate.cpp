@@ -87,7 +87,7 @@ TEST_F(Validate, TrainsEveryChoiceToTheTargetAndOursStaysUnderTheCap) {
     // The policies choose under cap x (1 - guard): the chosen point's profiled peak is under the cap.
     EXPECT_LE(pt->power_peak_w, cap) << row.policy;
   }
-  EXPECT_EQ(policies, (std::set<std::string>{"baseline1", "baseline2", "ours", "oracle"}));
+  EXPECT_EQ(policies, (std::set<std::string>{"baseline1", "baseline2", "ours", "pacer", "oracle"}));
   // The oracle's true relation was measured at every batch size.
   std::string truth_name = v.dataset + "-true";
   std::replace(truth_name.begin(), truth_name.end(), '/', '_');
