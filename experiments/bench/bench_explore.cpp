@@ -9,9 +9,9 @@
 // pacer policy (counter vs_ours: its time per sweep over Algorithm 1's, timed in the same run).
 #include <benchmark/benchmark.h>
 
-#include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <ctime>
 #include <filesystem>
 #include <memory>
 #include <random>
@@ -50,15 +50,15 @@ std::unique_ptr<Case> finish(std::string name, explore::Space space, std::vector
   return c;
 }
 
-// The pacer policy against Algorithm 1 in the same benchmark: seconds per sweep of each, timed
-// back to back, and their ratio.
+// The pacer policy against Algorithm 1 in the same benchmark: CPU seconds per sweep of each (CPU
+// time, so a loaded machine does not skew the ratio), timed back to back.
 double seconds_per_sweep(const Case& c, explore::Policy p) {
   const explore::PolicyContext ctx{c.index.get(), &c.relation};
-  const auto t0 = std::chrono::steady_clock::now();
-  const int reps = 20;
+  const std::clock_t t0 = std::clock();
+  const int reps = 50;
   for (int i = 0; i < reps; ++i)
     for (double cap : c.caps_w) benchmark::DoNotOptimize(explore::select(p, ctx, cap).batch_size);
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / reps;
+  return static_cast<double>(std::clock() - t0) / CLOCKS_PER_SEC / reps;
 }
 
 // P = P_idle + c(b) f V(f)^2, t = t_mem(b) + w(b) / f, with the Nano's catalog V(f).
