@@ -31,7 +31,7 @@ struct ValidateOptions {
   hw::DeviceRequest device;     // spec "emulated:jetson-nano", "jetson", "nvml"
   std::vector<double> caps_w;
   std::vector<int> seeds = {0, 1, 2};
-  std::vector<std::string> policies = {"baseline1", "baseline2", "ours", "oracle"};
+  std::vector<std::string> policies = {"baseline1", "baseline2", "ours", "pacer", "oracle"};
   // workload, target, budget, lr, checkpoint ("default": default_checkpoint), threads, eval cadence
   models::TrainOptions train = campaign_training();
   models::data::DatasetOptions data;

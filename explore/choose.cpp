@@ -57,6 +57,9 @@ std::string format_choice(const Problem& pb, const ChoiceReport& r) {
   out += fmt::format("\nchoice ({}, {}): {}, b={}: predicted TT_acc {}, energy {}, power {}\n", to_string(r.policy),
                      choice.method, space.describe_knob(choice.knob), choice.batch_size, secs(choice.predicted_time_s),
                      joules(choice.predicted_energy_j), watts(choice.power_w));
+  if (!std::isnan(choice.predicted_time_lo_s))
+    out += fmt::format("90% interval of its TT_acc over the relation's uncertainty: {} - {}\n",
+                       secs(choice.predicted_time_lo_s), secs(choice.predicted_time_hi_s));
   if (r.ranked.size() > 1) {
     const auto& s = r.ranked[1];
     out += fmt::format("runner-up: {}, b={}: predicted TT_acc {} ({:+.1f}%), energy {}\n", space.describe_knob(s.knob),

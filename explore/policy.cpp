@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "explore/pacer_policy.hpp"
+#include "explore/relation_model.hpp"
 #include "traces/error.hpp"
 #include "traces/stats.hpp"
 #include "traces/units.hpp"
@@ -134,10 +136,17 @@ Selection baseline(Policy p, const PolicyContext& ctx, double cap_w, std::vector
 
 }  // namespace
 
-Relation Relation::from_set(const traces::RelationSet& set, const Space& space) {
+Relation Relation::from_set(const traces::RelationSet& set, const Space& space, const traces::RelationSet* looser) {
   Relation r;
   r.name = set.name;
-  for (int b : space.batch_sizes()) r.samples_by_batch.push_back(set.mean_samples(b));
+  const RelationModel model = fit_relation_model(set, looser);
+  for (int b : space.batch_sizes()) {
+    r.samples_by_batch.push_back(set.mean_samples(b));
+    const BatchPosterior* p = model.find(b);
+    r.expected_samples_by_batch.push_back(p ? p->expected_samples() : traces::kNaN);
+    r.samples_lo_by_batch.push_back(p ? p->lower_samples() : traces::kNaN);
+    r.samples_hi_by_batch.push_back(p ? p->upper_samples() : traces::kNaN);
+  }
   return r;
 }
 
@@ -198,6 +207,10 @@ Selection select_powertrain(Policy p, const PolicyContext& ctx, double cap_w, st
   return sel;
 }
 
+Selection select_pacer_row(Policy, const PolicyContext& ctx, double cap_w, std::vector<Selection>* per_batch) {
+  return select_pacer(ctx, cap_w, per_batch);
+}
+
 }  // namespace
 
 const std::vector<PolicyInfo>& policy_table() {
@@ -210,8 +223,12 @@ const std::vector<PolicyInfo>& policy_table() {
       {Policy::Baseline1, "baseline1", "Baseline 1", "device-wide knob cap at the largest batch size", 0, baseline},
       {Policy::Baseline2, "baseline2", "Baseline 2", "device-wide knob cap, the fastest batch size under it", 1,
        baseline},
+      {Policy::Pacer, "pacer", "pacer",
+       "expected time to accuracy under a shrunk, censoring-aware model of the proxy's samples-to-target per b "
+       "(the default)",
+       3, select_pacer_row},
       {Policy::Oracle, "oracle", "Fastest configuration",
-       "the fastest feasible configuration under the target's own relation", 3, select_fastest_front},
+       "the fastest feasible configuration under the target's own relation", 4, select_fastest_front},
       {Policy::EnergyOptimal, "energy-opt", "Energy-optimal", "the least energy to accuracy under the cap", -1,
        select_energy},
       {Policy::ZeusCost, "zeus-cost", "Zeus cost", "Zeus's cost eta*energy + (1-eta)*max_power*time under the cap", -1,

@@ -16,11 +16,18 @@ namespace pacer::explore {
 struct Relation {
   std::string name;
   std::vector<double> samples_by_batch;  // aligned with a Space's batch sizes; NaN: unknown
-  static Relation from_set(const traces::RelationSet& set, const Space& space);
+  // The pacer policy's posterior of samples-to-target (explore/relation_model.hpp), aligned the same
+  // way: expected value and 90 % interval. Empty for a relation built from means alone.
+  std::vector<double> expected_samples_by_batch{}, samples_lo_by_batch{}, samples_hi_by_batch{};
+  // `looser`: the same runs at a looser metric level (a learning-curve point), when known.
+  static Relation from_set(const traces::RelationSet& set, const Space& space,
+                           const traces::RelationSet* looser = nullptr);
   bool has(size_t bi) const { return bi < samples_by_batch.size() && !std::isnan(samples_by_batch[bi]); }
 };
 
-enum class Policy { Ours, OursRobust, Baseline1, Baseline2, Oracle, EnergyOptimal, ZeusCost, PowerTrain };
+enum class Policy { Ours, OursRobust, Baseline1, Baseline2, Oracle, EnergyOptimal, ZeusCost, PowerTrain, Pacer };
+// The policy `pacer select`, `sweep`, `simulate`, `validate`, `demo` and `experiment` use unless told otherwise.
+inline constexpr Policy kDefaultPolicy = Policy::Pacer;
 
 struct Selection;
 struct PolicyContext;
@@ -59,6 +66,8 @@ struct Selection {
   double power_w = traces::kNaN;           // basis power of the choice
   double predicted_time_s = traces::kNaN;  // with the relation the policy used
   double predicted_energy_j = traces::kNaN;
+  double predicted_time_lo_s = traces::kNaN;  // 90 % interval of the time (policies that model noise)
+  double predicted_time_hi_s = traces::kNaN;
   std::string method;  // "binary search", "scan", "front", "device-wide cap"
 };
 

@@ -74,6 +74,8 @@ std::unique_ptr<Problem> load_problem(const traces::Store& store, const ProblemS
     throw Error(fmt::format("{} has no relation '{}' (relations: {}): run pacer relation or pacer import first",
                             store.path().string(), proxy, join(relations)));
   pb->proxy_set = store.read_relation(proxy);
+  if (store.has("relations", traces::zeus::looser_name(proxy)))
+    pb->proxy_looser_set = store.read_relation(traces::zeus::looser_name(proxy));
   std::string target = spec.target;
   if (target.empty() && store.has("relations", traces::zeus::target_name(pb->workload)))
     target = traces::zeus::target_name(pb->workload);
@@ -102,7 +104,7 @@ std::unique_ptr<Problem> load_problem(const traces::Store& store, const ProblemS
       throw Error(fmt::format("model '{}' does not predict {} power", spec.model, to_string(*spec.basis)));
   }
   pb->index = std::make_unique<Index>(*pb->space, spec.index);
-  pb->proxy = Relation::from_set(pb->proxy_set, *pb->space);
+  pb->proxy = Relation::from_set(pb->proxy_set, *pb->space, pb->proxy_looser_set ? &*pb->proxy_looser_set : nullptr);
   if (pb->target_set) pb->target = Relation::from_set(*pb->target_set, *pb->space);
   return pb;
 }

@@ -33,6 +33,7 @@ struct Problem {
   std::unique_ptr<Space> space;
   std::unique_ptr<Index> index;
   traces::RelationSet proxy_set;
+  std::optional<traces::RelationSet> proxy_looser_set;  // the proxy's runs at a looser metric level
   std::optional<traces::RelationSet> target_set;
   Relation proxy;
   std::optional<Relation> target;

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <random>
 
 #include "sim/replay.hpp"
 #include "traces/error.hpp"
@@ -227,6 +228,136 @@ std::string format_summary(const SweepSummary& s) {
     else
       out += fmt::format("speed-up of ours over {}: geomean {:.3f}x, max {:.3f}x over {} (workload, cap) pairs\n",
                          su.over, su.geomean, su.max, su.pairs);
+  return out;
+}
+
+}  // namespace pacer::explore
+
+namespace pacer::explore {
+namespace {
+
+// Mean samples of the reached runs of b in a resample (indices into `runs`); NaN when none reached.
+double resampled_mean(const std::vector<const traces::RelationRun*>& runs, std::mt19937_64& rng) {
+  if (runs.empty()) return traces::kNaN;
+  std::uniform_int_distribution<size_t> pick(0, runs.size() - 1);
+  double sum = 0;
+  int n = 0;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const auto* r = runs[pick(rng)];
+    if (!r->reached) continue;
+    sum += static_cast<double>(r->samples);
+    ++n;
+  }
+  return n ? sum / n : traces::kNaN;
+}
+
+double quantile(std::vector<double> v, double q) {
+  v.erase(std::remove_if(v.begin(), v.end(), [](double x) { return std::isnan(x); }), v.end());
+  if (v.empty()) return traces::kNaN;
+  std::sort(v.begin(), v.end());
+  const double pos = q * static_cast<double>(v.size() - 1);
+  const size_t i = static_cast<size_t>(pos);
+  return i + 1 < v.size() ? v[i] + (pos - static_cast<double>(i)) * (v[i + 1] - v[i]) : v[i];
+}
+
+// Every row of `rows` re-scored against one resample of its workload's target runs.
+std::vector<traces::SweepRow> rescore(const std::vector<SweepWorkload>& workloads,
+                                      const std::vector<traces::SweepRow>& rows, std::mt19937_64& rng) {
+  std::vector<traces::SweepRow> out;
+  for (const auto& w : workloads) {
+    if (!w.target_set || !w.index) continue;
+    const Space& s = w.index->space();
+    Relation target;
+    for (int b : s.batch_sizes()) {
+      std::vector<const traces::RelationRun*> runs;
+      for (const auto& r : w.target_set->runs)
+        if (r.batch_size == b) runs.push_back(&r);
+      target.samples_by_batch.push_back(resampled_mean(runs, rng));
+    }
+    PolicyContext ctx{w.index, w.proxy ? w.proxy : &target};
+    ctx.target = &target;
+    std::map<double, double> oracle_by_cap;
+    for (const auto& row : rows) {
+      if (row.workload != w.workload) continue;
+      auto it = oracle_by_cap.find(row.cap_w);
+      if (it == oracle_by_cap.end()) {
+        const Selection o = select(Policy::Oracle, ctx, row.cap_w);
+        it = oracle_by_cap.emplace(row.cap_w, o.feasible ? o.predicted_time_s : traces::kNaN).first;
+      }
+      traces::SweepRow r = row;
+      r.regret = traces::kNaN;
+      r.replayed_time_mean_s = traces::kNaN;
+      const auto bi = s.batch_index(row.batch_size);
+      const auto ki = row.feasible ? s.knob_index(row.knob) : std::nullopt;
+      if (bi && ki && target.has(*bi)) {
+        r.replayed_time_mean_s = s.time_per_batch_s(*bi, *ki) * target.samples_by_batch[*bi] / row.batch_size;
+        if (it->second > 0) r.regret = r.replayed_time_mean_s / it->second - 1;
+      }
+      if (row.policy == "oracle") {  // the oracle of the resample, re-chosen
+        r.feasible = !std::isnan(it->second);
+        r.replayed_time_mean_s = it->second;
+        r.regret = r.feasible ? 0.0 : traces::kNaN;
+      }
+      out.push_back(r);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<RegretInterval> bootstrap_regret(const std::vector<SweepWorkload>& workloads,
+                                             const std::vector<traces::SweepRow>& rows, int resamples, uint64_t seed) {
+  if (resamples < 1) return {};
+  std::mt19937_64 rng(seed);
+  std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> draws;  // policy -> (means, maxes)
+  std::vector<std::string> order;
+  for (int i = 0; i < resamples; ++i)
+    for (const auto& p : summarize(rescore(workloads, rows, rng)).policies) {
+      if (!draws.count(p.policy)) order.push_back(p.policy);
+      draws[p.policy].first.push_back(p.mean_regret);
+      draws[p.policy].second.push_back(p.max_regret);
+    }
+  std::vector<RegretInterval> out;
+  for (const auto& name : order) {
+    const auto& [means, maxes] = draws.at(name);
+    out.push_back({name, quantile(means, 0.05), quantile(means, 0.95), quantile(maxes, 0.05), quantile(maxes, 0.95)});
+  }
+  return out;
+}
+
+std::vector<RegretInterval> bootstrap_regret(const std::vector<const Problem*>& problems,
+                                             const std::vector<traces::SweepRow>& rows, int resamples, uint64_t seed) {
+  std::vector<SweepWorkload> workloads;
+  for (const auto* p : problems) workloads.push_back(sweep_workload(*p, {}));
+  return bootstrap_regret(workloads, rows, resamples, seed);
+}
+
+std::string summary_csv(const SweepSummary& s, const std::vector<RegretInterval>& intervals) {
+  std::string out =
+      "policy,rows,feasible,mean_regret[1],max_regret[1],optimal,mean_regret_lo[1],mean_regret_hi[1],"
+      "max_regret_lo[1],max_regret_hi[1]\n";
+  auto num = [](double x) { return std::isnan(x) ? std::string() : fmt::format("{:.6g}", x); };
+  for (const auto& p : s.policies) {
+    const RegretInterval* iv = nullptr;
+    for (const auto& i : intervals)
+      if (i.policy == p.policy) iv = &i;
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{}\n", p.policy, p.rows, p.feasible, num(p.mean_regret),
+                       num(p.max_regret), p.optimal, num(iv ? iv->mean_lo : traces::kNaN),
+                       num(iv ? iv->mean_hi : traces::kNaN), num(iv ? iv->max_lo : traces::kNaN),
+                       num(iv ? iv->max_hi : traces::kNaN));
+  }
+  return out;
+}
+
+std::string format_intervals(const std::vector<RegretInterval>& intervals, int resamples) {
+  if (intervals.empty()) return "";
+  std::string out = fmt::format("90% intervals over {} resamples of the target runs:\n", resamples);
+  out += fmt::format("  {:<12} {:>20} {:>20}\n", "policy", "mean regret", "max regret");
+  for (const auto& i : intervals)
+    out += fmt::format("  {:<12} {:>20} {:>20}\n", i.policy,
+                       fmt::format("{:.2f}% - {:.2f}%", 100 * i.mean_lo, 100 * i.mean_hi),
+                       fmt::format("{:.2f}% - {:.2f}%", 100 * i.max_lo, 100 * i.max_hi));
   return out;
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 // Sweeps over caps for every policy, scored by replay against the target relation (sim), and
 // the summary lines: regret of each policy versus the oracle, speed-up of Ours over the baselines.
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -78,8 +79,31 @@ traces::SweepResult sweep_record(const std::vector<const Problem*>& problems, co
 
 SweepSummary summarize(const std::vector<traces::SweepRow>& rows);
 
+// 90 % intervals of each policy's mean and max regret over resampled target runs: the target's runs
+// of every (workload, b) are drawn with replacement, the oracle re-chosen and every row's choice
+// re-scored; the choices themselves stay (they depend on the proxy only). `workloads` are the ones
+// the rows were swept from (matched by name); workloads without target runs are left out.
+struct RegretInterval {
+  std::string policy;
+  double mean_lo = traces::kNaN, mean_hi = traces::kNaN;
+  double max_lo = traces::kNaN, max_hi = traces::kNaN;
+};
+std::vector<RegretInterval> bootstrap_regret(const std::vector<SweepWorkload>& workloads,
+                                             const std::vector<traces::SweepRow>& rows, int resamples,
+                                             uint64_t seed = 1);
+
+// Readable text: per (workload, cap) one line per policy, then the summary lines.
+// The same over the problems a sweep_record was built from.
+std::vector<RegretInterval> bootstrap_regret(const std::vector<const Problem*>& problems,
+                                             const std::vector<traces::SweepRow>& rows, int resamples,
+                                             uint64_t seed = 1);
+
 // Readable text: per (workload, cap) one line per policy, then the summary lines.
 std::string format_table(const std::vector<traces::SweepRow>& rows, const traces::KnobSpace& knob);
 std::string format_summary(const SweepSummary& summary);
+// The summary lines as CSV (policy, rows, feasible, mean and max regret, optimal) with the
+// bootstrap intervals when given (matched by policy; empty cells otherwise).
+std::string summary_csv(const SweepSummary& summary, const std::vector<RegretInterval>& intervals = {});
+std::string format_intervals(const std::vector<RegretInterval>& intervals, int resamples);
 
 }  // namespace pacer::explore

@@ -322,6 +322,15 @@ ImportResult import_text(const std::string& power_csv, const std::string& train_
     }
     w.proxy = make_relation(key, d, batches, target, hib, spe, true);
     w.target = make_relation(key, d, batches, target, hib, spe, false);
+    // The next looser level than the target: the last point of the proxy's learning curve before it.
+    double looser = kNaN;
+    for (double m : candidates)
+      if ((hib ? m < target : m > target) && (std::isnan(looser) || (hib ? m > looser : m < looser))) looser = m;
+    if (!std::isnan(looser)) {
+      w.proxy_looser = make_relation(key, d, batches, looser, hib, spe, true);
+      w.proxy_looser.name = looser_name(w.proxy.name);
+      w.proxy_looser.dataset = key.dataset + " (zeus train trace, first half of the runs, looser metric level)";
+    }
     result.workloads.push_back(std::move(w));
   }
   for (const auto& [key, d] : train)

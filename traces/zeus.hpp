@@ -26,8 +26,11 @@ struct ImportOptions {
 struct Workload {
   std::string name;  // "<dataset>.<network>.<optimizer>": the profile name; relations add .proxy/.target
   ProfileTable profile;
-  RelationSet proxy;                     // first half of the runs
-  RelationSet target;                    // all runs
+  RelationSet proxy;   // first half of the runs
+  RelationSet target;  // all runs
+  // The proxy's runs at the next looser metric level than the target (a learning-curve point for
+  // the pacer policy); no runs when the trace has no looser level.
+  RelationSet proxy_looser;
   std::vector<int> dropped_batch_sizes;  // in one trace only, or with too few runs
 };
 
@@ -46,12 +49,11 @@ ImportResult import_text(const std::string& power_csv, const std::string& train_
 std::vector<double> protocol_caps_w(const ProfileTable& profile, int count = 10);
 
 // Names under which the importer stores the relations of a workload.
-inline std::string proxy_name(const std::string& workload) {
-  return workload + ".proxy";
-}
-inline std::string target_name(const std::string& workload) {
-  return workload + ".target";
-}
+inline std::string proxy_name(const std::string& workload) { return workload + ".proxy"; }
+inline std::string target_name(const std::string& workload) { return workload + ".target"; }
+// Name of the relation holding the runs of `relation` at a looser metric level (the store's
+// convention, read by explore::load_problem).
+inline std::string looser_name(const std::string& relation) { return relation + ".looser"; }
 
 // Nominal training-set size used to express epochs as samples. It cancels exactly in every
 // time-to-accuracy (time per epoch x epochs), so it only sets the scale of the sample counts.

@@ -5,11 +5,13 @@
 //   zeus-*    the imported Zeus workloads (power limit x batch size), when ../shared/data/zeus exists
 //   orin      a synthetic AGX-Orin-size power-mode space: 20,160 modes (cores x CPU x GPU x memory
 //             frequency) x 8 batch sizes, with 3% measurement-like noise (no monotonicity)
-// Each sweep runs 1,000 caps evenly spaced over the space's power range.
+// Each sweep runs 1,000 caps evenly spaced over the space's power range. sweep1000/pacer is the
+// pacer policy (counter vs_ours: its time per sweep over Algorithm 1's, timed in the same run).
 #include <benchmark/benchmark.h>
 
 #include <cmath>
 #include <cstdio>
+#include <ctime>
 #include <filesystem>
 #include <memory>
 #include <random>
@@ -46,6 +48,17 @@ std::unique_ptr<Case> finish(std::string name, explore::Space space, std::vector
   c->relation = explore::Relation{"r", std::move(samples)};
   c->caps_w = caps_over(*c->space, 1000);
   return c;
+}
+
+// The pacer policy against Algorithm 1 in the same benchmark: CPU seconds per sweep of each (CPU
+// time, so a loaded machine does not skew the ratio), timed back to back.
+double seconds_per_sweep(const Case& c, explore::Policy p) {
+  const explore::PolicyContext ctx{c.index.get(), &c.relation};
+  const std::clock_t t0 = std::clock();
+  const int reps = 50;
+  for (int i = 0; i < reps; ++i)
+    for (double cap : c.caps_w) benchmark::DoNotOptimize(explore::select(p, ctx, cap).batch_size);
+  return static_cast<double>(std::clock() - t0) / CLOCKS_PER_SEC / reps;
 }
 
 // P = P_idle + c(b) f V(f)^2, t = t_mem(b) + w(b) / f, with the Nano's catalog V(f).
@@ -114,9 +127,11 @@ std::vector<std::unique_ptr<Case>> zeus_cases() {
     o.gpu = gpu;
     for (const auto& w : traces::zeus::import_traces(o).workloads) {
       auto space = explore::Space::from_profile(w.profile);
-      std::vector<double> samples;
-      for (int b : space.batch_sizes()) samples.push_back(w.proxy.mean_samples(b));
-      out.push_back(finish(std::string("zeus-") + gpu + "/" + w.name, std::move(space), samples));
+      // The proxy with the pacer posterior (its runs and the looser metric level).
+      auto rel = explore::Relation::from_set(w.proxy, space, &w.proxy_looser);
+      auto c = finish(std::string("zeus-") + gpu + "/" + w.name, std::move(space), rel.samples_by_batch);
+      c->relation = std::move(rel);
+      out.push_back(std::move(c));
     }
   }
   return out;
@@ -165,6 +180,10 @@ void register_case(const Case& c) {
   });
   benchmark::RegisterBenchmark((c.name + "/sweep1000/brute-force-scan").c_str(), [&c, sweep, ctx](benchmark::State& st) {
     sweep(st, [&](double cap) { return explore::scan_fastest(*c.index, c.relation, cap).batch_size; });
+  });
+  benchmark::RegisterBenchmark((c.name + "/sweep1000/pacer").c_str(), [&c, sweep, ctx](benchmark::State& st) {
+    sweep(st, [&](double cap) { return explore::select(explore::Policy::Pacer, ctx, cap).batch_size; });
+    st.counters["vs_ours"] = seconds_per_sweep(c, explore::Policy::Pacer) / seconds_per_sweep(c, explore::Policy::Ours);
   });
   benchmark::RegisterBenchmark((c.name + "/index-build").c_str(), [&c](benchmark::State& st) {
     for (auto _ : st) benchmark::DoNotOptimize(explore::Index(*c.space));

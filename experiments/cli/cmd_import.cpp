@@ -48,6 +48,7 @@ int run_import_zeus(const po::variables_map& vm) {
     store.write_profile(w.profile, w.name);
     store.write_relation(w.proxy);
     store.write_relation(w.target);
+    if (!w.proxy_looser.runs.empty()) store.write_relation(w.proxy_looser);
     spdlog::debug("imported {}", w.name);
   }
 

@@ -53,7 +53,8 @@ Command make() {
   c.add_options = [](po::options_description& d) {
     add_problem_options(d);
     d.add_options()("power-limit,P", po::value<units::Power>()->required(), "power cap P_max [W] (e.g. 7.5W)")(
-        "policy", po::value<std::string>()->default_value("ours"), "policy that makes the choice")(
+        "policy", po::value<std::string>()->default_value(std::string(explore::to_string(explore::kDefaultPolicy))),
+        "policy that makes the choice")(
         "save", po::value<std::string>()->default_value(""),
         "also write every policy's choice as a one-cap sweep record with this name");
   };

@@ -86,7 +86,8 @@ Command make() {
     add_problem_options(d);
     d.add_options()("knob", po::value<std::string>(), "fixed knob setting, e.g. 921.6MHz or 250W (with --batch-size)")(
         "batch-size,b", po::value<int>(), "fixed batch size [samples] (with --knob)")(
-        "policy", po::value<std::string>()->default_value("ours"), "policy choosing the configuration under the cap")(
+        "policy", po::value<std::string>()->default_value(std::string(explore::to_string(explore::kDefaultPolicy))),
+        "policy choosing the configuration under the cap")(
         "power-limit,P", po::value<units::Power>(), "constant cap P_max [W]")(
         "cap-schedule", po::value<std::string>()->default_value("")->value_name("FILE"),
         "CSV file time_s,cap_w of a time-varying cap")(

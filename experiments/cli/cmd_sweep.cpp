@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <iostream>
 #include <set>
 
@@ -62,7 +63,11 @@ int run_sweep(const po::variables_map& vm) {
       request.options.policies.end())
     for (const auto& p : problems)
       std::cout << fmt::format("{}: {}\n", p->workload, explore::describe_max_power(*p->index));
-  std::cout << explore::format_summary(explore::summarize(result.rows));
+  const auto summary = explore::summarize(result.rows);
+  std::cout << explore::format_summary(summary);
+  const int resamples = vm["bootstrap"].as<int>();
+  const auto intervals = explore::bootstrap_regret(views, result.rows, resamples);
+  std::cout << explore::format_intervals(intervals, resamples);
   std::cout << fmt::format("{} selections with replay in {:.1f} ms\n", result.rows.size(), sweep_ms);
 
   auto rw = traces::Store::open(path);
@@ -71,7 +76,9 @@ int run_sweep(const po::variables_map& vm) {
   const auto csv = vm["csv"].as<std::string>();
   if (!csv.empty()) {
     traces::write_file_atomic(csv, traces::to_csv(result));
-    std::cerr << fmt::format("wrote {}\n", csv);
+    const auto summary_path = std::filesystem::path(csv).replace_extension("").string() + "-summary.csv";
+    traces::write_file_atomic(summary_path, explore::summary_csv(summary, intervals));
+    std::cerr << fmt::format("wrote {} and {}\n", csv, summary_path);
   }
   return 0;
 }
@@ -101,7 +108,11 @@ Command make() {
         "Baseline 1/2 knob cap from: all (every profile swept, the paper's device-wide cap) | self")(
         "name", po::value<std::string>()->default_value("sweep"), "name of the sweep record in the store")(
         "csv", po::value<std::string>()->default_value("")->value_name("FILE"),
-        "also write the rows as CSV to this file")("quiet,q", "print only the summary lines");
+        "also write the rows as CSV to this file, and the summary to <file stem>-summary.csv")(
+        "bootstrap", bounded(0, 0, 100000, "bootstrap"),
+        "resamples of the target runs for 90% intervals of each policy's mean and max regret [resamples; 0 .. "
+        "100000; 0: none]")(
+        "quiet,q", "print only the summary lines");
   };
   c.positional = {"store"};
   c.run = run_sweep;

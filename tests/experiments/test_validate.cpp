@@ -68,8 +68,8 @@ TEST_F(Validate, TrainsEveryChoiceToTheTargetAndOursStaysUnderTheCap) {
   const auto v = s.read_validation("v");
   EXPECT_TRUE(v.emulated);
   EXPECT_EQ(v.device, "jetson-nano");
-  // Four policies x two seeds, every one trained to the target.
-  ASSERT_EQ(v.rows.size(), 8u);
+  // Five policies (Baselines 1 and 2, ours, pacer, oracle) x two seeds, every one trained to the target.
+  ASSERT_EQ(v.rows.size(), 10u);
   std::set<std::string> policies;
   for (const auto& row : v.rows) {
     policies.insert(row.policy);
@@ -87,7 +87,7 @@ TEST_F(Validate, TrainsEveryChoiceToTheTargetAndOursStaysUnderTheCap) {
     // The policies choose under cap x (1 - guard): the chosen point's profiled peak is under the cap.
     EXPECT_LE(pt->power_peak_w, cap) << row.policy;
   }
-  EXPECT_EQ(policies, (std::set<std::string>{"baseline1", "baseline2", "ours", "oracle"}));
+  EXPECT_EQ(policies, (std::set<std::string>{"baseline1", "baseline2", "ours", "pacer", "oracle"}));
   // The oracle's true relation was measured at every batch size.
   std::string truth_name = v.dataset + "-true";
   std::replace(truth_name.begin(), truth_name.end(), '/', '_');

@@ -70,17 +70,27 @@ TEST_F(CliExplore, ImportSweepSelectSimulate) {
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("toy.net.adam"), std::string::npos) << r.out;
 
-  r = run("sweep " + store + " --csv " + (dir_ / "s.csv").string(), dir_);
+  r = run("sweep " + store + " --csv " + (dir_ / "s.csv").string() + " --bootstrap 20", dir_);
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("speed-up of ours over baseline1"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("mean regret"), std::string::npos);
   EXPECT_TRUE(fs::exists(dir_ / "s.csv"));
+  // Every policy's mean and max regret also in <stem>-summary.csv, with the bootstrap intervals.
+  EXPECT_NE(r.out.find("90% intervals over 20 resamples"), std::string::npos) << r.out;
+  ASSERT_TRUE(fs::exists(dir_ / "s-summary.csv"));
+  std::ifstream summary(dir_ / "s-summary.csv");
+  const std::string summary_text((std::istreambuf_iterator<char>(summary)), std::istreambuf_iterator<char>());
+  EXPECT_NE(summary_text.find("policy,rows,feasible,mean_regret[1],max_regret[1]"), std::string::npos) << summary_text;
+  EXPECT_NE(summary_text.find("\npacer,10,10,"), std::string::npos) << summary_text;
 
   // At 150 W: b=16 at 200 W (7 s x 4.5 epochs = 31.5 s) beats b=32 at 150 W (6 s x 5.5 = 33 s).
   r = run("select " + store + " --power-limit 150W", dir_);
   ASSERT_EQ(r.code, 0) << r.out;
-  EXPECT_NE(r.out.find("choice (ours, binary search): 200 W, b=16"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("choice (pacer, front): 200 W, b=16"), std::string::npos) << r.out;  // the default policy
+  EXPECT_NE(r.out.find("90% interval of its TT_acc"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("runner-up: 150 W, b=32"), std::string::npos) << r.out;
+  r = run("select " + store + " --power-limit 150W --policy ours", dir_);
+  EXPECT_NE(r.out.find("choice (ours, binary search): 200 W, b=16"), std::string::npos) << r.out;
 
   r = run("select " + store + " --power-limit 50W", dir_);
   EXPECT_EQ(r.code, 1) << r.out;
@@ -96,7 +106,7 @@ TEST_F(CliExplore, ImportSweepSelectSimulate) {
   const auto st = pacer::traces::Store::open(store);
   EXPECT_TRUE(st.has("runs", "varying"));
   EXPECT_EQ(st.read_sweep("sweep").feasibility, "mean");
-  EXPECT_EQ(st.read_sweep("sweep").rows.size(), 10u * 8u);  // 10 protocol caps x 8 policies
+  EXPECT_EQ(st.read_sweep("sweep").rows.size(), 10u * 9u);  // 10 protocol caps x 9 policies
 
   // A bad schedule is an error and leaves the store as it was.
   write(dir_ / "bad.csv", "time_s,cap_w\n5,100\n");

@@ -1,0 +1,58 @@
+#pragma once
+// A statistical model of samples-to-target across batch sizes, fitted to the proxy's runs, for the
+// `pacer` policy (docs/explore.md, "The pacer policy"). The per-b mean of a few seeds is noisy and
+// sometimes censored; the model treats it as one noisy observation of a smooth curve in log b:
+//  1. each run's samples-to-target in log space, de-quantised by the learning curve when the run's
+//     samples to a looser metric level are known (the run's offset from the level means, averaged
+//     over the two levels, added to the target level's mean); a censored run counts at least its
+//     budget plus one evaluation interval (one epoch for epoch-granular traces);
+//  2. a prior for each b from its neighbours alone (linear interpolation in log b, linear
+//     extrapolation at the ends), i.e. leave-one-out;
+//  3. empirical-Bayes shrinkage of the per-b mean toward that prior: the between-b variance tau^2 is
+//     the mean squared leave-one-out residual minus the seed noise, the seed noise s^2 is the pooled
+//     within-b variance; the posterior of log samples at b is normal with precision
+//     1/tau^2 + n_b/(shrink * s^2).
+// The policy then minimises the expected time, E[samples] = exp(m + v/2), and reports the 90 %
+// interval exp(m -+ 1.645 sqrt(v)).
+#include <vector>
+
+#include "traces/records.hpp"
+
+namespace pacer::explore {
+
+// Weight of the seed noise in the shrinkage (1: plain empirical Bayes). Chosen by leave-one-
+// workload-out cross-validation on the Zeus traces over {1, 2, 4, 8} (docs/explore.md).
+inline constexpr double kPacerShrink = 1.0;
+// z of the two-sided 90 % interval of a normal distribution.
+inline constexpr double kInterval90Z = 1.6448536269514722;
+
+struct RelationModelOptions {
+  double shrink = kPacerShrink;
+  bool use_learning_curve = true;  // use the looser level's runs when given
+};
+
+struct BatchPosterior {
+  int batch_size = 0;
+  int runs = 0;                             // proxy runs at this b (reached or censored)
+  double observed_log_mean = traces::kNaN;  // mean log samples of the runs (after step 1)
+  double prior_log = traces::kNaN;          // from the neighbours (NaN with fewer than 3 batch sizes)
+  double log_mean = traces::kNaN;           // posterior mean of log samples
+  double log_var = traces::kNaN;            // posterior variance of log samples
+  double expected_samples() const;          // exp(m + v/2)
+  double lower_samples() const;             // 90 % interval
+  double upper_samples() const;
+};
+
+struct RelationModel {
+  std::vector<BatchPosterior> by_batch;  // ascending b; batch sizes without any run are absent
+  double seed_var = 0;                   // s^2, pooled within-b variance of log samples
+  double between_var = 0;                // tau^2
+  const BatchPosterior* find(int batch_size) const;
+};
+
+// Fits the model to `runs` (the proxy relation). `looser`, when given, holds the same runs (same
+// batch size and seed) evaluated at a looser metric level: the learning curve of step 1.
+RelationModel fit_relation_model(const traces::RelationSet& runs, const traces::RelationSet* looser = nullptr,
+                                 const RelationModelOptions& options = {});
+
+}  // namespace pacer::explore

@@ -1,0 +1,288 @@
+// The pacer policy and its relation model (explore/relation_model.hpp) on hand-made relations:
+// the leave-one-out curve and the shrinkage, censored runs, the learning-curve point, the expected-
+// time rule with its interval, a relation where Algorithm 1 provably picks wrong and pacer right,
+// and the regret on the real Zeus traces when they are present.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+
+#include "explore/pacer_policy.hpp"
+#include "explore/relation_model.hpp"
+#include "explore/sweep.hpp"
+#include "traces/zeus.hpp"
+
+namespace pacer::explore {
+namespace {
+
+traces::RelationRun run(int b, int seed, int64_t samples, bool reached = true, int64_t budget = 0) {
+  traces::RelationRun r;
+  r.batch_size = b;
+  r.seed = seed;
+  r.reached = reached;
+  r.samples = samples;
+  r.budget_samples = budget ? budget : samples;
+  return r;
+}
+
+// Five batch sizes, two seeds each (800 and 1300 samples), except b=32 whose seeds were lucky
+// (500 and 1000): its mean dips 31 % below its neighbours.
+traces::RelationSet dip_relation() {
+  traces::RelationSet s;
+  s.name = "dip";
+  for (int b : {8, 16, 32, 64, 128}) {
+    s.runs.push_back(run(b, 0, b == 32 ? 500 : 800));
+    s.runs.push_back(run(b, 1, b == 32 ? 1000 : 1300));
+  }
+  return s;
+}
+
+// One knob setting; time per sample 1.0, 0.9, 0.8, 0.78, 0.9 s for b = 8..128 (b=64 the fastest).
+traces::ProfileTable dip_profile() {
+  traces::ProfileTable t;
+  t.workload = "dip";
+  t.device = "test";
+  const int bs[] = {8, 16, 32, 64, 128};
+  const double per_sample_s[] = {1.0, 0.9, 0.8, 0.78, 0.9};
+  for (int i = 0; i < 5; ++i) {
+    traces::ProfilePoint p;
+    p.knob = {100e6};
+    p.batch_size = bs[i];
+    p.time_per_batch_mean_s = per_sample_s[i] * bs[i];
+    p.power_mean_w = 5;
+    t.points.push_back(p);
+  }
+  return t;
+}
+
+TEST(RelationModel, LeaveOneOutCurveAndShrinkageByHand) {
+  const auto m = fit_relation_model(dip_relation());
+  ASSERT_EQ(m.by_batch.size(), 5u);
+  const double lo = std::log(800.0), hi = std::log(1300.0), dlo = std::log(500.0), dhi = std::log(1000.0);
+  // Pooled within-b variance of log samples: four b with (hi-lo)^2/2, one with (dhi-dlo)^2/2.
+  const double s2 = (4 * (hi - lo) * (hi - lo) / 2 + (dhi - dlo) * (dhi - dlo) / 2) / 5;
+  EXPECT_NEAR(m.seed_var, s2, 1e-12);
+  const double flat = (lo + hi) / 2, dip = (dlo + dhi) / 2, d = flat - dip;
+  // Priors from the neighbours alone: interpolation inside, linear extrapolation at the ends.
+  EXPECT_NEAR(m.by_batch[2].prior_log, flat, 1e-12);          // b=32 between 16 and 64
+  EXPECT_NEAR(m.by_batch[1].prior_log, flat - d / 2, 1e-12);  // b=16 between 8 and 32
+  EXPECT_NEAR(m.by_batch[0].prior_log, flat + d, 1e-12);      // b=8 extrapolated from 16 and 32
+  const double tau2 = (3 * d * d + 2 * (d / 2) * (d / 2)) / 5 - s2 / 2;
+  EXPECT_NEAR(m.between_var, tau2, 1e-12);
+  // Posterior of b=32: precision-weighted mean of the prior and its own mean, pulled up toward
+  // its neighbours, not all the way.
+  const double w_prior = 1 / tau2, w_data = 2 / s2;
+  EXPECT_NEAR(m.by_batch[2].log_mean, (w_prior * flat + w_data * dip) / (w_prior + w_data), 1e-12);
+  EXPECT_NEAR(m.by_batch[2].log_var, 1 / (w_prior + w_data), 1e-12);
+  EXPECT_GT(m.by_batch[2].log_mean, dip + 0.5 * d);
+  EXPECT_LT(m.by_batch[2].log_mean, flat);
+  // The 90 % interval brackets the expected value; E = exp(m + v/2).
+  const auto& p = m.by_batch[2];
+  EXPECT_NEAR(p.expected_samples(), std::exp(p.log_mean + p.log_var / 2), 1e-9);
+  EXPECT_LT(p.lower_samples(), p.expected_samples());
+  EXPECT_GT(p.upper_samples(), p.expected_samples());
+  EXPECT_NEAR(std::log(p.upper_samples()) - p.log_mean, kInterval90Z * std::sqrt(p.log_var), 1e-12);
+}
+
+TEST(RelationModel, IdenticalSeedsAreTakenAsExact) {
+  traces::RelationSet s;
+  for (int b : {8, 16, 32, 64}) {
+    s.runs.push_back(run(b, 0, 1000 * b));
+    s.runs.push_back(run(b, 1, 1000 * b));
+  }
+  s.runs[4].samples = s.runs[5].samples = 20000;  // b=32 off the curve, but with no seed noise at all
+  const auto m = fit_relation_model(s);
+  EXPECT_EQ(m.seed_var, 0);
+  EXPECT_NEAR(m.find(32)->expected_samples(), 20000, 1e-6);
+  EXPECT_EQ(m.find(32)->log_var, 0);
+}
+
+TEST(RelationModel, CensoredRunsCountAtLeastTheirBudget) {
+  traces::RelationSet s;
+  s.samples_per_epoch = 100;
+  s.runs = {run(8, 0, 1000), run(8, 1, 0, false, 2000),    // censored at 20 epochs: at least 21
+            run(16, 0, 1000), run(16, 1, 0, false, 500)};  // censored early: at least the other seed
+  const auto m = fit_relation_model(s);
+  EXPECT_NEAR(m.find(8)->observed_log_mean, (std::log(1000.0) + std::log(2100.0)) / 2, 1e-12);
+  EXPECT_NEAR(m.find(16)->observed_log_mean, std::log(1000.0), 1e-12);
+  // Fewer than three batch sizes: no curve, the means with their seed noise.
+  EXPECT_TRUE(std::isnan(m.find(8)->prior_log));
+  EXPECT_NEAR(m.find(8)->log_mean, m.find(8)->observed_log_mean, 1e-12);
+  // The raw mean ignores the censored run: it would rank b=8 as fast as b=16.
+  EXPECT_DOUBLE_EQ(s.mean_samples(8), s.mean_samples(16));
+  EXPECT_GT(m.find(8)->expected_samples(), m.find(16)->expected_samples());
+}
+
+TEST(RelationModel, LooserLevelDequantisesTheRuns) {
+  // Two seeds at each b reach the target at the same epoch count, but one got to the looser level
+  // much later: the learning curve says that run was slower.
+  traces::RelationSet strict, looser;
+  strict.samples_per_epoch = looser.samples_per_epoch = 100;
+  for (int b : {8, 16}) {
+    strict.runs.push_back(run(b, 0, 500));
+    strict.runs.push_back(run(b, 1, 500));
+    looser.runs.push_back(run(b, 0, 300));
+    looser.runs.push_back(run(b, 1, b == 8 ? 300 : 400));
+  }
+  strict.runs.push_back(run(16, 2, 0, false, 400));  // censored before the target, but the curve knows it
+  looser.runs.push_back(run(16, 2, 400));
+  const auto plain = fit_relation_model(strict);
+  const auto curve = fit_relation_model(strict, &looser);
+  EXPECT_NEAR(plain.find(8)->observed_log_mean, std::log(500.0), 1e-12);
+  const double a_t = std::log(500.0);
+  const double a_l = (3 * std::log(300.0) + 2 * std::log(400.0)) / 5;
+  const double slow = a_t + 0.5 * (0 + std::log(400.0) - a_l), fast = a_t + 0.5 * (0 + std::log(300.0) - a_l);
+  EXPECT_NEAR(curve.find(8)->observed_log_mean, fast, 1e-12);
+  const double censored = std::max(a_t + std::log(400.0) - a_l, std::log(500.0));
+  EXPECT_NEAR(curve.find(16)->observed_log_mean, (fast + slow + censored) / 3, 1e-12);
+  RelationModelOptions off;
+  off.use_learning_curve = false;
+  EXPECT_NEAR(fit_relation_model(strict, &looser, off).find(8)->observed_log_mean, std::log(500.0), 1e-12);
+}
+
+TEST(PacerPolicy, AlgorithmOneProvablyWrongPacerRight) {
+  const Space space = Space::from_profile(dip_profile());
+  const Index index(space);
+  const Relation proxy = Relation::from_set(dip_relation(), space);
+  // The truth: 1050 samples at every b, so the fastest time per sample (b=64) is optimal.
+  traces::RelationSet truth;
+  for (int b : {8, 16, 32, 64, 128}) truth.runs.push_back(run(b, 0, 1050));
+  const Relation target = Relation::from_set(truth, space);
+  PolicyContext ctx;
+  ctx.index = &index;
+  ctx.proxy = &proxy;
+  ctx.target = &target;
+  // Algorithm 1 trusts b=32's lucky mean (750): 0.8 * 750 < 0.78 * 1050.
+  EXPECT_EQ(select(Policy::Ours, ctx, 10).batch_size, 32);
+  EXPECT_EQ(select(Policy::OursRobust, ctx, 10).batch_size, 32);
+  EXPECT_EQ(select(Policy::Oracle, ctx, 10).batch_size, 64);
+  std::vector<Selection> ranked;
+  const Selection s = select(Policy::Pacer, ctx, 10, &ranked);
+  ASSERT_TRUE(s.feasible);
+  EXPECT_EQ(s.policy, Policy::Pacer);
+  EXPECT_EQ(s.batch_size, 64);
+  ASSERT_EQ(ranked.size(), 5u);
+  EXPECT_EQ(ranked[0].batch_size, 64);
+  EXPECT_EQ(ranked[1].batch_size, 32);
+  // Predicted time = t_batch * E[N] / b, with its 90 % interval around it.
+  EXPECT_NEAR(s.predicted_time_s, 0.78 * proxy.expected_samples_by_batch[3], 1e-9);
+  EXPECT_LT(s.predicted_time_lo_s, s.predicted_time_s);
+  EXPECT_GT(s.predicted_time_hi_s, s.predicted_time_s);
+  EXPECT_NEAR(s.predicted_time_hi_s, 0.78 * proxy.samples_hi_by_batch[3], 1e-9);
+  // Other policies give no interval.
+  EXPECT_TRUE(std::isnan(select(Policy::Ours, ctx, 10).predicted_time_lo_s));
+}
+
+TEST(PacerPolicy, SweepSummaryCsvAndBootstrapIntervals) {
+  const Space space = Space::from_profile(dip_profile());
+  const Index index(space);
+  const Relation proxy = Relation::from_set(dip_relation(), space);
+  traces::RelationSet truth;  // identical seeds: every resample is the same relation
+  for (int b : {8, 16, 32, 64, 128})
+    for (int seed = 0; seed < 3; ++seed) truth.runs.push_back(run(b, seed, 1050));
+  const Relation target = Relation::from_set(truth, space);
+  SweepWorkload w;
+  w.workload = "dip";
+  w.index = &index;
+  w.proxy = &proxy;
+  w.target = &target;
+  w.target_set = &truth;
+  w.caps_w = {10};
+  SweepOptions so;
+  so.policies = {Policy::Ours, Policy::Pacer, Policy::Oracle};
+  const auto rows = sweep(w, so);
+  const auto intervals = bootstrap_regret({w}, rows, 30);
+  ASSERT_EQ(intervals.size(), 3u);
+  EXPECT_EQ(intervals[0].policy, "ours");
+  EXPECT_NEAR(intervals[0].mean_lo, 0.8 / 0.78 - 1, 1e-12);  // b=32 instead of b=64, every resample
+  EXPECT_NEAR(intervals[0].max_hi, 0.8 / 0.78 - 1, 1e-12);
+  EXPECT_NEAR(intervals[1].mean_hi, 0, 1e-12);
+  const std::string csv = summary_csv(summarize(rows), intervals);
+  EXPECT_NE(csv.find("\nours,1,1,0.025641,0.025641,0,0.025641,0.025641,0.025641,0.025641\n"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("\npacer,1,1,0,0,1,0,0,0,0\n"), std::string::npos) << csv;
+  // Seeds that differ give an interval of nonzero width for Algorithm 1's choice.
+  truth.runs[6].samples = 2000;  // b=32, seed 0
+  const auto wide = bootstrap_regret({w}, sweep(w, so), 200);
+  EXPECT_LT(wide[0].mean_lo, wide[0].mean_hi);
+}
+
+TEST(PacerPolicy, WithoutRunsItRanksLikeOursRobust) {
+  const Space space = Space::from_profile(dip_profile());
+  const Index index(space);
+  Relation means;
+  means.samples_by_batch = {1000, 1000, 700, 1000, 1000};  // no posterior: nothing to shrink with
+  PolicyContext ctx{&index, &means};
+  EXPECT_EQ(select(Policy::Pacer, ctx, 10).batch_size, select(Policy::OursRobust, ctx, 10).batch_size);
+  EXPECT_FALSE(select(Policy::Pacer, ctx, 1).feasible);  // under every configuration's power
+  EXPECT_EQ(policy_from_string("pacer"), Policy::Pacer);
+  EXPECT_EQ(kDefaultPolicy, Policy::Pacer);
+}
+
+TEST(PacerPolicy, ZeusImporterKeepsTheNextLooserLevel) {
+  const char* power =
+      "dataset,network,batch_size,optimizer,power_limit,time_per_epoch,average_power\n"
+      "toy,net,8,adam,100,10,90\ntoy,net,16,adam,100,7,95\n";
+  // Levels 0.5 < 0.6 < 0.7; every run reaches 0.7: target 0.7, looser 0.6.
+  std::string train = "dataset,network,batch_size,optimizer,learning_rate,run,target_metric,target_epoch\n";
+  for (int b : {8, 16})
+    for (int r = 1; r <= 4; ++r)
+      train += fmt::format(
+          "toy,net,{0},adam,1e-3,{1},0.5,1\ntoy,net,{0},adam,1e-3,{1},0.6,{2}\n"
+          "toy,net,{0},adam,1e-3,{1},0.7,{3}\n",
+          b, r, 2 + r, 5 + r);
+  traces::zeus::ImportOptions o;
+  const auto res = traces::zeus::import_text(power, train, o);
+  ASSERT_EQ(res.workloads.size(), 1u);
+  const auto& w = res.workloads[0];
+  EXPECT_DOUBLE_EQ(w.proxy.target, 0.7);
+  EXPECT_DOUBLE_EQ(w.proxy_looser.target, 0.6);
+  EXPECT_EQ(w.proxy_looser.name, traces::zeus::looser_name(w.proxy.name));
+  ASSERT_EQ(w.proxy_looser.runs.size(), w.proxy.runs.size());  // the same runs: the first half
+  EXPECT_EQ(w.proxy_looser.runs[1].seed, w.proxy.runs[1].seed);
+  EXPECT_EQ(w.proxy_looser.runs[1].samples, 4 * w.proxy_looser.samples_per_epoch);  // run 2: epoch 4
+}
+
+// The acceptance figure: mean regret <= 0.5 % over the shared V100 and A40 traces.
+TEST(PacerPolicy, ZeusRegretUnderGoal) {
+  const std::filesystem::path dir = std::filesystem::path(PACER_SHARED_DIR) / "data" / "zeus";
+  if (!std::filesystem::exists(dir / "summary_train.csv")) GTEST_SKIP() << "no Zeus traces under " << dir;
+  std::vector<traces::SweepRow> rows;
+  for (const char* gpu : {"v100", "a40"}) {
+    traces::zeus::ImportOptions o;
+    o.data_dir = dir;
+    o.gpu = gpu;
+    for (const auto& w : traces::zeus::import_traces(o).workloads) {
+      const Space space = Space::from_profile(w.profile);
+      const Index index(space);
+      const Relation proxy = Relation::from_set(w.proxy, space, &w.proxy_looser);
+      const Relation target = Relation::from_set(w.target, space);
+      SweepWorkload sw;
+      sw.workload = std::string(gpu) + "/" + w.name;
+      sw.index = &index;
+      sw.proxy = &proxy;
+      sw.target = &target;
+      sw.target_set = &w.target;
+      sw.caps_w = traces::zeus::protocol_caps_w(w.profile);
+      SweepOptions so;
+      so.policies = {Policy::Ours, Policy::Pacer, Policy::Oracle};
+      const auto r = sweep(sw, so);
+      rows.insert(rows.end(), r.begin(), r.end());
+    }
+  }
+  const auto summary = summarize(rows);
+  double ours = NAN, pacer = NAN;
+  for (const auto& p : summary.policies) {
+    if (p.policy == "ours") ours = p.mean_regret;
+    if (p.policy == "pacer") {
+      pacer = p.mean_regret;
+      EXPECT_EQ(p.feasible, p.rows);
+      EXPECT_EQ(p.rows, 120);
+    }
+  }
+  EXPECT_LE(pacer, 0.005);
+  EXPECT_LT(pacer, ours / 10);
+}
+
+}  // namespace
+}  // namespace pacer::explore
