@@ -52,7 +52,7 @@ TEST_F(LoneFront, NamesTheMissingTrainingProgram) {
 }
 
 // Through the front, the help lists the commands of both programs.
-TEST(Front, HelpListsTrainingAndLightCommands) {
+TEST(PacerFront, HelpListsTrainingAndLightCommands) {
   const auto r = pacer::testing::run_pacer("--help", fs::temp_directory_path());
   EXPECT_EQ(r.code, 0);
   for (const char* name : {"devices", "select", "sweep", "relation", "validate", "demo", "profile", "calibrate"})
@@ -60,7 +60,7 @@ TEST(Front, HelpListsTrainingAndLightCommands) {
 }
 
 // A training command's usage error comes back unchanged through the exec: exit 2, its own message.
-TEST(Front, PassesTheTrainingProgramsExitCodeAndStderr) {
+TEST(PacerFront, PassesTheTrainingProgramsExitCodeAndStderr) {
   const auto r = pacer::testing::run_pacer("relation --no-such-option", fs::temp_directory_path());
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("pacer relation:"), std::string::npos) << r.err;
