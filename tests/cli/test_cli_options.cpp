@@ -75,7 +75,7 @@ TEST_F(CliOptions, ProfileTableFormatsTheKnobByItsKind) {
           "--measured-batches 2 --min-power-samples 2 --store " +
           path("k.h5"));
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_TRUE(has(r.out, "gpu_freq")) << r.out;
+  EXPECT_TRUE(has(r.out, "      f      b")) << r.out;
   EXPECT_TRUE(has(r.out, "921.6 MHz")) << r.out;
   EXPECT_TRUE(has(r.out, "76.8 MHz")) << r.out;
 }
