@@ -78,14 +78,14 @@ ProfileRun run_profile(const ProfileRequest& request, const std::function<void(c
 }
 
 std::string format_profile_point(const traces::KnobSpace& knob, const traces::ProfilePoint& p) {
-  return fmt::format("{}={} b={} t={:.4g} s/batch p_peak={:.3g} W p_mean={:.3g} W {}", knob.dims.at(0).name,
+  return fmt::format("{}={} b={} t={:.4g} s/batch p_peak={:.3g} W p_mean={:.3g} W {}", hw::knob_label(knob),
                      knob.format(p.knob), p.batch_size, p.time_per_batch_mean_s, p.power_peak_w, p.power_mean_w,
                      p.status == "ok" ? "" : p.status);
 }
 
 std::string format_profile_points(const traces::ProfileTable& t) {
   std::string knob_heading;
-  for (size_t i = 0; i < t.knob.dims.size(); ++i) knob_heading += (i ? " " : "") + t.knob.dims[i].name;
+  for (size_t i = 0; i < t.knob.dims.size(); ++i) knob_heading += (i ? " " : "") + hw::knob_label(t.knob, i);
   std::string out = fmt::format("{:>14} {:>6} {:>14} {:>12} {:>10} {:>10}  {}\n", knob_heading, "b", "t/batch [s]",
                                 "std [s]", "P_peak [W]", "P_mean [W]", "status");
   for (const auto& p : t.points)

@@ -78,10 +78,15 @@ bool retried_on_resume(const traces::ProfilePoint& p) {
 }
 
 std::string at_point(const traces::KnobSpace& knob, double setting, int b) {
-  return fmt::format("{}={} b={}", knob.dims.at(0).name, knob.format({setting}), b);
+  return fmt::format("{}={} b={}", knob_label(knob), knob.format({setting}), b);
 }
 
 }  // namespace
+
+std::string knob_label(const traces::KnobSpace& knob, size_t dim) {
+  const std::string heading = knob.heading(dim);
+  return heading.substr(0, heading.find(" ["));
+}
 
 ProfileReport run_profile(Device& device, BatchExecutor& executor, const ProfileOptions& o, const ProgressFn& progress) {
   std::vector<double> settings = o.knob_values;

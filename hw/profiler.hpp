@@ -50,6 +50,10 @@ struct ProfileReport {
   double cost_s = 0;        // time spent in this run (virtual on the emulated device)
 };
 
+// The short name of a knob dimension in messages and progress lines: its heading without the unit
+// ("f" for a GPU frequency, "P_limit" for a power limit).
+std::string knob_label(const traces::KnobSpace& knob, size_t dim = 0);
+
 using ProgressFn = std::function<void(const traces::ProfilePoint&, int done, int planned)>;
 
 // Restores the device's settings before returning, also when it throws. Outcomes of faults: a

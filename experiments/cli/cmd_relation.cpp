@@ -73,9 +73,9 @@ int run_relation(const po::variables_map& vm) {
     try {
       return experiments::run_relation(r, progress_hooks());
     } catch (const experiments::MissingCheckpoint& e) {
-      throw Error(fmt::format("{}: create it with `pacer relation --pretrain --workload {} --checkpoint {}` (or pass "
-                              "--checkpoint none)",
-                              e.what(), e.workload, e.path));
+      throw Error(fmt::format("checkpoint {} not found: create it with `pacer relation --pretrain --workload {} "
+                              "--checkpoint {}` (or pass --checkpoint none to train from scratch)",
+                              e.path, e.workload, e.path));
     }
   }();
   const auto& report = out.report;

@@ -48,9 +48,9 @@ int run_validate_cmd(const po::variables_map& vm) {
     try {
       return experiments::run_validate(o);
     } catch (const experiments::MissingCheckpoint& e) {
-      throw Error(fmt::format("{}: `pacer relation --pretrain --workload {}` writes it (or pass --checkpoint FILE, or "
-                              "--checkpoint none)",
-                              e.what(), e.workload));
+      throw Error(fmt::format("checkpoint {} not found: create it with `pacer relation --pretrain --workload {}` (or "
+                              "pass --checkpoint FILE, or --checkpoint none to train from scratch)",
+                              e.path, e.workload));
     }
   }();
   std::cout << report.text << "\nVerdict:\n" << experiments::format_verdict(report);

@@ -36,7 +36,7 @@ class Validate : public ::testing::Test {
   // A profile at b = 8, 32 and a proxy relation, in `store`.
   void profile_and_proxy(const std::string& store) const {
     auto r = pacer("profile --device emulated:jetson-nano --workload cnn@1x12x12 --batch-sizes 8,32 --store " + store +
-                   " --sensor-rate-hz 100 --min-power-samples 30 --measured-batches 1000");
+                   " --sensor-rate 100Hz --min-power-samples 30 --measured-batches 1000");
     ASSERT_EQ(r.code, 0) << r.err;
     r = pacer("relation --dataset idx:" + (dir / "idx").string() + " --checkpoint none --threads 1 --eval-every 64 "
               "--lr 0.002 --batch-sizes 8,32 --seeds 0 --target 0.9 --budget 4096 --name proxy --out " + store);

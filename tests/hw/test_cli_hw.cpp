@@ -60,7 +60,7 @@ TEST(CliHw, BadInputGivesOneLineAndTheRightExitCode) {
   auto r = run("profile --device emulated:jetson-nano --workload cnn --freqs 900 --store " +
                    (tmp.path() / "x.h5").string(), tmp.path());
   EXPECT_EQ(r.code, 1);
-  EXPECT_NE(r.err.find("not a frequency"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("900 MHz is not a gpu_freq setting"), std::string::npos) << r.err;
   r = run("profile --device emulated:jetson-nano --workload cnn --mode walk", tmp.path());
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("--power-limit"), std::string::npos) << r.err;

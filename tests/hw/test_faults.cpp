@@ -95,7 +95,7 @@ struct FaultBench {
     ProfileOptions o;
     o.workload = "cnn@1x28x28";
     o.batch_sizes = {8};
-    o.freqs_hz = std::move(freqs);
+    o.knob_values = std::move(freqs);
     o.warmup_batches = 1;
     o.measured_batches = 10;
     o.sensor_rate_hz = 500;

@@ -40,7 +40,7 @@ TEST(HardwareInTheLoop, SysfsBackendAgreesWithTheEmulator) {
   ProfileOptions o;
   o.workload = workload.name;
   o.batch_sizes = {16, 32};
-  o.freqs_hz = {460.8e6, 921.6e6};
+  o.knob_values = {460.8e6, 921.6e6};
   o.warmup_batches = 1;
   o.measured_batches = 4;
   o.sensor_rate_hz = 10;

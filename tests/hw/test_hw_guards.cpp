@@ -205,6 +205,8 @@ TEST(ProfilerKnob, PowerLimitSettingsAreCheckedAndNamedInWatts) {
     EXPECT_DOUBLE_EQ(r.table.points[0].knob[0], 150.0);
     EXPECT_EQ(r.table.knob.kind, "power_limit");
     EXPECT_EQ(r.table.knob.format(r.table.points[0].knob), "150 W");
+    EXPECT_EQ(knob_label(r.table.knob), "P_limit");
+    EXPECT_EQ(knob_label(traces::KnobSpace::gpu_frequency()), "f");
   }
   ::unsetenv("FAKE_NVML_PRIVILEGED");
 }

@@ -85,7 +85,7 @@ TEST(Profiler, ShortBatchesAreMeasuredLongerToGetEnoughPowerSamples) {
   Bench s;
   auto o = s.options();
   o.batch_sizes = {8};
-  o.freqs_hz = {921.6e6};
+  o.knob_values = {921.6e6};
   o.measured_batches = 2;
   o.sensor_rate_hz = 1;  // the paper's 1 Hz sensor against a few-ms mini-batch
   o.max_extension = 1e6;
@@ -132,7 +132,7 @@ TEST(Profiler, WatchdogStopsPointsAboveTheCap) {
   Bench s(eo);
   auto o = s.options();
   o.batch_sizes = {128};
-  o.freqs_hz = {76.8e6, 921.6e6};
+  o.knob_values = {76.8e6, 921.6e6};
   o.power_limit_w = s.dev->expected(76.8e6, 128).power_mean_w + 0.3;
   o.watchdog_margin_w = 0.2;
   o.watchdog_duration_s = 1.0;
@@ -149,19 +149,19 @@ TEST(Profiler, WatchdogStopsPointsAboveTheCap) {
 TEST(Profiler, RefusesABadGridAndAProfileOfAnotherDevice) {
   Bench s;
   auto o = s.options();
-  o.freqs_hz = {900e6};
+  o.knob_values = {900e6};
   EXPECT_THROW(run_profile(*s.dev, *s.exec, o), Error);
   test::TempDir tmp;
   o = s.options();
   o.batch_sizes = {8};
-  o.freqs_hz = {921.6e6};
+  o.knob_values = {921.6e6};
   o.store = tmp.path() / "c.h5";
   run_profile(*s.dev, *s.exec, o);
   auto tx2 = traces::find_device("jetson-tx2");
   auto other = EmulatedJetson::with_workload(tx2, s.workload);
   VirtualExecutor ex(*other);
   o.device_spec = tx2;
-  o.freqs_hz = {1300.5e6};
+  o.knob_values = {1300.5e6};
   try {
     run_profile(*other, ex, o);
     FAIL();

@@ -68,7 +68,7 @@ class SensorFaultsCli : public ::testing::Test {
     const pid_t pid = spawn({"profile", "--device", "jetson", "--sysfs-root", root_.string(), "--state-file",
                              state().string(), "--workload", "cnn@1x28x28", "--batch-sizes", "8", "--freqs",
                              "76.8,230.4,307.2", "--warmup-batches", "1", "--measured-batches", "10",
-                             "--sensor-rate-hz", "50", "--sensor-timeout", "0.5s", "--store", store().string()},
+                             "--sensor-rate", "50Hz", "--sensor-timeout", "0.5s", "--store", store().string()},
                             dir_ / "profile.out", dir_ / "profile.err");
     return wait_status(pid);
   }
