@@ -21,8 +21,11 @@ using h5::GroupWriter;
 
 const char* const kGroups[] = {"profiles", "relations", "models", "sweeps", "runs", "validations"};
 
-// A full read-back of a store in a child process gets this long before it counts as a hang.
-constexpr int kReadBackTimeoutS = 120;
+// A full read-back of a store in a child process gets this long before it counts as a hang inside
+// libhdf5: 10 s, plus 1 s per 10 MB (reading back takes well under 1 s per 10 MB).
+int read_back_timeout_s(uintmax_t bytes) {
+  return 10 + static_cast<int>(bytes / 10'000'000);
+}
 
 H5::H5File open_file(const fs::path& path) {
   try {
@@ -105,7 +108,7 @@ void guard_unsealed(const fs::path& path, const std::string& bytes) {
     std::lock_guard<std::mutex> lock(mutex);
     if (passed.count(key)) return;
   }
-  const file::ChildResult r = file::run_in_child([&] { read_everything(path); }, kReadBackTimeoutS);
+  const file::ChildResult r = file::run_in_child([&] { read_everything(path); }, read_back_timeout_s(bytes.size()));
   if (r.crashed)
     throw Error(
         fmt::format("{}: this HDF5 file has no pacer checksum header and cannot be read safely: {}; restore "
@@ -361,7 +364,8 @@ void reseal_store(const fs::path& path) {
   std::error_code ec;
   if (!fs::is_regular_file(path, ec)) throw Error(fmt::format("{}: no such trace store", path.string()));
   file::WriteLock lock(path);
-  const file::ChildResult r = file::run_in_child([&] { read_everything(path); }, kReadBackTimeoutS);
+  const file::ChildResult r =
+      file::run_in_child([&] { read_everything(path); }, read_back_timeout_s(fs::file_size(path, ec)));
   if (!r.ok)
     throw Error(
         fmt::format("{}: not resealed, because reading it back failed: {}; the file was left as it was "

@@ -63,7 +63,7 @@ class StoreDamage : public ::testing::Test {
           } catch (const pacer::Error&) {
           }
         },
-        30);
+        60);
     if (r.crashed) ADD_FAILURE() << r.message;
     return !r.crashed;
   }
