@@ -2,6 +2,7 @@
 // that must wait (it says so), and a full file system (one error, the store as it was, no
 // temporary file left). docs/reliability.md, "Concurrent writers" and "Disk full".
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sys/mount.h>
 #include <sys/wait.h>
@@ -79,7 +80,7 @@ TEST_P(ConcurrentWriters, EveryRecordOfEveryWriterIsThereEveryTime) {
       EXPECT_EQ(exit_code(pids[static_cast<size_t>(w)]), 0) << slurp(dir / ("err" + std::to_string(w)));
     std::set<std::string> expected;
     for (int w = 0; w < writers; ++w)
-      for (int r = 0; r < kRecords; ++r) expected.insert("w" + std::to_string(w) + "-" + std::to_string(r));
+      for (int r = 0; r < kRecords; ++r) expected.insert(fmt::format("w{}-{}", w, r));
     const Store s = Store::open(store);
     const auto names = s.list("profiles");
     EXPECT_EQ(std::set<std::string>(names.begin(), names.end()), expected) << "trial " << trial;
