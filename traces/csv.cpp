@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "traces/columns.hpp"
 #include "traces/error.hpp"
 
 namespace pacer::traces {
@@ -17,7 +18,9 @@ std::string quote(const std::string& s) {
   return out + "\"";
 }
 
-std::string num(double v) { return std::isnan(v) ? "" : fmt::format("{:.10g}", v); }
+std::string num(double v) {
+  return std::isnan(v) ? "" : fmt::format("{:.10g}", v);
+}
 
 std::string knob_header(const KnobSpace& k) {
   std::string h;
@@ -25,41 +28,61 @@ std::string knob_header(const KnobSpace& k) {
   return h;
 }
 
-std::string knob_cells(const std::vector<double>& knob, size_t dims) {
-  std::string s;
-  for (size_t i = 0; i < dims; ++i) s += (i < knob.size() ? num(knob[i]) : "") + ",";
-  return s;
+// The header and the rows of a record's row table (traces/columns.hpp): numeric columns as
+// "name[unit]", the knob as one column per dimension, the metric column in the record's metric.
+template <typename Row, size_t N>
+std::string rows_csv(const std::array<Field<Row>, N>& table, const std::vector<Row>& rows, const KnobSpace* knob,
+                     const std::string& metric) {
+  std::string out;
+  for (const auto& f : table) {
+    if (f.unit == kKnobUnit) {
+      out += knob_header(*knob);
+      continue;
+    }
+    const std::string unit = f.unit == kMetricUnit ? metric : std::string(f.unit);
+    out += unit.empty() ? fmt::format("{},", f.name) : fmt::format("{}[{}],", f.name, unit);
+  }
+  out.back() = '\n';
+  for (const auto& r : rows) {
+    std::string line;
+    for (const auto& f : table)
+      std::visit(
+          [&](auto m) {
+            using T = std::remove_cvref_t<decltype(r.*m)>;
+            if constexpr (std::is_same_v<T, std::vector<double>>) {
+              for (size_t i = 0; i < knob->dims.size(); ++i) line += (i < (r.*m).size() ? num((r.*m)[i]) : "") + ",";
+            } else if constexpr (std::is_same_v<T, std::string>) {
+              line += quote(r.*m) + ",";
+            } else if constexpr (std::is_same_v<T, double>) {
+              line += num(r.*m) + ",";
+            } else {
+              line += fmt::format("{},", static_cast<int64_t>(r.*m));
+            }
+          },
+          f.member);
+    line.back() = '\n';
+    out += line;
+  }
+  return out;
 }
 
 }  // namespace
 
 std::string to_csv(const ProfileTable& t) {
-  std::string out = fmt::format("# profile workload={} device={} emulated={} virtual_time={} source={}\n",
-                                t.workload, t.device, t.emulated, t.virtual_time, t.source);
-  out += knob_header(t.knob) +
-         "batch_size[samples],time_per_batch_mean[s],time_per_batch_std[s],power_peak[W],power_mean[W],"
-         "energy[J],samples[samples],power_samples[1],sensor_rate[Hz],temperature[degC],status\n";
-  for (const auto& p : t.points)
-    out += knob_cells(p.knob, t.knob.dims.size()) +
-           fmt::format("{},{},{},{},{},{},{},{},{},{},{}\n", p.batch_size, num(p.time_per_batch_mean_s),
-                       num(p.time_per_batch_std_s), num(p.power_peak_w), num(p.power_mean_w), num(p.energy_j),
-                       p.samples, p.power_samples, num(p.sensor_rate_hz), num(p.temperature_c), quote(p.status));
-  return out;
+  return fmt::format("# profile workload={} device={} emulated={} virtual_time={} source={}\n", t.workload, t.device,
+                     t.emulated, t.virtual_time, t.source) +
+         rows_csv(kProfilePointColumns, t.points, &t.knob, "");
 }
 
 std::string to_csv(const RelationSet& s) {
-  std::string out = fmt::format("# relation name={} workload={} dataset={} metric={} target={} lr_rule=\"{}\"\n",
-                                s.name, s.workload, s.dataset, s.metric, num(s.target), s.lr_rule);
-  out += fmt::format("batch_size[samples],seed[1],reached[bool],samples[samples],budget[samples],wall_time[s],final_metric[{}],learning_rate[1]\n",
-                     s.metric);
-  for (const auto& r : s.runs)
-    out += fmt::format("{},{},{},{},{},{},{},{}\n", r.batch_size, r.seed, r.reached ? 1 : 0, r.samples,
-                       r.budget_samples, num(r.wall_time_s), num(r.final_metric), num(r.learning_rate));
-  return out;
+  return fmt::format("# relation name={} workload={} dataset={} metric={} target={} lr_rule=\"{}\"\n", s.name,
+                     s.workload, s.dataset, s.metric, num(s.target), s.lr_rule) +
+         rows_csv(kRelationRunColumns, s.runs, nullptr, s.metric);
 }
 
 std::string to_csv(const ModelRecord& m) {
-  std::string out = fmt::format("# model name={} kind={} workload={} device={}\n", m.name, m.kind, m.workload, m.device);
+  std::string out =
+      fmt::format("# model name={} kind={} workload={} device={}\n", m.name, m.kind, m.workload, m.device);
   out += "parameter,value[SI],stderr[SI]\n";
   for (size_t i = 0; i < m.param_names.size(); ++i)
     out += fmt::format("{},{},{}\n", quote(m.param_names[i]), num(m.param_values.at(i)), num(m.param_stderr.at(i)));
@@ -68,17 +91,9 @@ std::string to_csv(const ModelRecord& m) {
 }
 
 std::string to_csv(const SweepResult& s) {
-  std::string out = fmt::format("# sweep name={} profile={} relation={} target={} feasibility={}\n", s.name,
-                                s.profile, s.relation, s.target, s.feasibility);
-  out += "cap[W],workload,policy,feasible[bool]," + knob_header(s.knob) +
-         "batch_size[samples],predicted_time[s],predicted_energy[J],replayed_time_mean[s],replayed_time_std[s],"
-         "replayed_energy[J],regret[1]\n";
-  for (const auto& r : s.rows)
-    out += fmt::format("{},{},{},{},", num(r.cap_w), quote(r.workload), quote(r.policy), r.feasible ? 1 : 0) +
-           knob_cells(r.knob, s.knob.dims.size()) +
-           fmt::format("{},{},{},{},{},{},{}\n", r.batch_size, num(r.predicted_time_s), num(r.predicted_energy_j),
-                       num(r.replayed_time_mean_s), num(r.replayed_time_std_s), num(r.replayed_energy_j), num(r.regret));
-  return out;
+  return fmt::format("# sweep name={} profile={} relation={} target={} feasibility={}\n", s.name, s.profile, s.relation,
+                     s.target, s.feasibility) +
+         rows_csv(kSweepRowColumns, s.rows, &s.knob, "");
 }
 
 std::string to_csv(const PowerSeries& s) {
@@ -105,19 +120,10 @@ std::string to_csv(const DeviceSpec& d) {
 }
 
 std::string to_csv(const ValidationResult& v) {
-  std::string out = fmt::format("# validation name={} workload={} device={} dataset={} metric={} target={} emulated={} feasibility={}\n",
-                                v.name, v.workload, v.device, v.dataset, v.metric, num(v.target), v.emulated, v.feasibility);
-  out += "cap[W],policy," + knob_header(v.knob) +
-         "batch_size[samples],seed[1],reached[bool],samples[samples],device_time[s],wall_time[s],energy[J],"
-         "power_peak[W],power_mean[W],cap_exceeded[bool],time_over_cap[s],predicted_time[s],predicted_energy[J],"
-         "final_metric,series,status\n";
-  for (const auto& r : v.rows)
-    out += fmt::format("{},{},", num(r.cap_w), quote(r.policy)) + knob_cells(r.knob, v.knob.dims.size()) +
-           fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", r.batch_size, r.seed, r.reached ? 1 : 0,
-                       r.samples, num(r.device_time_s), num(r.wall_time_s), num(r.energy_j), num(r.power_peak_w),
-                       num(r.power_mean_w), r.cap_exceeded ? 1 : 0, num(r.time_over_cap_s), num(r.predicted_time_s),
-                       num(r.predicted_energy_j), num(r.final_metric), quote(r.series), quote(r.status));
-  return out;
+  return fmt::format(
+             "# validation name={} workload={} device={} dataset={} metric={} target={} emulated={} feasibility={}\n",
+             v.name, v.workload, v.device, v.dataset, v.metric, num(v.target), v.emulated, v.feasibility) +
+         rows_csv(kValidationRowColumns, v.rows, &v.knob, v.metric);
 }
 
 int CsvTable::column(const std::string& name, const std::string& origin) const {
@@ -138,10 +144,12 @@ CsvTable parse_csv(const std::string& text, const std::string& origin) {
     cell_started = false;
     const bool blank = row.size() == 1 && row[0].empty();
     if (!blank) {
-      if (t.header.empty()) t.header = std::move(row);
+      if (t.header.empty())
+        t.header = std::move(row);
       else {
         if (row.size() != t.header.size())
-          throw Error(fmt::format("{}:{}: row has {} fields, the header has {}", origin, row_line, row.size(), t.header.size()));
+          throw Error(fmt::format("{}:{}: row has {} fields, the header has {}", origin, row_line, row.size(),
+                                  t.header.size()));
         t.rows.push_back(std::move(row));
       }
     }

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "traces/columns.hpp"
 #include "traces/units.hpp"
 
 namespace pacer::traces {
@@ -39,18 +40,11 @@ bool same(const std::vector<double>& a, const std::vector<double>& b) {
 }
 
 bool ProfilePoint::operator==(const ProfilePoint& o) const {
-  return same(knob, o.knob) && batch_size == o.batch_size && same(time_per_batch_mean_s, o.time_per_batch_mean_s) &&
-         same(time_per_batch_std_s, o.time_per_batch_std_s) && same(power_peak_w, o.power_peak_w) &&
-         same(power_mean_w, o.power_mean_w) && same(energy_j, o.energy_j) && samples == o.samples &&
-         power_samples == o.power_samples && same(sensor_rate_hz, o.sensor_rate_hz) &&
-         same(temperature_c, o.temperature_c) && status == o.status;
+  return fields_equal(kProfilePointColumns, *this, o);
 }
 
 bool ProfileTable::operator==(const ProfileTable& o) const {
-  return workload == o.workload && device == o.device && emulated == o.emulated && virtual_time == o.virtual_time &&
-         source == o.source && knob == o.knob && samples_per_epoch == o.samples_per_epoch &&
-         warmup_batches == o.warmup_batches && measured_batches == o.measured_batches &&
-         same(profiling_cost_s, o.profiling_cost_s) && points == o.points;
+  return fields_equal(kProfileTableAttributes, *this, o) && knob == o.knob && points == o.points;
 }
 
 std::vector<int> ProfileTable::batch_sizes() const {
@@ -66,16 +60,11 @@ const ProfilePoint* ProfileTable::find(const std::vector<double>& k, int batch_s
 }
 
 bool RelationRun::operator==(const RelationRun& o) const {
-  return batch_size == o.batch_size && seed == o.seed && reached == o.reached && samples == o.samples &&
-         budget_samples == o.budget_samples && same(wall_time_s, o.wall_time_s) && same(final_metric, o.final_metric) &&
-         same(learning_rate, o.learning_rate);
+  return fields_equal(kRelationRunColumns, *this, o);
 }
 
 bool RelationSet::operator==(const RelationSet& o) const {
-  return name == o.name && workload == o.workload && dataset == o.dataset && metric == o.metric &&
-         higher_is_better == o.higher_is_better && same(target, o.target) && lr_rule == o.lr_rule &&
-         same(base_lr, o.base_lr) && base_batch == o.base_batch && optimizer == o.optimizer &&
-         samples_per_epoch == o.samples_per_epoch && runs == o.runs;
+  return fields_equal(kRelationSetAttributes, *this, o) && runs == o.runs;
 }
 
 std::vector<int> RelationSet::batch_sizes() const {
@@ -135,27 +124,15 @@ bool ModelRecord::operator==(const ModelRecord& o) const {
 }
 
 bool SweepRow::operator==(const SweepRow& o) const {
-  return same(cap_w, o.cap_w) && workload == o.workload && policy == o.policy && feasible == o.feasible &&
-         same(knob, o.knob) && batch_size == o.batch_size && same(predicted_time_s, o.predicted_time_s) &&
-         same(predicted_energy_j, o.predicted_energy_j) && same(replayed_time_mean_s, o.replayed_time_mean_s) &&
-         same(replayed_time_std_s, o.replayed_time_std_s) && same(replayed_energy_j, o.replayed_energy_j) &&
-         same(regret, o.regret);
+  return fields_equal(kSweepRowColumns, *this, o);
 }
 
 bool ValidationRow::operator==(const ValidationRow& o) const {
-  return same(cap_w, o.cap_w) && policy == o.policy && same(knob, o.knob) && batch_size == o.batch_size &&
-         seed == o.seed && reached == o.reached && samples == o.samples && same(device_time_s, o.device_time_s) &&
-         same(wall_time_s, o.wall_time_s) && same(energy_j, o.energy_j) && same(power_peak_w, o.power_peak_w) &&
-         same(power_mean_w, o.power_mean_w) && cap_exceeded == o.cap_exceeded &&
-         same(time_over_cap_s, o.time_over_cap_s) && same(predicted_time_s, o.predicted_time_s) &&
-         same(predicted_energy_j, o.predicted_energy_j) && same(final_metric, o.final_metric) && series == o.series &&
-         status == o.status;
+  return fields_equal(kValidationRowColumns, *this, o);
 }
 
 bool ValidationResult::operator==(const ValidationResult& o) const {
-  return name == o.name && workload == o.workload && device == o.device && dataset == o.dataset &&
-         metric == o.metric && same(target, o.target) && emulated == o.emulated && feasibility == o.feasibility &&
-         same(guard, o.guard) && knob == o.knob && rows == o.rows;
+  return fields_equal(kValidationResultAttributes, *this, o) && knob == o.knob && rows == o.rows;
 }
 
 }  // namespace pacer::traces

@@ -1,6 +1,7 @@
 #pragma once
 // Typed records of the trace store. Plain structs; every numeric field carries its unit in its name.
-// The HDF5 layout of each record is documented in docs/trace-store.md.
+// Each stored field is declared once, with its column name and unit, in traces/columns.hpp; the
+// HDF5 layout that follows from it is documented in docs/trace-store.md.
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -113,8 +114,6 @@ struct ProfilePoint {
   double temperature_c = kNaN;
   std::string status = "ok";   // "ok" | "skipped: <why>" | "stopped: <why>"
   bool operator==(const ProfilePoint& o) const;
-
-  double time_per_sample_s() const { return time_per_batch_mean_s / batch_size; }
 };
 
 struct ProfileTable {

@@ -7,8 +7,12 @@
 //   /sweeps/<name>          SweepResult
 //   /runs/<name>            PowerSeries
 //   /validations/<name>     ValidationResult
-// Every write is atomic: the file is copied to a temporary sibling, modified, flushed, fsync'ed and
-// renamed over the original, so a crash leaves either the old or the new file, never a torn one.
+// Every write is atomic: the new file is built in memory, written to a temporary sibling after a
+// check that the disk has room for it, fsync'ed and renamed over the original, so a crash or a full
+// disk leaves either the old or the new file, never a torn one. Writers in different processes take
+// turns through an advisory lock on "<store>.lock" held across the read-modify-write, so none loses
+// another's record. A record is not replaced by one with fewer rows unless the caller asks for it.
+// The file layer is traces/store_file.hpp, the record layouts traces/codecs.cpp and columns.hpp.
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -17,9 +21,18 @@
 
 namespace pacer::traces {
 
+// Whether a write may replace a stored record of the same name that has more rows (profile points,
+// relation runs, sweep or validation rows) than the new one.
+enum class Replace {
+  if_not_smaller,  // refuse, with an error naming both row counts: nothing measured is lost by accident
+  always,          // the caller asked to replace the record whatever it held
+};
+
 class Store {
  public:
-  // Opens an existing store; validates that it is HDF5 and carries a supported schema version.
+  // Opens an existing store; validates that it is HDF5 and carries a supported schema version. An
+  // empty path is an error. A file without pacer's checksum header is first read back in full in a
+  // child process, so that a file that crashes libhdf5 is an error here, not a crash later.
   static Store open(const std::filesystem::path& path);
   // Opens `path` if it exists, otherwise creates an empty store there.
   static Store open_or_create(const std::filesystem::path& path);
@@ -34,22 +47,23 @@ class Store {
   bool has(const std::string& group, const std::string& name) const;
 
   ProfileTable read_profile(const std::string& name) const;
-  void write_profile(const ProfileTable& table, const std::string& name = "");  // "" -> workload
+  void write_profile(const ProfileTable& table, const std::string& name = "",  // "" -> workload
+                     Replace replace = Replace::if_not_smaller);
 
   RelationSet read_relation(const std::string& name) const;
-  void write_relation(const RelationSet& set);  // under set.name
+  void write_relation(const RelationSet& set, Replace replace = Replace::if_not_smaller);  // under set.name
 
   ModelRecord read_model(const std::string& name) const;
   void write_model(const ModelRecord& model);  // under model.name
 
   SweepResult read_sweep(const std::string& name) const;
-  void write_sweep(const SweepResult& sweep);
+  void write_sweep(const SweepResult& sweep, Replace replace = Replace::if_not_smaller);
 
   PowerSeries read_series(const std::string& name) const;
   void write_series(const PowerSeries& series);
 
   ValidationResult read_validation(const std::string& name) const;
-  void write_validation(const ValidationResult& result);
+  void write_validation(const ValidationResult& result, Replace replace = Replace::if_not_smaller);
 
  private:
   explicit Store(std::filesystem::path path) : path_(std::move(path)) {}
@@ -58,7 +72,9 @@ class Store {
 
 // Recomputes the whole-file checksum header of a store that another HDF5 writer (h5py, HDF5 tools,
 // a test) edited in place; without it the next open reports the file as damaged
-// (docs/reliability.md). A store without the header is left as it is.
+// (docs/reliability.md). Only a store whose every record reads back (in a child process, so that a
+// crash inside libhdf5 is a message) is resealed; otherwise an Error says what failed and the file
+// is left as it is. A store without the header is left as it is.
 void reseal_store(const std::filesystem::path& path);
 
 // Writes `content` to `path` atomically (temp file, fsync, rename). For text outputs (CSV, tables).

@@ -19,7 +19,8 @@
 #include <string>
 #include <vector>
 
-#include "../reliability/store_seal.hpp"
+#include "../support/store_seal.hpp"
+#include "../support/sample_records.hpp"
 #include "store_read_all.hpp"
 #include "traces/catalog.hpp"
 #include "traces/error.hpp"
@@ -28,114 +29,10 @@
 namespace {
 
 using namespace pacer::traces;
+using namespace pacer::testing;  // the shared sample records (tests/support/sample_records.hpp)
 
 std::string g_base;  // bytes of the valid store
 std::string g_path;  // per-process scratch file
-
-ProfileTable sample_profile() {
-  ProfileTable t;
-  t.workload = "w";
-  t.device = "jetson-nano";
-  t.source = "fuzz";
-  t.warmup_batches = 2;
-  t.measured_batches = 5;
-  for (int i = 0; i < 3; ++i) {
-    ProfilePoint p;
-    p.knob = {76.8e6 * (i + 1)};
-    p.batch_size = 8 << i;
-    p.time_per_batch_mean_s = 0.1 * (i + 1);
-    p.time_per_batch_std_s = 0.01;
-    p.power_peak_w = 5 + i;
-    p.power_mean_w = 4 + i;
-    p.energy_j = 2;
-    p.samples = 40;
-    p.power_samples = 10;
-    p.sensor_rate_hz = 10;
-    p.status = i == 2 ? "skipped: fuzz" : "ok";
-    t.points.push_back(p);
-  }
-  return t;
-}
-
-RelationSet sample_relation() {
-  RelationSet s;
-  s.name = "rel";
-  s.workload = "w";
-  s.dataset = "fmnist";
-  s.metric = "accuracy";
-  s.target = 0.8;
-  s.lr_rule = "sqrt";
-  s.base_lr = 1e-3;
-  s.base_batch = 32;
-  s.optimizer = "adam";
-  for (int b : {8, 16}) s.runs.push_back({b, 1, true, 1000, 5000, 1.5, 0.81, 1e-3});
-  return s;
-}
-
-ModelRecord sample_model() {
-  ModelRecord m;
-  m.name = "w@nano:analytical";
-  m.kind = "analytical";
-  m.workload = "w";
-  m.device = "jetson-nano";
-  m.param_names = {"p_idle", "k_leak"};
-  m.param_values = {1.0, 2.0};
-  m.param_stderr = {0.1, 0.2};
-  m.metrics = {{"power_mape_cv", 2.5}};
-  m.settings = {{"fit", "nnls"}};
-  m.blob = {1, 2, 3, 4};
-  return m;
-}
-
-SweepResult sample_sweep() {
-  SweepResult s;
-  s.name = "sw";
-  s.profile = "w";
-  s.relation = "rel";
-  s.target = "rel";
-  s.feasibility = "peak";
-  SweepRow r;
-  r.cap_w = 5;
-  r.workload = "w";
-  r.policy = "ours";
-  r.feasible = true;
-  r.knob = {153.6e6};
-  r.batch_size = 16;
-  s.rows = {r, r};
-  s.rows[1].feasible = false;
-  s.rows[1].knob.clear();
-  return s;
-}
-
-PowerSeries sample_series() {
-  PowerSeries s;
-  s.name = "run1";
-  s.cap_w = 5;
-  s.time_s = {0, 0.1, 0.2};
-  s.power_w = {3, 4, 5};
-  s.gpu_power_w = {1, 2, 3};
-  s.freq_hz = {1e8, 1e8, 2e8};
-  return s;
-}
-
-ValidationResult sample_validation() {
-  ValidationResult v;
-  v.name = "val";
-  v.workload = "w";
-  v.device = "jetson-nano";
-  v.dataset = "fmnist";
-  v.metric = "accuracy";
-  v.target = 0.8;
-  v.feasibility = "peak";
-  ValidationRow r;
-  r.cap_w = 5;
-  r.policy = "ours";
-  r.knob = {153.6e6};
-  r.batch_size = 16;
-  r.series = "run1";
-  v.rows = {r};
-  return v;
-}
 
 std::string read_bytes(const std::string& p) {
   std::ifstream in(p, std::ios::binary);

@@ -11,7 +11,7 @@
 #include <functional>
 #include <string>
 
-#include "store_seal.hpp"
+#include "tests/support/store_seal.hpp"
 #include "traces/catalog.hpp"
 #include "traces/error.hpp"
 #include "traces/store.hpp"

@@ -4,14 +4,18 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <set>
 
 #include "traces/catalog.hpp"
 #include "traces/csv.hpp"
 #include "traces/error.hpp"
 #include "traces/store.hpp"
+#include "tests/support/sample_records.hpp"
+#include "tests/support/store_seal.hpp"
 
 using namespace pacer;
 using namespace pacer::traces;
+using namespace pacer::testing;
 namespace fs = std::filesystem;
 
 namespace {
@@ -26,55 +30,6 @@ struct TempDir {
   }
   ~TempDir() { fs::remove_all(path); }
 };
-
-ProfileTable sample_profile() {
-  ProfileTable t;
-  t.workload = "resnet8-w0.25@1x28x28";
-  t.device = "jetson-nano";
-  t.emulated = true;
-  t.virtual_time = true;
-  t.source = "test";
-  t.warmup_batches = 3;
-  t.measured_batches = 10;
-  t.profiling_cost_s = 12.5;
-  std::mt19937 rng(7);
-  std::uniform_real_distribution<double> u(0.1, 9.0);
-  for (double f : {76.8e6, 460.8e6, 921.6e6})
-    for (int b : {8, 64}) {
-      ProfilePoint p;
-      p.knob = {f};
-      p.batch_size = b;
-      p.time_per_batch_mean_s = u(rng);
-      p.time_per_batch_std_s = u(rng) / 100;
-      p.power_peak_w = u(rng);
-      p.power_mean_w = p.power_peak_w * 0.9;
-      p.energy_j = u(rng) * 3;
-      p.samples = 10 * b;
-      p.power_samples = 42;
-      p.sensor_rate_hz = 10;
-      t.points.push_back(p);  // temperature stays NaN: NaN must survive the round trip
-    }
-  t.points.back().status = "skipped: cap exceeded, watchdog";
-  return t;
-}
-
-RelationSet sample_relation() {
-  RelationSet s;
-  s.name = "fmnist-proxy";
-  s.workload = "resnet8";
-  s.dataset = "fashion-mnist/proxy";
-  s.metric = "accuracy";
-  s.target = 0.85;
-  s.lr_rule = "lr = base_lr * sqrt(b / base_batch)";
-  s.base_lr = 1e-3;
-  s.base_batch = 64;
-  s.optimizer = "adam";
-  s.runs = {{8, 0, true, 4000, 100000, 3.2, 0.86, 3.5e-4},
-            {8, 1, true, 6000, 100000, 4.1, 0.851, 3.5e-4},
-            {64, 0, true, 12000, 100000, 2.0, 0.852, 1e-3},
-            {64, 1, false, 100000, 100000, 20.0, 0.80, 1e-3}};
-  return s;
-}
 
 void write_bytes(const fs::path& p, const std::string& bytes) { std::ofstream(p, std::ios::binary) << bytes; }
 
@@ -131,61 +86,13 @@ TEST(Store, EveryRecordTypeRoundTrips) {
   store.write_device(device);
   const auto rel = sample_relation();
   store.write_relation(rel);
-  ModelRecord m;
-  m.name = "resnet8@jetson-nano:analytical";
-  m.kind = "analytical";
-  m.workload = "resnet8";
-  m.device = "jetson-nano";
-  m.param_names = {"p_idle_w", "k_leak"};
-  m.param_values = {1.9, 0.4};
-  m.param_stderr = {0.01, traces::kNaN};
-  m.metrics = {{"power_mape_cv", 1.8}, {"time_mape_cv", 3.1}};
-  m.settings = {{"points", "8"}};
-  m.blob = {0, 1, 2, 255};
+  const auto m = sample_model();
   store.write_model(m);
-  SweepResult s;
-  s.name = "nano-sweep";
-  s.profile = "p";
-  s.relation = "r";
-  s.target = "t";
-  s.feasibility = "peak";
-  s.rows = {{5.0, "w", "ours", true, {614.4e6}, 32, 10, 50, 11, 1, 55, 0.0},
-            {1.0, "w", "ours", false, {}, 0, traces::kNaN, traces::kNaN, traces::kNaN, traces::kNaN, traces::kNaN,
-             traces::kNaN}};
+  const auto s = sample_sweep();
   store.write_sweep(s);
-  PowerSeries ps;
-  ps.name = "validate-ours-5W";
-  ps.emulated = true;
-  ps.cap_w = 5;
-  ps.time_s = {0, 0.1, 0.2};
-  ps.power_w = {3, 4.5, 4.9};
-  ps.freq_hz = {614.4e6, 614.4e6, 537.6e6};
-  ps.failed_reads = 1;
+  const auto ps = sample_series();
   store.write_series(ps);
-
-  ValidationResult v;
-  v.name = "val";
-  v.workload = "w";
-  v.device = "jetson-nano";
-  v.dataset = "fmnist-target-a";
-  v.metric = "accuracy";
-  v.target = 0.8;
-  v.emulated = true;
-  v.feasibility = "peak";
-  ValidationRow row;
-  row.cap_w = 5;
-  row.policy = "ours";
-  row.knob = {614.4e6};
-  row.batch_size = 32;
-  row.seed = 2;
-  row.reached = true;
-  row.samples = 4096;
-  row.device_time_s = 31.5;
-  row.cap_exceeded = true;
-  row.time_over_cap_s = 0.2;
-  row.series = "val-ours-5W-s2";
-  v.rows = {row, row};
-  v.rows[1].policy = "oracle";
+  const auto v = sample_validation();
   store.write_validation(v);
 
   const auto again = Store::open(dir.path / "c.h5");
@@ -232,10 +139,10 @@ TEST(Store, AppendingKeepsEarlierRecordsAndReplacesSameName) {
   const auto size_after = fs::file_size(dir.path / "c.h5");
   store.write_profile(t, "b");
   EXPECT_LE(fs::file_size(dir.path / "c.h5"), size_after + 1024);
-  // No temporary files are left behind.
-  int files = 0;
-  for (auto& e : fs::directory_iterator(dir.path)) files += e.is_regular_file();
-  EXPECT_EQ(files, 1);
+  // No temporary files are left behind: the store and its writers' lock file only.
+  std::set<std::string> files;
+  for (auto& e : fs::directory_iterator(dir.path)) files.insert(e.path().filename().string());
+  EXPECT_EQ(files, (std::set<std::string>{"c.h5", "c.h5.lock"}));
 }
 
 TEST(Store, NotHdf5FileIsAClearError) {
@@ -292,7 +199,7 @@ TEST(Store, MissingRecordAndMissingColumnNameTheObject) {
     H5::H5File f((dir.path / "c.h5").string(), H5F_ACC_RDWR);
     H5Ldelete(f.getId(), "/profiles/p/power_peak", H5P_DEFAULT);
   }
-  reseal_store(dir.path / "c.h5");  // an in-place edit must update the checksum to reach the reader
+  pacer::testing::reseal_store(dir.path / "c.h5");  // an in-place edit must update the checksum to reach the reader
   expect_error([&] { store.read_profile("p"); }, {"c.h5", "/profiles/p/power_peak", "missing column"});
 }
 
@@ -314,7 +221,7 @@ TEST(Store, WrongTypeOrLengthNamesTheColumn) {
         .createDataSet("seed", H5::PredType::NATIVE_INT64, H5::DataSpace(1, &m))
         .write(ints.data(), H5::PredType::NATIVE_INT64);
   }
-  reseal_store(dir.path / "c.h5");
+  pacer::testing::reseal_store(dir.path / "c.h5");
   expect_error([&] { store.read_relation("fmnist-proxy"); }, {"/relations/fmnist-proxy/seed", "3 rows, expected 4"});
   {
     H5::H5File f((dir.path / "c.h5").string(), H5F_ACC_RDWR);
@@ -325,7 +232,7 @@ TEST(Store, WrongTypeOrLengthNamesTheColumn) {
         .createDataSet("seed", H5::PredType::NATIVE_INT64, H5::DataSpace(1, &n))
         .write(ints.data(), H5::PredType::NATIVE_INT64);
   }
-  reseal_store(dir.path / "c.h5");
+  pacer::testing::reseal_store(dir.path / "c.h5");
   expect_error([&] { store.read_relation("fmnist-proxy"); }, {"/relations/fmnist-proxy/wall_time", "wrong type"});
 }
 
@@ -365,4 +272,40 @@ TEST(Csv, ParserHandlesQuotesAndReportsBadRows) {
   expect_error([] { parse_csv("a,b\n\"1,2\n", "t.csv"); }, {"unterminated"});
   expect_error([] { parse_csv("a,b\n1,2\n", "t.csv").column("c", "t.csv"); }, {"missing column 'c'"});
   expect_error([] { parse_csv("", "t.csv"); }, {"empty"});
+}
+
+// `pacer validate --policies ""` trained nothing and replaced a 16-row validation record with an
+// empty one: a smaller record replaces a stored one only when the caller asks for it.
+TEST(Store, ARecordIsNotReplacedByOneWithFewerRowsUnlessAsked) {
+  TempDir dir;
+  auto store = Store::open_or_create(dir.path / "c.h5");
+  store.write_validation(sample_validation_rows(16));
+  expect_error([&] { store.write_validation(sample_validation_rows(0)); },
+               {"c.h5", "'validations/val' holds 16 rows and the new record only 0"});
+  EXPECT_EQ(store.read_validation("val"), sample_validation_rows(16));
+  store.write_validation(sample_validation_rows(17));  // more rows: a resumed or extended run
+  EXPECT_EQ(store.read_validation("val").rows.size(), 17u);
+  store.write_validation(sample_validation_rows(3), Replace::always);
+  EXPECT_EQ(store.read_validation("val"), sample_validation_rows(3));
+
+  auto fewer = sample_profile();
+  store.write_profile(fewer);
+  fewer.points.pop_back();
+  expect_error([&] { store.write_profile(fewer); }, {"holds 6 rows and the new record only 5"});
+  auto runs = sample_relation();
+  store.write_relation(runs);
+  runs.runs.clear();
+  expect_error([&] { store.write_relation(runs); }, {"relations/fmnist-proxy"});
+  auto sweep = sample_sweep();
+  store.write_sweep(sweep);
+  sweep.rows.resize(1);
+  expect_error([&] { store.write_sweep(sweep); }, {"sweeps/nano-sweep"});
+  store.write_sweep(sweep, Replace::always);
+  EXPECT_EQ(store.read_sweep("nano-sweep").rows.size(), 1u);
+}
+
+// `pacer profile --store ""` printed "written to " and saved nothing.
+TEST(Store, AnEmptyStorePathIsAClearError) {
+  expect_error([] { Store::open_or_create(""); }, {"no trace store given", "empty"});
+  expect_error([] { Store::open(""); }, {"no trace store given"});
 }

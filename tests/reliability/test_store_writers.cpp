@@ -1,0 +1,181 @@
+// Writers of one trace store: several processes at once (none may lose another's record), a writer
+// that must wait (it says so), and a full file system (one error, the store as it was, no
+// temporary file left). docs/reliability.md, "Concurrent writers" and "Disk full".
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <sys/mount.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/support/sample_records.hpp"
+#include "traces/error.hpp"
+#include "traces/store.hpp"
+#include "traces/store_file.hpp"
+
+namespace {
+namespace fs = std::filesystem;
+using pacer::traces::Store;
+
+fs::path fresh_dir(const std::string& tag) {
+  const fs::path dir = fs::temp_directory_path() / ("pacer-writers-" + std::to_string(::getpid()) + "-" + tag);
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// Starts `store_writer ARGS` with stderr to `err`; returns its pid.
+pid_t spawn_writer(const std::vector<std::string>& args, const fs::path& err) {
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    const int fd = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ::dup2(fd, 2);
+    std::vector<std::string> copy = args;
+    static std::string bin = STORE_WRITER;
+    std::vector<char*> argv{bin.data()};
+    for (auto& a : copy) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    ::execv(bin.c_str(), argv.data());
+    ::_exit(127);
+  }
+  return pid;
+}
+
+int exit_code(pid_t pid) {
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+class ConcurrentWriters : public ::testing::TestWithParam<int> {};
+
+// Each writer grows 3 profiles of its own to 6 points, one whole-store rewrite per point, all at
+// once into one store that none of them has created yet. Without the writers' lock a rewrite
+// copies the store as it was before another writer's rename and drops that writer's record.
+TEST_P(ConcurrentWriters, EveryRecordOfEveryWriterIsThereEveryTime) {
+  const int writers = GetParam();
+  constexpr int kRecords = 3, kPoints = 6, kTrials = 3;
+  const fs::path dir = fresh_dir("concurrent-" + std::to_string(writers));
+  for (int trial = 0; trial < kTrials; ++trial) {
+    const fs::path store = dir / ("s" + std::to_string(trial) + ".h5");
+    std::vector<pid_t> pids;
+    for (int w = 0; w < writers; ++w)
+      pids.push_back(
+          spawn_writer({store.string(), "w" + std::to_string(w), std::to_string(kRecords), std::to_string(kPoints)},
+                       dir / ("err" + std::to_string(w))));
+    for (int w = 0; w < writers; ++w)
+      EXPECT_EQ(exit_code(pids[static_cast<size_t>(w)]), 0) << slurp(dir / ("err" + std::to_string(w)));
+    std::set<std::string> expected;
+    for (int w = 0; w < writers; ++w)
+      for (int r = 0; r < kRecords; ++r) expected.insert(fmt::format("w{}-{}", w, r));
+    const Store s = Store::open(store);
+    const auto names = s.list("profiles");
+    EXPECT_EQ(std::set<std::string>(names.begin(), names.end()), expected) << "trial " << trial;
+    for (const auto& n : names) EXPECT_EQ(s.read_profile(n).points.size(), size_t{kPoints}) << n;
+    for (const auto& e : fs::directory_iterator(dir))
+      EXPECT_EQ(e.path().filename().string().find(".tmp-"), std::string::npos) << e.path();
+  }
+  fs::remove_all(dir);
+}
+
+INSTANTIATE_TEST_SUITE_P(Writers, ConcurrentWriters, ::testing::Values(2, 4));
+
+TEST(StoreWriters, AWriterThatMustWaitSaysSoOnStderrOnceAndThenWrites) {
+  const fs::path dir = fresh_dir("wait");
+  const fs::path store = dir / "s.h5";
+  Store::open_or_create(store).write_relation(pacer::testing::sample_relation());
+  pid_t pid = -1;
+  {
+    pacer::traces::file::WriteLock held(store);  // another writer in the middle of its rewrite
+    pid = spawn_writer({store.string(), "late", "1", "1"}, dir / "err");
+    std::string err;
+    for (int i = 0; i < 600 && err.find("waiting") == std::string::npos; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      err = slurp(dir / "err");
+    }
+    EXPECT_NE(err.find("another process is writing this trace store; waiting for it to finish"), std::string::npos)
+        << err;
+    EXPECT_FALSE(Store::open(store).has("profiles", "late-0"));  // it waits, it does not write past the lock
+  }
+  EXPECT_EQ(exit_code(pid), 0) << slurp(dir / "err");
+  const std::string err = slurp(dir / "err");
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+  const Store s = Store::open(store);
+  EXPECT_TRUE(s.has("profiles", "late-0"));
+  EXPECT_EQ(s.read_relation("fmnist-proxy"), pacer::testing::sample_relation());
+  fs::remove_all(dir);
+}
+
+// A small tmpfs of its own, unmounted in all cases.
+class SmallTmpfs {
+ public:
+  explicit SmallTmpfs(const fs::path& dir, const std::string& size) : dir_(dir) {
+    fs::create_directories(dir_);
+    mounted_ = ::mount("tmpfs", dir_.c_str(), "tmpfs", 0, ("size=" + size).c_str()) == 0;
+  }
+  ~SmallTmpfs() {
+    if (mounted_) ::umount2(dir_.c_str(), MNT_DETACH);
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  bool mounted() const { return mounted_; }
+
+ private:
+  fs::path dir_;
+  bool mounted_ = false;
+};
+
+// Fills the file system holding `dir` to the last byte; returns the filler's path.
+fs::path fill_up(const fs::path& dir) {
+  const fs::path filler = dir / "filler";
+  const int fd = ::open(filler.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  const std::string block(4096, 'x');
+  while (::write(fd, block.data(), block.size()) > 0) {
+  }
+  while (::write(fd, block.data(), 1) > 0) {
+  }
+  ::close(fd);
+  return filler;
+}
+
+TEST(StoreDiskFull, ARewriteOnAFullFileSystemIsOneErrorAndLeavesTheStoreAsItWas) {
+  const fs::path mnt = fs::temp_directory_path() / ("pacer-tmpfs-" + std::to_string(::getpid()));
+  SmallTmpfs fs_small(mnt, "1m");
+  if (!fs_small.mounted()) GTEST_SKIP() << "cannot mount a tmpfs here (needs root): disk-full test skipped";
+  const fs::path store = mnt / "s.h5";
+  Store s = Store::open_or_create(store);
+  s.write_profile(pacer::testing::sample_profile());
+  const fs::path filler = fill_up(mnt);
+  const std::string before = slurp(store);
+  try {
+    s.write_validation(pacer::testing::sample_validation());
+    FAIL() << "writing on a full file system succeeded";
+  } catch (const pacer::Error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("not enough space"), std::string::npos) << what;
+    EXPECT_NE(what.find(store.string()), std::string::npos) << what;
+  }
+  EXPECT_EQ(slurp(store), before);
+  for (const auto& e : fs::directory_iterator(mnt))
+    EXPECT_EQ(e.path().filename().string().find(".tmp-"), std::string::npos) << e.path();
+  EXPECT_EQ(Store::open(store).read_profile(pacer::testing::sample_profile().workload),
+            pacer::testing::sample_profile());
+  fs::remove(filler);  // with room again, the same write succeeds
+  s.write_validation(pacer::testing::sample_validation());
+  EXPECT_EQ(Store::open(store).read_validation("val"), pacer::testing::sample_validation());
+}
+
+}  // namespace
