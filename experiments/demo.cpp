@@ -266,6 +266,7 @@ std::vector<ValidateReport> validate_targets(const Demo& d, const Profiled& pr, 
     v.train.target = std::isfinite(opt.target) ? opt.target : NAN;  // NaN: the target dataset's own
     v.data = d.dopt;
     v.guard = pr.guard;
+    v.replace = true;  // the demo owns its store: a --quick rerun may validate fewer caps
     v.name = opt.name + "-" + target;
     validations.push_back(run_validate(v));
     runs += validations.back().training_runs;
@@ -298,7 +299,7 @@ void sweep_targets(const Demo& d, const Profiled& pr, const std::string& proxy_n
     request.caps_w = sweep_caps;
     request.options.guard = pr.guard;
     const auto sweep = explore::sweep_record({problem.get()}, request);
-    store.write_sweep(sweep);
+    store.write_sweep(sweep, traces::Replace::always);  // the demo owns its store: a --quick rerun may sweep fewer caps
     summaries += fmt::format("  {}:\n{}", val.result.dataset, explore::format_summary(explore::summarize(sweep.rows)));
   }
   std::cout << fmt::format("[6/7] simulated sweep over {} caps, {} policies, {} target(s) ({:.1f} s):\n{}",

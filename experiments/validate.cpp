@@ -511,7 +511,7 @@ ValidateReport run_validate(const ValidateOptions& opt) {
   v.knob = space.knob();
   traces::Store store = traces::Store::open(opt.store);
   fill_rows(opt, choices, runs, v, store);
-  store.write_validation(v);
+  store.write_validation(v, opt.replace ? traces::Replace::always : traces::Replace::if_not_smaller);
   report.summary = summarize_runs(choices, space, v);
   report.wall_time_s = std::chrono::duration<double>(Clock::now() - t_start).count();
   report.text = format_summary(report);

@@ -39,6 +39,8 @@ struct ValidateOptions {
   // Guard band: every policy (the oracle too) chooses under cap * (1 - guard), so that sensor noise
   // and model error do not carry the measured peak over the cap; the trace is checked against the cap.
   double guard = 0.03;
+  // Replace an existing validation record of the same name even when it has more rows.
+  bool replace = false;
   // Power watchdog (hw::PowerWatchdog): a run whose mean total power over the last `duration` is
   // above cap + margin is stopped, the device restored, and the row records why (status
   // "stopped: ..."). The cap of a configuration chosen at several caps is the lowest of them.

@@ -151,7 +151,7 @@ int run_calibrate(const po::variables_map& vm) {
     }
     auto predicted = models::predict_table(*cal.model, table, settings, table.batch_sizes());
     const std::string pname = name + "-predicted";
-    store.write_profile(predicted, pname);
+    store.write_profile(predicted, pname, traces::Replace::always);  // derived from the model: always redone
     std::cout << fmt::format("wrote {}:/profiles/{} ({} settings x {} batch sizes)\n", path, pname, settings.size(),
                              table.batch_sizes().size());
   }

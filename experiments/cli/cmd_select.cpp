@@ -33,7 +33,8 @@ int run_select(const po::variables_map& vm) {
     request.caps_w = {cap};
     request.options.powertrain_batch = ctx.powertrain_batch;
     auto rw = traces::Store::open(store.path());
-    rw.write_sweep(explore::sweep_record({pb.get()}, request));
+    rw.write_sweep(explore::sweep_record({pb.get()}, request),
+                   vm.count("replace") ? traces::Replace::always : traces::Replace::if_not_smaller);
     std::cerr << fmt::format("saved every policy's choice as sweeps/{} in {}\n", save, store.path().string());
   }
   return 0;
@@ -56,7 +57,8 @@ Command make() {
         "policy", po::value<std::string>()->default_value(std::string(explore::to_string(explore::kDefaultPolicy))),
         "policy that makes the choice")(
         "save", po::value<std::string>()->default_value(""),
-        "also write every policy's choice as a one-cap sweep record with this name");
+        "also write every policy's choice as a one-cap sweep record with this name")(
+        "replace", "with --save: replace a sweep record of this name even when it has more rows");
   };
   c.positional = {"store"};
   c.run = run_select;

@@ -71,7 +71,7 @@ int run_sweep(const po::variables_map& vm) {
   std::cout << fmt::format("{} selections with replay in {:.1f} ms\n", result.rows.size(), sweep_ms);
 
   auto rw = traces::Store::open(path);
-  rw.write_sweep(result);
+  rw.write_sweep(result, vm.count("replace") ? traces::Replace::always : traces::Replace::if_not_smaller);
   std::cerr << fmt::format("wrote sweeps/{} to {}\n", result.name, path);
   const auto csv = vm["csv"].as<std::string>();
   if (!csv.empty()) {
@@ -112,6 +112,7 @@ Command make() {
         "bootstrap", bounded(0, 0, 100000, "bootstrap"),
         "resamples of the target runs for 90% intervals of each policy's mean and max regret [resamples; 0 .. "
         "100000; 0: none]")(
+        "replace", "replace a sweep record of this name even when it has more rows")(
         "quiet,q", "print only the summary lines");
   };
   c.positional = {"store"};

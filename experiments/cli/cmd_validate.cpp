@@ -44,6 +44,7 @@ int run_validate_cmd(const po::variables_map& vm) {
   if (o.train.budget_samples < 1) throw UsageError("--budget must be at least 1 sample");
   if (o.train.eval_every_samples < 1) throw UsageError("--eval-every must be at least 1 sample");
   if (vm.count("name")) o.name = vm["name"].as<std::string>();
+  o.replace = vm.count("replace") > 0;
   const auto report = [&] {
     try {
       return experiments::run_validate(o);
@@ -103,7 +104,8 @@ Command make() {
     d.add_options()
         ("watchdog-margin", power_opt(v.watchdog_margin_w), "power watchdog: total power above the cap plus this [W] ...")
         ("watchdog-time", duration_opt(v.watchdog_duration_s), "... for longer than this [s] (device time) stops the run and restores the clock; 0: off")
-        ("name", po::value<std::string>(), "record name under /validations (default validate-<dataset>)");
+        ("name", po::value<std::string>(), "record name under /validations (default validate-<dataset>)")
+        ("replace", "replace a validation record of this name even when it has more rows");
   };
   c.run = run_validate_cmd;
   return c;
