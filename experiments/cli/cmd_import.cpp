@@ -5,9 +5,13 @@
 #include <spdlog/spdlog.h>
 
 #include <iostream>
+#include <set>
 
 #include "experiments/cli/cli.hpp"
+#include "traces/catalog.hpp"
 #include "traces/error.hpp"
+#include "traces/import_common.hpp"
+#include "traces/import_loudva.hpp"
 #include "traces/store.hpp"
 #include "traces/zeus.hpp"
 
@@ -97,6 +101,60 @@ Command make() {
 }
 
 PACER_REGISTER_COMMAND(make);
+
+int run_import_loudva(const po::variables_map& vm) {
+  traces::loudva::ImportOptions o;
+  o.dir = vm["dir"].as<std::string>();
+  o.device = traces::find_device(vm["device"].as<std::string>());
+  if (vm.count("nvpmodel-conf")) o.nvpmodel_conf = vm["nvpmodel-conf"].as<std::string>();
+  o.workload = vm["workload"].as<std::string>();
+  const std::string out = vm["out"].as<std::string>();
+  const auto result = traces::loudva::import_dir(o);
+  std::vector<std::pair<std::string, traces::ProfileTable>> profiles;
+  for (const auto& p : result.profiles) profiles.emplace_back(p.name, p.table);
+  traces::import::write_profiles(out, &o.device, profiles);
+
+  std::cout << fmt::format("LoudVA {} -> {} (device {})\n", o.dir.string(), out, o.device.name);
+  for (const auto& p : result.profiles) {
+    std::set<std::vector<double>> settings;
+    for (const auto& pt : p.table.points) settings.insert(pt.knob);
+    std::cout << fmt::format("  profile {:<28} knob {:<10} {:>3} settings x {:>3} b = {:>4} points from {} files\n",
+                             p.name, p.table.knob.kind, settings.size(), p.table.batch_sizes().size(),
+                             p.table.points.size(), p.files.size());
+  }
+  for (const auto& m : result.modes)
+    std::cout << fmt::format("  mode {} {:<10} {}\n", m.id, m.name,
+                             traces::KnobSpace::power_mode().format(traces::loudva::mode_knob(m)));
+  std::cout << "source: " << result.profiles.front().table.source << "\n";
+  return 0;
+}
+
+Command make_loudva() {
+  Command c;
+  c.name = "import loudva";
+  c.summary = "import the public LoudVA Jetson measurements (GPU-frequency sweeps, power modes) into a trace store";
+  c.order = 81;
+  c.description =
+      "Reads, in place, the LoudVA files of one board (github.com/iloudaros/LoudVA; shared/data/jetson/loudva/\n"
+      "SOURCE.md): energy_calculated_freq_<Hz>.csv become profile <workload> (knob gpu_freq), and\n"
+      "performance_measurements_mode_<N>.csv with power_measurement_stats_mode_<N>.csv become profile\n"
+      "<workload>.modes (knob power_mode, caps from the board's nvpmodel.conf). b = the perf_analyzer concurrency,\n"
+      "time per mini-batch = b / throughput, power = the tegrastats mean. Inference measurements, labelled so.\n"
+      "Then: pacer calibrate STORE --name <workload>.";
+  c.add_options = [](po::options_description& d) {
+    d.add_options()("dir", po::value<std::string>()->required(), "folder holding one board's LoudVA CSV files")(
+        "device", po::value<std::string>()->required(), "the board measured: catalog name or INI file")(
+        "out,o", po::value<std::string>()->required(), "trace store to write (HDF5; created if absent)")(
+        "nvpmodel-conf", po::value<std::string>(),
+        "the board's nvpmodel.conf for the mode files (default: found in DIR or DIR/../nvpmodel)")(
+        "workload", po::value<std::string>()->default_value(traces::loudva::ImportOptions{}.workload),
+        "profile name (the workload measured)");
+  };
+  c.run = run_import_loudva;
+  return c;
+}
+
+PACER_REGISTER_COMMAND(make_loudva);
 
 }  // namespace
 }  // namespace pacer::cli
