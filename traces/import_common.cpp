@@ -6,6 +6,7 @@
 #include <cmath>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <sstream>
 
 #include "traces/error.hpp"
@@ -56,6 +57,7 @@ int parse_count(std::string_view text, const std::string& origin, size_t line, c
 }  // namespace pacer::traces::import
 
 #include "traces/store.hpp"
+#include "traces/units.hpp"
 
 namespace pacer::traces::import {
 
@@ -79,6 +81,70 @@ void write_profiles(const std::filesystem::path& path, const DeviceSpec* device,
     }
   if (device && !has_device) store.write_device(*device);
   for (const auto& [name, table] : profiles) store.write_profile(table, name);
+}
+
+}  // namespace pacer::traces::import
+
+namespace pacer::traces::import {
+
+std::pair<std::string, std::string> split_heading(const std::string& heading) {
+  const std::string h = trim(heading);
+  const auto open = h.find('[');
+  if (open == std::string::npos || h.back() != ']') return {h, ""};
+  return {trim(h.substr(0, open)), trim(h.substr(open + 1, h.size() - open - 2))};
+}
+
+double unit_factor(const std::string& unit, const std::string& si_unit, const std::string& origin,
+                   const std::string& column) {
+  if (unit.empty() || unit == si_unit) return 1.0;
+  static const std::map<std::string, units::Dimension> dims = {{"Hz", units::Dimension::Frequency},
+                                                               {"W", units::Dimension::Power},
+                                                               {"s", units::Dimension::Time},
+                                                               {"J", units::Dimension::Energy}};
+  const auto it = dims.find(si_unit);
+  if (it == dims.end())
+    throw Error(fmt::format("{}: column {} is a count and takes no unit, found [{}]", origin, column, unit));
+  try {
+    return units::parse("1", it->second, unit, column);
+  } catch (const UsageError&) {
+    throw Error(fmt::format("{}: column {} has unit [{}], not a unit of {} (e.g. [{}], [m{}])", origin, column, unit,
+                            units::dimension_name(it->second), si_unit, si_unit));
+  }
+}
+
+int find_column(const std::vector<std::string>& header, const std::string& name) {
+  for (size_t i = 0; i < header.size(); ++i)
+    if (split_heading(header[i]).first == name) return static_cast<int>(i);
+  return -1;
+}
+
+KnobColumns find_knob_columns(const std::vector<std::string>& header, const std::string& origin) {
+  for (const KnobSpace& k : {KnobSpace::power_mode(), KnobSpace::gpu_frequency(), KnobSpace::power_limit()}) {
+    KnobColumns c;
+    c.knob = k;
+    for (const auto& d : k.dims) {
+      const int i = find_column(header, d.name);
+      if (i < 0) break;
+      c.index.push_back(i);
+      c.factor.push_back(unit_factor(split_heading(header[static_cast<size_t>(i)]).second, d.unit, origin, d.name));
+    }
+    if (c.index.size() == k.dims.size()) return c;
+  }
+  throw Error(
+      fmt::format("{}: no knob columns in the header: name gpu_freq, or power_limit, or cpu_cores, cpu_freq, "
+                  "gpu_freq and mem_freq (a power mode), with units in brackets, e.g. gpu_freq[MHz]",
+                  origin));
+}
+
+std::vector<double> KnobColumns::read(const std::vector<std::string>& row, const std::string& origin,
+                                      size_t line) const {
+  std::vector<double> out;
+  for (size_t d = 0; d < index.size(); ++d) {
+    const double v = parse_number(row.at(static_cast<size_t>(index[d])), origin, line, knob.dims[d].name) * factor[d];
+    if (v < 0) throw Error(fmt::format("{}:{}: {} is negative", origin, line, knob.dims[d].name));
+    out.push_back(v);
+  }
+  return out;
 }
 
 }  // namespace pacer::traces::import

@@ -36,4 +36,26 @@ namespace pacer::traces::import {
 void write_profiles(const std::filesystem::path& path, const DeviceSpec* device,
                     const std::vector<std::pair<std::string, ProfileTable>>& profiles);
 
+// A column heading "name[unit]" or "name": {name, unit} (unit "" without brackets), both trimmed.
+std::pair<std::string, std::string> split_heading(const std::string& heading);
+
+// The factor from `unit` to `si_unit` ("Hz", "W", "s", "J"; "1" for a count, which takes no unit);
+// an empty unit means SI. Throws Error naming `origin` and the column for an unknown unit.
+double unit_factor(const std::string& unit, const std::string& si_unit, const std::string& origin,
+                   const std::string& column);
+
+// The index of the column named `name` (unit ignored), -1 when absent.
+int find_column(const std::vector<std::string>& header, const std::string& name);
+
+// The knob columns of a header: gpu_freq; power_limit; or cpu_cores, cpu_freq, gpu_freq, mem_freq
+// (a power mode, which wins when all four are present). Units in brackets, else SI.
+struct KnobColumns {
+  KnobSpace knob;
+  std::vector<int> index;      // per knob dimension, the column
+  std::vector<double> factor;  // per knob dimension, to SI
+  std::vector<double> read(const std::vector<std::string>& row, const std::string& origin, size_t line) const;
+};
+// Throws Error naming `origin` when no knob's columns are all present.
+KnobColumns find_knob_columns(const std::vector<std::string>& header, const std::string& origin);
+
 }  // namespace pacer::traces::import

@@ -5,13 +5,16 @@
 #include <spdlog/spdlog.h>
 
 #include <iostream>
+#include <optional>
 #include <set>
 
 #include "experiments/cli/cli.hpp"
+#include "experiments/cli/options.hpp"
 #include "traces/catalog.hpp"
 #include "traces/error.hpp"
 #include "traces/import_common.hpp"
 #include "traces/import_loudva.hpp"
+#include "traces/import_tegrastats.hpp"
 #include "traces/store.hpp"
 #include "traces/zeus.hpp"
 
@@ -155,6 +158,65 @@ Command make_loudva() {
 }
 
 PACER_REGISTER_COMMAND(make_loudva);
+
+}  // namespace
+}  // namespace pacer::cli
+
+namespace pacer::cli {
+namespace {
+
+int run_import_tegrastats(const po::variables_map& vm) {
+  traces::tegrastats::ImportOptions o;
+  o.log = vm["log"].as<std::string>();
+  o.marks = vm["marks"].as<std::string>();
+  o.interval_s = vm["interval"].as<units::Duration>().s;
+  o.workload = vm["workload"].as<std::string>();
+  std::optional<traces::DeviceSpec> device;
+  if (vm.count("device")) {
+    device = traces::find_device(vm["device"].as<std::string>());
+    o.device = device->name;
+  }
+  const auto table = traces::tegrastats::import_log(o);
+  const std::string out = vm["out"].as<std::string>();
+  traces::import::write_profiles(out, device ? &*device : nullptr, {{o.workload, table}});
+  size_t ok = 0;
+  for (const auto& p : table.points) ok += p.status == "ok";
+  std::cout << fmt::format("tegrastats {} + {} -> {}:/profiles/{} ({} windows, {} with timing; knob {})\n",
+                           o.log.string(), o.marks.string(), out, o.workload, table.points.size(), ok,
+                           table.knob.kind);
+  std::cout << "source: " << table.source << "\n";
+  return 0;
+}
+
+Command make_tegrastats() {
+  Command c;
+  c.name = "import tegrastats";
+  c.summary = "import a tegrastats log and a marks file of time windows into a profile";
+  c.order = 82;
+  c.usage_tail = "LOG";
+  c.description =
+      "Reads tegrastats output of any Jetson generation (with or without a date prefix) and a marks CSV of\n"
+      "windows: start_s,end_s (seconds since the first sample), b, the knob columns (gpu_freq, or power_limit,\n"
+      "or cpu_cores,cpu_freq,gpu_freq,mem_freq; units in brackets, e.g. gpu_freq[MHz]) and, for the timing,\n"
+      "batches (mini-batches run in the window) or time_per_batch[s]. Each window becomes a profile point with\n"
+      "the mean and peak module power of its samples (the total rail, or the sum of rails where the board has\n"
+      "none).";
+  c.add_options = [](po::options_description& d) {
+    const traces::tegrastats::ImportOptions d0;
+    d.add_options()("log", po::value<std::string>()->required(), "tegrastats output (one sample per line)")(
+        "marks", po::value<std::string>()->required(), "CSV of time windows (see above)")(
+        "out,o", po::value<std::string>()->required(), "trace store to write (HDF5; created if absent)")(
+        "interval", duration_opt(d0.interval_s, fmt::format("{:g}s", d0.interval_s)),
+        "tegrastats --interval, for lines without a date prefix (bare number: s)")(
+        "workload", po::value<std::string>()->default_value(d0.workload), "profile name (the workload measured)")(
+        "device", po::value<std::string>(), "the board measured: catalog name or INI file (stored as /device)");
+  };
+  c.positional = {"log"};
+  c.run = run_import_tegrastats;
+  return c;
+}
+
+PACER_REGISTER_COMMAND(make_tegrastats);
 
 }  // namespace
 }  // namespace pacer::cli
