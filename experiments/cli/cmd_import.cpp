@@ -182,8 +182,7 @@ int run_import_tegrastats(const po::variables_map& vm) {
   size_t ok = 0;
   for (const auto& p : table.points) ok += p.status == "ok";
   std::cout << fmt::format("tegrastats {} + {} -> {}:/profiles/{} ({} windows, {} with timing; knob {})\n",
-                           o.log.string(), o.marks.string(), out, o.workload, table.points.size(), ok,
-                           table.knob.kind);
+                           o.log.string(), o.marks.string(), out, o.workload, table.points.size(), ok, table.knob.kind);
   std::cout << "source: " << table.source << "\n";
   return 0;
 }
