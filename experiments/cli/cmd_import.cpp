@@ -13,6 +13,7 @@
 #include "traces/catalog.hpp"
 #include "traces/error.hpp"
 #include "traces/import_common.hpp"
+#include "traces/import_csv.hpp"
 #include "traces/import_loudva.hpp"
 #include "traces/import_tegrastats.hpp"
 #include "traces/store.hpp"
@@ -216,6 +217,58 @@ Command make_tegrastats() {
 }
 
 PACER_REGISTER_COMMAND(make_tegrastats);
+
+}  // namespace
+}  // namespace pacer::cli
+
+namespace pacer::cli {
+namespace {
+
+int run_import_csv(const po::variables_map& vm) {
+  traces::csv_import::ImportOptions o;
+  o.file = vm["file"].as<std::string>();
+  if (vm.count("columns")) o.columns = traces::csv_import::parse_column_map(vm["columns"].as<std::string>());
+  o.workload = vm["workload"].as<std::string>();
+  if (vm.count("source")) o.source = vm["source"].as<std::string>();
+  std::optional<traces::DeviceSpec> device;
+  if (vm.count("device")) {
+    device = traces::find_device(vm["device"].as<std::string>());
+    o.device = device->name;
+  }
+  const auto table = traces::csv_import::import_file(o);
+  const std::string out = vm["out"].as<std::string>();
+  traces::import::write_profiles(out, device ? &*device : nullptr, {{o.workload, table}});
+  std::cout << fmt::format("{} -> {}:/profiles/{} ({} points, knob {}, {} batch sizes)\n", o.file.string(), out,
+                           o.workload, table.points.size(), table.knob.kind, table.batch_sizes().size());
+  return 0;
+}
+
+Command make_csv() {
+  Command c;
+  c.name = "import csv";
+  c.summary = "import your own measurements (one CSV row per knob setting and batch size) into a profile";
+  c.order = 83;
+  c.usage_tail = "FILE";
+  c.description =
+      "Columns by role: b, time_per_batch, power_mean, optional power_peak, and the knob: gpu_freq, or\n"
+      "power_limit, or cpu_cores, cpu_freq, gpu_freq and mem_freq (a power mode). A column named like its\n"
+      "role is found by itself; --columns maps others (role=heading). Units in brackets in the heading or the\n"
+      "mapping (gpu_freq[MHz], time_per_batch=t[ms]), else SI (Hz, W, s).";
+  c.add_options = [](po::options_description& d) {
+    const traces::csv_import::ImportOptions d0;
+    d.add_options()("file", po::value<std::string>()->required(), "the CSV file")(
+        "out,o", po::value<std::string>()->required(), "trace store to write (HDF5; created if absent)")(
+        "columns", po::value<std::string>(), "role=heading[unit],... for columns not named like their role")(
+        "workload", po::value<std::string>()->default_value(d0.workload), "profile name (the workload measured)")(
+        "device", po::value<std::string>(), "the board measured: catalog name or INI file (stored as /device)")(
+        "source", po::value<std::string>(), "who measured it and how (stored with the profile)");
+  };
+  c.positional = {"file"};
+  c.run = run_import_csv;
+  return c;
+}
+
+PACER_REGISTER_COMMAND(make_csv);
 
 }  // namespace
 }  // namespace pacer::cli
