@@ -340,7 +340,9 @@ ImportResult import_dir(const ImportOptions& o) {
         o, fmt::format("nvpmodel modes, clocks free within the mode; caps from {}", conf.filename().string()));
     im.table.knob = KnobSpace::power_mode();
     for (const auto& [id, path] : l.perf) {
-      const auto m = std::find_if(modes.begin(), modes.end(), [&](const PowerModeSpec& s) { return s.id == id; });
+      const int mode_id = id;  // (clang 14 cannot capture a structured binding)
+      const auto m =
+          std::find_if(modes.begin(), modes.end(), [mode_id](const PowerModeSpec& s) { return s.id == mode_id; });
       if (m == modes.end())
         throw Error(fmt::format("{}: mode {} is not a POWER_MODEL of {}", path.filename().string(), id, conf.string()));
       const auto points = parse_mode(import::read_text(path), import::read_text(l.power.at(id)), mode_knob(*m),
