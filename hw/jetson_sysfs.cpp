@@ -13,6 +13,7 @@
 #include <sstream>
 #include <thread>
 
+#include "traces/rails.hpp"
 #include "traces/units.hpp"
 
 namespace pacer::hw {
@@ -35,31 +36,11 @@ std::vector<fs::path> sorted_children(const fs::path& dir) {
 
 bool starts_with(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
 
-std::vector<std::string> tokens(const std::string& name) {
-  std::vector<std::string> out;
-  std::string cur;
-  for (char c : name) {
-    if (c == '_' || c == '-' || c == ' ') {
-      if (!cur.empty()) out.push_back(cur);
-      cur.clear();
-    } else {
-      cur += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-    }
-  }
-  if (!cur.empty()) out.push_back(cur);
-  return out;
-}
-
-bool is_total_rail(const std::string& name) { return name == "POM_5V_IN" || name == "VDD_IN"; }
-
-bool is_gpu_rail(const std::string& name) {
-  const auto t = tokens(name);
-  const bool gpu = std::find(t.begin(), t.end(), "GPU") != t.end();
-  const bool cpu = std::find(t.begin(), t.end(), "CPU") != t.end();
-  return gpu && !cpu;
-}
-
-bool is_nc(const std::string& name) { return name.empty() || name == "NC" || name == "nc"; }
+// Rail roles by name: one home, shared with the tegrastats importer.
+const auto& tokens = traces::name_tokens;
+using traces::is_gpu_rail;
+using traces::is_total_rail;
+const auto& is_nc = traces::is_nc_rail;
 
 }  // namespace
 

@@ -148,8 +148,10 @@ std::string knob_text(const std::vector<double>& knob, const traces::KnobSpace& 
   for (size_t d = 0; d < knob.size(); ++d) {
     const std::string unit = d < space.dims.size() ? space.dims[d].unit : "";
     if (!s.empty()) s += ", ";
-    if (unit == "Hz") s += fmt::format("{:g} MHz", knob[d] / 1e6);
-    else s += fmt::format("{:g} {}", knob[d], unit);
+    if (unit == "Hz")
+      s += fmt::format("{:g} MHz", knob[d] / 1e6);
+    else
+      s += fmt::format("{:g} {}", knob[d], unit);
   }
   return s;
 }
@@ -161,8 +163,8 @@ std::vector<traces::ProfilePoint> usable_points(const traces::ProfileTable& tabl
   const bool check_freq = device && table.knob.kind == "gpu_freq" && !device->gpu_freqs_hz.empty();
   for (const auto& p : table.points) {
     if (p.status != "ok") continue;
-    const std::string where = fmt::format("profile '{}' point ({}, b = {})", table.workload, knob_text(p.knob, table.knob),
-                                          p.batch_size);
+    const std::string where =
+        fmt::format("profile '{}' point ({}, b = {})", table.workload, knob_text(p.knob, table.knob), p.batch_size);
     if (p.knob.size() != table.knob.dims.size())
       throw Error(fmt::format("{} has {} knob values but the knob '{}' has {} dimensions", where, p.knob.size(),
                               table.knob.kind, table.knob.dims.size()));
@@ -170,13 +172,15 @@ std::vector<traces::ProfilePoint> usable_points(const traces::ProfileTable& tabl
       if (!std::isfinite(k) || k < 0) throw Error(fmt::format("{} has an invalid knob value", where));
     if (p.batch_size < 1) throw Error(fmt::format("{} has a batch size below 1", where));
     if (!std::isfinite(p.time_per_batch_mean_s) || p.time_per_batch_mean_s <= 0)
-      throw Error(fmt::format("{} has time per batch {} s (NaN, infinite or not positive): re-profile the point or "
-                              "mark its status 'skipped: <why>'",
-                              where, p.time_per_batch_mean_s));
+      throw Error(
+          fmt::format("{} has time per batch {} s (NaN, infinite or not positive): re-profile the point or "
+                      "mark its status 'skipped: <why>'",
+                      where, p.time_per_batch_mean_s));
     if (!std::isfinite(p.power_mean_w) || p.power_mean_w <= 0)
-      throw Error(fmt::format("{} has mean power {} W (NaN, infinite or not positive): re-profile the point or mark "
-                              "its status 'skipped: <why>'",
-                              where, p.power_mean_w));
+      throw Error(
+          fmt::format("{} has mean power {} W (NaN, infinite or not positive): re-profile the point or mark "
+                      "its status 'skipped: <why>'",
+                      where, p.power_mean_w));
     if (!std::isnan(p.power_peak_w) && (!std::isfinite(p.power_peak_w) || p.power_peak_w < 0))
       throw Error(fmt::format("{} has peak power {} W (negative or infinite)", where, p.power_peak_w));
     if (check_freq) {
@@ -276,9 +280,12 @@ Calibration calibrate(const traces::ProfileTable& table, const traces::DeviceSpe
     reference = train_learned(ref_points, options.reference->knob, ropt);
   }
   FitFunction fit;
+  std::string voltage_why;
+  AnalyticalFitOptions aopt = options.analytical;
   if (kind == "analytical") {
+    aopt = choose_voltage(out.used, options.analytical, options.cv_folds, &voltage_why);
     fit = [&](const std::vector<traces::ProfilePoint>& pts) -> std::unique_ptr<DeviceModel> {
-      return fit_analytical(pts, options.analytical);
+      return fit_analytical(pts, aopt);
     };
   } else if (kind == "learned") {
     fit = [&](const std::vector<traces::ProfilePoint>& pts) -> std::unique_ptr<DeviceModel> {
@@ -296,7 +303,8 @@ Calibration calibrate(const traces::ProfileTable& table, const traces::DeviceSpe
   record.device = table.device;
   const int folds = options.cv_folds;
   const auto cv = cross_validate(out.used, fit, folds, min_points);
-  const int used_folds = folds == 1 ? 1 : (folds <= 0 ? (out.used.size() <= 30 ? static_cast<int>(out.used.size()) : 10) : folds);
+  const int used_folds =
+      folds == 1 ? 1 : (folds <= 0 ? (out.used.size() <= 30 ? static_cast<int>(out.used.size()) : 10) : folds);
   put_metrics(record, mape(*model, out.used), cv, used_folds);
   if (out.used.size() < all.size()) {
     // The points the planner left out are a true hold-out set.
@@ -324,8 +332,59 @@ Calibration calibrate(const traces::ProfileTable& table, const traces::DeviceSpe
   record.settings["residuals_format"] = "knob|b|time_rel|power_mean_rel|power_peak_rel; rel = predicted/measured - 1";
   record.settings["selection"] = options.points > 0 ? fmt::format("planner k={}", options.points) : "all";
   if (reference) record.settings["reference"] = options.reference_name;
+  if (!voltage_why.empty()) record.settings["voltage_choice"] = voltage_why;
   out.model = model_from_record(record);
   out.record = std::move(record);
+  out.all = all;
+  return out;
+}
+
+AnalyticalFitOptions choose_voltage(const std::vector<traces::ProfilePoint>& points,
+                                    const AnalyticalFitOptions& options, int cv_folds, std::string* why) {
+  if (options.voltage != "auto" || options.voltage_table.empty()) return options;
+  AnalyticalFitOptions catalog = options, fitted = options;
+  catalog.voltage = "catalog";
+  fitted.voltage = "fit";
+  const auto cv = [&](const AnalyticalFitOptions& o) {
+    return cross_validate(
+        points,
+        [&](const std::vector<traces::ProfilePoint>& p) -> std::unique_ptr<DeviceModel> {
+          return fit_analytical(p, o);
+        },
+        cv_folds, 4);
+  };
+  const auto c = cv(catalog);
+  const auto f = cv(fitted);
+  const bool use_fit =
+      std::isfinite(f.power_mean_mape) && !(std::isfinite(c.power_mean_mape) && c.power_mean_mape <= f.power_mean_mape);
+  if (why)
+    *why = fmt::format("cross-validated mean-power MAPE: catalog V(f) {:.3g}%, fitted V(f) {:.3g}% -> {}",
+                       c.power_mean_mape, f.power_mean_mape, use_fit ? "fit" : "catalog");
+  return use_fit ? fitted : catalog;
+}
+
+std::string predictions_csv(const DeviceModel& model, const traces::KnobSpace& knob,
+                            const std::vector<traces::ProfilePoint>& all,
+                            const std::vector<traces::ProfilePoint>& used) {
+  std::string out;
+  for (const auto& d : knob.dims) out += fmt::format("{}[{}],", d.name, d.unit);
+  out +=
+      "b,used_for_fit,time_per_batch_measured[s],time_per_batch_predicted[s],power_mean_measured[W],"
+      "power_mean_predicted[W],power_peak_measured[W],power_peak_predicted[W]\n";
+  const auto num = [](double v) { return std::isfinite(v) ? fmt::format("{:.10g}", v) : std::string(); };
+  // Without any peak reading the model's peak is only its mean repeated: leave the column empty.
+  const bool has_peak =
+      std::any_of(all.begin(), all.end(), [](const traces::ProfilePoint& p) { return std::isfinite(p.power_peak_w); });
+  for (const auto& p : all) {
+    const bool is_used = std::any_of(used.begin(), used.end(), [&](const traces::ProfilePoint& u) {
+      return u.batch_size == p.batch_size && u.knob == p.knob;
+    });
+    const auto pred = model.predict(p.knob, p.batch_size);
+    for (double k : p.knob) out += num(k) + ",";
+    out += fmt::format("{},{},{},{},{},{},{},{}\n", p.batch_size, is_used ? 1 : 0, num(p.time_per_batch_mean_s),
+                       num(pred.time_per_batch_s), num(p.power_mean_w), num(pred.power_mean_w), num(p.power_peak_w),
+                       has_peak ? num(pred.power_peak_w) : std::string());
+  }
   return out;
 }
 

@@ -59,14 +59,29 @@ struct CalibrationOptions {
 
 struct Calibration {
   std::unique_ptr<DeviceModel> model;
-  traces::ModelRecord record;             // what to store (metrics, settings, used points)
+  traces::ModelRecord record;              // what to store (metrics, settings, used points)
   std::vector<traces::ProfilePoint> used;  // the points the model was fitted on
+  std::vector<traces::ProfilePoint> all;   // every usable point of the profile
 };
 
 // Fits the chosen model. Throws Error for too few points for the model, or a reference that is
 // missing or uses another knob.
 Calibration calibrate(const traces::ProfileTable& table, const traces::DeviceSpec* device,
                       const CalibrationOptions& options);
+
+// Analytical V(f) by cross-validation: with a catalog table and voltage "auto", the catalog curve and a
+// fitted one are each cross-validated on `points` and the one with the lower held-out mean-power
+// error is returned (as "catalog" or "fit"; the catalog wins ties and when too few points allow no
+// cross-validation). `why` receives the two errors. Other settings are returned unchanged.
+AnalyticalFitOptions choose_voltage(const std::vector<traces::ProfilePoint>& points,
+                                    const AnalyticalFitOptions& options, int cv_folds, std::string* why = nullptr);
+
+// One row per measured point, for anyone to score the model: the knob values (one column per
+// dimension, unit in the header), b, used_for_fit (0/1), and measured and predicted time per
+// mini-batch, mean power and peak power (empty where absent).
+std::string predictions_csv(const DeviceModel& model, const traces::KnobSpace& knob,
+                            const std::vector<traces::ProfilePoint>& all,
+                            const std::vector<traces::ProfilePoint>& used);
 
 // The model's prediction for every (knob setting, batch size) of a grid, as a ProfileTable named
 // like `measured` with source "pacer calibrate, predicted (<kind>)".

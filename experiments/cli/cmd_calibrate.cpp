@@ -122,6 +122,8 @@ int run_calibrate(const po::variables_map& vm) {
                                fmt_value(record.param_stderr[i]));
     }
     if (table_points) std::cout << fmt::format("V(f): the device catalog's table ({} points)\n", table_points);
+    if (const auto it = record.settings.find("voltage_choice"); it != record.settings.end())
+      std::cout << "V(f) chosen by " << it->second << "\n";
   } else {
     std::cout << fmt::format("{} parameters ({}; weights in the record's blob: {} bytes)\n", record.param_names.size(),
                              record.kind, record.blob.size());
@@ -140,6 +142,12 @@ int run_calibrate(const po::variables_map& vm) {
 
   store.write_model(record);
   std::cout << fmt::format("wrote {}:/models/{}\n", path, model_name);
+  if (vm.count("predictions-csv")) {
+    const std::string csv_path = vm["predictions-csv"].as<std::string>();
+    traces::write_file_atomic(csv_path, models::predictions_csv(*cal.model, table.knob, cal.all, cal.used));
+    std::cout << fmt::format("wrote {} ({} measured points, {} used for the fit)\n", csv_path, cal.all.size(),
+                             cal.used.size());
+  }
   if (vm.count("predict")) {
     std::vector<std::vector<double>> settings;
     if (device && table.knob.kind == "gpu_freq")
@@ -180,6 +188,8 @@ Command make() {
         "number of points the planner picks from the profile (count), or all")(
         "reference", po::value<std::string>(),
         "learned only: reference workload's full profile, NAME in the same store or FILE.h5:NAME")(
+        "predictions-csv", po::value<std::string>(),
+        "write one row per measured point: knob values, b, used_for_fit, measured and predicted time and power (CSV)")(
         "predict", "also write the predicted table for the device's whole grid as profile <name>-predicted")(
         "device", po::value<std::string>(),
         "device (catalog name or INI file) for the frequency check and V(f) (default: the store's /device)")(

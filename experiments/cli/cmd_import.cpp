@@ -5,9 +5,17 @@
 #include <filesystem>
 
 #include <iostream>
+#include <optional>
+#include <set>
 
 #include "experiments/cli/cli.hpp"
+#include "experiments/cli/options.hpp"
+#include "traces/catalog.hpp"
 #include "traces/error.hpp"
+#include "traces/import_common.hpp"
+#include "traces/import_csv.hpp"
+#include "traces/import_loudva.hpp"
+#include "traces/import_tegrastats.hpp"
 #include "traces/store.hpp"
 #include "traces/zeus.hpp"
 
@@ -102,6 +110,170 @@ Command make() {
 }
 
 PACER_REGISTER_COMMAND(make);
+
+int run_import_loudva(const po::variables_map& vm) {
+  traces::loudva::ImportOptions o;
+  o.dir = vm["dir"].as<std::string>();
+  o.device = traces::find_device(vm["device"].as<std::string>());
+  if (vm.count("nvpmodel-conf")) o.nvpmodel_conf = vm["nvpmodel-conf"].as<std::string>();
+  o.workload = vm["workload"].as<std::string>();
+  const std::string out = vm["out"].as<std::string>();
+  const auto result = traces::loudva::import_dir(o);
+  std::vector<std::pair<std::string, traces::ProfileTable>> profiles;
+  for (const auto& p : result.profiles) profiles.emplace_back(p.name, p.table);
+  traces::import::write_profiles(out, &o.device, profiles);
+
+  std::cout << fmt::format("LoudVA {} -> {} (device {})\n", o.dir.string(), out, o.device.name);
+  for (const auto& p : result.profiles) {
+    std::set<std::vector<double>> settings;
+    for (const auto& pt : p.table.points) settings.insert(pt.knob);
+    std::cout << fmt::format("  profile {:<28} knob {:<10} {:>3} settings x {:>3} b = {:>4} points from {} files\n",
+                             p.name, p.table.knob.kind, settings.size(), p.table.batch_sizes().size(),
+                             p.table.points.size(), p.files.size());
+  }
+  for (const auto& m : result.modes)
+    std::cout << fmt::format("  mode {} {:<10} {}\n", m.id, m.name,
+                             traces::KnobSpace::power_mode().format(traces::loudva::mode_knob(m)));
+  std::cout << "source: " << result.profiles.front().table.source << "\n";
+  return 0;
+}
+
+Command make_loudva() {
+  Command c;
+  c.name = "import loudva";
+  c.summary = "import the public LoudVA Jetson measurements (GPU-frequency sweeps, power modes) into a trace store";
+  c.order = 81;
+  c.description =
+      "Reads, in place, the LoudVA files of one board (github.com/iloudaros/LoudVA; shared/data/jetson/loudva/\n"
+      "SOURCE.md): energy_calculated_freq_<Hz>.csv become profile <workload> (knob gpu_freq), and\n"
+      "performance_measurements_mode_<N>.csv with power_measurement_stats_mode_<N>.csv become profile\n"
+      "<workload>.modes (knob power_mode, caps from the board's nvpmodel.conf). b = the perf_analyzer concurrency,\n"
+      "time per mini-batch = b / throughput, power = the tegrastats mean. Inference measurements, labelled so.\n"
+      "Then: pacer calibrate STORE --name <workload>.";
+  c.add_options = [](po::options_description& d) {
+    d.add_options()("dir", po::value<std::string>()->required(), "folder holding one board's LoudVA CSV files")(
+        "device", po::value<std::string>()->required(), "the board measured: catalog name or INI file")(
+        "out,o", po::value<std::string>()->required(), "trace store to write (HDF5; created if absent)")(
+        "nvpmodel-conf", po::value<std::string>(),
+        "the board's nvpmodel.conf for the mode files (default: found in DIR or DIR/../nvpmodel)")(
+        "workload", po::value<std::string>()->default_value(traces::loudva::ImportOptions{}.workload),
+        "profile name (the workload measured)");
+  };
+  c.run = run_import_loudva;
+  return c;
+}
+
+PACER_REGISTER_COMMAND(make_loudva);
+
+}  // namespace
+}  // namespace pacer::cli
+
+namespace pacer::cli {
+namespace {
+
+int run_import_tegrastats(const po::variables_map& vm) {
+  traces::tegrastats::ImportOptions o;
+  o.log = vm["log"].as<std::string>();
+  o.marks = vm["marks"].as<std::string>();
+  o.interval_s = vm["interval"].as<units::Duration>().s;
+  o.workload = vm["workload"].as<std::string>();
+  std::optional<traces::DeviceSpec> device;
+  if (vm.count("device")) {
+    device = traces::find_device(vm["device"].as<std::string>());
+    o.device = device->name;
+  }
+  const auto table = traces::tegrastats::import_log(o);
+  const std::string out = vm["out"].as<std::string>();
+  traces::import::write_profiles(out, device ? &*device : nullptr, {{o.workload, table}});
+  size_t ok = 0;
+  for (const auto& p : table.points) ok += p.status == "ok";
+  std::cout << fmt::format("tegrastats {} + {} -> {}:/profiles/{} ({} windows, {} with timing; knob {})\n",
+                           o.log.string(), o.marks.string(), out, o.workload, table.points.size(), ok, table.knob.kind);
+  std::cout << "source: " << table.source << "\n";
+  return 0;
+}
+
+Command make_tegrastats() {
+  Command c;
+  c.name = "import tegrastats";
+  c.summary = "import a tegrastats log and a marks file of time windows into a profile";
+  c.order = 82;
+  c.usage_tail = "LOG";
+  c.description =
+      "Reads tegrastats output of any Jetson generation (with or without a date prefix) and a marks CSV of\n"
+      "windows: start_s,end_s (seconds since the first sample), b, the knob columns (gpu_freq, or power_limit,\n"
+      "or cpu_cores,cpu_freq,gpu_freq,mem_freq; units in brackets, e.g. gpu_freq[MHz]) and, for the timing,\n"
+      "batches (mini-batches run in the window) or time_per_batch[s]. Each window becomes a profile point with\n"
+      "the mean and peak module power of its samples (the total rail, or the sum of rails where the board has\n"
+      "none).";
+  c.add_options = [](po::options_description& d) {
+    const traces::tegrastats::ImportOptions d0;
+    d.add_options()("log", po::value<std::string>()->required(), "tegrastats output (one sample per line)")(
+        "marks", po::value<std::string>()->required(), "CSV of time windows (see above)")(
+        "out,o", po::value<std::string>()->required(), "trace store to write (HDF5; created if absent)")(
+        "interval", duration_opt(d0.interval_s, fmt::format("{:g}s", d0.interval_s)),
+        "tegrastats --interval, for lines without a date prefix (bare number: s)")(
+        "workload", po::value<std::string>()->default_value(d0.workload), "profile name (the workload measured)")(
+        "device", po::value<std::string>(), "the board measured: catalog name or INI file (stored as /device)");
+  };
+  c.positional = {"log"};
+  c.run = run_import_tegrastats;
+  return c;
+}
+
+PACER_REGISTER_COMMAND(make_tegrastats);
+
+}  // namespace
+}  // namespace pacer::cli
+
+namespace pacer::cli {
+namespace {
+
+int run_import_csv(const po::variables_map& vm) {
+  traces::csv_import::ImportOptions o;
+  o.file = vm["file"].as<std::string>();
+  if (vm.count("columns")) o.columns = traces::csv_import::parse_column_map(vm["columns"].as<std::string>());
+  o.workload = vm["workload"].as<std::string>();
+  if (vm.count("source")) o.source = vm["source"].as<std::string>();
+  std::optional<traces::DeviceSpec> device;
+  if (vm.count("device")) {
+    device = traces::find_device(vm["device"].as<std::string>());
+    o.device = device->name;
+  }
+  const auto table = traces::csv_import::import_file(o);
+  const std::string out = vm["out"].as<std::string>();
+  traces::import::write_profiles(out, device ? &*device : nullptr, {{o.workload, table}});
+  std::cout << fmt::format("{} -> {}:/profiles/{} ({} points, knob {}, {} batch sizes)\n", o.file.string(), out,
+                           o.workload, table.points.size(), table.knob.kind, table.batch_sizes().size());
+  return 0;
+}
+
+Command make_csv() {
+  Command c;
+  c.name = "import csv";
+  c.summary = "import your own measurements (one CSV row per knob setting and batch size) into a profile";
+  c.order = 83;
+  c.usage_tail = "FILE";
+  c.description =
+      "Columns by role: b, time_per_batch, power_mean, optional power_peak, and the knob: gpu_freq, or\n"
+      "power_limit, or cpu_cores, cpu_freq, gpu_freq and mem_freq (a power mode). A column named like its\n"
+      "role is found by itself; --columns maps others (role=heading). Units in brackets in the heading or the\n"
+      "mapping (gpu_freq[MHz], time_per_batch=t[ms]), else SI (Hz, W, s).";
+  c.add_options = [](po::options_description& d) {
+    const traces::csv_import::ImportOptions d0;
+    d.add_options()("file", po::value<std::string>()->required(), "the CSV file")(
+        "out,o", po::value<std::string>()->required(), "trace store to write (HDF5; created if absent)")(
+        "columns", po::value<std::string>(), "role=heading[unit],... for columns not named like their role")(
+        "workload", po::value<std::string>()->default_value(d0.workload), "profile name (the workload measured)")(
+        "device", po::value<std::string>(), "the board measured: catalog name or INI file (stored as /device)")(
+        "source", po::value<std::string>(), "who measured it and how (stored with the profile)");
+  };
+  c.positional = {"file"};
+  c.run = run_import_csv;
+  return c;
+}
+
+PACER_REGISTER_COMMAND(make_csv);
 
 }  // namespace
 }  // namespace pacer::cli
