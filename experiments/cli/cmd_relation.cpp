@@ -14,6 +14,7 @@
 #include "experiments/campaign.hpp"
 #include "experiments/cli/cli.hpp"
 #include "experiments/cli/options.hpp"
+#include "experiments/cli/shard_options.hpp"
 #include "models/data/datasets.hpp"
 #include "models/nets.hpp"
 #include "models/train.hpp"
@@ -130,6 +131,10 @@ int run_relation(const po::variables_map& vm) {
     if (b < 1) throw UsageError(fmt::format("--batch-sizes: {} is not a positive batch size", b));
   std::sort(batch_sizes.begin(), batch_sizes.end());
   batch_sizes.erase(std::unique(batch_sizes.begin(), batch_sizes.end()), batch_sizes.end());
+  const std::string name = vm.count("name") ? vm["name"].as<std::string>() : experiments::record_name(dataset);
+  if (const auto done = run_shard_front(vm, experiments::relation_job_list(name, vm["out"].as<std::string>(),
+                                                                           batch_sizes, seeds)))
+    return *done;
   Setup s = prepare(vm, dataset);
   const models::NetSpec spec = models::parse_workload(s.workload);
   std::string ckpt = checkpoint_path(vm, spec.name);
@@ -146,7 +151,7 @@ int run_relation(const po::variables_map& vm) {
   s.train.base_batch = batch_sizes.back();
 
   experiments::RelationCampaign c;
-  c.name = vm.count("name") ? vm["name"].as<std::string>() : experiments::record_name(dataset);
+  c.name = name;
   if (c.name.empty() || c.name.find('/') != std::string::npos)
     throw UsageError(fmt::format("--name: '{}' must be non-empty and contain no '/'", c.name));
   c.dataset = dataset;
@@ -154,11 +159,13 @@ int run_relation(const po::variables_map& vm) {
   c.train = s.train;
   c.batch_sizes = batch_sizes;
   c.seeds = seeds;
-  c.store = vm["out"].as<std::string>();
+  c.store = store_for(vm, vm["out"].as<std::string>());
   ensure_parent(c.store);
 
   const auto t0 = std::chrono::steady_clock::now();
-  const auto report = experiments::run_relation_campaign(c, s.data, progress_hooks());
+  const auto shard = shard_option(vm);
+  const auto report = shard ? experiments::run_relation_shard(c, s.data, *shard, progress_hooks())
+                            : experiments::run_relation_campaign(c, s.data, progress_hooks());
   if (report.new_runs > 0)
     spdlog::info("{} runs in {:.1f} s; evaluation took {:.1f}% of training time", report.new_runs,
                  std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
@@ -210,6 +217,7 @@ Command make() {
         ("pretrain-batch", po::value<int>()->default_value(64), "batch size of --pretrain")
         ("pretrain-seed", po::value<int>()->default_value(0), "seed of --pretrain")
         ("init", po::value<std::string>(), "--pretrain: start from these weights instead of a fresh initialisation");
+    add_shard_options(d);
   };
   c.run = run_relation;
   return c;
