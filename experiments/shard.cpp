@@ -99,6 +99,18 @@ JobList relation_job_list(const std::string& record, const fs::path& store, cons
   return list;
 }
 
+JobList profile_job_list(const std::string& record, const fs::path& store, const std::vector<int>& batch_sizes) {
+  JobList list{"profile", record, store, {}};
+  for (const int b : batch_sizes) list.jobs.push_back(fmt::format("b={}", b));
+  return list;
+}
+
+std::vector<int> shard_items(const std::vector<int>& items, Shard s) {
+  std::vector<int> out;
+  for (const size_t j : shard_jobs(items.size(), s)) out.push_back(items[j]);
+  return out;
+}
+
 namespace {
 
 std::string node_name() {
@@ -130,6 +142,7 @@ std::optional<std::string> read_shard_outcome(const fs::path& shard_store) {
 }
 
 void record_shard_outcome(const fs::path& shard_store, const std::function<void()>& body) {
+  if (shard_store.has_parent_path()) fs::create_directories(shard_store.parent_path());
   std::error_code ec;
   fs::remove(outcome_path(shard_store), ec);  // a rerun is neither done nor failed until it ends
   try {
@@ -166,8 +179,11 @@ CampaignReport run_relation_shard(const RelationCampaign& c, const models::data:
 
 fs::path self_executable() {
   std::error_code ec;
-  const fs::path p = fs::read_symlink("/proc/self/exe", ec);
+  std::string p = fs::read_symlink("/proc/self/exe", ec).string();
   if (ec) throw Error("cannot find this program's own path (/proc/self/exe) to start the shards");
+  // Rebuilt or reinstalled while running: the new binary at the same path is the one to start.
+  const std::string deleted = " (deleted)";
+  if (p.size() > deleted.size() && p.ends_with(deleted)) p.resize(p.size() - deleted.size());
   return p;
 }
 

@@ -47,6 +47,12 @@ std::vector<std::pair<int, int>> relation_jobs(const std::vector<int>& batch_siz
 JobList relation_job_list(const std::string& record, const std::filesystem::path& store,
                           const std::vector<int>& batch_sizes, const std::vector<int>& seeds);
 
+// The jobs of a profile campaign: one per batch size (the sweep over the knob at that b), in the
+// order given; shard_items picks a shard's batch sizes.
+JobList profile_job_list(const std::string& record, const std::filesystem::path& store,
+                         const std::vector<int>& batch_sizes);
+std::vector<int> shard_items(const std::vector<int>& items, Shard s);
+
 // Runs shard `s` of the campaign into campaign.store (the shard's store, see shard_store), resuming
 // the jobs already there, and writes the shard's outcome (also when a job throws; the exception
 // is rethrown).

@@ -12,6 +12,7 @@
 
 #include "experiments/cli/cli.hpp"
 #include "experiments/cli/options.hpp"
+#include "experiments/cli/shard_options.hpp"
 #include "hw/executor.hpp"
 #include "hw/open_device.hpp"
 #include "hw/profiler.hpp"
@@ -96,6 +97,11 @@ int run_profile_cmd(const po::variables_map& vm) {
   o.sensor_frozen_s = vm["sensor-frozen"].as<units::Duration>().s;
   o.store = vm["store"].as<std::string>();
   o.profile_name = vm.count("profile-name") ? vm["profile-name"].as<std::string>() : "";
+  const auto jobs = experiments::profile_job_list(o.profile_name.empty() ? workload.name : o.profile_name, o.store,
+                                                  o.batch_sizes);
+  if (const auto done = run_shard_front(vm, jobs)) return *done;
+  const auto shard = shard_option(vm);
+  if (shard) o.batch_sizes = experiments::shard_items(o.batch_sizes, *shard), o.store = store_for(vm, o.store);
 
   auto opened = hw::open_device(req);
   hw::Device& device = *opened.device;
@@ -119,11 +125,16 @@ int run_profile_cmd(const po::variables_map& vm) {
   spdlog::info("profiling {} on {}{} ({}), power from [{}]", workload.name, device.name(), label, executor->kind(),
                fmt::join(device.power_rails(), ", "));
 
-  const auto report = hw::run_profile(device, *executor, o, [&](const traces::ProfilePoint& p, int done, int planned) {
-    spdlog::info("[{}/{}] f={} b={} t={:.4g} s/batch p_peak={:.3g} W p_mean={:.3g} W {}", done, planned,
-                 units::format(p.knob[0], units::Dimension::Frequency), p.batch_size, p.time_per_batch_mean_s,
-                 p.power_peak_w, p.power_mean_w, p.status == "ok" ? "" : p.status);
-  });
+  hw::ProfileReport report;
+  const auto profile = [&] {
+    report = hw::run_profile(device, *executor, o, [&](const traces::ProfilePoint& p, int done, int planned) {
+      spdlog::info("[{}/{}] f={} b={} t={:.4g} s/batch p_peak={:.3g} W p_mean={:.3g} W {}", done, planned,
+                   units::format(p.knob[0], units::Dimension::Frequency), p.batch_size, p.time_per_batch_mean_s,
+                   p.power_peak_w, p.power_mean_w, p.status == "ok" ? "" : p.status);
+    });
+  };
+  if (shard) experiments::record_shard_outcome(o.store, profile);
+  else profile();
 
   const auto& t = report.table;
   std::cout << fmt::format("profile '{}' of {} on {}{}{}\n", o.profile_name.empty() ? t.workload : o.profile_name,
@@ -190,6 +201,7 @@ Command make() {
         "circuit-cap", power_opt(0, "0W (none)"), "emulated: circuit-level cap that throttles the clock [W]")(
         "thermal-drift", po::bool_switch()->default_value(false), "emulated: leakage rises as the die heats")(
         "seed", po::value<uint64_t>()->default_value(1), "emulated: random seed");
+    add_shard_options(d);
   };
   c.run = run_profile_cmd;
   return c;

@@ -16,8 +16,8 @@ experiments::SlurmOptions slurm_options(const po::variables_map& vm) {
   if (!vm.count("config")) throw UsageError("--config SPEC.ini is required: the campaign's spec");
   o.spec = vm["config"].as<std::string>();
   o.campaign = vm["campaign"].as<std::string>();
-  if (o.campaign != "relation")
-    throw UsageError(fmt::format("--campaign: '{}' cannot run on Slurm yet (relation can)", o.campaign));
+  if (o.campaign != "relation" && o.campaign != "profile")
+    throw UsageError(fmt::format("--campaign: '{}' cannot run on Slurm yet (relation and profile can)", o.campaign));
   o.shards = vm["shards"].as<int>();
   o.array_limit = vm["array-limit"].as<int>();
   o.cpus_per_task = vm["cpus-per-task"].as<int>();
@@ -66,7 +66,8 @@ Command make() {
       "of SPEC, beside the campaign's own section (e.g. [relation]). See docs/cluster.md.";
   c.add_options = [d](po::options_description& o) {
     o.add_options()("action", po::value<std::string>(), "submit | status (positional)")(
-        "campaign", po::value<std::string>()->default_value(d.campaign), "campaign command each task runs: relation")(
+        "campaign", po::value<std::string>()->default_value(d.campaign),
+        "campaign command each task runs: relation | profile")(
         "shards", po::value<int>()->default_value(d.shards), "array tasks (0: one per job; never more than the jobs)")(
         "partition", po::value<std::string>(), "Slurm partition (default: the cluster's)")(
         "array-limit", po::value<int>()->default_value(d.array_limit),

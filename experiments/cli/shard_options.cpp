@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "traces/error.hpp"
+#include "traces/store.hpp"
 
 namespace pacer::cli {
 
@@ -40,7 +41,16 @@ std::optional<int> run_shard_front(const po::variables_map& vm, const experiment
   }
   const int n = vm["jobs"].as<int>();
   if (n < 1) throw UsageError("--jobs must be at least 1");
-  if (shard_option(vm) || n == 1) return std::nullopt;
+  if (const auto shard = shard_option(vm)) {
+    if (!experiments::shard_jobs(jobs.jobs.size(), *shard).empty()) return std::nullopt;
+    // More shards than jobs: this one has nothing to run, but leaves a store to merge.
+    const auto store = experiments::shard_store(jobs.store, *shard);
+    experiments::record_shard_outcome(store, [&] { traces::Store::open_or_create(store); });
+    std::cout << fmt::format("shard {}/{} of {} jobs has none to run; empty store {}\n", shard->index, shard->count,
+                             jobs.jobs.size(), store.string());
+    return 0;
+  }
+  if (n == 1) return std::nullopt;
   spdlog::info("{} campaign: {} jobs in {} local shard processes", jobs.campaign, jobs.jobs.size(), n);
   const auto r = experiments::run_local_shards(experiments::self_executable(), invocation_args(), n, jobs.store);
   std::cout << r.merge_text;

@@ -127,6 +127,32 @@ TEST_F(Campaign, LocalJobsEqualTheSerialRun) {
   expect_same_relation(read_relation(g_dir / "jobs" / "relations.h5"), g_serial);
 }
 
+// A profile's jobs are its batch sizes; 4 local shards of 3 batch sizes (one shard without a job)
+// merge to every point of the serial grid, with the profiling cost of all shards.
+TEST_F(Campaign, ProfileShardsCoverTheSerialGrid) {
+  const std::string args =
+      "profile --device emulated:jetson-nano --workload cnn@1x12x12 --batch-sizes 8,16,32 --store ";
+  const fs::path serial = g_dir / "profile-serial.h5", sharded = g_dir / "profile-jobs" / "p.h5";
+  auto r = run_pacer(args + serial.string(), g_dir);
+  ASSERT_EQ(r.code, 0) << r.err;
+  r = run_pacer(args + sharded.string() + " --list-jobs", g_dir);
+  EXPECT_NE(r.out.find("jobs: 3\njob 0: b=8\njob 1: b=16\njob 2: b=32\n"), std::string::npos) << r.out;
+  r = run_pacer(args + sharded.string() + " --jobs 4", g_dir);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(slurp(fs::path(sharded.parent_path() / "p.shard-3-of-4.h5.outcome")).rfind("done on ", 0), 0u);
+  const auto want = Store::open(serial).read_profile("cnn@1x12x12");
+  const auto got = Store::open(sharded).read_profile("cnn@1x12x12");
+  ASSERT_EQ(got.points.size(), want.points.size());
+  for (const auto& p : want.points) EXPECT_NE(got.find(p.knob, p.batch_size), nullptr) << p.batch_size;
+  double cost_s = 0;
+  for (int i = 0; i < 3; ++i)
+    cost_s += Store::open(sharded.parent_path() / ("p.shard-" + std::to_string(i) + "-of-4.h5"))
+                  .read_profile("cnn@1x12x12")
+                  .profiling_cost_s;
+  EXPECT_DOUBLE_EQ(got.profiling_cost_s, cost_s);
+  EXPECT_GT(cost_s, 0);
+}
+
 TEST_F(Campaign, DryRunWritesTheScripts) {
   const fs::path spec = write_spec("dry", "shards = 6\narray-limit = 2\npartition = gpu\ntime = 1:00:00\n");
   const auto r = run_pacer("slurm submit --dry-run --config " + spec.string(), g_dir);
