@@ -62,12 +62,12 @@ std::string stem(const JobList& jobs) {
 }
 
 std::string sbatch_header(const SlurmOptions& o, const JobList& jobs, const std::string& job_name,
-                          const std::string& log_name) {
+                          const std::string& log_name, int cpus) {
   std::string s = "#!/bin/bash\n";
   s += fmt::format("#SBATCH --job-name={}\n", job_name);
   s += fmt::format("#SBATCH --chdir={}\n", fs::current_path().string());
   s += fmt::format("#SBATCH --output={}\n", (slurm_dir(jobs) / "logs" / log_name).string());
-  s += fmt::format("#SBATCH --cpus-per-task={}\n", o.cpus_per_task);
+  s += fmt::format("#SBATCH --cpus-per-task={}\n", cpus);
   if (!o.partition.empty()) s += fmt::format("#SBATCH --partition={}\n", o.partition);
   if (!o.time_limit.empty()) s += fmt::format("#SBATCH --time={}\n", o.time_limit);
   return s;
@@ -163,7 +163,8 @@ SlurmScripts write_slurm_scripts(const SlurmOptions& o, const JobList& jobs, int
   const std::string name = stem(jobs);
   const std::string pacer = quote(pacer_binary(o).string());
 
-  std::string array = sbatch_header(o, jobs, fmt::format("pacer-{}-{}", o.campaign, name), name + "-%A_%a.out");
+  std::string array =
+      sbatch_header(o, jobs, fmt::format("pacer-{}-{}", o.campaign, name), name + "-%A_%a.out", o.cpus_per_task);
   array += fmt::format("#SBATCH --array={}{}\n", array_ranges(s.tasks),
                        o.array_limit > 0 ? fmt::format("%{}", o.array_limit) : "");
   if (!o.gres.empty()) array += fmt::format("#SBATCH --gres={}\n", o.gres);
@@ -175,7 +176,7 @@ SlurmScripts write_slurm_scripts(const SlurmOptions& o, const JobList& jobs, int
   array += fmt::format("exec {} {} --config {} --shard \"${{SLURM_ARRAY_TASK_ID}}/{}\"\n", pacer, quote(o.campaign),
                        quote(fs::absolute(o.spec).string()), shards);
 
-  std::string merge = sbatch_header(o, jobs, fmt::format("pacer-merge-{}", name), name + "-merge-%j.out");
+  std::string merge = sbatch_header(o, jobs, fmt::format("pacer-merge-{}", name), name + "-merge-%j.out", 1);
   merge += fmt::format("# Merges the {} shard stores into {} once every array task succeeded.\n", shards,
                        jobs.store.string());
   merge += fmt::format("exec {} merge {}", pacer, quote(jobs.store.string()));
