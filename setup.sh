@@ -35,6 +35,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev libspdlog-dev libfmt-dev zlib1g-dev libpng-dev
   gnuplot-nox dataset-fashion-mnist r-cran-janeaustenr libopenblas0-openmp
   clang libclang-rt-14-dev
+  slurm-wlm munge
 )
 missing=()
 for p in "${packages[@]}"; do

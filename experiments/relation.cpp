@@ -90,13 +90,27 @@ PretrainOutcome run_pretrain(const RelationRequest& r, const models::TrainHooks&
   return out;
 }
 
-RelationOutcome run_relation(const RelationRequest& r, const models::TrainHooks& hooks) {
+namespace {
+
+std::vector<int> campaign_batch_sizes(const RelationRequest& r) {
   std::vector<int> batch_sizes = r.batch_sizes;
   if (batch_sizes.empty()) throw UsageError("give at least one batch size");
   for (const int b : batch_sizes)
     if (b < 1) throw UsageError(fmt::format("{} is not a positive batch size", b));
   std::sort(batch_sizes.begin(), batch_sizes.end());
   batch_sizes.erase(std::unique(batch_sizes.begin(), batch_sizes.end()), batch_sizes.end());
+  return batch_sizes;
+}
+
+}  // namespace
+
+JobList relation_jobs(const RelationRequest& r) {
+  return relation_job_list(r.name.empty() ? record_name(r.dataset) : r.name, r.store, campaign_batch_sizes(r),
+                           r.seeds);
+}
+
+RelationOutcome run_relation(const RelationRequest& r, const models::TrainHooks& hooks) {
+  const std::vector<int> batch_sizes = campaign_batch_sizes(r);
   RelationOutcome out;
   out.name = r.name.empty() ? record_name(r.dataset) : r.name;
   if (out.name.empty() || out.name.find('/') != std::string::npos)
@@ -128,7 +142,7 @@ RelationOutcome run_relation(const RelationRequest& r, const models::TrainHooks&
   c.store = r.store;
   ensure_parent(c.store);
   const auto t0 = std::chrono::steady_clock::now();
-  out.report = run_relation_campaign(c, s.data, hooks);
+  out.report = r.shard ? run_relation_shard(c, s.data, *r.shard, hooks) : run_relation_campaign(c, s.data, hooks);
   out.wall_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return out;
 }

@@ -4,10 +4,12 @@
 // initialisers are the command's defaults; the CLI reads them from here.
 #include <cmath>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "experiments/campaign.hpp"
+#include "experiments/shard.hpp"
 #include "dnn/data/datasets.hpp"
 #include "dnn/train.hpp"
 
@@ -30,6 +32,7 @@ struct RelationRequest {
   int pretrain_batch = 64;
   int pretrain_seed = 0;
   std::string init;  // pre-training starts from these weights ("": fresh)
+  std::optional<Shard> shard;  // run only this shard of the (b, seed) jobs (store: the shard's own)
 
   // A campaign's training settings: campaign_training() plus screening of evaluations.
   static models::TrainOptions relation_training() {
@@ -60,6 +63,9 @@ struct PretrainOutcome {
 // (resuming what the store already holds). Throws UsageError for a request that cannot work (a
 // text network on images, an unknown optimizer, no batch sizes) and Error for a missing checkpoint.
 RelationOutcome run_relation(const RelationRequest& request, const models::TrainHooks& hooks = {});
+
+// The campaign's independent (b, seed) jobs, in the order shards are dealt (docs/cluster.md).
+JobList relation_jobs(const RelationRequest& request);
 
 // Trains request.workload from scratch (or request.init) on the pre-training split and writes
 // the checkpoint.

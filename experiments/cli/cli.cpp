@@ -18,6 +18,11 @@
 namespace pacer::cli {
 namespace {
 
+std::vector<std::string>& current_args() {
+  static std::vector<std::string> a;
+  return a;
+}
+
 std::vector<Command>& registry() {
   static std::vector<Command> r;
   return r;
@@ -177,6 +182,10 @@ const std::vector<Command>& commands() {
   return registry();
 }
 
+const std::vector<std::string>& invocation_args() {
+  return current_args();
+}
+
 bool stderr_is_terminal() {
   return ::isatty(STDERR_FILENO) != 0;
 }
@@ -209,6 +218,7 @@ int main(int argc, char** argv) {
     std::cerr << fmt::format("pacer: unknown command '{}' (see pacer --help)\n", args[0]);
     return 2;
   }
+  current_args() = args;
   args.erase(args.begin(), args.begin() + static_cast<long>(consumed));
   try {
     return run_command(*cmd, args);

@@ -49,6 +49,10 @@ int front_main(int argc, char** argv, const std::string& full_program);
 void store_config_text(const std::string& text, const std::string& origin, const std::string& command_name,
                        const po::options_description& all, po::variables_map& vm);
 
+// The arguments of this process after the program name, the command's name first, as given on the
+// command line (to start the same command again, e.g. as shards).
+const std::vector<std::string>& invocation_args();
+
 // Progress and status lines go to stderr through spdlog; results go to stdout.
 bool stderr_is_terminal();
 

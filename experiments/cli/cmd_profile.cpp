@@ -9,7 +9,9 @@
 
 #include "experiments/cli/cli.hpp"
 #include "experiments/cli/options.hpp"
+#include "experiments/cli/shard_options.hpp"
 #include "experiments/profiling.hpp"
+#include "experiments/shard.hpp"
 #include "dnn/workload.hpp"
 #include "traces/error.hpp"
 #include "traces/units.hpp"
@@ -68,8 +70,18 @@ int run_profile_cmd(const po::variables_map& vm) {
   o.sensor_frozen_s = vm["sensor-frozen"].as<units::Duration>().s;
   o.store = vm["store"].as<std::string>();
   o.profile_name = vm.count("profile-name") ? vm["profile-name"].as<std::string>() : "";
+  const auto jobs = experiments::profile_job_list(o.profile_name.empty() ? o.workload : o.profile_name, o.store,
+                                                  o.batch_sizes);
+  if (const auto done = run_shard_front(vm, jobs)) return *done;
+  const auto shard = shard_option(vm);
+  if (shard) o.batch_sizes = experiments::shard_items(o.batch_sizes, *shard), o.store = store_for(vm, o.store);
 
-  const auto run = experiments::run_profile(req, [](const std::string& line) { spdlog::info("{}", line); });
+  experiments::ProfileRun run;
+  const auto profile = [&] {
+    run = experiments::run_profile(req, [](const std::string& line) { spdlog::info("{}", line); });
+  };
+  if (shard) experiments::record_shard_outcome(o.store, profile);
+  else profile();
   const auto& report = run.report;
   const auto& t = report.table;
   const std::string label = run.emulated ? " [EMULATED]" : "";
@@ -140,6 +152,7 @@ Command make() {
         "circuit-cap", power_opt(e.power_cap_w, "0W (none)"), "emulated: circuit-level cap that throttles the clock [W]")(
         "thermal-drift", po::bool_switch()->default_value(e.thermal_drift), "emulated: leakage rises as the die heats")(
         "seed", po::value<uint64_t>()->default_value(e.seed), "emulated: random seed");
+    add_shard_options(d);
   };
   c.run = run_profile_cmd;
   return c;

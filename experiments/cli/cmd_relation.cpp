@@ -10,6 +10,7 @@
 
 #include "experiments/cli/cli.hpp"
 #include "experiments/cli/options.hpp"
+#include "experiments/cli/shard_options.hpp"
 #include "experiments/relation.hpp"
 #include "traces/error.hpp"
 
@@ -60,7 +61,12 @@ models::TrainHooks progress_hooks() {
 }
 
 int run_relation(const po::variables_map& vm) {
-  const experiments::RelationRequest r = request_from(vm);
+  experiments::RelationRequest r = request_from(vm);
+  if (!vm["pretrain"].as<bool>()) {
+    if (const auto done = run_shard_front(vm, experiments::relation_jobs(r))) return *done;
+    r.shard = shard_option(vm);
+    r.store = store_for(vm, r.store);
+  }
   if (vm["pretrain"].as<bool>()) {
     const auto p = experiments::run_pretrain(r, progress_hooks());
     std::cout << fmt::format("pre-trained {} on {}: {} samples, {} {:.4f} ({}), {:.1f} s; checkpoint {}\n", p.workload,
@@ -136,6 +142,7 @@ Command make() {
     d.add_options()
         ("pretrain-seed", po::value<int>()->default_value(r.pretrain_seed), "seed of --pretrain")
         ("init", po::value<std::string>(), "--pretrain: start from these weights instead of a fresh initialisation");
+    add_shard_options(d);
   };
   c.run = run_relation;
   return c;

@@ -1,0 +1,47 @@
+// `pacer merge OUT.h5 IN.h5...`: joins the stores that the shards of a campaign wrote (--shard,
+// --jobs, Slurm array tasks) record by record (traces/merge.hpp has the rules).
+#include <iostream>
+
+#include "experiments/cli/cli.hpp"
+#include "traces/error.hpp"
+#include "traces/merge.hpp"
+
+namespace pacer::cli {
+namespace {
+
+int run_merge(const po::variables_map& vm) {
+  if (!vm.count("out") || !vm.count("inputs")) throw UsageError("name the output store and at least one input store");
+  const std::string out = vm["out"].as<std::string>();
+  std::vector<std::filesystem::path> inputs;
+  for (const auto& s : vm["inputs"].as<std::vector<std::string>>()) inputs.emplace_back(s);
+  std::cout << traces::format_merge_report(traces::merge_stores(out, inputs), out);
+  return 0;
+}
+
+Command make() {
+  Command c;
+  c.name = "merge";
+  c.summary = "merge the trace stores of a campaign's shards into one store";
+  c.order = 95;
+  c.usage_tail = "OUT.h5 IN.h5...";
+  c.description =
+      "Merges the inputs record by record into OUT (written atomically; OUT is replaced, so list it among\n"
+      "the inputs to keep what it holds). Relation runs are keyed by (b, seed), profile points by (knob, b),\n"
+      "validation rows by (cap, policy, seed, configuration); the same key with the same value in several\n"
+      "inputs is kept once, with different values it is an error naming both files. Devices must agree.\n"
+      "Means, spreads and r(b) of merged relations are those of the merged runs. See docs/cluster.md.";
+  c.add_options = [](po::options_description& d) {
+    d.add_options()("out", po::value<std::string>(), "store to write (first positional argument)")(
+        "inputs", po::value<std::vector<std::string>>()->multitoken(),
+        "stores to merge (further positional arguments)");
+  };
+  c.positional = {"out", "inputs"};
+  c.positional_repeat = true;
+  c.run = run_merge;
+  return c;
+}
+
+PACER_REGISTER_COMMAND(make);
+
+}  // namespace
+}  // namespace pacer::cli

@@ -1,0 +1,220 @@
+// traces::merge_stores: the shards of a campaign merged record by record (traces/merge.hpp).
+#include "traces/merge.hpp"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+#include "traces/catalog.hpp"
+#include "traces/error.hpp"
+#include "traces/store.hpp"
+
+using namespace pacer;
+using namespace pacer::traces;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    path = fs::temp_directory_path() / ("pacer-merge-" + std::to_string(::getpid()) + "-" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~TempDir() { fs::remove_all(path); }
+  fs::path operator/(const std::string& name) const { return path / name; }
+};
+
+// A relation of 3 batch sizes x 2 seeds whose r(b) depends on every run.
+RelationSet serial_relation() {
+  RelationSet s;
+  s.name = "proxy";
+  s.workload = "cnn@1x28x28";
+  s.dataset = "fmnist-proxy";
+  s.metric = "accuracy";
+  s.target = 0.75;
+  s.lr_rule = "lr = 0.001 * sqrt(b / 32)";
+  s.base_lr = 1e-3;
+  s.base_batch = 32;
+  s.optimizer = "adam";
+  int64_t samples = 1000;
+  for (int b : {8, 16, 32})
+    for (int seed : {0, 1}) {
+      RelationRun r;
+      r.batch_size = b;
+      r.seed = seed;
+      r.reached = !(b == 8 && seed == 1);
+      r.samples = samples += 137 * b + 31 * seed;
+      r.budget_samples = 4000;
+      r.wall_time_s = 0.5 * b + seed;
+      r.final_metric = 0.75 + 0.001 * b;
+      r.learning_rate = 1e-3 * std::sqrt(b / 32.0);
+      s.runs.push_back(r);
+    }
+  return s;
+}
+
+// The runs of job indices j with j % n == i, as shard i of n writes them.
+RelationSet shard_of(const RelationSet& s, size_t i, size_t n) {
+  RelationSet out = s;
+  out.runs.clear();
+  for (size_t j = i; j < s.runs.size(); j += n) out.runs.push_back(s.runs[j]);
+  return out;
+}
+
+void write_store(const fs::path& path, const RelationSet& set, const std::string& device = "jetson-nano") {
+  Store s = Store::open_or_create(path);
+  s.write_device(find_device(device));
+  s.write_relation(set);
+}
+
+ProfileTable profile(const std::string& board, std::vector<int> batches, double cost_s) {
+  ProfileTable t;
+  t.workload = "cnn@1x28x28";
+  t.device = board;
+  t.source = "test";
+  t.profiling_cost_s = cost_s;
+  for (double f : {76.8e6, 921.6e6})
+    for (int b : batches) {
+      ProfilePoint p;
+      p.knob = {f};
+      p.batch_size = b;
+      p.time_per_batch_mean_s = b / f * 1e6;
+      p.power_peak_w = f / 1e8 + b / 100.0;
+      t.points.push_back(p);
+    }
+  return t;
+}
+
+std::string bytes_of(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
+std::string merge_error(const fs::path& out, const std::vector<fs::path>& in) {
+  try {
+    merge_stores(out, in);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Merge, ShardsOfARelationEqualTheSerialRelation) {
+  TempDir dir;
+  const RelationSet serial = serial_relation();
+  std::vector<fs::path> shards;
+  for (size_t i = 0; i < 4; ++i) {  // 6 jobs in 4 shards: shards of 2, 2, 1 and 1 runs
+    shards.push_back(dir / ("s" + std::to_string(i) + ".h5"));
+    write_store(shards.back(), shard_of(serial, i, 4));
+  }
+  const auto report = merge_stores(dir / "out.h5", {shards[3], shards[1], shards[0], shards[2]});
+  EXPECT_EQ(report.records.at("relations"), 1);
+  EXPECT_EQ(report.entries, 6);
+  EXPECT_EQ(report.duplicates, 0);
+  const Store out = Store::open(dir / "out.h5");
+  const RelationSet merged = out.read_relation("proxy");
+  EXPECT_EQ(merged, serial);  // runs in (b, seed) order, as the serial campaign stores them
+  EXPECT_EQ(out.read_device(), find_device("jetson-nano"));
+  // Means, spreads and r(b) are those of all runs, not of one shard.
+  EXPECT_EQ(merged.relation_vector(), serial.relation_vector());
+  EXPECT_NE(shard_of(serial, 0, 4).relation_vector(), serial.relation_vector());
+  for (int b : {8, 16, 32}) {
+    EXPECT_DOUBLE_EQ(merged.mean_samples(b), serial.mean_samples(b));
+    EXPECT_TRUE(same(merged.std_samples(b), serial.std_samples(b)));
+  }
+}
+
+TEST(Merge, IsIdempotent) {
+  TempDir dir;
+  const RelationSet serial = serial_relation();
+  write_store(dir / "a.h5", shard_of(serial, 0, 2));
+  write_store(dir / "b.h5", shard_of(serial, 1, 2));
+  merge_stores(dir / "out.h5", {dir / "a.h5", dir / "b.h5"});
+  const RelationSet once = Store::open(dir / "out.h5").read_relation("proxy");
+  // The same merge again, the result with one of its inputs, and the result with itself.
+  merge_stores(dir / "out.h5", {dir / "a.h5", dir / "b.h5"});
+  EXPECT_EQ(Store::open(dir / "out.h5").read_relation("proxy"), once);
+  const auto again = merge_stores(dir / "out2.h5", {dir / "out.h5", dir / "a.h5", dir / "out.h5"});
+  EXPECT_EQ(again.duplicates, 3 + 6);  // a's three runs and out's six seen twice
+  EXPECT_EQ(Store::open(dir / "out2.h5").read_relation("proxy"), once);
+  merge_stores(dir / "out.h5", {dir / "out.h5"});
+  EXPECT_EQ(Store::open(dir / "out.h5").read_relation("proxy"), once);
+}
+
+TEST(Merge, ConflictingValuesNameBothFiles) {
+  TempDir dir;
+  const RelationSet serial = serial_relation();
+  RelationSet other = shard_of(serial, 0, 2);
+  other.runs[1].samples += 1;  // b=16 seed=0 with another count
+  write_store(dir / "a.h5", shard_of(serial, 0, 2));
+  write_store(dir / "b.h5", other);
+  const std::string msg = merge_error(dir / "out.h5", {dir / "a.h5", dir / "b.h5"});
+  EXPECT_NE(msg.find((dir / "a.h5").string()), std::string::npos) << msg;
+  EXPECT_NE(msg.find((dir / "b.h5").string()), std::string::npos) << msg;
+  EXPECT_NE(msg.find("b=16 seed=0"), std::string::npos) << msg;
+  EXPECT_NE(msg.find(std::to_string(other.runs[1].samples)), std::string::npos) << msg;
+  EXPECT_FALSE(fs::exists(dir / "out.h5"));
+
+  // Other settings under the same relation name are a conflict too.
+  RelationSet retargeted = shard_of(serial, 1, 2);
+  retargeted.target = 0.8;
+  write_store(dir / "c.h5", retargeted);
+  const std::string header = merge_error(dir / "out.h5", {dir / "a.h5", dir / "c.h5"});
+  EXPECT_NE(header.find("target 0.8"), std::string::npos) << header;
+  EXPECT_NE(header.find((dir / "c.h5").string()), std::string::npos) << header;
+}
+
+TEST(Merge, DifferentDevicesRefuse) {
+  TempDir dir;
+  const RelationSet serial = serial_relation();
+  write_store(dir / "a.h5", shard_of(serial, 0, 2), "jetson-nano");
+  write_store(dir / "b.h5", shard_of(serial, 1, 2), "jetson-tx2");
+  const std::string msg = merge_error(dir / "out.h5", {dir / "a.h5", dir / "b.h5"});
+  EXPECT_NE(msg.find("jetson-nano"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("jetson-tx2"), std::string::npos) << msg;
+  EXPECT_FALSE(fs::exists(dir / "out.h5"));
+}
+
+TEST(Merge, ProfilesOfDifferentBoardModelsRefuse) {
+  TempDir dir;
+  Store::open_or_create(dir / "a.h5").write_profile(profile("jetson-nano", {8}, 10), "cnn");
+  Store::open_or_create(dir / "b.h5").write_profile(profile("jetson-tx2", {16}, 20), "cnn");
+  const std::string msg = merge_error(dir / "out.h5", {dir / "a.h5", dir / "b.h5"});
+  EXPECT_NE(msg.find("board model"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("jetson-tx2"), std::string::npos) << msg;
+
+  // Two grids of one board: the points join and the profiling cost is the sum of both.
+  Store::open_or_create(dir / "c.h5").write_profile(profile("jetson-nano", {16}, 20), "cnn");
+  merge_stores(dir / "out.h5", {dir / "a.h5", dir / "c.h5", dir / "a.h5"});
+  const ProfileTable t = Store::open(dir / "out.h5").read_profile("cnn");
+  EXPECT_EQ(t.points.size(), 4u);
+  EXPECT_DOUBLE_EQ(t.profiling_cost_s, 30);
+  EXPECT_EQ(t.batch_sizes(), (std::vector<int>{8, 16}));
+}
+
+TEST(Merge, DamagedInputLeavesTheOutputAlone) {
+  TempDir dir;
+  const RelationSet serial = serial_relation();
+  write_store(dir / "a.h5", shard_of(serial, 0, 2));
+  write_store(dir / "b.h5", shard_of(serial, 1, 2));
+  merge_stores(dir / "out.h5", {dir / "a.h5"});
+  const std::string before = bytes_of(dir / "out.h5");
+  {
+    std::fstream f(dir / "b.h5", std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(fs::file_size(dir / "b.h5") / 2));
+    f.write("\xde\xad\xbe\xef", 4);
+  }
+  const std::string msg = merge_error(dir / "out.h5", {dir / "a.h5", dir / "b.h5"});
+  EXPECT_NE(msg.find((dir / "b.h5").string()), std::string::npos) << msg;
+  EXPECT_EQ(bytes_of(dir / "out.h5"), before);
+  for (const auto& e : fs::directory_iterator(dir.path))
+    EXPECT_EQ(e.path().filename().string().find(".merge-"), std::string::npos) << "temporary file left behind";
+}
+
+}  // namespace

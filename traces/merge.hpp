@@ -1,0 +1,37 @@
+#pragma once
+// Merging trace stores record by record: the shards of a campaign (`--shard i/n`, Slurm array
+// tasks, `--jobs N`) each write a store of their own, and `pacer merge` joins them.
+//
+// Rules (docs/cluster.md):
+//  - records are keyed: a relation run by (batch size, seed), a profile point by (knob, batch
+//    size), a validation row by (cap, policy, seed, knob, batch size); other records (models,
+//    sweeps, power series) by name;
+//  - the same key with the same value in several inputs is kept once; the same key with different
+//    values is an Error naming both files and both values; nothing is silently overwritten;
+//  - records of one name must agree on everything but their keyed entries (a relation's workload,
+//    target, lr rule ...; a profile's board, workload, knob ...); the device descriptions must agree;
+//  - merged relations keep only runs: their means, spreads and r(b) are computed from the runs
+//    (RelationSet::mean_samples, std_samples, relation_vector), so they are those of the union;
+//  - a profile's profiling cost is the sum over the inputs that brought new points;
+//  - the output is written to a temporary sibling with the store's checksum, then renamed over
+//    `out`: a failed merge leaves `out` as it was. `out` is replaced by the merge of `inputs`
+//    (list it among the inputs to keep what it held). Merging the same inputs again gives the same
+//    store (merging is idempotent), and so does merging the result with any of its inputs.
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace pacer::traces {
+
+struct MergeReport {
+  std::map<std::string, int> records;  // group ("relations", ...) -> records written
+  int entries = 0;                     // runs + points + rows written
+  int duplicates = 0;                  // identical entries seen in more than one input, kept once
+};
+
+MergeReport merge_stores(const std::filesystem::path& out, const std::vector<std::filesystem::path>& inputs);
+
+std::string format_merge_report(const MergeReport& report, const std::filesystem::path& out);
+
+}  // namespace pacer::traces
