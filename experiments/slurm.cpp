@@ -206,7 +206,7 @@ SubmitReport slurm_submit(const SlurmOptions& o) {
   r.scripts = write_slurm_scripts(o, st.jobs, st.shards, todo.empty() ? std::vector<int>{} : todo);
   r.text += fmt::format("scripts: {} and {}\n", r.scripts.array.string(), r.scripts.merge.string());
   if (o.dry_run) {
-    r.text += "dry run: nothing submitted (submit with sbatch, the merge with --dependency=afterok:ARRAY_ID)\n";
+    r.text += "dry run: nothing submitted (submit the array with sbatch, then the merge job depending on it with afterok)\n";
     return r;
   }
   // A merge job of an earlier submission may still wait on shards that failed: it can never run.
