@@ -11,6 +11,7 @@
 
 #include "helpers.hpp"
 #include "hw/emulated.hpp"
+#include "tests/support/workloads.hpp"
 #include "hw/emulated_tree.hpp"
 #include "hw/executor.hpp"
 #include "hw/jetson_sysfs.hpp"
@@ -167,7 +168,7 @@ TEST(EmulationRoot, RefusesTheKernelsTreesAndARealDevfreqTree) {
   // The live tree checks before writing anything.
   const auto spec = traces::find_device("jetson-nano");
   auto emu = std::make_unique<EmulatedJetson>(
-      spec, std::make_shared<WorkloadPhysics>(spec, models::describe_workload("cnn")), EmulatorOptions{});
+      spec, std::make_shared<WorkloadPhysics>(spec, pacer::testing::resnet8_quarter_fmnist()), EmulatorOptions{});
   EXPECT_THROW(LiveEmulatedTree("/", std::move(emu), nullptr, LiveTreeOptions{}), OptionError);
   EXPECT_THROW(write_fake_tree("/proc/pacer", spec), OptionError);
 }
