@@ -11,6 +11,7 @@
 
 #include "traces/error.hpp"
 #include "traces/store.hpp"
+#include "traces/store_file.hpp"
 
 namespace pacer::traces {
 namespace {
@@ -238,8 +239,10 @@ MergeReport merge_stores(const fs::path& out, const std::vector<fs::path>& input
   try {
     write_merged(merged, tmp, report);
     fs::rename(tmp, out);
+    fs::remove(file::lock_path(tmp), ec);  // the temporary store's own writers' lock
   } catch (...) {
     fs::remove(tmp, ec);
+    fs::remove(file::lock_path(tmp), ec);
     throw;
   }
   return report;

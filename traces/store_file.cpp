@@ -230,8 +230,10 @@ void remove_stale_temporaries(const fs::path& path) {
   }
 }
 
+fs::path lock_path(const fs::path& store) { return store.string() + ".lock"; }
+
 WriteLock::WriteLock(const fs::path& store) {
-  const fs::path lock = store.string() + ".lock";
+  const fs::path lock = lock_path(store);
   fd_ = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd_ < 0)
     throw Error(fmt::format("{}: cannot create the writers' lock file {} ({}): is the directory writable?",

@@ -40,6 +40,8 @@ void remove_stale_temporaries(const std::filesystem::path& path);
 // of the store, so concurrent writers of different records in different processes never lose one
 // another's update. When another process holds it, one line on the log (once per store and process)
 // says that this one waits.
+std::filesystem::path lock_path(const std::filesystem::path& store);  // "<store>.lock"
+
 class WriteLock {
  public:
   explicit WriteLock(const std::filesystem::path& store);

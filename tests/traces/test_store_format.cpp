@@ -128,10 +128,20 @@ TEST(StoreFormat, WritingTheSameRecordsGivesTheSameLayout) {
   s.write_sweep(pacer::testing::sample_sweep());
   s.write_series(pacer::testing::sample_series());
   s.write_validation(pacer::testing::sample_validation());
-  const auto now = layout(dir / "s.h5"), before = layout(kGolden);
+  auto now = layout(dir / "s.h5");
+  const auto before = layout(kGolden);
+  // Optional attributes declared after the golden store was written (read as their default from
+  // older stores): each must be there now, and apart from them the layout is the old one.
+  for (const std::string added : {" @guard:1"})
+    for (const std::string record : {"sweeps/", "validations/"})
+      for (auto& [name, description] : now)
+        if (name.rfind(record, 0) == 0 && name.find('/', record.size()) == std::string::npos) {
+          const auto at = description.find(added);
+          ASSERT_NE(at, std::string::npos) << name << ": " << description;
+          description.erase(at, added.size());
+        }
   EXPECT_GT(before.size(), 100u);
   EXPECT_EQ(now, before);
-  EXPECT_EQ(slurp(dir / "s.h5").size(), slurp(kGolden).size());
   fs::remove_all(dir);
 }
 
