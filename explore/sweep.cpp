@@ -77,17 +77,6 @@ std::vector<traces::SweepRow> sweep(const SweepWorkload& w, const SweepOptions& 
   return rows;
 }
 
-std::vector<double> cap_grid_w(double lo_w, double hi_w, int count, double step_w) {
-  if (count < 1) throw Error(fmt::format("a cap grid needs at least one cap (asked for {})", count));
-  const double per_w = step_w > 0 ? 1 / step_w : 0;  // round(w * 100) / 100 for 0.01 W, as written by hand
-  auto rounded = [&](double w) { return step_w > 0 ? std::round(w * per_w) / per_w : w; };
-  if (count == 1) return {rounded(hi_w)};
-  std::vector<double> caps;
-  for (int i = 0; i < count; ++i) caps.push_back(rounded(lo_w + (hi_w - lo_w) * i / (count - 1)));
-  caps.back() = rounded(hi_w);
-  return caps;
-}
-
 SweepWorkload sweep_workload(const Problem& p, std::vector<double> caps_w) {
   SweepWorkload w;
   w.workload = p.workload;

@@ -36,7 +36,7 @@ inline double guarded_cap_w(double cap_w, double guard) {
 
 // The one cap grid: `count` caps evenly spaced from `lo_w` to `hi_w` (the last exactly `hi_w`; one
 // cap: `hi_w`), each rounded to a multiple of `step_w` when `step_w` > 0.
-std::vector<double> cap_grid_w(double lo_w, double hi_w, int count, double step_w = 0);
+using traces::cap_grid_w;  // the one cap grid (traces/stats.hpp)
 
 // What one problem contributes to a sweep (no device-wide cap: set one for several workloads).
 SweepWorkload sweep_workload(const Problem& problem, std::vector<double> caps_w);

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "traces/columns.hpp"
+#include "traces/stats.hpp"
 #include "traces/units.hpp"
 
 namespace pacer::traces {
@@ -73,28 +74,19 @@ std::vector<int> RelationSet::batch_sizes() const {
   return {s.begin(), s.end()};
 }
 
-double RelationSet::mean_samples(int b) const {
-  double sum = 0;
-  int n = 0;
+namespace {
+// Samples to the target of the runs at b that reached it.
+std::vector<double> reached_samples(const std::vector<RelationRun>& runs, int b) {
+  std::vector<double> v;
   for (const auto& r : runs)
-    if (r.batch_size == b && r.reached) {
-      sum += static_cast<double>(r.samples);
-      ++n;
-    }
-  return n ? sum / n : kNaN;
+    if (r.batch_size == b && r.reached) v.push_back(static_cast<double>(r.samples));
+  return v;
 }
+}  // namespace
 
-double RelationSet::std_samples(int b) const {
-  const double m = mean_samples(b);
-  double ss = 0;
-  int n = 0;
-  for (const auto& r : runs)
-    if (r.batch_size == b && r.reached) {
-      ss += (r.samples - m) * (r.samples - m);
-      ++n;
-    }
-  return n > 1 ? std::sqrt(ss / (n - 1)) : (n == 1 ? 0.0 : kNaN);
-}
+double RelationSet::mean_samples(int b) const { return mean(reached_samples(runs, b)); }
+
+double RelationSet::std_samples(int b) const { return sample_std(reached_samples(runs, b)); }
 
 std::map<int, double> RelationSet::relation_vector() const {
   std::map<int, double> r;

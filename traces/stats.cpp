@@ -2,6 +2,10 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
+#include "traces/error.hpp"
+
 namespace pacer::traces {
 
 double mean(const std::vector<double>& values) {
@@ -28,6 +32,17 @@ double trapezoid_energy_j(const std::vector<double>& time_s, const std::vector<d
   for (size_t i = 1; i < n; ++i) e += 0.5 * (power_w[i] + power_w[i - 1]) * (time_s[i] - time_s[i - 1]);
   if (std::isfinite(duration_s)) e += power_w[n - 1] * std::max(0.0, duration_s - time_s[n - 1]);
   return e;
+}
+
+std::vector<double> cap_grid_w(double lo_w, double hi_w, int count, double step_w) {
+  if (count < 1) throw Error(fmt::format("a cap grid needs at least one cap (asked for {})", count));
+  const double per_w = step_w > 0 ? 1 / step_w : 0;  // round(w * 100) / 100 for 0.01 W, as written by hand
+  auto rounded = [&](double w) { return step_w > 0 ? std::round(w * per_w) / per_w : w; };
+  if (count == 1) return {rounded(hi_w)};
+  std::vector<double> caps;
+  for (int i = 0; i < count; ++i) caps.push_back(rounded(lo_w + (hi_w - lo_w) * i / (count - 1)));
+  caps.back() = rounded(hi_w);
+  return caps;
 }
 
 }  // namespace pacer::traces

@@ -18,6 +18,10 @@ double sample_std(const std::vector<double>& values);
 double trapezoid_energy_j(const std::vector<double>& time_s, const std::vector<double>& power_w,
                           double duration_s = std::numeric_limits<double>::quiet_NaN());
 
+// `count` caps evenly spaced from lo_w to hi_w, the last exactly hi_w (so the highest-power
+// configuration stays feasible despite rounding); step_w > 0 rounds each to that step.
+std::vector<double> cap_grid_w(double lo_w, double hi_w, int count, double step_w = 0);
+
 // The paper's Eq. 3 with absolute sample counts: TT_acc = t_batch * N_acc / b, seconds.
 inline double time_to_accuracy_s(double time_per_batch_s, double samples_to_target, int batch_size) {
   return batch_size > 0 ? time_per_batch_s * samples_to_target / batch_size : std::numeric_limits<double>::quiet_NaN();

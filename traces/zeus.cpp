@@ -13,6 +13,7 @@
 
 #include "traces/csv.hpp"
 #include "traces/error.hpp"
+#include "traces/stats.hpp"
 
 namespace pacer::traces::zeus {
 namespace {
@@ -160,11 +161,7 @@ std::vector<double> protocol_caps_w(const ProfileTable& profile, int count) {
     any = true;
   }
   if (!any || count < 1) return {};
-  if (count == 1) return {hi};
-  std::vector<double> caps;
-  for (int i = 0; i < count; ++i) caps.push_back(lo + (hi - lo) * i / (count - 1));
-  caps.back() = hi;  // exact, so the highest-power configuration stays feasible despite rounding
-  return caps;
+  return cap_grid_w(lo, hi, count);
 }
 
 ImportResult import_traces(const ImportOptions& options) {
