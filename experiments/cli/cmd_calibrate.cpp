@@ -36,7 +36,43 @@ std::string pick_profile(const traces::Store& store, const po::variables_map& vm
                                fmt::join(measured, ", ")));
 }
 
-std::string fmt_value(double v) { return std::isfinite(v) ? fmt::format("{:.4g}", v) : "-"; }
+std::string fmt_value(double v) {
+  return std::isfinite(v) ? fmt::format("{:.4g}", v) : "-";
+}
+
+// The fitted parameters (or the learned model's size) and the error table of a model record.
+std::string format_model(const traces::ModelRecord& record) {
+  std::string out;
+  if (record.kind != "learned" && record.kind != "interpolating") {
+    out += fmt::format("{:<34} {:>14} {:>12}\n", "parameter", "value", "std err");
+    int table_points = 0;
+    for (size_t i = 0; i < record.param_names.size(); ++i) {
+      // The catalog's V(f) table is stored with the model but is an input, not a fitted value.
+      if (record.param_names[i].rfind("volt_table_freq_hz_", 0) == 0) ++table_points;
+      if (record.param_names[i].rfind("volt_table_", 0) == 0) continue;
+      out += fmt::format("{:<34} {:>14} {:>12}\n", record.param_names[i], fmt_value(record.param_values[i]),
+                         fmt_value(record.param_stderr[i]));
+    }
+    if (table_points) out += fmt::format("V(f): the device catalog's table ({} points)\n", table_points);
+    if (const auto it = record.settings.find("voltage_choice"); it != record.settings.end())
+      out += "V(f) chosen by " + it->second + "\n";
+  } else {
+    out += fmt::format("{} parameters ({}; weights in the record's blob: {} bytes)\n", record.param_names.size(),
+                       record.kind, record.blob.size());
+  }
+  out += fmt::format("\n{:<12} {:>10} {:>10} {:>10}\n", "MAPE [%]", "time", "P mean", "P peak");
+  for (const char* what : {"fit", "cv", "heldout"}) {
+    const auto get = [&](const std::string& target) {
+      const auto it = record.metrics.find(target + "_mape_" + what);
+      return it == record.metrics.end() ? traces::kNaN : it->second;
+    };
+    if (!std::isfinite(get("time"))) continue;
+    out += fmt::format("{:<12} {:>10} {:>10} {:>10}\n", what, fmt_value(get("time")), fmt_value(get("power_mean")),
+                       fmt_value(get("power_peak")));
+  }
+  out += "(fit: in-sample; cv: cross-validated on the fitted points; heldout: the points the planner left out)\n";
+  return out;
+}
 
 int run_calibrate(const po::variables_map& vm) {
   const std::string path = vm["profile"].as<std::string>();
@@ -46,8 +82,10 @@ int run_calibrate(const po::variables_map& vm) {
 
   // The device: --device, else the store's /device, else the catalog entry the profile names.
   std::optional<traces::DeviceSpec> device;
-  if (vm.count("device")) device = traces::find_device(vm["device"].as<std::string>());
-  else if (store.has_device()) device = store.read_device();
+  if (vm.count("device"))
+    device = traces::find_device(vm["device"].as<std::string>());
+  else if (store.has_device())
+    device = store.read_device();
   else if (table.knob.kind == "gpu_freq" && !table.device.empty()) {
     try {
       device = traces::find_device(table.device);
@@ -109,36 +147,8 @@ int run_calibrate(const po::variables_map& vm) {
 
   // Results first, then the files (a failure to write leaves the old store intact: writes are atomic).
   std::cout << fmt::format("model {} ({}) from profile '{}': {} of {} points{}\n", model_name, record.kind, name,
-                           cal.used.size(), table.points.size(),
-                           opt.points ? " chosen by the planner" : "");
-  if (record.kind != "learned" && record.kind != "interpolating") {
-    std::cout << fmt::format("{:<34} {:>14} {:>12}\n", "parameter", "value", "std err");
-    int table_points = 0;
-    for (size_t i = 0; i < record.param_names.size(); ++i) {
-      // The catalog's V(f) table is stored with the model but is an input, not a fitted value.
-      if (record.param_names[i].rfind("volt_table_freq_hz_", 0) == 0) ++table_points;
-      if (record.param_names[i].rfind("volt_table_", 0) == 0) continue;
-      std::cout << fmt::format("{:<34} {:>14} {:>12}\n", record.param_names[i], fmt_value(record.param_values[i]),
-                               fmt_value(record.param_stderr[i]));
-    }
-    if (table_points) std::cout << fmt::format("V(f): the device catalog's table ({} points)\n", table_points);
-    if (const auto it = record.settings.find("voltage_choice"); it != record.settings.end())
-      std::cout << "V(f) chosen by " << it->second << "\n";
-  } else {
-    std::cout << fmt::format("{} parameters ({}; weights in the record's blob: {} bytes)\n", record.param_names.size(),
-                             record.kind, record.blob.size());
-  }
-  std::cout << fmt::format("\n{:<12} {:>10} {:>10} {:>10}\n", "MAPE [%]", "time", "P mean", "P peak");
-  for (const char* what : {"fit", "cv", "heldout"}) {
-    const auto get = [&](const std::string& target) {
-      const auto it = record.metrics.find(target + "_mape_" + what);
-      return it == record.metrics.end() ? traces::kNaN : it->second;
-    };
-    if (!std::isfinite(get("time"))) continue;
-    std::cout << fmt::format("{:<12} {:>10} {:>10} {:>10}\n", what, fmt_value(get("time")), fmt_value(get("power_mean")),
-                             fmt_value(get("power_peak")));
-  }
-  std::cout << "(fit: in-sample; cv: cross-validated on the fitted points; heldout: the points the planner left out)\n";
+                           cal.used.size(), table.points.size(), opt.points ? " chosen by the planner" : "");
+  std::cout << format_model(record);
 
   store.write_model(record);
   std::cout << fmt::format("wrote {}:/models/{}\n", path, model_name);
@@ -199,11 +209,12 @@ Command make() {
         "analytical: weight of the weak priors that settle undetermined directions (squared relative residual)")(
         "cv-folds", bounded(o.cv_folds, 0, kMaxFolds, "cv-folds"),
         fmt::format("cross-validation folds: 0 = leave-one-out up to 30 points else 10, 1 = none [0 .. {}]", kMaxFolds)
-            .c_str())(
-        "model-name", po::value<std::string>(), "record name under /models (default: <workload>@<device>:<model>)")(
+            .c_str())("model-name", po::value<std::string>(),
+                      "record name under /models (default: <workload>@<device>:<model>)")(
         "seed", po::value<uint64_t>()->default_value(o.learned.seed),
         "learned: random seed (training is deterministic per seed)");
-    add_count_option(d, "epochs", o.learned.epochs, 1, kMaxEpochs, "learned: full-batch epochs when training from scratch");
+    add_count_option(d, "epochs", o.learned.epochs, 1, kMaxEpochs,
+                     "learned: full-batch epochs when training from scratch");
     add_count_option(d, "transfer-epochs", o.learned.transfer_epochs, 1, kMaxEpochs,
                      "learned: epochs when re-training from --reference");
     add_threads_option(d, o.learned.threads, "learned: libtorch intra-op threads while training");
