@@ -8,6 +8,7 @@
 #include "explore/policy.hpp"
 #include "explore/problem.hpp"
 #include "traces/records.hpp"
+#include "traces/stats.hpp"
 
 namespace pacer::explore {
 
