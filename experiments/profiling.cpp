@@ -6,8 +6,10 @@
 
 #include <memory>
 
-#include "hw/executor.hpp"
 #include "dnn/train.hpp"
+#include "hw/executor.hpp"
+#include "traces/error.hpp"
+#include "traces/power_modes.hpp"
 
 namespace pacer::experiments {
 namespace {
@@ -41,10 +43,17 @@ ProfileRun run_profile(const ProfileRequest& request, const std::function<void(c
   hw::ProfileOptions o = request.profile;
   // The catalog entry is the campaign's /device only for an emulated board; a real one is whatever
   // the tree holds, which the catalog may not describe.
-  if (opened.emulated)
+  if (opened.emulated || opened.modes)
     o.device_spec = opened.spec;
   else
     o.device_spec.name.clear();
+  for (int id : request.mode_ids) {
+    const auto* mode = traces::find_mode_id(opened.spec, id);
+    if (!mode)
+      throw OptionError("modes", fmt::format("{} has no nvpmodel mode {} (pacer devices show {})", opened.spec.name, id,
+                                             opened.spec.name));
+    o.settings.push_back(traces::mode_knob(*mode, opened.spec));
+  }
   std::unique_ptr<hw::BatchExecutor> executor;
   if (opened.emulated) {
     executor = std::make_unique<hw::VirtualExecutor>(*opened.emulated);
@@ -78,14 +87,14 @@ ProfileRun run_profile(const ProfileRequest& request, const std::function<void(c
 }
 
 std::string format_profile_point(const traces::KnobSpace& knob, const traces::ProfilePoint& p) {
-  return fmt::format("{}={} b={} t={:.4g} s/batch p_peak={:.3g} W p_mean={:.3g} W {}", hw::knob_label(knob),
-                     knob.format(p.knob), p.batch_size, p.time_per_batch_mean_s, p.power_peak_w, p.power_mean_w,
+  const std::string label = knob.dims.size() == 1 ? hw::knob_label(knob) : knob.kind;
+  return fmt::format("{}={} b={} t={:.4g} s/batch p_peak={:.3g} W p_mean={:.3g} W {}", label, knob.format(p.knob),
+                     p.batch_size, p.time_per_batch_mean_s, p.power_peak_w, p.power_mean_w,
                      p.status == "ok" ? "" : p.status);
 }
 
 std::string format_profile_points(const traces::ProfileTable& t) {
-  std::string knob_heading;
-  for (size_t i = 0; i < t.knob.dims.size(); ++i) knob_heading += (i ? " " : "") + hw::knob_label(t.knob, i);
+  std::string knob_heading = t.knob.dims.size() == 1 ? hw::knob_label(t.knob) : t.knob.kind;
   std::string out = fmt::format("{:>14} {:>6} {:>14} {:>12} {:>10} {:>10}  {}\n", knob_heading, "b", "t/batch [s]",
                                 "std [s]", "P_peak [W]", "P_mean [W]", "status");
   for (const auto& p : t.points)

@@ -16,6 +16,8 @@ struct ProfileRequest {
   hw::ProfileOptions profile;         // profile.device_spec and profile.source are filled in here
   std::string train_device = "auto";  // real steps on: "auto" (cuda when libtorch sees one) | "cpu" | "cuda[:N]"
   int threads = 0;                    // CPU intra-op threads of real steps, 0: libtorch's default
+  // With device.knob power_mode: the nvpmodel ids to profile (empty: every mode of the board).
+  std::vector<int> mode_ids;
 };
 
 struct ProfileRun {

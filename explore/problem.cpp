@@ -8,6 +8,7 @@
 #include "sim/replay.hpp"
 #include "traces/catalog.hpp"
 #include "traces/error.hpp"
+#include "traces/power_modes.hpp"
 #include "traces/units.hpp"
 #include "traces/zeus.hpp"
 
@@ -46,7 +47,7 @@ std::unique_ptr<Problem> load_problem(const traces::Store& store, const ProblemS
     if (name.empty()) {
       if (profiles.size() != 1)
         throw OptionError("profile", fmt::format("{} holds {} profiles ({}); name one", store.path().string(),
-                                     profiles.size(), join(profiles)));
+                                                 profiles.size(), join(profiles)));
       name = profiles.front();
     }
     if (!store.has("profiles", name))
@@ -67,8 +68,8 @@ std::unique_ptr<Problem> load_problem(const traces::Store& store, const ProblemS
       proxy = relations.front();
     else
       throw OptionError("relation", fmt::format("no '{}' in {} and {} relations to choose from ({}); name one",
-                                               traces::zeus::proxy_name(pb->workload), store.path().string(),
-                                               relations.size(), join(relations)));
+                                                traces::zeus::proxy_name(pb->workload), store.path().string(),
+                                                relations.size(), join(relations)));
   }
   if (!store.has("relations", proxy))
     throw Error(fmt::format("{} has no relation '{}' (relations: {}): run pacer relation or pacer import first",
@@ -87,15 +88,29 @@ std::unique_ptr<Problem> load_problem(const traces::Store& store, const ProblemS
   }
 
   if (!pb->space) {  // a model: evaluate it on the device's grid
-    if (pb->model->knob().kind != "gpu_freq")
-      throw Error(fmt::format("model '{}' has a {} knob: only GPU-frequency models have a catalog grid; use a profile",
-                              spec.model, pb->model->knob().kind));
+    const std::string kind = pb->model->knob().kind;
+    if (kind != "gpu_freq" && kind != "power_mode")
+      throw Error(
+          fmt::format("model '{}' has a {} knob: only GPU-frequency and power-mode models have a catalog grid; "
+                      "use a profile",
+                      spec.model, kind));
     traces::DeviceSpec device;
-    if (!spec.device.empty()) device = traces::find_device(spec.device);
-    else if (store.has_device()) device = store.read_device();
-    else throw OptionError("device", "name the device whose frequency table the model is evaluated on");
+    if (!spec.device.empty())
+      device = traces::find_device(spec.device);
+    else if (store.has_device())
+      device = store.read_device();
+    else
+      throw OptionError("device", "name the device whose frequency table or power modes the model is evaluated on");
     Space::Grid grid;
-    for (double f : device.gpu_freqs_hz) grid.knob_settings.push_back({f});
+    if (kind == "power_mode") {
+      grid.knob_settings = traces::mode_settings(device);  // every nvpmodel mode of the board
+      if (!(traces::power_mode_knob(device) == pb->model->knob()))
+        throw Error(fmt::format("model '{}' has a {}-dimensional power-mode knob but {}'s modes have {}", spec.model,
+                                pb->model->knob().dims.size(), device.name,
+                                traces::power_mode_knob(device).dims.size()));
+    } else {
+      for (double f : device.gpu_freqs_hz) grid.knob_settings.push_back({f});
+    }
     grid.batch_sizes = spec.batch_sizes.empty() ? pb->proxy_set.batch_sizes() : spec.batch_sizes;
     if (grid.batch_sizes.empty()) throw OptionError("batch-sizes", "the relation has no batch sizes; give them");
     pb->space = std::make_unique<Space>(

@@ -9,13 +9,14 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <fstream>
 #include <cstring>
+#include <fstream>
 #include <map>
 #include <regex>
 #include <set>
 #include <sstream>
 
+#include "hw/emulated_modes.hpp"
 #include "hw/sysfs_io.hpp"
 #include "traces/error.hpp"
 #include "traces/units.hpp"
@@ -134,9 +135,12 @@ SysfsFaults parse_sysfs_fault(const std::string& text) {
   const std::string kind = text.substr(0, eq);
   const std::string arg = eq == std::string::npos ? "" : text.substr(eq + 1);
   if (kind == "none" && eq == std::string::npos) return f;
-  if (kind == "rail-vanish" && eq == std::string::npos) f.rail = SysfsFaults::Rail::vanish;
-  else if (kind == "rail-frozen" && eq == std::string::npos) f.rail = SysfsFaults::Rail::frozen;
-  else if (kind == "rail-block" && eq == std::string::npos) f.rail = SysfsFaults::Rail::block;
+  if (kind == "rail-vanish" && eq == std::string::npos)
+    f.rail = SysfsFaults::Rail::vanish;
+  else if (kind == "rail-frozen" && eq == std::string::npos)
+    f.rail = SysfsFaults::Rail::frozen;
+  else if (kind == "rail-block" && eq == std::string::npos)
+    f.rail = SysfsFaults::Rail::block;
   else if (kind == "rail-garbage") {
     f.rail = SysfsFaults::Rail::garbage;
     if (eq != std::string::npos) f.garbage = arg;
@@ -149,17 +153,21 @@ SysfsFaults parse_sysfs_fault(const std::string& text) {
     if (!(f.cur_freq_hz > 0)) throw OptionError("fault", "cur-freq=F needs a positive frequency");
   } else {
     throw OptionError("fault", fmt::format("'{}' is not one of none, rail-vanish, rail-garbage[=TEXT], rail-frozen, "
-                                 "rail-block, cur-freq=FREQ",
-                                 text));
+                                           "rail-block, cur-freq=FREQ",
+                                           text));
   }
   return f;
 }
 
 FaultyIo::FaultyIo(std::shared_ptr<SysfsIo> inner) : inner_(std::move(inner)) {}
 
-FaultyIo::~FaultyIo() { release(); }
+FaultyIo::~FaultyIo() {
+  release();
+}
 
-SysfsIo& FaultyIo::inner() const { return inner_ ? *inner_ : real_sysfs_io(); }
+SysfsIo& FaultyIo::inner() const {
+  return inner_ ? *inner_ : real_sysfs_io();
+}
 
 void FaultyIo::set(const SysfsFaults& faults) {
   {
@@ -284,9 +292,10 @@ void check_emulation_root(const fs::path& root) {
 void write_fake_tree(const fs::path& root, const traces::DeviceSpec& d, const FakeTreeOptions& o) {
   refuse_system_trees(root);
   if (d.devfreq_path.empty() || d.devfreq_node.empty() || d.gpu_device_dir.empty() || d.gpu_freqs_hz.empty())
-    throw Error(fmt::format("device '{}' lacks devfreq_path, devfreq_node, gpu_device_dir or frequencies: it cannot "
-                            "be laid out as a sysfs tree",
-                            d.name));
+    throw Error(
+        fmt::format("device '{}' lacks devfreq_path, devfreq_node, gpu_device_dir or frequencies: it cannot "
+                    "be laid out as a sysfs tree",
+                    d.name));
   const fs::path dev_dir = root / d.gpu_device_dir;
   const fs::path df = fake_devfreq_dir(root, d);
   std::string freqs;
@@ -322,7 +331,8 @@ void write_fake_tree(const fs::path& root, const traces::DeviceSpec& d, const Fa
   if (o.thermal) {
     put(root / "sys/class/thermal/thermal_zone0/type", "CPU-therm");
     put(root / "sys/class/thermal/thermal_zone0/temp", "31000");
-    put(root / "sys/class/thermal/thermal_zone1/type", d.gpu_arch == "gpu" && d.soc == "T234" ? "gpu-thermal" : "GPU-therm");
+    put(root / "sys/class/thermal/thermal_zone1/type",
+        d.gpu_arch == "gpu" && d.soc == "T234" ? "gpu-thermal" : "GPU-therm");
     put(root / "sys/class/thermal/thermal_zone1/temp", "30500");
   }
   if (o.sensors) {
@@ -341,14 +351,20 @@ void write_fake_tree(const fs::path& root, const traces::DeviceSpec& d, const Fa
     std::vector<std::pair<std::string, double>> rails;
     for (const auto& r : d.rails) {
       double w = 0;
-      if (r.role == "nc") w = 0;
-      else if (r.name == d.total_rail) w = idle;
-      else if (r.name == d.gpu_rail) w = 0.15 * idle;
-      else w = idle * (d.total_rail.empty() ? 0.85 : 0.7) / std::max<size_t>(1, d.rails.size() - 1);
+      if (r.role == "nc")
+        w = 0;
+      else if (r.name == d.total_rail)
+        w = idle;
+      else if (r.name == d.gpu_rail)
+        w = 0.15 * idle;
+      else
+        w = idle * (d.total_rail.empty() ? 0.85 : 0.7) / std::max<size_t>(1, d.rails.size() - 1);
       rails.emplace_back(r.name, w);
     }
     write_fake_rails(root, d, rails);
   }
+  // A board boots in its default mode; the catalog's first mode stands for it (MAXN).
+  if (has_complete_modes(d)) write_mode_files(root, d, traces::resolved_caps(d.power_modes.front(), d), false);
 }
 
 void write_fake_rails(const fs::path& root, const traces::DeviceSpec& d,
@@ -382,7 +398,10 @@ void write_emulator_dir(const fs::path& root, const traces::DeviceSpec& device, 
 
 LiveEmulatedTree::LiveEmulatedTree(fs::path root, std::unique_ptr<EmulatedJetson> emulator, ModelFactory factory,
                                    LiveTreeOptions options)
-    : root_(std::move(root)), emu_(std::move(emulator)), factory_(std::move(factory)), options_(options),
+    : root_(std::move(root)),
+      emu_(std::move(emulator)),
+      factory_(std::move(factory)),
+      options_(options),
       rng_(options.seed) {
   if (!emu_) throw Error("the live emulated tree needs an emulated device");
   check_emulation_root(root_);
@@ -391,6 +410,12 @@ LiveEmulatedTree::LiveEmulatedTree(fs::path root, std::unique_ptr<EmulatedJetson
   const auto& d = spec_;
   write_fake_tree(root_, d);
   write_emulator_dir(root_, d, options_.time_scale);
+  modes_ = has_complete_modes(d);
+  caps_ = traces::mode_maxima(d);
+  if (modes_) {
+    write_fake_nvpmodel(root_, d);
+    caps_ = read_mode_files(root_, d);
+  }
   devfreq_dir_ = fake_devfreq_dir(root_, d);
   ctl_dir_ = root_ / "pacer-emulator";
   if (const auto* phys = dynamic_cast<const WorkloadPhysics*>(&emu_->model())) workload_ = phys->workload().name;
@@ -399,7 +424,9 @@ LiveEmulatedTree::LiveEmulatedTree(fs::path root, std::unique_ptr<EmulatedJetson
   tick();
 }
 
-LiveEmulatedTree::~LiveEmulatedTree() { stop(); }
+LiveEmulatedTree::~LiveEmulatedTree() {
+  stop();
+}
 
 void LiveEmulatedTree::start() {
   if (thread_.joinable()) return;
@@ -449,6 +476,18 @@ void LiveEmulatedTree::tick() {
   double pinned = d.gpu_freqs_hz.front();
   for (double f : d.gpu_freqs_hz)
     if (f <= static_cast<double>(ceiling) + 0.5) pinned = f;
+  // The other caps a power mode sets (CPU cores and clock, EMC, GPU TPCs), as nvpmodel left them.
+  // Re-read when nvpmodel switched modes, and every 25 ticks for writes of another tool.
+  if (modes_) {
+    const std::string mode = read_or(ctl_dir_ / "nvpmodel_mode", last_mode_);
+    if (mode != last_mode_ || ++caps_age_ >= 25) {
+      caps_ = read_mode_files(root_, d);
+      last_mode_ = mode;
+      caps_age_ = 0;
+    }
+  }
+  const traces::ModeCaps& caps = caps_;
+  emu_->set_caps(caps);
   emu_->pin({pinned});
 
   std::istringstream req(read_or(ctl_dir_ / "request", "0 0 -"));
@@ -460,6 +499,7 @@ void LiveEmulatedTree::tick() {
     if (!factory_)
       throw Error(fmt::format("the workload side asks for '{}' but this emulator serves '{}'", workload, workload_));
     emu_ = std::make_unique<EmulatedJetson>(d, factory_(workload), emu_->options());
+    emu_->set_caps(caps);
     emu_->pin({pinned});
     workload_ = workload;
   }
@@ -493,7 +533,8 @@ void LiveEmulatedTree::tick() {
   const double shown_freq = faulty && faults.cur_freq_hz > 0 ? faults.cur_freq_hz : f_eff;
   write_small_file_atomic(devfreq_dir_ / "cur_freq", std::to_string(std::llround(shown_freq)));
   write_small_file_atomic(root_ / d.gpu_device_dir / "load", running ? "999" : "0");
-  write_small_file_atomic(ctl_dir_ / "response", fmt::format("{} {} {} {:.9g}", seq, batch, std::llround(f_eff), time_s));
+  write_small_file_atomic(ctl_dir_ / "response",
+                          fmt::format("{} {} {} {:.9g}", seq, batch, std::llround(f_eff), time_s));
   if (!faulty || faults.rail == SysfsFaults::Rail::none) {
     write_fake_rails(root_, d, emu_->rail_powers(total_w, gpu_w));
   } else {
@@ -522,73 +563,6 @@ void LiveEmulatedTree::tick() {
     fault_applied_ = true;
   }
   ticks_++;
-}
-
-// ---------------------------------------------------------------------------------------------
-// SleepingExecutor lives here because it speaks this file's protocol.
-}  // namespace pacer::hw
-
-#include "hw/executor.hpp"
-
-namespace pacer::hw {
-
-SleepingExecutor::SleepingExecutor(fs::path emulator_dir, std::string workload, double answer_timeout_s)
-    : dir_(std::move(emulator_dir)), workload_(std::move(workload)), answer_timeout_s_(answer_timeout_s) {
-  if (!fs::exists(dir_ / "response"))
-    throw Error(fmt::format("{} is not an emulated tree's control directory (start one with `pacer emulate`)",
-                            dir_.string()));
-  time_scale_ = std::stod(read_or(dir_ / "time_scale", "1"));
-  if (!(time_scale_ > 0)) throw Error(fmt::format("{}/time_scale must be positive", dir_.string()));
-  std::istringstream resp(read_or(dir_ / "response", "0"));
-  resp >> seq_;
-}
-
-SleepingExecutor::~SleepingExecutor() {
-  try {
-    finish();
-  } catch (const std::exception&) {
-  }
-}
-
-double SleepingExecutor::read_answer(long expected_seq) const {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(answer_timeout_s_);
-  for (;;) {
-    std::istringstream resp(read_or(dir_ / "response", ""));
-    long seq = -1;
-    int batch = 0;
-    long long f = 0;
-    double t = 0;
-    if ((resp >> seq >> batch >> f >> t) && seq == expected_seq && t > 0) return t;
-    if (std::chrono::steady_clock::now() > deadline)
-      throw Error(fmt::format("the emulated tree at {} does not answer: is `pacer emulate` still running?",
-                              dir_.parent_path().string()));
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-}
-
-void SleepingExecutor::prepare(int batch_size) {
-  ++seq_;
-  write_small_file_atomic(dir_ / "request", fmt::format("{} {} {}", seq_, batch_size, workload_));
-  write_small_file_atomic(dir_ / "running", "1");
-  read_answer(seq_);
-  next_end_ = {};
-}
-
-void SleepingExecutor::run_batch() {
-  // The server refreshes the answer every tick, so throttling by the circuit cap shows up here.
-  const double t = read_answer(seq_);
-  using clock = std::chrono::steady_clock;
-  const auto now = clock::now();
-  const auto duration = std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(t * time_scale_));
-  // A fresh schedule after prepare() or when more than two mini-batches behind (a stall of the
-  // caller's own, not this executor's to make up).
-  if (next_end_ == clock::time_point{} || now - next_end_ > 2 * duration) next_end_ = now;
-  next_end_ += duration;
-  std::this_thread::sleep_until(next_end_);
-}
-
-void SleepingExecutor::finish() {
-  if (fs::exists(dir_)) write_small_file_atomic(dir_ / "running", "0");
 }
 
 }  // namespace pacer::hw

@@ -27,7 +27,7 @@
 namespace pacer::hw {
 
 struct FakeTreeOptions {
-  bool sensors = true;        // false: a board whose INA3221 is missing
+  bool sensors = true;  // false: a board whose INA3221 is missing
   bool thermal = true;
   bool decoy_devfreq = true;  // a non-GPU devfreq entry discovery must skip
   double min_freq_hz = 0;     // 0: lowest table entry (the governor's range at boot)
@@ -156,6 +156,10 @@ class LiveEmulatedTree {
   std::atomic<int64_t> ticks_{0};
   bool in_violation_ = false;
   bool fault_applied_ = false;
+  bool modes_ = false;     // the board's power modes are served (<root>/pacer-emulator/nvpmodel)
+  traces::ModeCaps caps_;  // as the tree's files put them in force
+  std::string last_mode_;
+  int caps_age_ = 0;
   std::thread thread_;
   std::mt19937_64 rng_;
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();  // phase clock of the rails

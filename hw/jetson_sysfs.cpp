@@ -13,6 +13,7 @@
 #include <sstream>
 #include <thread>
 
+#include "hw/child_process.hpp"
 #include "traces/rails.hpp"
 #include "traces/units.hpp"
 
@@ -34,7 +35,9 @@ std::vector<fs::path> sorted_children(const fs::path& dir) {
   return out;
 }
 
-bool starts_with(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
+bool starts_with(const std::string& s, const std::string& prefix) {
+  return s.rfind(prefix, 0) == 0;
+}
 
 // Rail roles by name: one home, shared with the tegrastats importer.
 const auto& tokens = traces::name_tokens;
@@ -222,9 +225,10 @@ double read_rail_v_times_i(const PowerRail& rail, const SysfsIo& io) {
 
 PowerReading read_selected_rails(const RailSelection& rails, const SysfsIo& io, const fs::path& root) {
   if (rails.total.empty())
-    throw Error(fmt::format("power sensor not found under {}/sys/bus/i2c/drivers (ina3221x iio or ina3221 hwmon): "
-                            "is this a Jetson? for a test tree, give its sysfs root",
-                            root.string()));
+    throw Error(
+        fmt::format("power sensor not found under {}/sys/bus/i2c/drivers (ina3221x iio or ina3221 hwmon): "
+                    "is this a Jetson? for a test tree, give its sysfs root",
+                    root.string()));
   PowerReading r;
   double total = 0;
   for (const auto& rail : rails.total) total += read_rail_w(rail, io);
@@ -259,15 +263,25 @@ std::string restore_from_state_file(const fs::path& state_file, const fs::path& 
   // back the GPU frequency limits it saved and nothing else.
   for (const auto& w : s.writes)
     if (!restorable_path(w.path, root) || w.path.parent_path() != s.writes.front().path.parent_path())
-      throw Error(fmt::format("state file {} asks to write {}, which is not a GPU frequency limit of one devfreq node "
-                              "under {}: refused, nothing was written; delete the file after checking it",
-                              state_file.string(), w.path.string(), (root / "sys").string()));
+      throw Error(
+          fmt::format("state file {} asks to write {}, which is not a GPU frequency limit of one devfreq node "
+                      "under {}: refused, nothing was written; delete the file after checking it",
+                      state_file.string(), w.path.string(), (root / "sys").string()));
+  if (s.mode)
+    if (const auto why = unsafe_program_reason(s.mode->nvpmodel); !why.empty())
+      throw Error(
+          fmt::format("state file {} asks to run {} as nvpmodel, but {}: refused, nothing was written; put the "
+                      "power mode back by hand (sudo nvpmodel -m {}) and delete the file",
+                      state_file.string(), s.mode->nvpmodel.string(), why, s.mode->mode_id));
   const auto wrong = replay_restore(s.writes, io);
   if (!wrong.empty())
     throw Error(fmt::format("restore from {} did not take: {}; check permissions (run as root) and retry",
                             state_file.string(), fmt::join(wrong, "; ")));
+  if (s.mode) replay_mode_restore(*s.mode);
   fs::remove(state_file, ec);
-  return fmt::format("restored {} ({} writes from {})", s.device, s.writes.size(), state_file.string());
+  return fmt::format("restored {} ({} writes{} from {})", s.device, s.writes.size(),
+                     s.mode ? fmt::format(", power mode {} {}", s.mode->mode_id, s.mode->mode_name) : "",
+                     state_file.string());
 }
 
 JetsonSysfsDevice::JetsonSysfsDevice(JetsonSysfsOptions options) : options_(std::move(options)) {
@@ -282,7 +296,8 @@ JetsonSysfsDevice::JetsonSysfsDevice(JetsonSysfsOptions options) : options_(std:
   devfreq_ = discover_gpu_devfreq(options_.root, *io_);
   std::istringstream freqs(io_->read(devfreq_.dir / "available_frequencies"));
   std::string tok;
-  while (freqs >> tok) freqs_hz_.push_back(static_cast<double>(parse_sysfs_int(tok, devfreq_.dir / "available_frequencies")));
+  while (freqs >> tok)
+    freqs_hz_.push_back(static_cast<double>(parse_sysfs_int(tok, devfreq_.dir / "available_frequencies")));
   std::sort(freqs_hz_.begin(), freqs_hz_.end());
   if (freqs_hz_.empty())
     throw Error(fmt::format("{} lists no frequencies", (devfreq_.dir / "available_frequencies").string()));
@@ -315,7 +330,9 @@ std::string JetsonSysfsDevice::name() const {
                      emulated() ? " [emulated tree]" : "");
 }
 
-bool JetsonSysfsDevice::emulated() const { return fs::exists(options_.root / "pacer-emulator"); }
+bool JetsonSysfsDevice::emulated() const {
+  return fs::exists(options_.root / "pacer-emulator");
+}
 
 std::vector<std::vector<double>> JetsonSysfsDevice::settings() const {
   std::vector<std::vector<double>> out;
@@ -323,24 +340,29 @@ std::vector<std::vector<double>> JetsonSysfsDevice::settings() const {
   return out;
 }
 
-long long JetsonSysfsDevice::read_int(const fs::path& p) const { return parse_sysfs_int(io_->read(p), p); }
+long long JetsonSysfsDevice::read_int(const fs::path& p) const {
+  return parse_sysfs_int(io_->read(p), p);
+}
 
 void JetsonSysfsDevice::write_value(const fs::path& p, long long value) {
   try {
     write_retrying_busy(*io_, p, std::to_string(value), options_.busy_retry);
   } catch (const IoError& e) {
     if (e.errno_value == EBUSY)
-      throw Error(fmt::format("{}: the devfreq node stayed busy; another tool (nvpmodel, jetson_clocks) may be "
-                              "changing the GPU clocks: wait until it is done and rerun",
-                              e.what()));
+      throw Error(
+          fmt::format("{}: the devfreq node stayed busy; another tool (nvpmodel, jetson_clocks) may be "
+                      "changing the GPU clocks: wait until it is done and rerun",
+                      e.what()));
     if (e.errno_value == EACCES || e.errno_value == EPERM)
-      throw Error(fmt::format("permission denied writing {}: run pacer as root (sudo) to pin GPU frequencies, or "
-                              "give the sysfs root of a test tree",
-                              p.string()));
+      throw Error(
+          fmt::format("permission denied writing {}: run pacer as root (sudo) to pin GPU frequencies, or "
+                      "give the sysfs root of a test tree",
+                      p.string()));
     if (e.errno_value == EINVAL)
-      throw Error(fmt::format("the kernel rejected {} for {} (EINVAL): another tool may hold the GPU clocks "
-                              "(jetson_clocks, nvpmodel); restore them and retry",
-                              value, p.string()));
+      throw Error(
+          fmt::format("the kernel rejected {} for {} (EINVAL): another tool may hold the GPU clocks "
+                      "(jetson_clocks, nvpmodel); restore them and retry",
+                      value, p.string()));
     throw Error(fmt::format("{}; is the GPU railgated?", e.what()));
   }
 }
@@ -352,7 +374,8 @@ void JetsonSysfsDevice::pin(const std::vector<double>& setting) {
 }
 
 void JetsonSysfsDevice::pin_frequency(double freq_hz) {
-  const auto it = std::find_if(freqs_hz_.begin(), freqs_hz_.end(), [&](double f) { return std::abs(f - freq_hz) < 0.5; });
+  const auto it =
+      std::find_if(freqs_hz_.begin(), freqs_hz_.end(), [&](double f) { return std::abs(f - freq_hz) < 0.5; });
   if (it == freqs_hz_.end())
     throw Error(fmt::format("{} is not in {} ({} values, {} .. {}); pick one of them (pacer devices show)",
                             units::format(freq_hz, units::Dimension::Frequency),
@@ -366,10 +389,10 @@ void JetsonSysfsDevice::pin_frequency(double freq_hz) {
     // The state file exists before the first write, so a crash between two writes is recoverable.
     saved_min_hz_ = cur_min;
     saved_max_hz_ = cur_max;
-    const std::vector<RestoreWrite> writes = {{min_p, std::to_string(cur_min)},
-                                              {max_p, std::to_string(cur_max)},
-                                              {min_p, std::to_string(cur_min)}};
-    write_state_file(state_file_, {static_cast<long>(::getpid()), name(), writes, fs::weakly_canonical(options_.root)});
+    const std::vector<RestoreWrite> writes = {
+        {min_p, std::to_string(cur_min)}, {max_p, std::to_string(cur_max)}, {min_p, std::to_string(cur_min)}};
+    write_state_file(state_file_, {static_cast<long>(::getpid()), name(), writes, fs::weakly_canonical(options_.root),
+                                   std::nullopt});
     if (options_.signal_restore) guard_.arm(writes, state_file_);
     saved_ = true;
   }
@@ -400,7 +423,9 @@ std::vector<double> JetsonSysfsDevice::current() const {
   return {static_cast<double>(read_int(devfreq_.dir / "cur_freq"))};
 }
 
-PowerReading JetsonSysfsDevice::read_power() { return read_selected_rails(rails_, *io_, options_.root); }
+PowerReading JetsonSysfsDevice::read_power() {
+  return read_selected_rails(rails_, *io_, options_.root);
+}
 
 std::function<PowerReading()> JetsonSysfsDevice::power_reader() {
   // Owns copies of the rails and a share of the file layer: a sampler that abandons a blocked read
@@ -432,8 +457,7 @@ void JetsonSysfsDevice::restore() {
                                             {max_p, std::to_string(saved_max_hz_)},
                                             {min_p, std::to_string(saved_min_hz_)}};
   const auto wrong = replay_restore(writes, *io_);
-  if (!wrong.empty())
-    throw Error(fmt::format("could not restore the GPU frequency range: {}", fmt::join(wrong, "; ")));
+  if (!wrong.empty()) throw Error(fmt::format("could not restore the GPU frequency range: {}", fmt::join(wrong, "; ")));
   guard_.disarm();
   std::error_code ec;
   fs::remove(state_file_, ec);

@@ -7,7 +7,41 @@
 
 namespace pacer::hw {
 
+namespace {
+
+// The board whose modes a real or served tree has: named, or the emulated tree's own device.
+std::string board_name(const DeviceRequest& r) {
+  if (!r.board.empty()) return r.board;
+  const auto file = r.sysfs_root / "pacer-emulator/device";
+  std::error_code ec;
+  if (std::filesystem::exists(file, ec)) {
+    std::string name = real_sysfs_io().read(file);
+    if (!name.empty()) return name;
+  }
+  throw OptionError("board",
+                    "power modes on a Jetson need the board's catalog name (pacer devices lists them) or "
+                    "device file, to know its modes and their caps");
+}
+
+}  // namespace
+
+static OpenedDevice open_device_with_sensor(const DeviceRequest& r);
+
 OpenedDevice open_device(const DeviceRequest& r) {
+  if (r.power_source != "sysfs" && r.power_source != "tegrastats")
+    throw OptionError("power-source", fmt::format("'{}' is not sysfs or tegrastats", r.power_source));
+  OpenedDevice out = open_device_with_sensor(r);
+  if (r.power_source == "tegrastats") {
+    if (out.emulated || !(out.sysfs))
+      throw OptionError("power-source",
+                        "tegrastats reads a Jetson board: it applies to the jetson device (a board, or "
+                        "a tree served by pacer emulate), not to an emulated or NVML device");
+    out.device = std::make_unique<TegrastatsPowerDevice>(std::move(out.device), r.tegrastats);
+  }
+  return out;
+}
+
+static OpenedDevice open_device_with_sensor(const DeviceRequest& r) {
   OpenedDevice out;
   const std::string& s = r.spec;
   if (s.rfind("emulated:", 0) == 0) {
@@ -16,10 +50,13 @@ OpenedDevice open_device(const DeviceRequest& r) {
     out.spec = traces::find_device(name);
     std::shared_ptr<const models::DeviceModel> model = r.model;
     if (!model) {
-      if (!r.workload) throw OptionError("workload", "an emulated device needs a workload (its cost comes from the network)");
+      if (!r.workload)
+        throw OptionError("workload", "an emulated device needs a workload (its cost comes from the network)");
       model = std::make_shared<WorkloadPhysics>(out.spec, *r.workload, r.physics);
     }
-    auto dev = std::make_unique<EmulatedJetson>(out.spec, model, r.emulator);
+    EmulatorOptions eo = r.emulator;
+    eo.knob = r.knob;
+    auto dev = std::make_unique<EmulatedJetson>(out.spec, model, eo);
     out.emulated = dev.get();
     out.device = std::move(dev);
     return out;
@@ -31,6 +68,17 @@ OpenedDevice open_device(const DeviceRequest& r) {
     auto dev = std::make_unique<JetsonSysfsDevice>(o);
     out.sysfs = dev.get();
     out.spec.name = "jetson-sysfs";
+    if (r.knob == "power_mode") {
+      PowerModeOptions pm;
+      pm.board = traces::find_device(board_name(r));
+      pm.nvpmodel = r.nvpmodel;
+      out.spec = pm.board;
+      auto modes = std::make_unique<PowerModeDevice>(std::move(dev), pm);
+      out.modes = modes.get();
+      out.device = std::move(modes);
+      return out;
+    }
+    if (r.knob != "gpu_freq") throw OptionError("knob", fmt::format("'{}' is not gpu_freq or power_mode", r.knob));
     out.device = std::move(dev);
     return out;
   }

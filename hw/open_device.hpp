@@ -1,7 +1,8 @@
 #pragma once
 // Turns a --device argument into a backend:
 //   emulated:NAME       the emulated Jetson NAME (catalog name or device file), virtual time
-//   jetson              the Jetson sysfs backend at --sysfs-root (real board, or a live emulated tree)
+//   jetson              the Jetson sysfs backend at --sysfs-root (real board, or a live emulated tree);
+//                       with knob power_mode, its nvpmodel modes (PowerModeDevice)
 //   nvml[:INDEX]        the NVML backend
 #include <filesystem>
 #include <memory>
@@ -12,15 +13,27 @@
 #include "hw/emulated.hpp"
 #include "hw/jetson_sysfs.hpp"
 #include "hw/nvml.hpp"
+#include "hw/power_mode_device.hpp"
+#include "hw/tegrastats_power.hpp"
 #include "traces/workload.hpp"
 
 namespace pacer::hw {
 
 struct DeviceRequest {
-  std::string spec;                               // the --device value
+  std::string spec;  // the --device value
   std::filesystem::path sysfs_root = "/";
-  std::filesystem::path state_file;               // empty: default per root
-  std::optional<traces::WorkloadInfo> workload;   // needed by emulated:NAME
+  std::filesystem::path state_file;              // empty: default per root
+  std::optional<traces::WorkloadInfo> workload;  // needed by emulated:NAME
+  // "gpu_freq" or "power_mode" (Jetson and emulated Jetson; NVML has its own knob option).
+  std::string knob = "gpu_freq";
+  std::filesystem::path nvpmodel = kDefaultNvpmodel;  // jetson + power_mode
+  // jetson + power_mode: the catalog device (or device file) whose modes are set; empty: the emulated
+  // tree's own device (<root>/pacer-emulator/device).
+  std::string board;
+  // Where the power figures come from on a Jetson: "sysfs" (the INA3221 files) or "tegrastats" (a
+  // tegrastats child process, hw/tegrastats_power.hpp).
+  std::string power_source = "sysfs";
+  TegrastatsOptions tegrastats;
   std::shared_ptr<const models::DeviceModel> model;  // replaces the default physics when set
   EmulatorOptions emulator;
   PhysicsParams physics;
@@ -30,7 +43,8 @@ struct DeviceRequest {
 struct OpenedDevice {
   std::unique_ptr<Device> device;
   EmulatedJetson* emulated = nullptr;  // set for emulated:NAME
-  JetsonSysfsDevice* sysfs = nullptr;  // set for jetson
+  JetsonSysfsDevice* sysfs = nullptr;  // set for jetson (the power reader under power modes)
+  PowerModeDevice* modes = nullptr;    // set for jetson with knob power_mode
   traces::DeviceSpec spec;             // the catalog entry (emulated), else name only
 };
 

@@ -39,7 +39,26 @@ struct RestoreOnExit {
   }
 };
 
-void validate(const Device& device, const ProfileOptions& o, std::vector<double>& settings) {
+using Setting = std::vector<double>;
+
+// Same setting when within half a unit of the last digit a device lists (1 Hz, 1 mW), relative
+// 1e-6 for a multi-dimensional knob; snapped to the device's own value ("921.6" MHz parses to
+// 921599999.99..., the table says 921600000).
+const Setting* device_setting(const std::vector<Setting>& all, const Setting& s, const traces::KnobSpace& knob) {
+  for (const auto& g : all) {
+    if (g.size() != s.size()) continue;
+    bool eq = true;
+    for (size_t d = 0; eq && d < g.size(); ++d) {
+      const double tol =
+          knob.dims.size() == 1 ? (knob.dims[0].unit == "Hz" ? 0.5 : 5e-4) : 1e-6 * std::max(1.0, std::abs(g[d]));
+      eq = std::abs(s[d] - g[d]) < tol;
+    }
+    if (eq) return &g;
+  }
+  return nullptr;
+}
+
+std::vector<Setting> validate(const Device& device, const ProfileOptions& o) {
   if (o.batch_sizes.empty()) throw Error("no batch sizes to profile");
   for (int b : o.batch_sizes)
     if (b <= 0) throw Error(fmt::format("batch size {} is not positive", b));
@@ -51,26 +70,27 @@ void validate(const Device& device, const ProfileOptions& o, std::vector<double>
   if (o.walk_power != "peak" && o.walk_power != "mean")
     throw Error(fmt::format("walk power figure '{}' is not peak or mean", o.walk_power));
   const traces::KnobSpace& knob = device.knob();
-  if (knob.dims.size() != 1)
-    throw Error(fmt::format("{} has a {}-dimensional knob ({}): the profiler walks one-dimensional knobs",
-                            device.name(), knob.dims.size(), knob.kind));
-  const auto all = knob_values(device);
+  if (knob.dims.size() != 1 && o.mode == "walk")
+    throw Error(
+        fmt::format("the efficient walk follows one knob upwards; {}'s {} knob has {} dimensions: profile its "
+                    "settings as a grid",
+                    device.name(), knob.kind, knob.dims.size()));
+  const auto all = device.settings();
   if (all.empty()) throw Error(fmt::format("{} lists no {} settings", device.name(), knob.kind));
-  if (settings.empty()) settings = all;
-  // Same setting when within half a unit of the last digit a device lists (1 Hz, 1 mW).
-  const double tolerance = knob.dims[0].unit == "Hz" ? 0.5 : 5e-4;
-  for (double& f : settings) {
-    const auto it = std::find_if(all.begin(), all.end(), [&](double g) { return std::abs(f - g) < tolerance; });
-    // Snap to the device's own value: "921.6" MHz parses to 921599999.99..., the table says 921600000.
-    if (it != all.end()) {
-      f = *it;
-      continue;
-    }
-    throw Error(fmt::format("{} is not a {} setting of {} ({} .. {})", knob.format({f}), knob.kind, device.name(),
-                            knob.format({all.front()}), knob.format({all.back()})));
+  std::vector<Setting> wanted = o.settings;
+  for (double v : o.knob_values) wanted.push_back({v});
+  if (wanted.empty()) wanted = all;
+  std::vector<Setting> out;
+  for (const auto& s : wanted) {
+    const Setting* g = device_setting(all, s, knob);
+    if (!g)
+      throw Error(fmt::format("{} is not a {} setting of {} ({} .. {})", knob.format(s), knob.kind, device.name(),
+                              knob.format(all.front()), knob.format(all.back())));
+    out.push_back(*g);
   }
-  std::sort(settings.begin(), settings.end());
-  settings.erase(std::unique(settings.begin(), settings.end()), settings.end());
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
 }
 
 // Points a fault skipped are measured again by a rerun on the same store: the fault may be gone.
@@ -78,8 +98,8 @@ bool retried_on_resume(const traces::ProfilePoint& p) {
   return p.status.rfind("skipped: power sensor", 0) == 0 || p.status.rfind("skipped: cur_freq", 0) == 0;
 }
 
-std::string at_point(const traces::KnobSpace& knob, double setting, int b) {
-  return fmt::format("{}={} b={}", knob_label(knob), knob.format({setting}), b);
+std::string at_point(const traces::KnobSpace& knob, const Setting& setting, int b) {
+  return fmt::format("{}={} b={}", knob.dims.size() == 1 ? knob_label(knob) : knob.kind, knob.format(setting), b);
 }
 
 }  // namespace
@@ -109,7 +129,7 @@ class ProfileSession {
         rails_(fmt::format("{}", fmt::join(device.power_rails(), ", "))) {}
 
   void open(const std::string& name, int planned);
-  traces::ProfilePoint measure(double f, int b);
+  traces::ProfilePoint measure(const Setting& f, int b);
   void finish() {
     table_.profiling_cost_s = previous_cost_s_ + report_.cost_s;
     if (store_) store_->write_profile(table_, name_);
@@ -141,7 +161,7 @@ class ProfileSession {
   std::string rails_;
   std::string name_;
   std::optional<traces::Store> store_;
-  std::set<std::pair<double, int>> retry_;
+  std::set<std::pair<Setting, int>> retry_;
   double previous_cost_s_ = 0;
   int planned_ = 0, done_ = 0;
 };
@@ -165,7 +185,7 @@ void ProfileSession::open(const std::string& name, int planned) {
     }
   }
   for (const auto& p : table_.points)
-    if (retried_on_resume(p) && p.knob.size() == 1) retry_.insert({p.knob[0], p.batch_size});
+    if (retried_on_resume(p)) retry_.insert({p.knob, p.batch_size});
 }
 
 std::string ProfileSession::kept_note() const {
@@ -245,7 +265,7 @@ void ProfileSession::fill_power(traces::ProfilePoint& p, const Batches& run, Pow
   if (!sensor_fault.empty()) {
     p.power_samples = sample_count();
     if (status == "ok") status = sensor_fault;
-    spdlog::warn("{}: {}", at_point(table_.knob, p.knob[0], p.batch_size), sensor_fault);
+    spdlog::warn("{}: {}", at_point(table_.knob, p.knob, p.batch_size), sensor_fault);
   } else {
     try {
       const PowerStats s = vdev_ ? vacc.stats() : sampler->stats();
@@ -263,8 +283,8 @@ void ProfileSession::fill_power(traces::ProfilePoint& p, const Batches& run, Pow
   p.status = status;
 }
 
-traces::ProfilePoint ProfileSession::measure(double f, int b) {
-  if (const auto* existing = table_.find({f}, b)) {
+traces::ProfilePoint ProfileSession::measure(const Setting& f, int b) {
+  if (const auto* existing = table_.find(f, b)) {
     if (!retry_.erase({f, b})) {
       ++report_.resumed_points;
       ++done_;
@@ -276,11 +296,11 @@ traces::ProfilePoint ProfileSession::measure(double f, int b) {
   const auto wall0 = std::chrono::steady_clock::now();
   const double virt0 = vdev_ ? vdev_->now_s() : 0;
   traces::ProfilePoint p;
-  p.knob = {f};
+  p.knob = f;
   p.batch_size = b;
   p.sensor_rate_hz = o_.sensor_rate_hz;
   try {
-    device_.pin({f});
+    device_.pin(f);
   } catch (const SettingNotApplied& e) {
     // The device runs at another setting than asked (throttled, railgated): nothing to measure
     // at this one. Recorded with the reason; the next point pins again.
@@ -327,7 +347,7 @@ traces::ProfilePoint ProfileSession::measure(double f, int b) {
 
 // The paper's walk: largest b from the lowest f upward until the cap; each smaller b starts from the
 // highest feasible f so far (power falls with b), stepping down if that is over.
-void walk(ProfileSession& session, const ProfileOptions& o, const std::vector<double>& settings,
+void walk(ProfileSession& session, const ProfileOptions& o, const std::vector<Setting>& settings,
           const std::vector<int>& batches) {
   auto feasible = [&](const traces::ProfilePoint& p) {
     const double w = o.walk_power == "peak" ? p.power_peak_w : p.power_mean_w;
@@ -349,8 +369,7 @@ void walk(ProfileSession& session, const ProfileOptions& o, const std::vector<do
 
 ProfileReport run_profile(Device& device, BatchExecutor& executor, const ProfileOptions& o,
                           const ProgressFn& progress) {
-  std::vector<double> settings = o.knob_values;
-  validate(device, o, settings);
+  const std::vector<Setting> settings = validate(device, o);
   std::vector<int> batches = o.batch_sizes;
   std::sort(batches.begin(), batches.end());
   batches.erase(std::unique(batches.begin(), batches.end()), batches.end());
@@ -375,7 +394,7 @@ ProfileReport run_profile(Device& device, BatchExecutor& executor, const Profile
   RestoreOnExit restore_on_exit{device, executor};
   if (o.mode == "grid") {
     for (int b : batches)
-      for (double f : settings) session.measure(f, b);
+      for (const auto& f : settings) session.measure(f, b);
   } else {
     walk(session, o, settings, batches);
   }

@@ -4,8 +4,9 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <signal.h>
-#include <sys/stat.h>
 #include <spdlog/spdlog.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <array>
@@ -17,6 +18,8 @@
 #include <mutex>
 #include <sstream>
 
+#include "hw/child_process.hpp"
+#include "hw/nvpmodel.hpp"
 #include "hw/sysfs_io.hpp"
 #include "traces/error.hpp"
 #include "traces/store.hpp"
@@ -48,13 +51,15 @@ void check_state_dir(const fs::path& dir) {
   if (::stat(dir.c_str(), &st) != 0) return;  // nothing there yet: nothing planted either
   if (!S_ISDIR(st.st_mode)) throw Error(fmt::format("state folder {} is not a folder: remove it", dir.string()));
   if (st.st_uid != ::getuid())
-    throw Error(fmt::format("state folder {} belongs to user {}, not to you ({}): another user could choose what a "
-                            "restore writes; remove it or point PACER_STATE_DIR at a folder of yours",
-                            dir.string(), st.st_uid, ::getuid()));
+    throw Error(
+        fmt::format("state folder {} belongs to user {}, not to you ({}): another user could choose what a "
+                    "restore writes; remove it or point PACER_STATE_DIR at a folder of yours",
+                    dir.string(), st.st_uid, ::getuid()));
   if (st.st_mode & S_IWOTH)
-    throw Error(fmt::format("state folder {} is writable by other users (mode {:o}): another user could choose what a "
-                            "restore writes; chmod o-w it or point PACER_STATE_DIR at a private folder",
-                            dir.string(), st.st_mode & 07777));
+    throw Error(
+        fmt::format("state folder {} is writable by other users (mode {:o}): another user could choose what a "
+                    "restore writes; chmod o-w it or point PACER_STATE_DIR at a private folder",
+                    dir.string(), st.st_mode & 07777));
 }
 
 void write_state_file(const fs::path& file, const RestoreState& state) {
@@ -64,6 +69,9 @@ void write_state_file(const fs::path& file, const RestoreState& state) {
   os << "device=" << state.device << "\n";
   if (!state.sysfs_root.empty()) os << "root=" << state.sysfs_root.string() << "\n";
   for (const auto& w : state.writes) os << "write=" << w.path.string() << "\t" << w.value << "\n";
+  if (state.mode)
+    os << "nvpmodel=" << state.mode->nvpmodel.string() << "\t" << state.mode->mode_id << "\t" << state.mode->mode_name
+       << "\n";
   const fs::path dir = file.parent_path().empty() ? fs::path(".") : file.parent_path();
   std::error_code ec;
   if (!fs::exists(dir, ec) && fs::create_directories(dir, ec))
@@ -87,15 +95,33 @@ RestoreState read_state_file(const fs::path& file) {
       throw Error(fmt::format("{}:{}: malformed line '{}'; delete the file after restoring by hand", file.string(),
                               lineno, line));
     const std::string key = line.substr(0, eq), value = line.substr(eq + 1);
-    if (key == "pid") s.pid = std::atol(value.c_str());
-    else if (key == "device") s.device = value;
-    else if (key == "root") s.sysfs_root = value;
+    if (key == "pid")
+      s.pid = std::atol(value.c_str());
+    else if (key == "device")
+      s.device = value;
+    else if (key == "root")
+      s.sysfs_root = value;
     else if (key == "write") {
       const auto tab = value.rfind('\t');
       if (tab == std::string::npos)
-        throw Error(fmt::format("{}:{}: malformed write line; delete the file after restoring by hand",
-                                file.string(), lineno));
+        throw Error(
+            fmt::format("{}:{}: malformed write line; delete the file after restoring by hand", file.string(), lineno));
       s.writes.push_back({value.substr(0, tab), value.substr(tab + 1)});
+    } else if (key == "nvpmodel") {
+      // PATH<TAB>ID<TAB>NAME
+      const auto t1 = value.find('\t');
+      const auto t2 = t1 == std::string::npos ? std::string::npos : value.find('\t', t1 + 1);
+      char* end = nullptr;
+      const std::string id =
+          t1 == std::string::npos ? "" : value.substr(t1 + 1, t2 == std::string::npos ? t2 : t2 - t1 - 1);
+      const long mode_id = std::strtol(id.c_str(), &end, 10);
+      if (t1 == std::string::npos || id.empty() || *end != '\0' || mode_id < 0 || mode_id > 1000)
+        throw Error(
+            fmt::format("{}:{}: malformed nvpmodel line; delete the file after restoring the power mode by hand "
+                        "(nvpmodel -m ID)",
+                        file.string(), lineno));
+      s.mode = ModeRestore{value.substr(0, t1), static_cast<int>(mode_id),
+                           t2 == std::string::npos ? "" : value.substr(t2 + 1)};
     }
   }
   return s;
@@ -147,6 +173,20 @@ std::vector<std::string> replay_restore(const std::vector<RestoreWrite>& writes,
   return wrong;
 }
 
+void replay_mode_restore(const ModeRestore& mode) {
+  if (const auto why = unsafe_program_reason(mode.nvpmodel); !why.empty())
+    throw Error(
+        fmt::format("the saved power-mode restore names {} as nvpmodel, but {}: refused; put the mode back by "
+                    "hand (sudo nvpmodel -m {})",
+                    mode.nvpmodel.string(), why, mode.mode_id));
+  const Nvpmodel tool(mode.nvpmodel);
+  tool.set(mode.mode_id);
+  const auto now = tool.query();
+  if (now.id != mode.mode_id)
+    throw Error(
+        fmt::format("`{} -m {}` left mode {} ({}) in force", mode.nvpmodel.string(), mode.mode_id, now.id, now.name));
+}
+
 // ---------------------------------------------------------------------------------------------
 // Signal side. Everything the handler touches is preallocated, fixed-size and lock-free.
 namespace {
@@ -155,6 +195,7 @@ constexpr int kSlots = 4;
 constexpr int kMaxWrites = 8;
 constexpr size_t kPathMax = 1024;
 constexpr size_t kValueMax = 64;
+constexpr int kExecArgs = 4;
 
 struct SignalWrite {
   char path[kPathMax];
@@ -167,12 +208,31 @@ struct Slot {
   int count = 0;
   SignalWrite writes[kMaxWrites];
   char state_file[kPathMax];
+  int exec_argc = 0;  // > 0: run exec_args after the writes (nvpmodel -m ID)
+  char exec_args[kExecArgs][kPathMax];
 };
 
 Slot g_slots[kSlots];
 constexpr std::array<int, 4> kSignals = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 struct sigaction g_previous[kSignals.size()];
 std::once_flag g_install_once;
+
+// _Fork (unlike fork) runs no atfork handlers and takes no locks: async-signal-safe, like execve
+// and waitpid.
+void run_exec_signal_safe(Slot& slot) {
+  char* argv[kExecArgs + 1];
+  for (int i = 0; i < slot.exec_argc; ++i) argv[i] = slot.exec_args[i];
+  argv[slot.exec_argc] = nullptr;
+  const pid_t pid = ::_Fork();
+  if (pid == 0) {
+    ::execve(argv[0], argv, environ);
+    ::_exit(127);
+  }
+  if (pid < 0) return;
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+}
 
 void replay_slots_signal_safe() {
   for (auto& slot : g_slots) {
@@ -186,6 +246,7 @@ void replay_slots_signal_safe() {
       (void)n;
       ::close(fd);
     }
+    if (slot.exec_argc > 0) run_exec_signal_safe(slot);
     if (slot.state_file[0] != '\0') ::unlink(slot.state_file);
     slot.state.store(0);
   }
@@ -203,7 +264,7 @@ void on_signal(int sig) {
 
 void install_handlers() {
   for (size_t i = 0; i < kSignals.size(); ++i) {
-    struct sigaction sa{};
+    struct sigaction sa {};
     sa.sa_handler = on_signal;
     sigemptyset(&sa.sa_mask);
     for (int s : kSignals) sigaddset(&sa.sa_mask, s);
@@ -236,9 +297,15 @@ class BlockSignals {
 
 }  // namespace
 
-void SignalRestoreGuard::arm(const std::vector<RestoreWrite>& writes, const fs::path& state_file) {
+void SignalRestoreGuard::arm(const std::vector<RestoreWrite>& writes, const fs::path& state_file,
+                             const std::vector<std::string>& exec_argv) {
   if (writes.size() > static_cast<size_t>(kMaxWrites))
     throw Error(fmt::format("{} restore writes exceed the signal-restore table ({})", writes.size(), kMaxWrites));
+  if (exec_argv.size() > static_cast<size_t>(kExecArgs))
+    throw Error(fmt::format("a restore command of {} words exceeds the signal-restore table ({})", exec_argv.size(),
+                            kExecArgs));
+  for (const auto& a : exec_argv)
+    if (a.size() + 1 > kPathMax) throw Error(fmt::format("restore command word '{}' is too long", a));
   // Validate before claiming a slot so a too-long path never leaks one.
   for (const auto& w : writes) {
     if (w.path.string().size() + 1 > kPathMax || w.value.size() + 1 > kValueMax)
@@ -267,6 +334,8 @@ void SignalRestoreGuard::arm(const std::vector<RestoreWrite>& writes, const fs::
     s.writes[i].value_len = writes[i].value.size();
   }
   s.count = static_cast<int>(writes.size());
+  for (size_t i = 0; i < exec_argv.size(); ++i) copy_bounded(s.exec_args[i], kPathMax, exec_argv[i], "command word");
+  s.exec_argc = static_cast<int>(exec_argv.size());
   copy_bounded(s.state_file, kPathMax, state_file.string(), "state file");
   s.state.store(2);
 }
@@ -278,6 +347,7 @@ void SignalRestoreGuard::disarm() {
   // A handler that already claimed the slot (state 1) replays it and frees it itself.
   if (g_slots[slot_].state.compare_exchange_strong(expected, 1)) {
     g_slots[slot_].count = 0;
+    g_slots[slot_].exec_argc = 0;
     g_slots[slot_].state.store(0);
   }
   slot_ = -1;

@@ -6,6 +6,7 @@
 //  - a crash or SIGKILL: a state file records the writes; `pacer restore` (or the next pacer run
 //    on the same tree) replays it.
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -22,12 +23,20 @@ struct RestoreWrite {
   std::string value;
 };
 
+// A power mode to put back with `nvpmodel -m ID` (hw/nvpmodel.hpp), after the writes.
+struct ModeRestore {
+  std::filesystem::path nvpmodel;  // the binary that set the modes, absolute
+  int mode_id = -1;
+  std::string mode_name;  // for messages
+};
+
 // What a state file holds.
 struct RestoreState {
   long pid = 0;
-  std::string device;                // free text: which device, for messages
+  std::string device;  // free text: which device, for messages
   std::vector<RestoreWrite> writes;
   std::filesystem::path sysfs_root;  // the root the device was found under (empty in old files)
+  std::optional<ModeRestore> mode;   // the power mode in force before the run changed it
 };
 
 // Default directory of state files: $PACER_STATE_DIR, else $XDG_STATE_HOME/pacer, else
@@ -54,6 +63,11 @@ bool process_alive(long pid);
 // for a single failed write.
 std::vector<std::string> replay_restore(const std::vector<RestoreWrite>& writes, SysfsIo& io);
 
+// Puts a saved power mode back: `nvpmodel -m ID`, then checks `nvpmodel -q` reports it. Throws
+// Error when it fails or when the saved program is not one pacer may run (unsafe_program_reason in
+// hw/child_process.hpp: a state file must not choose what runs as root).
+void replay_mode_restore(const ModeRestore& mode);
+
 // Registers writes to replay from a signal handler. At most a few guards may be armed at once
 // (one per pinned device); arming more throws Error.
 class SignalRestoreGuard {
@@ -64,8 +78,11 @@ class SignalRestoreGuard {
   SignalRestoreGuard& operator=(const SignalRestoreGuard&) = delete;
 
   // Installs the handlers (once per process) and arms this guard with `writes`; `state_file` is
-  // unlinked by the handler after replaying them. Re-arming replaces the writes.
-  void arm(const std::vector<RestoreWrite>& writes, const std::filesystem::path& state_file);
+  // unlinked by the handler after replaying them. `exec_argv` (program path first, at most 4
+  // words), when given, is run after the writes (fork/exec, waited for): `nvpmodel -m ID`.
+  // Re-arming replaces all of it.
+  void arm(const std::vector<RestoreWrite>& writes, const std::filesystem::path& state_file,
+           const std::vector<std::string>& exec_argv = {});
   void disarm();
   bool armed() const { return slot_ >= 0; }
 

@@ -50,9 +50,9 @@ namespace {
 
 constexpr const char* kTimeNames[] = {"time_fixed_s", "time_fixed_per_sample_s", "time_work_cycles",
                                       "time_work_per_sample_cycles"};
-constexpr const char* kPowerSuffixes[] = {"idle_w",          "leak_w_per_v",        "cap_base_w_per_hz_v2",
-                                          "cap_sat_w_per_hz_v2", "batch_half",       "busy_j_per_cycle_v2",
-                                          "traffic_j_per_sample"};
+constexpr const char* kPowerSuffixes[] = {
+    "idle_w",     "leak_w_per_v",        "cap_base_w_per_hz_v2", "cap_sat_w_per_hz_v2",
+    "batch_half", "busy_j_per_cycle_v2", "traffic_j_per_sample"};
 constexpr int kPowerParams = 7;
 
 // ---------------------------------------------------------------------------------------------
@@ -107,23 +107,32 @@ struct Obs {
   double freq_hz;
   int batch;
   double y;
+  double share = 1.0;  // powered share of the GPU's TPCs (power-mode caps); compute runs at f * share
+  const std::vector<double>* extra = nullptr;  // extra power columns of this point (FitExtras)
 };
+
+Eigen::Index extra_columns(const std::vector<Obs>& obs) {
+  return obs.empty() || !obs.front().extra ? 0 : static_cast<Eigen::Index>(obs.front().extra->size());
+}
 
 Eigen::MatrixXd power_design(const std::vector<Obs>& obs, const VoltageCurve& v, double batch_half,
                              const TimeParams& time) {
-  Eigen::MatrixXd x(static_cast<Eigen::Index>(obs.size()), 6);
+  const Eigen::Index k = extra_columns(obs);
+  Eigen::MatrixXd x(static_cast<Eigen::Index>(obs.size()), 6 + k);
   for (size_t i = 0; i < obs.size(); ++i) {
     const double f = obs[i].freq_hz;
+    const double s = obs[i].share;  // powered-off TPCs neither leak nor switch
     const double volt = v.at(f);
     const double b = obs[i].batch;
     const auto r = static_cast<Eigen::Index>(i);
     x(r, 0) = 1.0;
-    x(r, 1) = volt;
-    x(r, 2) = f * volt * volt;
-    x(r, 3) = f * volt * volt * b / (b + batch_half);
-    const double t = time.at(f, obs[i].batch);
+    x(r, 1) = s * volt;
+    x(r, 2) = s * f * volt * volt;
+    x(r, 3) = s * f * volt * volt * b / (b + batch_half);
+    const double t = time.at(f * s, obs[i].batch);
     x(r, 4) = volt * volt * (time.work_cycles + time.work_per_sample_cycles * b) / t;
     x(r, 5) = b / t;
+    for (Eigen::Index j = 0; j < k; ++j) x(r, 6 + j) = (*obs[i].extra)[static_cast<size_t>(j)];
   }
   return x;
 }
@@ -182,11 +191,17 @@ struct PowerFit {
   PowerParams params;
   PowerParams stderr;
   double objective = 0;
+  std::vector<double> extra;  // coefficients of the extra columns
 };
 
 // The priors: k_leak and c_base shrink towards 0 (columns 1 and 2); b_half towards the geometric
 // middle of the profiled batch sizes, one prior unit per factor of 4.
-const std::vector<bool> kPowerShrink = {false, true, true, false, true, true};
+// Extra columns (power-mode cap terms) are pulled towards 0 too.
+std::vector<bool> power_shrink(const std::vector<Obs>& obs) {
+  std::vector<bool> s = {false, true, true, false, true, true};
+  s.resize(6 + static_cast<size_t>(extra_columns(obs)), true);
+  return s;
+}
 
 struct PowerProblem {
   const std::vector<Obs>* obs;
@@ -201,7 +216,7 @@ struct PowerProblem {
     return prior_weight * z * z;
   }
   double objective(const VoltageCurve& v, double log_half) const {
-    const auto sol = solve_relative(power_design(*obs, v, std::exp(log_half), *time), targets(*obs), kPowerShrink,
+    const auto sol = solve_relative(power_design(*obs, v, std::exp(log_half), *time), targets(*obs), power_shrink(*obs),
                                     prior_weight, false);
     return sol.objective + prior(log_half);
   }
@@ -222,18 +237,18 @@ double profile_stderr(const std::function<double(double)>& objective, double x, 
 
 PowerFit finish_power(const PowerProblem& problem, const VoltageCurve& v, double log_half) {
   PowerFit out;
-  const auto sol = solve_relative(power_design(*problem.obs, v, std::exp(log_half), *problem.time), targets(*problem.obs),
-                                  kPowerShrink, problem.prior_weight, true);
+  const auto sol = solve_relative(power_design(*problem.obs, v, std::exp(log_half), *problem.time),
+                                  targets(*problem.obs), power_shrink(*problem.obs), problem.prior_weight, true);
   out.params = {sol.beta(0), sol.beta(1), sol.beta(2), sol.beta(3), std::exp(log_half), sol.beta(4), sol.beta(5)};
+  for (Eigen::Index j = 6; j < sol.beta.size(); ++j) out.extra.push_back(sol.beta(j));
   out.stderr = {sol.stderr(0), sol.stderr(1), sol.stderr(2), sol.stderr(3), traces::kNaN, sol.stderr(4), sol.stderr(5)};
   out.objective = sol.objective + problem.prior(log_half);
   int active = 1;
-  for (int j = 0; j < 6; ++j) active += sol.beta(j) > 0;
+  for (Eigen::Index j = 0; j < sol.beta.size(); ++j) active += sol.beta(j) > 0;
   const auto n = static_cast<int>(problem.obs->size());
   if (n > active && sol.beta(3) > 0) {
     const double s2 = sol.rss / (n - active);
-    const double se_log =
-        profile_stderr([&](double lh) { return problem.objective(v, lh); }, log_half, 0.05, s2);
+    const double se_log = profile_stderr([&](double lh) { return problem.objective(v, lh); }, log_half, 0.05, s2);
     out.stderr.batch_half = out.params.batch_half * se_log;
   }
   return out;
@@ -278,7 +293,8 @@ traces::ModelRecord AnalyticalModel::to_record() const {
   traces::ModelRecord r = record_;
   // Keep the stored uncertainties of a fit; a model built by hand has none.
   std::map<std::string, double> se;
-  for (size_t i = 0; i < r.param_names.size() && i < r.param_stderr.size(); ++i) se[r.param_names[i]] = r.param_stderr[i];
+  for (size_t i = 0; i < r.param_names.size() && i < r.param_stderr.size(); ++i)
+    se[r.param_names[i]] = r.param_stderr[i];
   const auto err = [&](const std::string& n) {
     const auto it = se.find(n);
     return it == se.end() ? traces::kNaN : it->second;
@@ -325,7 +341,15 @@ traces::ModelRecord AnalyticalModel::to_record() const {
 
 // ---------------------------------------------------------------------------------------------
 std::unique_ptr<AnalyticalModel> fit_analytical(const std::vector<traces::ProfilePoint>& points,
-                                                const AnalyticalFitOptions& options) {
+                                                const AnalyticalFitOptions& options, FitExtras* extras) {
+  static const std::vector<double> none;
+  const auto& compute_share = extras ? extras->compute_share : none;
+  const auto check = [&](size_t n, const char* what) {
+    if (n != 0 && n != points.size()) throw Error(fmt::format("{} {} for {} points", n, what, points.size()));
+  };
+  check(compute_share.size(), "compute shares");
+  if (extras)
+    check(extras->time_columns.size(), "extra time rows"), check(extras->power_columns.size(), "extra power rows");
   if (points.size() < 4)
     throw Error(fmt::format(
         "the analytical model needs at least 4 profiled points (it has 4 time parameters), got {}: profile more "
@@ -334,25 +358,34 @@ std::unique_ptr<AnalyticalModel> fit_analytical(const std::vector<traces::Profil
   std::vector<Obs> time_obs, mean_obs, peak_obs;
   std::set<double> freqs;
   int b_min = points.front().batch_size, b_max = b_min;
-  for (const auto& p : points) {
+  for (size_t pi = 0; pi < points.size(); ++pi) {
+    const auto& p = points[pi];
+    const double share = compute_share.empty() ? 1.0 : compute_share[pi];
     if (p.knob.size() != 1)
-      throw Error("the analytical model needs a one-dimensional GPU-frequency knob; fit the learned or the "
-                  "interpolating model to other knobs");
+      throw Error(
+          "the analytical model needs a one-dimensional GPU-frequency knob; fit the learned or the "
+          "interpolating model to other knobs");
     const double f = p.knob[0];
     if (!(f > 0) || p.batch_size < 1 || !(p.time_per_batch_mean_s > 0) || !(p.power_mean_w > 0))
-      throw Error(fmt::format("profile point (f = {:g} Hz, b = {}) has a non-positive or missing frequency, batch "
-                              "size, time or mean power",
-                              f, p.batch_size));
+      throw Error(
+          fmt::format("profile point (f = {:g} Hz, b = {}) has a non-positive or missing frequency, batch "
+                      "size, time or mean power",
+                      f, p.batch_size));
     freqs.insert(f);
     b_min = std::min(b_min, p.batch_size);
     b_max = std::max(b_max, p.batch_size);
-    time_obs.push_back({f, p.batch_size, p.time_per_batch_mean_s});
-    mean_obs.push_back({f, p.batch_size, p.power_mean_w});
-    if (std::isfinite(p.power_peak_w) && p.power_peak_w > 0) peak_obs.push_back({f, p.batch_size, p.power_peak_w});
+    if (!(share > 0 && share <= 1)) throw Error(fmt::format("compute share {:g} is not in (0, 1]", share));
+    const std::vector<double>* power_extra =
+        extras && !extras->power_columns.empty() ? &extras->power_columns[pi] : nullptr;
+    time_obs.push_back({f, p.batch_size, p.time_per_batch_mean_s, share, nullptr});
+    mean_obs.push_back({f, p.batch_size, p.power_mean_w, share, power_extra});
+    if (std::isfinite(p.power_peak_w) && p.power_peak_w > 0)
+      peak_obs.push_back({f, p.batch_size, p.power_peak_w, share, power_extra});
   }
   if (freqs.size() < 2)
-    throw Error("the analytical model needs points at 2 or more GPU frequencies to separate the frequency-bound "
-                "part of the time from the rest");
+    throw Error(
+        "the analytical model needs points at 2 or more GPU frequencies to separate the frequency-bound "
+        "part of the time from the rest");
   if (options.voltage != "auto" && options.voltage != "catalog" && options.voltage != "fit")
     throw Error(fmt::format("voltage mode '{}' is not one of auto, catalog, fit", options.voltage));
   const bool use_table = options.voltage == "catalog" || (options.voltage == "auto" && !options.voltage_table.empty());
@@ -363,19 +396,26 @@ std::unique_ptr<AnalyticalModel> fit_analytical(const std::vector<traces::Profil
   traces::ModelRecord record;
   record.kind = "analytical";
   const double pw = options.prior_weight;
-  // Time: t = t0 + t1·b + w0/f + w1·b/f, linear; t1 and w0 carry the weak priors.
-  Eigen::MatrixXd x(static_cast<Eigen::Index>(time_obs.size()), 4);
+  // Time: t = t0 + t1·b + w0/f + w1·b/f, linear; t1 and w0 carry the weak priors (extra columns too).
+  const Eigen::Index kt =
+      extras && !extras->time_columns.empty() ? static_cast<Eigen::Index>(extras->time_columns.front().size()) : 0;
+  Eigen::MatrixXd x(static_cast<Eigen::Index>(time_obs.size()), 4 + kt);
+  std::vector<bool> time_shrink = {false, true, true, false};
+  time_shrink.resize(static_cast<size_t>(4 + kt), true);
   for (size_t i = 0; i < time_obs.size(); ++i) {
+    for (Eigen::Index j = 0; j < kt; ++j)
+      x(static_cast<Eigen::Index>(i), 4 + j) = extras->time_columns[i].at(static_cast<size_t>(j));
     const auto r = static_cast<Eigen::Index>(i);
     const double b = time_obs[i].batch;
-    const double f = time_obs[i].freq_hz;
+    const double f = time_obs[i].freq_hz * time_obs[i].share;
     x(r, 0) = 1.0;
     x(r, 1) = b;
     x(r, 2) = 1.0 / f;
     x(r, 3) = b / f;
   }
-  const auto ts = solve_relative(x, targets(time_obs), {false, true, true, false}, pw, true);
+  const auto ts = solve_relative(x, targets(time_obs), time_shrink, pw, true);
   params.time = {ts.beta(0), ts.beta(1), ts.beta(2), ts.beta(3)};
+  if (extras) extras->time_coef.assign(ts.beta.data() + 4, ts.beta.data() + 4 + kt);
   for (int i = 0; i < 4; ++i) push(record, kTimeNames[i], ts.beta(i), ts.stderr(i));
   const double half_prior = std::sqrt(static_cast<double>(b_min) * b_max);
   const double lh_lo = std::log(std::max(0.25, b_min / 8.0));
@@ -430,24 +470,25 @@ std::unique_ptr<AnalyticalModel> fit_analytical(const std::vector<traces::Profil
     log_half = mean_problem.best_log_half(v, 25);
     const double fit_obj = profiled(knee, ls);
     const double s2 = fit_obj / std::max(1.0, static_cast<double>(mean_obs.size()) - 7.0);
-    const double se_knee = mean_obs.size() > 7 ? profile_stderr([&](double k) { return profiled(k, ls); }, knee,
-                                                                0.02 * span, s2)
-                                               : traces::kNaN;
-    const double se_ls = mean_obs.size() > 7
-                             ? profile_stderr([&](double s) { return profiled(knee, s); }, ls, 0.05, s2)
-                             : traces::kNaN;
+    const double se_knee = mean_obs.size() > 7
+                               ? profile_stderr([&](double k) { return profiled(k, ls); }, knee, 0.02 * span, s2)
+                               : traces::kNaN;
+    const double se_ls =
+        mean_obs.size() > 7 ? profile_stderr([&](double s) { return profiled(knee, s); }, ls, 0.05, s2) : traces::kNaN;
     push(record, "volt_knee_hz", v.knee_hz, se_knee);
     push(record, "volt_slope_v_per_hz", v.slope_v_per_hz, v.slope_v_per_hz * se_ls);
   }
 
   const PowerFit mean = finish_power(mean_problem, v, log_half);
   params.power_mean = mean.params;
+  if (extras) extras->power_mean_coef = extras->power_peak_coef = mean.extra;
   push_power(record, "power_mean_", mean.params, mean.stderr);
   if (peak_obs.size() >= 4) {
     const PowerProblem peak_problem{&peak_obs, &params.time, pw, half_prior, lh_lo, lh_hi};
     const PowerFit peak = finish_power(peak_problem, v, peak_problem.best_log_half(v, 25));
     params.power_peak = peak.params;
     params.has_peak = true;
+    if (extras) extras->power_peak_coef = peak.extra;
     push_power(record, "power_peak_", peak.params, peak.stderr);
   } else {
     // Without peak readings (Zeus-style traces) the peak is reported as the mean, and flagged.
@@ -466,8 +507,8 @@ std::unique_ptr<AnalyticalModel> analytical_from_record(const traces::ModelRecor
   const auto get = [&](const std::string& name) {
     const auto it = p.find(name);
     if (it == p.end())
-      throw Error(fmt::format("model record '{}' lacks parameter '{}': recalibrate with pacer calibrate", record.name,
-                              name));
+      throw Error(
+          fmt::format("model record '{}' lacks parameter '{}': recalibrate with pacer calibrate", record.name, name));
     return it->second;
   };
   AnalyticalParams a;

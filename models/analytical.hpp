@@ -92,10 +92,21 @@ struct AnalyticalFitOptions {
   double prior_weight = 1e-4;
 };
 
+// What a model over power-mode caps (models/mode_model.hpp) adds to the fit, per point: the powered
+// share s of the GPU's TPCs (empty: 1; its compute runs at f*s and its leakage and switched
+// capacitance scale with s), and extra time and power columns fitted jointly with the model's own,
+// non-negative and pulled towards 0 by the priors (empty: none). Their coefficients come back here.
+struct FitExtras {
+  std::vector<double> compute_share;
+  std::vector<std::vector<double>> time_columns;                    // per point; added time = sum_j time_coef[j] x_j
+  std::vector<std::vector<double>> power_columns;                   // per point; added power = sum_j coef[j] x_j
+  std::vector<double> time_coef, power_mean_coef, power_peak_coef;  // out
+};
+
 // Fits the model to `points` (gpu_freq knob, time and mean power required, peak optional).
 // Throws Error when there are fewer than 4 points or fewer than 2 distinct frequencies.
 std::unique_ptr<AnalyticalModel> fit_analytical(const std::vector<traces::ProfilePoint>& points,
-                                                const AnalyticalFitOptions& options);
+                                                const AnalyticalFitOptions& options, FitExtras* extras = nullptr);
 
 // Rebuilds a model from its record; throws Error when a parameter is missing.
 std::unique_ptr<AnalyticalModel> analytical_from_record(const traces::ModelRecord& record);

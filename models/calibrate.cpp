@@ -9,6 +9,7 @@
 #include <set>
 
 #include "models/interpolating.hpp"
+#include "models/mode_model.hpp"
 #include "models/planner.hpp"
 #include "traces/error.hpp"
 
@@ -188,10 +189,10 @@ std::vector<traces::ProfilePoint> usable_points(const traces::ProfileTable& tabl
       const bool known = std::any_of(device->gpu_freqs_hz.begin(), device->gpu_freqs_hz.end(),
                                      [&](double g) { return std::abs(g - f) <= 1e-6 * g; });
       if (!known)
-        throw Error(fmt::format("{}: {:g} MHz is not in {}'s frequency table ({:g}-{:g} MHz); was the profile "
-                                "measured on another device? name that device",
-                                where, f / 1e6, device->name, device->gpu_freqs_hz.front() / 1e6,
-                                device->gpu_freqs_hz.back() / 1e6));
+        throw Error(fmt::format(
+            "{}: {:g} MHz is not in {}'s frequency table ({:g}-{:g} MHz); was the profile "
+            "measured on another device? name that device",
+            where, f / 1e6, device->name, device->gpu_freqs_hz.front() / 1e6, device->gpu_freqs_hz.back() / 1e6));
     }
     out.push_back(p);
   }
@@ -218,54 +219,106 @@ std::vector<double> grid_knob_scale(const traces::ProfileTable& table, const tra
 
 }  // namespace
 
+namespace {
+
+int min_points_for(std::string& kind, const traces::ProfileTable& table, const traces::DeviceSpec* device,
+                   const CalibrationOptions& options) {
+  // A power mode's analytical model is the model over its caps.
+  if (kind == "analytical" && table.knob.kind == "power_mode") kind = "modes";
+  if (kind == "analytical") {
+    if (table.knob.kind != "gpu_freq")
+      throw Error(
+          fmt::format("the analytical model applies to a GPU-frequency knob, not '{}': fit the "
+                      "interpolating or the learned model",
+                      table.knob.kind));
+    return 4;
+  }
+  if (kind == "modes") {
+    if (table.knob.kind != "power_mode")
+      throw Error(fmt::format("the modes model applies to a power-mode profile, not a '{}' one", table.knob.kind));
+    if (!device || device->power_modes.empty())
+      throw Error(
+          fmt::format("the modes model needs the board's nvpmodel modes (their caps): name the device of "
+                      "profile '{}'",
+                      table.workload));
+    return options.frequency_profile ? 1 : 4;
+  }
+  if (kind == "learned") return options.reference ? 2 : 4;
+  if (kind == "interpolating") {
+    if (table.knob.dims.size() != 1)
+      throw Error("the interpolating model needs a one-dimensional knob; fit the learned model to power modes");
+    return 1;
+  }
+  throw Error(fmt::format("unknown model '{}' (analytical, learned, interpolating, modes)", kind));
+}
+
+std::vector<traces::ProfilePoint> planned_points(const std::vector<traces::ProfilePoint>& all,
+                                                 const traces::ProfileTable& table, const CalibrationOptions& options) {
+  if (!(options.points > 0 && options.points < static_cast<int>(all.size()))) return all;
+  std::vector<PlanPoint> candidates;
+  for (const auto& p : all) candidates.push_back({p.knob, p.batch_size});
+  PlannerOptions po;
+  po.k = options.points;
+  po.knob = table.knob;
+  po.voltage_table = options.analytical.voltage_table;
+  std::vector<traces::ProfilePoint> used;
+  for (const auto& c : plan_points(candidates, po))
+    for (const auto& p : all)
+      if (p.batch_size == c.batch_size && p.knob == c.knob) {
+        used.push_back(p);
+        break;
+      }
+  return used;
+}
+
+// Held-out errors on the points the planner left out, the used points and their residuals.
+void record_errors(traces::ModelRecord& record, const DeviceModel& model, const std::vector<traces::ProfilePoint>& all,
+                   const std::vector<traces::ProfilePoint>& used) {
+  if (used.size() < all.size()) {
+    // The points the planner left out are a true hold-out set.
+    std::vector<traces::ProfilePoint> rest;
+    for (const auto& p : all)
+      if (std::none_of(used.begin(), used.end(),
+                       [&](const traces::ProfilePoint& u) { return u.batch_size == p.batch_size && u.knob == p.knob; }))
+        rest.push_back(p);
+    const auto h = mape(model, rest);
+    record.metrics["time_mape_heldout"] = h.time_mape;
+    record.metrics["power_mean_mape_heldout"] = h.power_mean_mape;
+    record.metrics["power_peak_mape_heldout"] = h.power_peak_mape;
+    record.metrics["heldout_points"] = h.points;
+  }
+  std::string used_text, residuals;
+  for (const auto& p : used) {
+    const auto pred = model.predict(p.knob, p.batch_size);
+    used_text += fmt::format("{}{}|{}", used_text.empty() ? "" : ";", fmt::join(p.knob, ","), p.batch_size);
+    residuals += fmt::format("{}{}|{}|{:.4g}|{:.4g}|{:.4g}", residuals.empty() ? "" : ";", fmt::join(p.knob, ","),
+                             p.batch_size, pred.time_per_batch_s / p.time_per_batch_mean_s - 1,
+                             pred.power_mean_w / p.power_mean_w - 1, pred.power_peak_w / p.power_peak_w - 1);
+  }
+  record.settings["points"] = used_text;
+  record.settings["residuals"] = residuals;
+  record.settings["residuals_format"] = "knob|b|time_rel|power_mean_rel|power_peak_rel; rel = predicted/measured - 1";
+}
+
+}  // namespace
+
 Calibration calibrate(const traces::ProfileTable& table, const traces::DeviceSpec* device,
                       const CalibrationOptions& options) {
   const auto all = usable_points(table, device);
   if (all.empty())
     throw Error(fmt::format("profile '{}' has no usable point (status 'ok' with time and power)", table.workload));
-  const std::string kind = options.model;
-  int min_points = 0;
-  if (kind == "analytical") {
-    if (table.knob.kind != "gpu_freq")
-      throw Error(fmt::format("the analytical model applies to a GPU-frequency knob, not '{}': fit the "
-                              "interpolating or the learned model",
-                              table.knob.kind));
-    min_points = 4;
-  } else if (kind == "learned") {
-    min_points = options.reference ? 2 : 4;
-  } else if (kind == "interpolating") {
-    if (table.knob.dims.size() != 1)
-      throw Error("the interpolating model needs a one-dimensional knob; fit the learned model to power modes");
-    min_points = 1;
-  } else {
-    throw Error(fmt::format("unknown model '{}' (analytical, learned, interpolating)", kind));
-  }
+  std::string kind = options.model;
+  const int min_points = min_points_for(kind, table, device, options);
   const int wanted = options.points > 0 ? options.points : static_cast<int>(all.size());
   if (wanted > static_cast<int>(all.size()))
-    throw Error(fmt::format("{} planned points are more than profile '{}' has usable ({})", wanted,
-                            table.workload, all.size()));
+    throw Error(fmt::format("{} planned points are more than profile '{}' has usable ({})", wanted, table.workload,
+                            all.size()));
   if (wanted < min_points)
-    throw Error(fmt::format("the {} model needs at least {} points, got {}: let the planner pick {} or more", kind, min_points,
-                            wanted, min_points));
+    throw Error(fmt::format("the {} model needs at least {} points, got {}: let the planner pick {} or more", kind,
+                            min_points, wanted, min_points));
 
   Calibration out;
-  if (options.points > 0 && options.points < static_cast<int>(all.size())) {
-    std::vector<PlanPoint> candidates;
-    for (const auto& p : all) candidates.push_back({p.knob, p.batch_size});
-    PlannerOptions po;
-    po.k = options.points;
-    po.knob = table.knob;
-    po.voltage_table = options.analytical.voltage_table;
-    for (const auto& c : plan_points(candidates, po))
-      for (const auto& p : all)
-        if (p.batch_size == c.batch_size && p.knob == c.knob) {
-          out.used.push_back(p);
-          break;
-        }
-  } else {
-    out.used = all;
-  }
-
+  out.used = planned_points(all, table, options);
   LearnedOptions lopt = options.learned;
   if (lopt.knob_scale.empty()) lopt.knob_scale = grid_knob_scale(table, device);
   std::shared_ptr<LearnedModel> reference;
@@ -282,11 +335,21 @@ Calibration calibrate(const traces::ProfileTable& table, const traces::DeviceSpe
   FitFunction fit;
   std::string voltage_why;
   AnalyticalFitOptions aopt = options.analytical;
+  std::map<std::string, double> extra_metrics;
+  std::map<std::string, std::string> extra_settings;
   if (kind == "analytical") {
     aopt = choose_voltage(out.used, options.analytical, options.cv_folds, &voltage_why);
     fit = [&](const std::vector<traces::ProfilePoint>& pts) -> std::unique_ptr<DeviceModel> {
       return fit_analytical(pts, aopt);
     };
+  } else if (kind == "modes") {
+    std::vector<traces::ProfilePoint> anchors;
+    if (options.frequency_profile) {
+      anchors = sweep_as_mode_points(usable_points(*options.frequency_profile, device), table.knob,
+                                     traces::mode_maxima(*device));
+      extra_settings["frequency_profile"] = options.frequency_profile_name;
+    }
+    fit = mode_fit(out.used, anchors, table.knob, *device, options.analytical, extra_metrics, extra_settings);
   } else if (kind == "learned") {
     fit = [&](const std::vector<traces::ProfilePoint>& pts) -> std::unique_ptr<DeviceModel> {
       return reference ? transfer_learned(*reference, pts, lopt) : train_learned(pts, table.knob, lopt);
@@ -306,36 +369,51 @@ Calibration calibrate(const traces::ProfileTable& table, const traces::DeviceSpe
   const int used_folds =
       folds == 1 ? 1 : (folds <= 0 ? (out.used.size() <= 30 ? static_cast<int>(out.used.size()) : 10) : folds);
   put_metrics(record, mape(*model, out.used), cv, used_folds);
-  if (out.used.size() < all.size()) {
-    // The points the planner left out are a true hold-out set.
-    std::vector<traces::ProfilePoint> rest;
-    for (const auto& p : all)
-      if (std::none_of(out.used.begin(), out.used.end(),
-                       [&](const traces::ProfilePoint& u) { return u.batch_size == p.batch_size && u.knob == p.knob; }))
-        rest.push_back(p);
-    const auto h = mape(*model, rest);
-    record.metrics["time_mape_heldout"] = h.time_mape;
-    record.metrics["power_mean_mape_heldout"] = h.power_mean_mape;
-    record.metrics["power_peak_mape_heldout"] = h.power_peak_mape;
-    record.metrics["heldout_points"] = h.points;
-  }
-  std::string used_text, residuals;
-  for (const auto& p : out.used) {
-    const auto pred = model->predict(p.knob, p.batch_size);
-    used_text += fmt::format("{}{}|{}", used_text.empty() ? "" : ";", fmt::join(p.knob, ","), p.batch_size);
-    residuals += fmt::format("{}{}|{}|{:.4g}|{:.4g}|{:.4g}", residuals.empty() ? "" : ";", fmt::join(p.knob, ","),
-                             p.batch_size, pred.time_per_batch_s / p.time_per_batch_mean_s - 1,
-                             pred.power_mean_w / p.power_mean_w - 1, pred.power_peak_w / p.power_peak_w - 1);
-  }
-  record.settings["points"] = used_text;
-  record.settings["residuals"] = residuals;
-  record.settings["residuals_format"] = "knob|b|time_rel|power_mean_rel|power_peak_rel; rel = predicted/measured - 1";
+  record_errors(record, *model, all, out.used);
+  for (const auto& [k, v] : extra_metrics) record.metrics[k] = v;
+  for (const auto& [k, v] : extra_settings) record.settings[k] = v;
   record.settings["selection"] = options.points > 0 ? fmt::format("planner k={}", options.points) : "all";
   if (reference) record.settings["reference"] = options.reference_name;
   if (!voltage_why.empty()) record.settings["voltage_choice"] = voltage_why;
   out.model = model_from_record(record);
   out.record = std::move(record);
   out.all = all;
+  return out;
+}
+
+ErrorSummary cross_validate_settings(const std::vector<traces::ProfilePoint>& points,
+                                     const std::vector<traces::ProfilePoint>& anchors, const FitFunction& fit,
+                                     std::vector<SettingError>* per_setting) {
+  std::vector<std::vector<double>> settings;
+  for (const auto& p : points)
+    if (std::find(settings.begin(), settings.end(), p.knob) == settings.end()) settings.push_back(p.knob);
+  double st = 0, sm = 0, sp = 0;
+  int nt = 0, nm = 0, np = 0, predicted = 0;
+  for (const auto& held : settings) {
+    std::vector<traces::ProfilePoint> train = anchors, test;
+    for (const auto& p : points) (p.knob == held ? test : train).push_back(p);
+    std::unique_ptr<DeviceModel> model;
+    try {
+      model = fit(train);
+    } catch (const Error& e) {
+      spdlog::debug("leave-one-setting-out fold skipped: {}", e.what());
+      continue;
+    }
+    const auto e = mape(*model, test);
+    if (per_setting) per_setting->push_back({held, e});
+    predicted += e.points;
+    const auto add = [&](double v, double& s, int& c) {
+      if (std::isfinite(v)) s += v * e.points, c += e.points;
+    };
+    add(e.time_mape, st, nt);
+    add(e.power_mean_mape, sm, nm);
+    add(e.power_peak_mape, sp, np);
+  }
+  ErrorSummary out;
+  out.points = predicted;
+  if (nt) out.time_mape = st / nt;
+  if (nm) out.power_mean_mape = sm / nm;
+  if (np) out.power_peak_mape = sp / np;
   return out;
 }
 

@@ -5,6 +5,7 @@
 // interpolating.hpp; this file is what `pacer calibrate` and `pacer bench models` call.
 #include <Eigen/Dense>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -38,6 +39,26 @@ using FitFunction = std::function<std::unique_ptr<DeviceModel>(const std::vector
 ErrorSummary cross_validate(const std::vector<traces::ProfilePoint>& points, const FitFunction& fit, int folds,
                             int min_train);
 
+// Held-out errors by setting: each distinct knob setting of `points` (a power mode) is predicted by
+// a model fitted on the other settings plus `anchors` (always trained on). `per_setting` receives
+// each setting's errors. Settings whose fold cannot be fitted are skipped.
+struct SettingError {
+  std::vector<double> knob;
+  ErrorSummary error;
+};
+ErrorSummary cross_validate_settings(const std::vector<traces::ProfilePoint>& points,
+                                     const std::vector<traces::ProfilePoint>& anchors, const FitFunction& fit,
+                                     std::vector<SettingError>* per_setting = nullptr);
+
+// The "modes" model's fit for `used` points of a power-mode profile (mode_model.hpp): the GPU-only
+// and the cap-term candidates are each scored by leave-one-mode-out cross-validation
+// (cross_validate_settings, `anchors` always in training) and the one with the lower sum of time
+// and mean-power MAPE is kept. `metrics` and `settings` receive the scores and the choice.
+FitFunction mode_fit(const std::vector<traces::ProfilePoint>& used, const std::vector<traces::ProfilePoint>& anchors,
+                     const traces::KnobSpace& knob, const traces::DeviceSpec& device,
+                     const AnalyticalFitOptions& analytical, std::map<std::string, double>& metrics,
+                     std::map<std::string, std::string>& settings);
+
 // Writes "<what>_mape_fit" and "<what>_mape_cv" metrics (percent) into the record.
 void put_metrics(traces::ModelRecord& record, const ErrorSummary& fit, const ErrorSummary& cv, int cv_folds);
 
@@ -47,14 +68,19 @@ void put_metrics(traces::ModelRecord& record, const ErrorSummary& fit, const Err
 std::vector<traces::ProfilePoint> usable_points(const traces::ProfileTable& table, const traces::DeviceSpec* device);
 
 struct CalibrationOptions {
-  std::string model = "analytical";  // analytical | learned | interpolating
-  int points = 0;                    // 0: every usable point; k: the k points the planner picks
+  // analytical | learned | interpolating | modes; "analytical" on a power-mode profile means "modes".
+  std::string model = "analytical";
+  int points = 0;  // 0: every usable point; k: the k points the planner picks
   AnalyticalFitOptions analytical;
   LearnedOptions learned;
   // Learned transfer: the reference workload's full profile (null: train from scratch).
   const traces::ProfileTable* reference = nullptr;
   std::string reference_name;
   int cv_folds = 0;  // see cross_validate; 1 disables cross-validation
+  // Model "modes": a GPU-frequency profile of the same workload on the board, measured under its
+  // maxima with the GPU clock pinned (a MAXN sweep); its points join every fit and are never held out.
+  const traces::ProfileTable* frequency_profile = nullptr;
+  std::string frequency_profile_name;
 };
 
 struct Calibration {

@@ -131,7 +131,9 @@ const IniSection* section(const std::vector<IniSection>& all, const std::string&
   return nullptr;
 }
 
-std::string fmt_num(double v) { return fmt::format("{:.10g}", v); }
+std::string fmt_num(double v) {
+  return fmt::format("{:.10g}", v);
+}
 
 std::vector<fs::path> user_device_files() {
   std::vector<fs::path> files;
@@ -200,7 +202,8 @@ DeviceSpec parse_device_ini(const std::string& text, const std::string& origin) 
     if (f.size() != 4) throw Error(fmt::format("{}: rail '{}' must be chip:channel:name:role", origin, r));
     static const std::vector<std::string> roles = {"total", "gpu", "cpu", "soc", "mem", "other", "nc"};
     if (std::find(roles.begin(), roles.end(), f[3]) == roles.end())
-      throw Error(fmt::format("{}: rail '{}' has unknown role '{}' (total, gpu, cpu, soc, mem, other, nc)", origin, r, f[3]));
+      throw Error(
+          fmt::format("{}: rail '{}' has unknown role '{}' (total, gpu, cpu, soc, mem, other, nc)", origin, r, f[3]));
     RailSpec rail{f[0], sens.to_int(sens.to_number(f[1], "rails", 0), "rails"), f[2], f[3]};
     spec.rails.push_back(rail);
   }
@@ -223,13 +226,14 @@ DeviceSpec parse_device_ini(const std::string& text, const std::string& origin) 
     mode.cpu_max_hz = m.num("cpu_max_mhz", false) * 1e6;
     mode.mem_hz = m.num("mem_mhz", false) * 1e6;
     mode.budget_w = m.num("budget_w", false);
+    mode.gpu_tpcs = m.to_int(m.num("gpu_tpcs", false), "gpu_tpcs");
     spec.power_modes.push_back(mode);
   }
   if (const IniSection* v = section(sections, "voltage")) {
     SectionReader vr(v, origin);
     for (const auto& e : v->entries)
-      spec.voltage_table.push_back({std::round(vr.to_number(e.key, "voltage", e.line) * 1e6),
-                                    vr.to_number(e.value, e.key, e.line)});
+      spec.voltage_table.push_back(
+          {std::round(vr.to_number(e.key, "voltage", e.line) * 1e6), vr.to_number(e.value, e.key, e.line)});
     std::sort(spec.voltage_table.begin(), spec.voltage_table.end(),
               [](const VoltagePoint& a, const VoltagePoint& b) { return a.freq_hz < b.freq_hz; });
   }
@@ -262,7 +266,8 @@ std::string to_device_ini(const DeviceSpec& d) {
   kv("total_rail", d.total_rail);
   kv("gpu_rail", d.gpu_rail);
   std::string rails;
-  for (const auto& r : d.rails) rails += fmt::format("{}{}:{}:{}:{}", rails.empty() ? "" : ", ", r.chip, r.channel, r.name, r.role);
+  for (const auto& r : d.rails)
+    rails += fmt::format("{}{}:{}:{}:{}", rails.empty() ? "" : ", ", r.chip, r.channel, r.name, r.role);
   kv("rails", rails);
   for (const auto& m : d.power_modes) {
     out += fmt::format("\n[mode-{}]\n", m.id);
@@ -272,6 +277,7 @@ std::string to_device_ini(const DeviceSpec& d) {
     if (m.cpu_max_hz > 0) kv("cpu_max_mhz", fmt_num(m.cpu_max_hz / 1e6));
     if (m.mem_hz > 0) kv("mem_mhz", fmt_num(m.mem_hz / 1e6));
     if (m.budget_w > 0) kv("budget_w", fmt_num(m.budget_w));
+    if (m.gpu_tpcs > 0) kv("gpu_tpcs", std::to_string(m.gpu_tpcs));
   }
   if (!d.voltage_table.empty()) {
     out += "\n[voltage]\n";
@@ -306,8 +312,7 @@ std::vector<DeviceSpec> all_devices() {
 DeviceSpec find_device(const std::string& name_or_path) {
   std::error_code ec;
   if (name_or_path.find('/') != std::string::npos || name_or_path.ends_with(".ini")) {
-    if (!fs::exists(name_or_path, ec))
-      throw Error(fmt::format("device file '{}' does not exist", name_or_path));
+    if (!fs::exists(name_or_path, ec)) throw Error(fmt::format("device file '{}' does not exist", name_or_path));
     return parse_device_ini(read_text(name_or_path), name_or_path);
   }
   std::string known;
@@ -315,8 +320,8 @@ DeviceSpec find_device(const std::string& name_or_path) {
     if (d.name == name_or_path) return d;
     known += (known.empty() ? "" : ", ") + d.name;
   }
-  throw Error(fmt::format("unknown device '{}' (known: {}; or give a device file, see docs/devices.md)",
-                          name_or_path, known));
+  throw Error(
+      fmt::format("unknown device '{}' (known: {}; or give a device file, see docs/devices.md)", name_or_path, known));
 }
 
 std::string describe(const DeviceSpec& d) {
@@ -331,8 +336,7 @@ std::string describe(const DeviceSpec& d) {
   out += fmt::format("  power sensors: INA3221, {} layout, driver {}; total rail: {}; GPU rail: {}\n", d.sensor_layout,
                      d.sensor_driver, d.total_rail.empty() ? "none (sum of rails)" : d.total_rail,
                      d.gpu_rail.empty() ? "none" : d.gpu_rail);
-  for (const auto& r : d.rails)
-    out += fmt::format("    {} channel {}: {} ({})\n", r.chip, r.channel, r.name, r.role);
+  for (const auto& r : d.rails) out += fmt::format("    {} channel {}: {} ({})\n", r.chip, r.channel, r.name, r.role);
   if (!d.power_modes.empty()) {
     out += "  nvpmodel modes:\n";
     for (const auto& m : d.power_modes) {
@@ -341,6 +345,7 @@ std::string describe(const DeviceSpec& d) {
       if (m.cpu_cores > 0) out += fmt::format(", {} CPU cores", m.cpu_cores);
       if (m.cpu_max_hz > 0) out += fmt::format(" @ {:g} MHz", m.cpu_max_hz / 1e6);
       if (m.mem_hz > 0) out += fmt::format(", EMC {:g} MHz", m.mem_hz / 1e6);
+      if (m.gpu_tpcs > 0) out += fmt::format(", {} GPU TPCs", m.gpu_tpcs);
       if (m.budget_w > 0) out += fmt::format(", budget {:g} W", m.budget_w);
       out += "\n";
     }

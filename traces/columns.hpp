@@ -185,7 +185,7 @@ inline constexpr std::array<Field<DeviceSpec>, 16> kDeviceSpecAttributes{{
     {"idle_power_w", "", &DeviceSpec::idle_power_w},
     {"max_power_w", "", &DeviceSpec::max_power_w},
 }};
-inline constexpr std::array<Field<PowerModeSpec>, 7> kPowerModeColumns{{
+inline constexpr std::array<Field<PowerModeSpec>, 8> kPowerModeColumns{{
     {"id", "1", &PowerModeSpec::id},
     {"name", "", &PowerModeSpec::name},
     {"gpu_max_freq", "Hz", &PowerModeSpec::gpu_max_hz},
@@ -193,6 +193,7 @@ inline constexpr std::array<Field<PowerModeSpec>, 7> kPowerModeColumns{{
     {"cpu_max_freq", "Hz", &PowerModeSpec::cpu_max_hz},
     {"mem_freq", "Hz", &PowerModeSpec::mem_hz},
     {"budget", "W", &PowerModeSpec::budget_w},
+    {"gpu_tpcs", "1", &PowerModeSpec::gpu_tpcs, true},
 }};
 inline constexpr std::array<Field<RailSpec>, 4> kRailColumns{{
     {"chip", "", &RailSpec::chip},

@@ -62,7 +62,8 @@ int parse_count(std::string_view text, const std::string& origin, size_t line, c
 namespace pacer::traces::import {
 
 void write_profiles(const std::filesystem::path& path, const DeviceSpec* device,
-                    const std::vector<std::pair<std::string, ProfileTable>>& profiles) {
+                    const std::vector<std::pair<std::string, ProfileTable>>& profiles,
+                    const std::vector<RelationSet>& relations) {
   if (const auto parent = path.parent_path(); !parent.empty()) std::filesystem::create_directories(parent);
   auto store = Store::open_or_create(path);
   const bool has_device = store.has_device();
@@ -81,6 +82,7 @@ void write_profiles(const std::filesystem::path& path, const DeviceSpec* device,
     }
   if (device && !has_device) store.write_device(*device);
   for (const auto& [name, table] : profiles) store.write_profile(table, name);
+  for (const auto& r : relations) store.write_relation(r);
 }
 
 }  // namespace pacer::traces::import

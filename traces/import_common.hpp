@@ -29,12 +29,13 @@ int parse_count(std::string_view text, const std::string& origin, size_t line, c
 
 namespace pacer::traces::import {
 
-// Writes imported profiles (name, table) into the store at `path` (created if absent, its folder
+// Writes imported profiles (name, table) and relations into the store at `path` (created if absent, its folder
 // too), and `device` as the store's /device when the store has none. Call it only after every
 // input parsed, so a malformed file writes nothing. Throws Error, before writing anything, when the
 // store's /device is another board or a profile of that name came from another device.
 void write_profiles(const std::filesystem::path& path, const DeviceSpec* device,
-                    const std::vector<std::pair<std::string, ProfileTable>>& profiles);
+                    const std::vector<std::pair<std::string, ProfileTable>>& profiles,
+                    const std::vector<RelationSet>& relations = {});
 
 // A column heading "name[unit]" or "name": {name, unit} (unit "" without brackets), both trimmed.
 std::pair<std::string, std::string> split_heading(const std::string& heading);

@@ -12,6 +12,8 @@
 #include "traces/csv.hpp"
 #include "traces/error.hpp"
 #include "traces/import_common.hpp"
+#include "traces/power_modes.hpp"
+#include "traces/zeus.hpp"
 
 namespace pacer::traces::loudva {
 namespace {
@@ -110,10 +112,6 @@ std::string power_rail_description(const DeviceSpec& device) {
   return fmt::format("sum of the {} rails (the board has no module-total rail)", fmt::join(names, ", "));
 }
 
-std::vector<double> mode_knob(const PowerModeSpec& m) {
-  return {static_cast<double>(m.cpu_cores), m.cpu_max_hz, m.gpu_max_hz, m.mem_hz};
-}
-
 std::vector<ProfilePoint> parse_sweep(const std::string& csv, double freq_hz, const std::string& origin) {
   const CsvTable t = parse_csv(csv, origin);
   const int c_c = column(t, "Concurrency", origin), c_p = column(t, "Mean Power (W)", origin),
@@ -174,124 +172,6 @@ std::vector<ProfilePoint> parse_mode(const std::string& perf_csv, const std::str
 
 namespace {
 
-struct ClockParam {
-  std::string kind;    // "cpu" | "gpu" | "emc"
-  double to_si = 1.0;  // cpufreq files are in kHz, devfreq and EMC caps in Hz
-};
-
-struct RawMode {
-  int id = 0;
-  std::string name;
-  int cores_online = 0;
-  bool cores_seen = false;
-  double cpu = 0, gpu = 0, emc = 0;  // as written (SI), -1: no cap
-  bool cpu_seen = false, gpu_seen = false, emc_seen = false;
-};
-
-std::map<std::string, std::string> section_attrs(const std::string& line) {
-  std::map<std::string, std::string> a;
-  static const std::regex kv(R"((\w+)=(\S+))");
-  for (auto it = std::sregex_iterator(line.begin(), line.end(), kv); it != std::sregex_iterator(); ++it)
-    a[(*it)[1].str()] = (*it)[2].str();
-  return a;
-}
-
-double resolve(double raw, bool seen, bool zero_is_none, double catalog, double fallback) {
-  if (!seen || raw < 0 || (zero_is_none && raw == 0)) return catalog > 0 ? catalog : fallback;
-  return raw;
-}
-
-}  // namespace
-
-std::vector<PowerModeSpec> parse_nvpmodel(const std::string& text, const DeviceSpec& device,
-                                          const std::string& origin) {
-  std::map<std::string, ClockParam> clocks;
-  std::vector<RawMode> raw;
-  std::string param_name, param_type;
-  bool in_mode = false;
-  std::istringstream in(text);
-  size_t line_no = 0;
-  for (std::string line; std::getline(in, line);) {
-    ++line_no;
-    const std::string s = import::trim(line);
-    if (s.empty() || s[0] == '#') continue;
-    if (s[0] == '<') {
-      const auto a = section_attrs(s);
-      in_mode = s.find("POWER_MODEL") != std::string::npos;
-      param_type = a.count("TYPE") ? a.at("TYPE") : "";
-      param_name = s.find("PARAM") != std::string::npos && a.count("NAME") ? a.at("NAME") : "";
-      if (in_mode) {
-        if (!a.count("ID")) throw Error(fmt::format("{}:{}: POWER_MODEL without ID", origin, line_no));
-        RawMode m;
-        const double id = import::parse_number(a.at("ID"), origin, line_no, "POWER_MODEL ID");
-        if (id < 0 || id != std::floor(id) || id > 1000)
-          throw Error(fmt::format("{}:{}: POWER_MODEL ID {} is not a mode number", origin, line_no, a.at("ID")));
-        m.id = static_cast<int>(id);
-        m.name = a.count("NAME") ? a.at("NAME") : "";
-        raw.push_back(m);
-      }
-      continue;
-    }
-    std::istringstream ls(s);
-    std::string w1, w2, w3;
-    ls >> w1 >> w2 >> w3;
-    if (!in_mode) {
-      if (param_type == "CLOCK" && w1 == "MAX_FREQ") {
-        ClockParam c;
-        c.kind = param_name == "GPU"               ? "gpu"
-                 : param_name == "EMC"             ? "emc"
-                 : param_name.rfind("CPU", 0) == 0 ? "cpu"
-                                                   : "";
-        c.to_si = w2.find("cpufreq") != std::string::npos ? 1e3 : 1.0;
-        if (!c.kind.empty()) clocks[param_name] = c;
-      }
-      continue;
-    }
-    auto& m = raw.back();
-    if (w1 == "CPU_ONLINE") {
-      m.cores_seen = true;
-      m.cores_online += import::parse_number(w3, origin, line_no, w2) != 0;
-      continue;
-    }
-    const auto it = clocks.find(w1);
-    if (it == clocks.end() || w2 != "MAX_FREQ") continue;
-    const double v = import::parse_number(w3, origin, line_no, w1 + " MAX_FREQ");
-    const double si = v < 0 ? -1 : v * it->second.to_si;
-    if (it->second.kind == "gpu")
-      m.gpu = si, m.gpu_seen = true;
-    else if (it->second.kind == "emc")
-      m.emc = si, m.emc_seen = true;
-    else
-      m.cpu = m.cpu_seen ? std::max(m.cpu, si) : si, m.cpu_seen = true;
-  }
-  if (raw.empty()) throw Error(fmt::format("{}: no POWER_MODEL section (is this an nvpmodel.conf?)", origin));
-  std::vector<PowerModeSpec> out;
-  for (const auto& r : raw) {
-    PowerModeSpec cat;
-    for (const auto& c : device.power_modes)
-      if (c.id == r.id) cat = c;
-    PowerModeSpec m;
-    m.id = r.id;
-    m.name = r.name;
-    m.cpu_cores = r.cores_seen ? r.cores_online : cat.cpu_cores;
-    m.cpu_max_hz = resolve(r.cpu, r.cpu_seen, false, cat.cpu_max_hz, 0);
-    m.gpu_max_hz = resolve(r.gpu, r.gpu_seen, false, 0, device.max_freq_hz());
-    if (!device.gpu_freqs_hz.empty()) {
-      // The governor can only reach table entries: the cap is the highest entry at or below it.
-      double snapped = device.gpu_freqs_hz.front();
-      for (double g : device.gpu_freqs_hz)
-        if (g <= m.gpu_max_hz * (1 + 1e-9)) snapped = g;
-      m.gpu_max_hz = snapped;
-    }
-    m.mem_hz = resolve(r.emc, r.emc_seen, true, cat.mem_hz, 0);
-    m.budget_w = cat.budget_w;
-    out.push_back(m);
-  }
-  return out;
-}
-
-namespace {
-
 ProfileTable base_table(const ImportOptions& o, const std::string& what) {
   ProfileTable t;
   t.workload = o.workload;
@@ -338,15 +218,15 @@ ImportResult import_dir(const ImportOptions& o) {
     im.name = o.workload + ".modes";
     im.table = base_table(
         o, fmt::format("nvpmodel modes, clocks free within the mode; caps from {}", conf.filename().string()));
-    im.table.knob = KnobSpace::power_mode();
+    im.table.knob = power_mode_knob(o.device);
     for (const auto& [id, path] : l.perf) {
       const int mode_id = id;  // (clang 14 cannot capture a structured binding)
       const auto m =
           std::find_if(modes.begin(), modes.end(), [mode_id](const PowerModeSpec& s) { return s.id == mode_id; });
       if (m == modes.end())
         throw Error(fmt::format("{}: mode {} is not a POWER_MODEL of {}", path.filename().string(), id, conf.string()));
-      const auto points = parse_mode(import::read_text(path), import::read_text(l.power.at(id)), mode_knob(*m),
-                                     path.filename().string());
+      const auto points = parse_mode(import::read_text(path), import::read_text(l.power.at(id)),
+                                     mode_knob(*m, o.device), path.filename().string());
       im.table.points.insert(im.table.points.end(), points.begin(), points.end());
       im.files.push_back(path.string());
       im.files.push_back(l.power.at(id).string());
@@ -355,7 +235,33 @@ ImportResult import_dir(const ImportOptions& o) {
     im.files.push_back(conf.string());
     result.profiles.push_back(std::move(im));
   }
+  std::set<int> bs;
+  for (const auto& p : result.profiles)
+    for (int b : p.table.batch_sizes()) bs.insert(b);
+  result.requests = request_relation(o.workload, {bs.begin(), bs.end()}, 10000);
   return result;
+}
+
+RelationSet request_relation(const std::string& workload, const std::vector<int>& batch_sizes, int64_t requests) {
+  RelationSet r;
+  r.name = zeus::proxy_name(workload);
+  r.workload = workload;
+  r.dataset = fmt::format("inference: {} requests served at every batch size (no training; r(b) = 1)", requests);
+  r.metric = "requests_served";
+  r.higher_is_better = true;
+  r.target = static_cast<double>(requests);
+  r.lr_rule = "none (inference)";
+  for (int b : batch_sizes) {
+    RelationRun run;
+    run.batch_size = b;
+    run.seed = 0;
+    run.reached = true;
+    run.samples = requests;
+    run.budget_samples = requests;
+    run.final_metric = static_cast<double>(requests);
+    r.runs.push_back(run);
+  }
+  return r;
 }
 
 }  // namespace pacer::traces::loudva

@@ -36,7 +36,14 @@ struct Imported {
 struct ImportResult {
   std::vector<Imported> profiles;    // the sweep first (if any), then the modes (if any)
   std::vector<PowerModeSpec> modes;  // the caps of the imported modes, as read from nvpmodel.conf
+  // Inference serves a fixed number of requests whatever b: "<workload>.proxy" with the same
+  // sample count at every measured b (r(b) = 1), so `pacer select` minimises time per request.
+  RelationSet requests;
 };
+
+// The relation of serving `requests` inference requests at each batch size (one run per b, all
+// reached): the objective of an inference server, not a training run.
+RelationSet request_relation(const std::string& workload, const std::vector<int>& batch_sizes, int64_t requests);
 
 // Reads every LoudVA file in options.dir. Throws Error naming the file and line of a malformed row,
 // a frequency outside the device's table, a mode file without its partner or with another number of
@@ -49,14 +56,6 @@ std::vector<ProfilePoint> parse_sweep(const std::string& csv, double freq_hz, co
 // One mode's pair of texts into points (knob = the mode's caps as power_mode values).
 std::vector<ProfilePoint> parse_mode(const std::string& perf_csv, const std::string& power_stats,
                                      const std::vector<double>& knob, const std::string& origin);
-
-// The POWER_MODEL sections of an nvpmodel.conf as caps in SI units. "-1" (no cap) and an EMC cap of 0
-// resolve to the device catalog's value for that mode, else the device maximum; a GPU cap between
-// table entries (Nano 5W: 640 MHz) snaps down to the table entry the governor can reach.
-std::vector<PowerModeSpec> parse_nvpmodel(const std::string& text, const DeviceSpec& device, const std::string& origin);
-
-// The power_mode knob values of a mode: {cpu_cores, cpu_freq, gpu_freq, mem_freq}.
-std::vector<double> mode_knob(const PowerModeSpec& mode);
 
 // What the power figures are: "POM_5V_IN (module total)" or "sum of GPU, CPU, ... rails".
 std::string power_rail_description(const DeviceSpec& device);

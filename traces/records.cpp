@@ -12,13 +12,37 @@
 namespace pacer::traces {
 
 std::string KnobSpace::format(const std::vector<double>& values) const {
+  if (kind == "power_mode" && values.size() == dims.size()) {
+    // "4 CPU@1.479 GHz, GPU 921.6 MHz, EMC 1.6 GHz (3 TPC)": a mode's caps, read as a sentence.
+    std::string s;
+    for (size_t i = 0; i < values.size(); ++i) {
+      const auto& n = dims[i].name;
+      const std::string f = units::format(values[i], units::Dimension::Frequency);
+      if (n == "cpu_cores")
+        s += fmt::format("{:g} CPU", values[i]);
+      else if (n == "cpu_freq")
+        s += "@" + f;
+      else if (n == "gpu_freq")
+        s += ", GPU " + f;
+      else if (n == "mem_freq")
+        s += ", EMC " + f;
+      else if (n == "gpu_tpcs")
+        s += fmt::format(" ({:g} TPC)", values[i]);
+      else
+        s += fmt::format(" {:g}({})", values[i], n);
+    }
+    return s;
+  }
   std::string s;
   for (size_t i = 0; i < values.size() && i < dims.size(); ++i) {
     if (i) s += " ";
     const auto& d = dims[i];
-    if (d.unit == "Hz") s += units::format(values[i], units::Dimension::Frequency);
-    else if (d.unit == "W") s += units::format(values[i], units::Dimension::Power);
-    else s += fmt::format("{:g}", values[i]);
+    if (d.unit == "Hz")
+      s += units::format(values[i], units::Dimension::Frequency);
+    else if (d.unit == "W")
+      s += units::format(values[i], units::Dimension::Power);
+    else
+      s += fmt::format("{:g}", values[i]);
     if (values.size() > 1) s += "(" + d.name + ")";
   }
   return s;
@@ -34,10 +58,13 @@ std::string KnobSpace::heading(size_t dim) const {
   return d.name;
 }
 
-bool same(double a, double b) { return (std::isnan(a) && std::isnan(b)) || a == b; }
+bool same(double a, double b) {
+  return (std::isnan(a) && std::isnan(b)) || a == b;
+}
 
 bool same(const std::vector<double>& a, const std::vector<double>& b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](double x, double y) { return same(x, y); });
+  return a.size() == b.size() &&
+         std::equal(a.begin(), a.end(), b.begin(), [](double x, double y) { return same(x, y); });
 }
 
 bool ProfilePoint::operator==(const ProfilePoint& o) const {
@@ -84,9 +111,13 @@ std::vector<double> reached_samples(const std::vector<RelationRun>& runs, int b)
 }
 }  // namespace
 
-double RelationSet::mean_samples(int b) const { return mean(reached_samples(runs, b)); }
+double RelationSet::mean_samples(int b) const {
+  return mean(reached_samples(runs, b));
+}
 
-double RelationSet::std_samples(int b) const { return sample_std(reached_samples(runs, b)); }
+double RelationSet::std_samples(int b) const {
+  return sample_std(reached_samples(runs, b));
+}
 
 std::map<int, double> RelationSet::relation_vector() const {
   std::map<int, double> r;

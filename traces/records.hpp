@@ -36,7 +36,8 @@ struct KnobSpace {
   }
 
   // The one formatter of knob values, by each dimension's own unit: "921.6 MHz", "250 W",
-  // "4(cpu_cores) 1.479 GHz(cpu_freq) ..." for a multi-dimensional knob.
+  // "4 CPU@1.479 GHz, GPU 921.6 MHz, EMC 1.6 GHz" for a power mode (" (3 TPC)" with gated TPCs),
+  // "v(name) ..." for another multi-dimensional knob.
   std::string format(const std::vector<double>& values) const;
   // The column heading of one dimension with its display unit: "f [MHz]", "P_limit [W]".
   std::string heading(size_t dim) const;
@@ -46,20 +47,21 @@ struct KnobSpace {
 // Device description (also the schema of the device catalog and of user device files).
 struct PowerModeSpec {
   int id = 0;
-  std::string name;          // "MAXN", "5W"
-  double gpu_max_hz = 0;     // 0 when unknown
-  int cpu_cores = 0;         // 0 when unknown
-  double cpu_max_hz = 0;     // 0 when unknown
-  double mem_hz = 0;         // 0 when unknown
-  double budget_w = 0;       // nominal mode budget, 0 when unknown
+  std::string name;       // "MAXN", "5W"
+  double gpu_max_hz = 0;  // 0 when unknown
+  int cpu_cores = 0;      // 0 when unknown
+  double cpu_max_hz = 0;  // 0 when unknown
+  double mem_hz = 0;      // 0 when unknown
+  double budget_w = 0;    // nominal mode budget, 0 when unknown
+  int gpu_tpcs = 0;       // GPU TPCs the mode leaves powered (TPC_PG_MASK), 0 when not gated / unknown
   bool operator==(const PowerModeSpec&) const = default;
 };
 
 struct RailSpec {
-  std::string chip;     // i2c device of the INA3221, e.g. "6-0040"
-  int channel = 0;      // 0-based for iio (rail_name_N), 1-based for hwmon (inN_label)
-  std::string name;     // "POM_5V_IN", "VDD_GPU_SOC", "NC"
-  std::string role;     // "total" | "gpu" | "cpu" | "soc" | "mem" | "other" | "nc"
+  std::string chip;  // i2c device of the INA3221, e.g. "6-0040"
+  int channel = 0;   // 0-based for iio (rail_name_N), 1-based for hwmon (inN_label)
+  std::string name;  // "POM_5V_IN", "VDD_GPU_SOC", "NC"
+  std::string role;  // "total" | "gpu" | "cpu" | "soc" | "mem" | "other" | "nc"
   bool operator==(const RailSpec&) const = default;
 };
 
@@ -70,10 +72,10 @@ struct VoltagePoint {
 };
 
 struct DeviceSpec {
-  std::string name;          // catalog key, "jetson-nano"
-  std::string display_name;  // "NVIDIA Jetson Nano 4GB"
-  std::string soc;           // "T210"
-  std::string gpu_arch;      // devfreq of_node name: "gpu", "gp10b", "gv11b", "ga10b"
+  std::string name;                  // catalog key, "jetson-nano"
+  std::string display_name;          // "NVIDIA Jetson Nano 4GB"
+  std::string soc;                   // "T210"
+  std::string gpu_arch;              // devfreq of_node name: "gpu", "gp10b", "gv11b", "ga10b"
   std::vector<double> gpu_freqs_hz;  // ascending, as in available_frequencies
   std::vector<PowerModeSpec> power_modes;
   double memory_bytes = 0;
@@ -83,8 +85,8 @@ struct DeviceSpec {
   std::string sensor_layout;   // "iio" | "hwmon"
   std::string sensor_driver;   // "ina3221x" (iio) | "ina3221" (hwmon)
   std::vector<RailSpec> rails;
-  std::string total_rail;      // empty: the module total is the sum of all non-NC rails
-  std::string gpu_rail;        // empty when the board has no GPU-only rail
+  std::string total_rail;                   // empty: the module total is the sum of all non-NC rails
+  std::string gpu_rail;                     // empty when the board has no GPU-only rail
   std::vector<VoltagePoint> voltage_table;  // empty when not public
   // Physical parameters for the emulated device (sources in docs/devices.md).
   int cuda_cores = 0;
@@ -107,26 +109,26 @@ struct ProfilePoint {
   double time_per_batch_std_s = kNaN;
   double power_peak_w = kNaN;  // NaN when the source has only a mean (Zeus)
   double power_mean_w = kNaN;
-  double energy_j = kNaN;      // energy over the measured mini-batches
-  int64_t samples = 0;         // samples processed in the measured mini-batches
-  int64_t power_samples = 0;   // sensor readings behind the power figures
+  double energy_j = kNaN;     // energy over the measured mini-batches
+  int64_t samples = 0;        // samples processed in the measured mini-batches
+  int64_t power_samples = 0;  // sensor readings behind the power figures
   double sensor_rate_hz = kNaN;
   double temperature_c = kNaN;
-  std::string status = "ok";   // "ok" | "skipped: <why>" | "stopped: <why>"
+  std::string status = "ok";  // "ok" | "skipped: <why>" | "stopped: <why>"
   bool operator==(const ProfilePoint& o) const;
 };
 
 struct ProfileTable {
-  std::string workload;      // "resnet8-w0.25@1x28x28" or "cifar100/shufflenetv2"
-  std::string device;        // device name
-  bool emulated = false;     // emulated results are labelled as such everywhere
-  bool virtual_time = false; // time is the emulated device's, not the wall clock
-  std::string source;        // "pacer profile", "zeus import", ...
+  std::string workload;       // "resnet8-w0.25@1x28x28" or "cifar100/shufflenetv2"
+  std::string device;         // device name
+  bool emulated = false;      // emulated results are labelled as such everywhere
+  bool virtual_time = false;  // time is the emulated device's, not the wall clock
+  std::string source;         // "pacer profile", "zeus import", ...
   KnobSpace knob = KnobSpace::gpu_frequency();
   int64_t samples_per_epoch = 0;  // when the source reports time per epoch (Zeus), else 0
   int warmup_batches = 0;
   int measured_batches = 0;
-  double profiling_cost_s = 0;    // time spent profiling (wall or virtual, see virtual_time)
+  double profiling_cost_s = 0;  // time spent profiling (wall or virtual, see virtual_time)
   std::vector<ProfilePoint> points;
   bool operator==(const ProfileTable&) const;
 
@@ -139,11 +141,11 @@ struct ProfileTable {
 struct PowerSeries {
   std::string name;
   bool emulated = false;
-  double cap_w = kNaN;             // the cap in force, NaN for none
-  std::vector<double> time_s;      // since the start of the run
-  std::vector<double> power_w;     // module total
-  std::vector<double> gpu_power_w; // empty when the board has no GPU rail
-  std::vector<double> freq_hz;     // GPU frequency at each sample, may be empty
+  double cap_w = kNaN;              // the cap in force, NaN for none
+  std::vector<double> time_s;       // since the start of the run
+  std::vector<double> power_w;      // module total
+  std::vector<double> gpu_power_w;  // empty when the board has no GPU rail
+  std::vector<double> freq_hz;      // GPU frequency at each sample, may be empty
   int64_t failed_reads = 0;
   bool operator==(const PowerSeries&) const = default;
 };
@@ -153,8 +155,8 @@ struct PowerSeries {
 struct RelationRun {
   int batch_size = 0;
   int seed = 0;
-  bool reached = false;        // false: censored at budget_samples
-  int64_t samples = 0;         // samples seen when the target was reached (or the budget if not)
+  bool reached = false;  // false: censored at budget_samples
+  int64_t samples = 0;   // samples seen when the target was reached (or the budget if not)
   int64_t budget_samples = 0;
   double wall_time_s = kNaN;
   double final_metric = kNaN;  // metric at the stopping evaluation
@@ -163,16 +165,16 @@ struct RelationRun {
 };
 
 struct RelationSet {
-  std::string name;       // "fmnist-target-a"
+  std::string name;  // "fmnist-target-a"
   std::string workload;
   std::string dataset;
-  std::string metric;     // "accuracy", "char_accuracy", "wer"
+  std::string metric;  // "accuracy", "char_accuracy", "wer"
   bool higher_is_better = true;
   double target = kNaN;
-  std::string lr_rule;    // "lr = base_lr * sqrt(b / base_batch)"
+  std::string lr_rule;  // "lr = base_lr * sqrt(b / base_batch)"
   double base_lr = kNaN;
   int base_batch = 0;
-  std::string optimizer;  // "adam", "adamw"
+  std::string optimizer;          // "adam", "adamw"
   int64_t samples_per_epoch = 0;  // when counts come in epochs (Zeus), else 0
   std::vector<RelationRun> runs;
   bool operator==(const RelationSet&) const;
@@ -189,8 +191,8 @@ struct RelationSet {
 // A calibrated model: named parameters with standard errors and fit metrics; learned models keep
 // their weights as an opaque blob.
 struct ModelRecord {
-  std::string name;        // "<workload>@<device>:analytical" (no "/" in record names)
-  std::string kind;        // "analytical" | "learned" | "interpolating"
+  std::string name;  // "<workload>@<device>:analytical" (no "/" in record names)
+  std::string kind;  // "analytical" | "learned" | "interpolating"
   std::string workload;
   std::string device;
   std::vector<std::string> param_names;
@@ -222,9 +224,9 @@ struct SweepRow {
 
 struct SweepResult {
   std::string name;
-  std::string profile;   // which profile / model it used
-  std::string relation;  // proxy relation
-  std::string target;    // target relation (oracle)
+  std::string profile;      // which profile / model it used
+  std::string relation;     // proxy relation
+  std::string target;       // target relation (oracle)
   std::string feasibility;  // "peak" | "mean"
   double guard = 0;         // policies chose under cap x (1 - guard)
   KnobSpace knob = KnobSpace::gpu_frequency();
@@ -236,24 +238,24 @@ struct SweepResult {
 // Validation on a device: each policy's choice (and the oracle's) trained to the target for real.
 struct ValidationRow {
   double cap_w = kNaN;
-  std::string policy;          // "ours" | "baseline1" | "baseline2" | "oracle" | ...
+  std::string policy;  // "ours" | "baseline1" | "baseline2" | "oracle" | ...
   std::vector<double> knob;
   int batch_size = 0;
   int seed = 0;
-  bool reached = false;        // target reached within the budget
-  int64_t samples = 0;         // samples trained
-  double device_time_s = kNaN; // time to accuracy on the device (virtual on an emulated device)
-  double wall_time_s = kNaN;   // wall clock of the training process
+  bool reached = false;         // target reached within the budget
+  int64_t samples = 0;          // samples trained
+  double device_time_s = kNaN;  // time to accuracy on the device (virtual on an emulated device)
+  double wall_time_s = kNaN;    // wall clock of the training process
   double energy_j = kNaN;
   double power_peak_w = kNaN;
   double power_mean_w = kNaN;
-  bool cap_exceeded = false;   // any power sample above the cap
+  bool cap_exceeded = false;  // any power sample above the cap
   double time_over_cap_s = 0;
   double predicted_time_s = kNaN;
   double predicted_energy_j = kNaN;
   double final_metric = kNaN;
-  std::string series;          // name of the PowerSeries under /runs ("" if not kept)
-  std::string status;          // "" : ran to the end; "stopped: ..." : the power watchdog stopped it
+  std::string series;  // name of the PowerSeries under /runs ("" if not kept)
+  std::string status;  // "" : ran to the end; "stopped: ..." : the power watchdog stopped it
   bool operator==(const ValidationRow& o) const;
 };
 
@@ -261,7 +263,7 @@ struct ValidationResult {
   std::string name;
   std::string workload;
   std::string device;
-  std::string dataset;      // target data
+  std::string dataset;  // target data
   std::string metric;
   double target = kNaN;
   bool emulated = false;    // device time is virtual (the emulator's), wall time is the CPU's

@@ -6,12 +6,14 @@
 #include <iostream>
 #include <optional>
 #include <set>
+#include <sstream>
 
 #include "experiments/cli/cli.hpp"
 #include "experiments/cli/options.hpp"
 #include "models/calibrate.hpp"
 #include "traces/catalog.hpp"
 #include "traces/error.hpp"
+#include "traces/power_modes.hpp"
 #include "traces/store.hpp"
 
 namespace pacer::cli {
@@ -40,6 +42,29 @@ std::string fmt_value(double v) {
   return std::isfinite(v) ? fmt::format("{:.4g}", v) : "-";
 }
 
+// Each mode's errors when it was held out, per candidate (settings "lomo_per_mode").
+std::string format_lomo(const traces::ModelRecord& record) {
+  const auto it = record.settings.find("lomo_per_mode");
+  if (it == record.settings.end() || it->second.empty()) return "";
+  std::string out =
+      fmt::format("{:<10} {:<52} {:>10} {:>10}\n", "candidate", "mode held out", "time [%]", "P mean [%]");
+  std::stringstream items(it->second);
+  for (std::string item; std::getline(items, item, ';');) {
+    std::vector<std::string> f;
+    std::stringstream fields(item);
+    for (std::string x; std::getline(fields, x, '|');) f.push_back(x);
+    if (f.size() != 4) continue;
+    std::vector<double> knob;
+    std::stringstream ks(f[1]);
+    for (std::string x; std::getline(ks, x, ',');) knob.push_back(std::stod(x));
+    traces::KnobSpace space = traces::KnobSpace::power_mode();
+    if (knob.size() == 5) space.dims.push_back({"gpu_tpcs", "1"});
+    out += fmt::format("{:<10} {:<52} {:>10} {:>10}\n", f[0] == "caps" ? "GPU+caps" : "GPU only", space.format(knob),
+                       fmt_value(std::stod(f[2])), fmt_value(std::stod(f[3])));
+  }
+  return out;
+}
+
 // The fitted parameters (or the learned model's size) and the error table of a model record.
 std::string format_model(const traces::ModelRecord& record) {
   std::string out;
@@ -48,20 +73,22 @@ std::string format_model(const traces::ModelRecord& record) {
     int table_points = 0;
     for (size_t i = 0; i < record.param_names.size(); ++i) {
       // The catalog's V(f) table is stored with the model but is an input, not a fitted value.
-      if (record.param_names[i].rfind("volt_table_freq_hz_", 0) == 0) ++table_points;
-      if (record.param_names[i].rfind("volt_table_", 0) == 0) continue;
+      if (record.param_names[i].find("volt_table_freq_hz_") != std::string::npos) ++table_points;
+      if (record.param_names[i].find("volt_table_") != std::string::npos) continue;
       out += fmt::format("{:<34} {:>14} {:>12}\n", record.param_names[i], fmt_value(record.param_values[i]),
                          fmt_value(record.param_stderr[i]));
     }
     if (table_points) out += fmt::format("V(f): the device catalog's table ({} points)\n", table_points);
     if (const auto it = record.settings.find("voltage_choice"); it != record.settings.end())
       out += "V(f) chosen by " + it->second + "\n";
+    if (const auto it = record.settings.find("mode_choice"); it != record.settings.end())
+      out += "mode model chosen by " + it->second + "\n" + format_lomo(record);
   } else {
     out += fmt::format("{} parameters ({}; weights in the record's blob: {} bytes)\n", record.param_names.size(),
                        record.kind, record.blob.size());
   }
   out += fmt::format("\n{:<12} {:>10} {:>10} {:>10}\n", "MAPE [%]", "time", "P mean", "P peak");
-  for (const char* what : {"fit", "cv", "heldout"}) {
+  for (const char* what : {"fit", "cv", "heldout", "lomo"}) {
     const auto get = [&](const std::string& target) {
       const auto it = record.metrics.find(target + "_mape_" + what);
       return it == record.metrics.end() ? traces::kNaN : it->second;
@@ -70,7 +97,9 @@ std::string format_model(const traces::ModelRecord& record) {
     out += fmt::format("{:<12} {:>10} {:>10} {:>10}\n", what, fmt_value(get("time")), fmt_value(get("power_mean")),
                        fmt_value(get("power_peak")));
   }
-  out += "(fit: in-sample; cv: cross-validated on the fitted points; heldout: the points the planner left out)\n";
+  out += "(fit: in-sample; cv: cross-validated on the fitted points; heldout: the points the planner left out";
+  if (record.metrics.count("time_mape_lomo")) out += "; lomo: each mode predicted by a model fitted without it";
+  out += ")\n";
   return out;
 }
 
@@ -96,8 +125,8 @@ int run_calibrate(const po::variables_map& vm) {
 
   models::CalibrationOptions opt;
   opt.model = vm["model"].as<std::string>();
-  if (opt.model != "analytical" && opt.model != "learned" && opt.model != "interpolating")
-    throw UsageError(fmt::format("--model: '{}' is not one of analytical, learned, interpolating", opt.model));
+  if (opt.model != "analytical" && opt.model != "learned" && opt.model != "interpolating" && opt.model != "modes")
+    throw UsageError(fmt::format("--model: '{}' is not one of analytical, learned, interpolating, modes", opt.model));
   const std::string points = vm["points"].as<std::string>();
   if (points != "all") {
     try {
@@ -137,6 +166,14 @@ int run_calibrate(const po::variables_map& vm) {
     opt.reference_name = ref;
   }
 
+  std::optional<traces::ProfileTable> sweep;
+  if (vm.count("frequency-profile")) {
+    const auto fp = vm["frequency-profile"].as<std::string>();
+    if (!store.has("profiles", fp)) throw Error(fmt::format("--frequency-profile: {} has no profile '{}'", path, fp));
+    sweep = store.read_profile(fp);
+    opt.frequency_profile = &*sweep;
+    opt.frequency_profile_name = fp;
+  }
   spdlog::info("calibrating the {} model on profile '{}' ({} points{})", opt.model, name, table.points.size(),
                opt.points ? fmt::format(", planner picks {}", opt.points) : "");
   const auto cal = models::calibrate(table, device ? &*device : nullptr, opt);
@@ -162,6 +199,8 @@ int run_calibrate(const po::variables_map& vm) {
     std::vector<std::vector<double>> settings;
     if (device && table.knob.kind == "gpu_freq")
       for (double f : device->gpu_freqs_hz) settings.push_back({f});
+    else if (device && table.knob.kind == "power_mode" && !device->power_modes.empty())
+      settings = traces::mode_settings(*device);  // every mode of the board, profiled or not
     else {
       std::set<std::vector<double>> seen;
       for (const auto& p : table.points) seen.insert(p.knob);
@@ -187,13 +226,19 @@ Command make() {
       "writes it to the store under /models. analytical: P = P_idle + k_leak V(f) + c(b) f V(f)^2 and\n"
       "t = t0 + t1 b + (w0 + w1 b)/f, for a GPU-frequency knob (docs/models.md). learned: an MLP, trained from\n"
       "scratch or transferred from --reference. interpolating: per-b piecewise-linear in a one-dimensional knob\n"
-      "such as a power limit (Zeus traces).";
+      "such as a power limit (Zeus traces). modes: for nvpmodel power modes, the analytical GPU model at each\n"
+      "mode's GPU cap (times its powered TPC share) plus CPU and EMC cap terms, chosen against the GPU model alone\n"
+      "by leave-one-mode-out cross-validation; --predict then predicts every mode of the board.";
   c.add_options = [](po::options_description& d) {
     // The library's defaults are the command's.
     const models::CalibrationOptions o;
     d.add_options()("profile", po::value<std::string>()->required(), "trace store (HDF5) holding the profile")(
         "name", po::value<std::string>(), "profile name in the store (default: the only measured profile)")(
-        "model", po::value<std::string>()->default_value(o.model), "analytical | learned | interpolating")(
+        "model", po::value<std::string>()->default_value(o.model),
+        "analytical | learned | interpolating | modes (a power-mode profile's analytical model is modes)")(
+        "frequency-profile", po::value<std::string>(),
+        "modes: a GPU-frequency profile of the same workload on the board, taken in its top mode with the GPU clock "
+        "pinned, joined to every fit (e.g. the LoudVA sweep)")(
         "points", po::value<std::string>()->default_value("all"),
         "number of points the planner picks from the profile (count), or all")(
         "reference", po::value<std::string>(),

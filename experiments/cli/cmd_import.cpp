@@ -16,6 +16,7 @@
 #include "traces/import_csv.hpp"
 #include "traces/import_loudva.hpp"
 #include "traces/import_tegrastats.hpp"
+#include "traces/power_modes.hpp"
 #include "traces/store.hpp"
 #include "traces/zeus.hpp"
 
@@ -121,7 +122,7 @@ int run_import_loudva(const po::variables_map& vm) {
   const auto result = traces::loudva::import_dir(o);
   std::vector<std::pair<std::string, traces::ProfileTable>> profiles;
   for (const auto& p : result.profiles) profiles.emplace_back(p.name, p.table);
-  traces::import::write_profiles(out, &o.device, profiles);
+  traces::import::write_profiles(out, &o.device, profiles, {result.requests});
 
   std::cout << fmt::format("LoudVA {} -> {} (device {})\n", o.dir.string(), out, o.device.name);
   for (const auto& p : result.profiles) {
@@ -133,7 +134,9 @@ int run_import_loudva(const po::variables_map& vm) {
   }
   for (const auto& m : result.modes)
     std::cout << fmt::format("  mode {} {:<10} {}\n", m.id, m.name,
-                             traces::KnobSpace::power_mode().format(traces::loudva::mode_knob(m)));
+                             traces::power_mode_knob(o.device).format(traces::mode_knob(m, o.device)));
+  std::cout << fmt::format("  relation {} (inference: {} requests at every b, r(b) = 1)\n", result.requests.name,
+                           result.requests.target);
   std::cout << "source: " << result.profiles.front().table.source << "\n";
   return 0;
 }

@@ -7,12 +7,12 @@
 
 #include <iostream>
 
+#include "dnn/workload.hpp"
 #include "experiments/cli/cli.hpp"
 #include "experiments/cli/options.hpp"
 #include "experiments/cli/shard_options.hpp"
 #include "experiments/profiling.hpp"
 #include "experiments/shard.hpp"
-#include "dnn/workload.hpp"
 #include "traces/error.hpp"
 #include "traces/units.hpp"
 
@@ -32,6 +32,21 @@ int run_profile_cmd(const po::variables_map& vm) {
   dev.emulator.power_cap_w = vm["circuit-cap"].as<units::Power>().w;
   dev.emulator.thermal_drift = vm["thermal-drift"].as<bool>();
   dev.emulator.seed = vm["seed"].as<uint64_t>();
+  dev.knob = vm["knob"].as<std::string>();
+  if (dev.knob != "gpu_freq" && dev.knob != "power_mode")
+    throw UsageError(fmt::format("--knob: '{}' is not gpu_freq or power_mode", dev.knob));
+  if (vm.count("modes")) {
+    if (dev.knob != "power_mode") throw UsageError("--modes needs --knob power_mode");
+    req.mode_ids = parse_seeds(vm["modes"].as<std::string>(), "--modes");
+  }
+  if (vm.count("board")) dev.board = vm["board"].as<std::string>();
+  dev.nvpmodel = vm["nvpmodel"].as<std::string>();
+  dev.power_source = vm["power-source"].as<std::string>();
+  if (dev.power_source != "sysfs" && dev.power_source != "tegrastats")
+    throw UsageError(fmt::format("--power-source: '{}' is not sysfs or tegrastats", dev.power_source));
+  dev.tegrastats.binary = vm["tegrastats"].as<std::string>();
+  dev.tegrastats.interval_s = vm["tegrastats-interval"].as<units::Duration>().s;
+  require_range(dev.tegrastats.interval_s, 0.001, 60, "--tegrastats-interval", "s");
   dev.nvml.allow_control = vm["allow-gpu-control"].as<bool>();
   dev.nvml.knob = vm["nvml-knob"].as<std::string>();
   require_range(dev.emulator.sensor_noise_rel, 0, 1, "--sensor-noise", "");
@@ -46,9 +61,9 @@ int run_profile_cmd(const po::variables_map& vm) {
   // a power limit (--nvml-knob power_limit); values with units are checked against that dimension.
   if (vm.count("freqs")) {
     const bool watts = dev.spec.rfind("nvml", 0) == 0 && dev.nvml.knob == "power_limit";
-    o.knob_values = units::parse_list(vm["freqs"].as<std::string>(),
-                                      watts ? units::Dimension::Power : units::Dimension::Frequency,
-                                      watts ? "W" : "MHz", "--freqs");
+    o.knob_values =
+        units::parse_list(vm["freqs"].as<std::string>(), watts ? units::Dimension::Power : units::Dimension::Frequency,
+                          watts ? "W" : "MHz", "--freqs");
   }
   o.warmup_batches = vm["warmup-batches"].as<int>();
   o.measured_batches = vm["measured-batches"].as<int>();
@@ -70,8 +85,8 @@ int run_profile_cmd(const po::variables_map& vm) {
   o.sensor_frozen_s = vm["sensor-frozen"].as<units::Duration>().s;
   o.store = vm["store"].as<std::string>();
   o.profile_name = vm.count("profile-name") ? vm["profile-name"].as<std::string>() : "";
-  const auto jobs = experiments::profile_job_list(o.profile_name.empty() ? o.workload : o.profile_name, o.store,
-                                                  o.batch_sizes);
+  const auto jobs =
+      experiments::profile_job_list(o.profile_name.empty() ? o.workload : o.profile_name, o.store, o.batch_sizes);
   if (const auto done = run_shard_front(vm, jobs)) return *done;
   const auto shard = shard_option(vm);
   if (shard) o.batch_sizes = experiments::shard_items(o.batch_sizes, *shard), o.store = store_for(vm, o.store);
@@ -80,8 +95,10 @@ int run_profile_cmd(const po::variables_map& vm) {
   const auto profile = [&] {
     run = experiments::run_profile(req, [](const std::string& line) { spdlog::info("{}", line); });
   };
-  if (shard) experiments::record_shard_outcome(o.store, profile);
-  else profile();
+  if (shard)
+    experiments::record_shard_outcome(o.store, profile);
+  else
+    profile();
   const auto& report = run.report;
   const auto& t = report.table;
   const std::string label = run.emulated ? " [EMULATED]" : "";
@@ -120,36 +137,59 @@ Command make() {
         "batch-sizes", po::value<std::string>()->default_value("4:128"), "list 4,8,16 or doubling range 4:128")(
         "freqs", po::value<std::string>(),
         "knob settings to profile: list or range (default: every setting of the device); GPU frequencies [MHz], "
-        "power limits of --nvml-knob power_limit [W]")(
-        "mode", po::value<std::string>()->default_value(o.mode), "grid | walk (needs --power-limit)")(
+        "power limits of --nvml-knob power_limit [W]")("mode", po::value<std::string>()->default_value(o.mode),
+                                                       "grid | walk (needs --power-limit)")(
         "power-limit", power_opt(o.power_limit_w, "0W (none)"), "power cap P_max [W] for the walk and the watchdog")(
-        "walk-power", po::value<std::string>()->default_value(o.walk_power), "power figure judged by the walk: peak | mean");
-    add_count_option(d, "warmup-batches", o.warmup_batches, 0, kMaxBatchesPerPoint, "mini-batches run before measuring, per point");
-    add_count_option(d, "measured-batches", o.measured_batches, 1, kMaxBatchesPerPoint, "mini-batches measured per point (at least)");
+        "walk-power", po::value<std::string>()->default_value(o.walk_power),
+        "power figure judged by the walk: peak | mean");
+    add_count_option(d, "warmup-batches", o.warmup_batches, 0, kMaxBatchesPerPoint,
+                     "mini-batches run before measuring, per point");
+    add_count_option(d, "measured-batches", o.measured_batches, 1, kMaxBatchesPerPoint,
+                     "mini-batches measured per point (at least)");
     add_sensor_rate_option(d, o.sensor_rate_hz, "power sampling rate (the paper used 1 Hz)");
-    add_count_option(d, "min-power-samples", o.min_power_samples, 1, kMaxPowerSamples,
-                     fmt::format("fewest samples behind a power figure: a point is measured longer until it has them (up "
-                                 "to {:g}x --measured-batches)",
-                                 o.max_extension));
-    d.add_options()(
-        "watchdog-margin", power_opt(o.watchdog_margin_w), "watchdog: mean power above the cap plus this [W] ...")(
+    add_count_option(
+        d, "min-power-samples", o.min_power_samples, 1, kMaxPowerSamples,
+        fmt::format("fewest samples behind a power figure: a point is measured longer until it has them (up "
+                    "to {:g}x --measured-batches)",
+                    o.max_extension));
+    d.add_options()("watchdog-margin", power_opt(o.watchdog_margin_w),
+                    "watchdog: mean power above the cap plus this [W] ...")(
         "watchdog-time", duration_opt(o.watchdog_duration_s), "... over a window this long [s] stops the point")(
         "sensor-timeout", duration_opt(o.sensor_read_timeout_s), "a power read blocked longer stops the run [s]")(
         "max-failed-reads", number_opt(o.max_failed_read_share),
         "a point with a larger share of failed or garbage power reads is skipped [1]")(
         "sensor-frozen", duration_opt(o.sensor_frozen_s),
         "a point whose total power reads the same value this long is skipped (sensor frozen; 0: off) [s]")(
-        "sysfs-root", po::value<std::string>()->default_value(r.device.sysfs_root.string()), "root of the Jetson sysfs tree (--device jetson)")(
-        "state-file", po::value<std::string>(), "restore state file (default: one per sysfs root)")(
-        "train-device", po::value<std::string>()->default_value(r.train_device), "real steps on: auto | cpu | cuda[:N]");
+        "sysfs-root", po::value<std::string>()->default_value(r.device.sysfs_root.string()),
+        "root of the Jetson sysfs tree (--device jetson)")("state-file", po::value<std::string>(),
+                                                           "restore state file (default: one per sysfs root)")(
+        "knob", po::value<std::string>()->default_value(r.device.knob),
+        "Jetson knob: gpu_freq (pin GPU clocks) | power_mode (nvpmodel modes; clocks float under each mode's caps)")(
+        "modes", po::value<std::string>(),
+        "--knob power_mode: nvpmodel mode ids to profile, list 0,2,3 (default: all)")(
+        "board", po::value<std::string>(),
+        "--device jetson --knob power_mode: catalog name or device file of the board, for its modes (default: the "
+        "served tree's device)")(
+        "nvpmodel", po::value<std::string>()->default_value(r.device.nvpmodel.string()),
+        "--device jetson --knob power_mode: the nvpmodel program (a served tree has one in DIR/pacer-emulator)")(
+        "power-source", po::value<std::string>()->default_value(r.device.power_source),
+        "--device jetson: power from sysfs (INA3221 files) | tegrastats (a tegrastats child process)")(
+        "tegrastats", po::value<std::string>()->default_value(r.device.tegrastats.binary.string()),
+        "--power-source tegrastats: the tegrastats program")(
+        "tegrastats-interval", duration_opt(r.device.tegrastats.interval_s),
+        "--power-source tegrastats: its sampling interval [s] (passed as --interval in ms)")(
+        "train-device", po::value<std::string>()->default_value(r.train_device),
+        "real steps on: auto | cpu | cuda[:N]");
     add_threads_option(d, r.threads, "CPU intra-op threads for real steps", "libtorch's default");
-    d.add_options()(
-        "allow-gpu-control", po::bool_switch()->default_value(r.device.nvml.allow_control), "nvml: permit locking clocks / power limits")(
+    d.add_options()("allow-gpu-control", po::bool_switch()->default_value(r.device.nvml.allow_control),
+                    "nvml: permit locking clocks / power limits")(
         "nvml-knob", po::value<std::string>()->default_value(r.device.nvml.knob), "nvml knob: gpu_freq | power_limit")(
         "sensor-noise", number_opt(e.sensor_noise_rel), "emulated: relative sigma of a power reading [1]")(
-        "sensor-period", duration_opt(e.sensor_period_s, "0s"), "emulated: sensor conversion period [s] (0: continuous)")(
-        "time-jitter", number_opt(e.time_jitter_rel), "emulated: relative sigma of a mini-batch time [1]")(
-        "circuit-cap", power_opt(e.power_cap_w, "0W (none)"), "emulated: circuit-level cap that throttles the clock [W]")(
+        "sensor-period", duration_opt(e.sensor_period_s, "0s"),
+        "emulated: sensor conversion period [s] (0: continuous)")("time-jitter", number_opt(e.time_jitter_rel),
+                                                                  "emulated: relative sigma of a mini-batch time [1]")(
+        "circuit-cap", power_opt(e.power_cap_w, "0W (none)"),
+        "emulated: circuit-level cap that throttles the clock [W]")(
         "thermal-drift", po::bool_switch()->default_value(e.thermal_drift), "emulated: leakage rises as the die heats")(
         "seed", po::value<uint64_t>()->default_value(e.seed), "emulated: random seed");
     add_shard_options(d);

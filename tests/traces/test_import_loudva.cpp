@@ -8,6 +8,7 @@
 #include "traces/catalog.hpp"
 #include "traces/error.hpp"
 #include "traces/import_loudva.hpp"
+#include "traces/power_modes.hpp"
 
 namespace pacer::traces {
 namespace {
@@ -82,11 +83,11 @@ TEST(ImportLoudva, RealNanoModesWithNvpmodelCaps) {
   EXPECT_EQ(t.knob.kind, "power_mode");
   ASSERT_EQ(r.modes.size(), 2u);
   // MAXN: 4 cores, CPU -1 -> catalog 1479 MHz, GPU -1 -> 921.6 MHz, EMC 0 -> catalog 1600 MHz.
-  EXPECT_EQ(loudva::mode_knob(r.modes[0]), (std::vector<double>{4, 1479e6, 921.6e6, 1600e6}));
+  EXPECT_EQ(mode_knob(r.modes[0], o.device), (std::vector<double>{4, 1479e6, 921.6e6, 1600e6}));
   // 5W: 2 cores, 918000 kHz, GPU 640 MHz snapped to the 614.4 MHz table entry, EMC 1.6 GHz.
-  EXPECT_EQ(loudva::mode_knob(r.modes[1]), (std::vector<double>{2, 918e6, 614.4e6, 1600e6}));
+  EXPECT_EQ(mode_knob(r.modes[1], o.device), (std::vector<double>{2, 918e6, 614.4e6, 1600e6}));
   EXPECT_EQ(t.points.size(), 4u + 13u);
-  const auto* p = t.find(loudva::mode_knob(r.modes[1]), 1);
+  const auto* p = t.find(mode_knob(r.modes[1], o.device), 1);
   ASSERT_NE(p, nullptr);
   EXPECT_DOUBLE_EQ(p->power_mean_w, 4.35472);
   EXPECT_DOUBLE_EQ(p->time_per_batch_mean_s, 1 / 4.16632);

@@ -41,6 +41,22 @@ ProfileTable modes_profile() {
   return t;
 }
 
+// The AGX Orin catalog entry as it was when the golden store was written: one mode, MAXN (its
+// four nvpmodel modes came later, with the optional gpu_tpcs column).
+DeviceSpec golden_agx_orin() {
+  DeviceSpec d = find_device("jetson-agx-orin");
+  PowerModeSpec maxn;
+  maxn.id = 0;
+  maxn.name = "MAXN";
+  maxn.gpu_max_hz = 1300e6;
+  maxn.cpu_cores = 12;
+  maxn.cpu_max_hz = 2201e6;
+  maxn.mem_hz = 3200e6;
+  d.power_modes = {maxn};
+  d.sources["modes"] = "facts/jetson.md s2 (AGX Orin 64GB MAXN)";
+  return d;
+}
+
 // The markdown lines docs/trace-store.md must hold for one row table: "`name` [unit]" per column.
 template <typename Row, size_t N>
 std::string column_list(const std::array<Field<Row>, N>& table) {
@@ -64,7 +80,7 @@ std::string column_list(const std::array<Field<Row>, N>& table) {
 // records of tests/support/sample_records.hpp, the AGX Orin catalog entry, a power-mode profile).
 TEST(StoreFormat, AStoreWrittenBeforeTheColumnTablesReadsBackIdentically) {
   const Store s = Store::open(kGolden);
-  EXPECT_EQ(s.read_device(), find_device("jetson-agx-orin"));
+  EXPECT_EQ(s.read_device(), golden_agx_orin());
   EXPECT_EQ(s.read_profile("resnet8-w0.25@1x28x28"), pacer::testing::sample_profile());
   EXPECT_EQ(s.read_profile("modes"), modes_profile());
   EXPECT_EQ(s.read_relation("fmnist-proxy"), pacer::testing::sample_relation());
@@ -120,7 +136,7 @@ TEST(StoreFormat, WritingTheSameRecordsGivesTheSameLayout) {
   fs::remove_all(dir);
   fs::create_directories(dir);
   Store s = Store::open_or_create(dir / "s.h5");
-  s.write_device(find_device("jetson-agx-orin"));
+  s.write_device(golden_agx_orin());
   s.write_profile(pacer::testing::sample_profile());
   s.write_profile(modes_profile());
   s.write_relation(pacer::testing::sample_relation());
@@ -140,6 +156,11 @@ TEST(StoreFormat, WritingTheSameRecordsGivesTheSameLayout) {
           ASSERT_NE(at, std::string::npos) << name << ": " << description;
           description.erase(at, added.size());
         }
+  // Optional columns declared after it: present now, absent there.
+  for (const std::string added : {"device/power_modes/gpu_tpcs"}) {
+    ASSERT_TRUE(now.count(added)) << added;
+    now.erase(added);
+  }
   EXPECT_GT(before.size(), 100u);
   EXPECT_EQ(now, before);
   fs::remove_all(dir);
