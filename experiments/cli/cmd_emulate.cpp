@@ -11,11 +11,11 @@
 #include <filesystem>
 #include <iostream>
 
+#include "dnn/workload.hpp"
 #include "experiments/cli/cli.hpp"
 #include "experiments/cli/options.hpp"
 #include "hw/emulated.hpp"
 #include "hw/emulated_tree.hpp"
-#include "dnn/workload.hpp"
 #include "traces/catalog.hpp"
 #include "traces/error.hpp"
 #include "traces/units.hpp"
@@ -67,6 +67,12 @@ int run_emulate(const po::variables_map& vm) {
                            duration_s > 0 ? fmt::format(" for {}", units::format(duration_s, units::Dimension::Time))
                                           : "; stop with Ctrl-C")
             << std::flush;
+  if (std::filesystem::exists(root / "pacer-emulator/nvpmodel"))
+    std::cout << fmt::format(
+                     "power modes: {} (nvpmodel -q / -m ID for this tree; profile them with --knob power_mode "
+                     "--nvpmodel {})\n",
+                     (root / "pacer-emulator/nvpmodel").string(), (root / "pacer-emulator/nvpmodel").string())
+              << std::flush;
   spdlog::info("profile against it: pacer profile --device jetson --sysfs-root {} --workload NAME", root.string());
 
   int sig = 0;
@@ -107,17 +113,16 @@ Command make() {
         "directory to serve the tree in (created; not inside /sys or /proc, nor one holding a real devfreq tree)")(
         "workload", po::value<std::string>()->default_value("resnet18@3x32x32"),
         "initial workload; the profiling side may name another")(
-        "time-scale", number_opt(l.time_scale), "wall seconds per device second [1]")(
-        "tick", duration_opt(l.tick_s), "update period of the tree [s]")(
+        "time-scale", number_opt(l.time_scale), "wall seconds per device second [1]")("tick", duration_opt(l.tick_s),
+                                                                                      "update period of the tree [s]")(
         "duration", duration_opt(0.0, "0s (until interrupted)"), "stop after this long [s]")(
         "sensor-noise", number_opt(e.sensor_noise_rel), "relative sigma of a power reading [1]")(
         "circuit-cap", power_opt(e.power_cap_w, "0W (none)"), "circuit-level power cap that throttles the clock [W]")(
         "seed", po::value<uint64_t>()->default_value(e.seed), "random seed")(
         "fault", po::value<std::string>()->default_value("none"),
         "inject a fault (docs/reliability.md): none | rail-vanish | rail-garbage[=TEXT] | rail-frozen | rail-block | "
-        "cur-freq=FREQ")(
-        "fault-from-request", po::value<long>()->default_value(l.fault_from_request),
-        "inject it from the workload side's Nth request on (one per profiled point; 0: at once)");
+        "cur-freq=FREQ")("fault-from-request", po::value<long>()->default_value(l.fault_from_request),
+                         "inject it from the workload side's Nth request on (one per profiled point; 0: at once)");
   };
   c.run = run_emulate;
   return c;

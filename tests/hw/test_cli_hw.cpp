@@ -1,8 +1,8 @@
 // The hardware subcommands end to end through the pacer binary.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -11,6 +11,10 @@
 #include <thread>
 
 #include "helpers.hpp"
+#include "hw/emulated_modes.hpp"
+#include "hw/emulated_tree.hpp"
+#include "hw/restore_guard.hpp"
+#include "traces/catalog.hpp"
 #include "traces/store.hpp"
 
 namespace pacer::hw {
@@ -38,8 +42,11 @@ Result run(const std::string& args, const fs::path& dir) {
 TEST(CliHw, ProfileEmulatedNanoFillsAFullTable) {
   test::TempDir tmp;
   const auto store = tmp.path() / "c.h5";
-  const auto r = run("profile --device emulated:jetson-nano --workload resnet8-w0.25 --batch-sizes 8:32 "
-                     "--measured-batches 5 --store " + store.string(), tmp.path());
+  const auto r =
+      run("profile --device emulated:jetson-nano --workload resnet8-w0.25 --batch-sizes 8:32 "
+          "--measured-batches 5 --store " +
+              store.string(),
+          tmp.path());
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("[EMULATED]"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("virtual time"), std::string::npos);
@@ -49,16 +56,20 @@ TEST(CliHw, ProfileEmulatedNanoFillsAFullTable) {
   EXPECT_TRUE(t.emulated);
   EXPECT_TRUE(t.virtual_time);
   // A rerun resumes: nothing is measured twice.
-  const auto again = run("profile --device emulated:jetson-nano --workload resnet8-w0.25 --batch-sizes 8:32 "
-                         "--measured-batches 5 --store " + store.string(), tmp.path());
+  const auto again =
+      run("profile --device emulated:jetson-nano --workload resnet8-w0.25 --batch-sizes 8:32 "
+          "--measured-batches 5 --store " +
+              store.string(),
+          tmp.path());
   ASSERT_EQ(again.code, 0) << again.err;
   EXPECT_NE(again.out.find("measured 0 points this run (36 resumed"), std::string::npos) << again.out;
 }
 
 TEST(CliHw, BadInputGivesOneLineAndTheRightExitCode) {
   test::TempDir tmp;
-  auto r = run("profile --device emulated:jetson-nano --workload cnn --freqs 900 --store " +
-                   (tmp.path() / "x.h5").string(), tmp.path());
+  auto r =
+      run("profile --device emulated:jetson-nano --workload cnn --freqs 900 --store " + (tmp.path() / "x.h5").string(),
+          tmp.path());
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.err.find("900 MHz is not a gpu_freq setting"), std::string::npos) << r.err;
   r = run("profile --device emulated:jetson-nano --workload cnn --mode walk", tmp.path());
@@ -67,7 +78,8 @@ TEST(CliHw, BadInputGivesOneLineAndTheRightExitCode) {
   r = run("profile --device jetson --sysfs-root " + tmp.path().string() + " --workload cnn", tmp.path());
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.err.find("no GPU devfreq node"), std::string::npos) << r.err;
-  r = run("restore --sysfs-root " + tmp.path().string() + " --state-file " + (tmp.path() / "none").string(), tmp.path());
+  r = run("restore --sysfs-root " + tmp.path().string() + " --state-file " + (tmp.path() / "none").string(),
+          tmp.path());
   EXPECT_EQ(r.code, 0);
   EXPECT_NE(r.out.find("nothing to restore"), std::string::npos);
 }
@@ -90,11 +102,12 @@ TEST(CliHw, ProfileThroughTheSysfsBackendAgainstAServedTree) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   ASSERT_TRUE(fs::exists(root / "pacer-emulator/pid"));
   const auto store = tmp.path() / "hil.h5";
-  const auto r = run("profile --device jetson --sysfs-root " + root.string() + " --state-file " +
-                         (tmp.path() / "state").string() +
-                         " --workload resnet18 --batch-sizes 16 --freqs 624.75,1300.5 --warmup-batches 1 "
-                         "--measured-batches 3 --store " + store.string(),
-                     tmp.path());
+  const auto r =
+      run("profile --device jetson --sysfs-root " + root.string() + " --state-file " + (tmp.path() / "state").string() +
+              " --workload resnet18 --batch-sizes 16 --freqs 624.75,1300.5 --warmup-batches 1 "
+              "--measured-batches 3 --store " +
+              store.string(),
+          tmp.path());
   ::kill(pid, SIGTERM);
   int status = 0;
   ::waitpid(pid, &status, 0);
@@ -111,6 +124,85 @@ TEST(CliHw, ProfileThroughTheSysfsBackendAgainstAServedTree) {
   // The TX2 tree exposes VDD_IN: the state after the run is the boot range.
   EXPECT_EQ(test::slurp(root / "sys/devices/17000000.gp10b/devfreq/17000000.gp10b/max_freq"), "1300500000");
   EXPECT_EQ(test::slurp(root / "sys/devices/17000000.gp10b/devfreq/17000000.gp10b/min_freq"), "114750000");
+}
+
+// Power modes end to end on an emulated AGX Orin: a MAXN frequency sweep and three of its four
+// nvpmodel modes profiled, the caps model calibrated (predicting the fourth, unprofiled mode), and
+// a selection over every mode of the board.
+TEST(CliHw, PowerModesProfileCalibrateSelectOnAnEmulatedOrin) {
+  test::TempDir tmp;
+  const auto store = tmp.path() / "orin.h5";
+  const std::string common =
+      " --workload resnet8-w0.25 --batch-sizes 8:64 --measured-batches 3 --store " + store.string();
+  auto r = run("profile --device emulated:jetson-agx-orin --profile-name sweep" + common, tmp.path());
+  ASSERT_EQ(r.code, 0) << r.err;
+  r = run("profile --device emulated:jetson-agx-orin --knob power_mode --modes 0,1,3" + common, tmp.path());
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("4 CPU@1.114 GHz, GPU 408 MHz, EMC 2.133 GHz (3 TPC)"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("GPU 612 MHz"), std::string::npos) << "mode 2 was not asked for";
+  const auto t = traces::Store::open(store).read_profile("resnet8-w0.25@1x28x28");
+  EXPECT_EQ(t.knob.kind, "power_mode");
+  EXPECT_EQ(t.points.size(), 3u * 4u);
+  r = run("calibrate " + store.string() + " --name resnet8-w0.25@1x28x28 --frequency-profile sweep --predict",
+          tmp.path());
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("mode model chosen by leave-one-mode-out"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("lomo"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("(4 settings x 4 batch sizes)"), std::string::npos) << "every mode predicted: " << r.out;
+  {
+    auto rw = traces::Store::open(store);
+    traces::RelationSet rel;
+    rel.name = "resnet8-w0.25@1x28x28.proxy";
+    rel.workload = "resnet8-w0.25@1x28x28";
+    rel.metric = "accuracy";
+    rel.target = 0.9;
+    for (int b : {8, 16, 32, 64})
+      for (int seed : {0, 1}) rel.runs.push_back({b, seed, true, 20000 + 300 * b + 500 * seed, 1000000});
+    rw.write_relation(rel);
+  }
+  r = run("select " + store.string() + " --model resnet8-w0.25@1x28x28@jetson-agx-orin:modes -P 20W", tmp.path());
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("(4 knob settings x 4 batch sizes)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("choice (pacer"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("CPU@"), std::string::npos) << r.out;
+}
+
+TEST(CliHw, PowerModeBadInput) {
+  test::TempDir tmp;
+  const std::string store = " --store " + (tmp.path() / "x.h5").string();
+  auto r =
+      run("profile --device emulated:jetson-agx-orin --knob power_mode --modes 7 --workload cnn" + store, tmp.path());
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("has no nvpmodel mode 7"), std::string::npos) << r.err;
+  r = run("profile --device emulated:jetson-orin-nano --knob power_mode --workload cnn" + store, tmp.path());
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("cpu_cores"), std::string::npos) << "an incomplete mode names what to add: " << r.err;
+  r = run("profile --device emulated:jetson-nano --power-source tegrastats --workload cnn" + store, tmp.path());
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--power-source"), std::string::npos) << r.err;
+  r = run("profile --device emulated:jetson-nano --modes 0 --workload cnn" + store, tmp.path());
+  EXPECT_EQ(r.code, 2);
+  EXPECT_FALSE(fs::exists(tmp.path() / "x.h5")) << "no partial store";
+}
+
+// `pacer restore` puts back a power mode a killed run left changed (the stand-in nvpmodel of an
+// emulated tree plays the board's).
+TEST(CliHw, RestorePutsBackAPowerMode) {
+  test::TempDir tmp;
+  const auto spec = traces::find_device("jetson-agx-orin");
+  const fs::path root = tmp.path() / "board";
+  write_fake_tree(root, spec);
+  const fs::path nvpmodel = write_fake_nvpmodel(root, spec);
+  write_state_file(tmp.path() / "state",
+                   {999999, "killed run", {}, fs::weakly_canonical(root), ModeRestore{nvpmodel, 0, "MAXN"}});
+  ASSERT_EQ(std::system((nvpmodel.string() + " -m 1 >/dev/null").c_str()), 0);
+  const auto r =
+      run("restore --sysfs-root " + root.string() + " --state-file " + (tmp.path() / "state").string(), tmp.path());
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("power mode 0 MAXN"), std::string::npos) << r.out;
+  EXPECT_EQ(test::slurp(root / "pacer-emulator/nvpmodel_mode"), "0");
+  EXPECT_EQ(test::slurp(root / "sys/devices/system/cpu/cpu11/online"), "1");
+  EXPECT_FALSE(fs::exists(tmp.path() / "state"));
 }
 
 }  // namespace
