@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include "traces/error.hpp"
 #include "traces/stats.hpp"
 #include "traces/units.hpp"
@@ -17,6 +19,27 @@ std::string joules(double j) {
 }
 std::string watts(double w) {
   return std::isnan(w) ? "-" : units::format(w, units::Dimension::Power);
+}
+
+// The calibrated model's 1 sigma on the choice's figures (models/uncertainty.hpp), and a note when
+// the choice's power lies within it of the cap.
+std::string uncertainty_lines(const models::ModelUncertainty& u, PowerBasis basis, const Selection& choice,
+                              double cap_w) {
+  const bool peak = basis == PowerBasis::Peak && std::isfinite(u.power_peak_rel);
+  const double power_rel = peak ? u.power_peak_rel : u.power_mean_rel;
+  const double spread_rel = peak ? u.floor.power_peak_rel : u.floor.power_mean_rel;
+  if (!std::isfinite(power_rel) || !std::isfinite(u.time_rel)) return "";
+  std::string out = fmt::format("model uncertainty (1 sigma{}): time per mini-batch ±{:.1f}%, power ±{}",
+                                u.basis.empty() ? "" : ", " + u.basis + " error", 100 * u.time_rel,
+                                watts(power_rel * choice.power_w));
+  if (std::isfinite(spread_rel))
+    out += fmt::format(" (±{} of it measurement spread{})", watts(spread_rel * choice.power_w),
+                       u.floating_clocks.empty() ? "" : "; clocks that floated: " + u.floating_clocks);
+  out += "\n";
+  if (choice.power_w * (1 + power_rel) > cap_w)
+    out += fmt::format("note: its power is within 1 sigma of the cap ({} + {} > {}): a measured run may exceed it\n",
+                       watts(choice.power_w), watts(power_rel * choice.power_w), watts(cap_w));
+  return out;
 }
 
 }  // namespace
@@ -60,6 +83,7 @@ std::string format_choice(const Problem& pb, const ChoiceReport& r) {
   if (!std::isnan(choice.predicted_time_lo_s))
     out += fmt::format("90% interval of its TT_acc over the relation's uncertainty: {} - {}\n",
                        secs(choice.predicted_time_lo_s), secs(choice.predicted_time_hi_s));
+  if (pb.model_uncertainty) out += uncertainty_lines(*pb.model_uncertainty, space.basis(), choice, r.cap_w);
   if (r.ranked.size() > 1) {
     const auto& s = r.ranked[1];
     out += fmt::format("runner-up: {}, b={}: predicted TT_acc {} ({:+.1f}%), energy {}\n", space.describe_knob(s.knob),

@@ -39,6 +39,7 @@ std::unique_ptr<Problem> load_problem(const traces::Store& store, const ProblemS
                               spec.model, join(store.list("models"))));
     const auto record = store.read_model(spec.model);
     pb->model = models::model_from_record(record);
+    pb->model_uncertainty = models::read_uncertainty(record);
     pb->workload = record.workload;
     pb->profile_name = spec.model;
   } else {

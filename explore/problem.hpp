@@ -11,6 +11,7 @@
 #include "explore/policy.hpp"
 #include "explore/space.hpp"
 #include "models/device_model.hpp"
+#include "models/uncertainty.hpp"
 #include "traces/store.hpp"
 
 namespace pacer::explore {
@@ -28,8 +29,9 @@ struct ProblemSpec {
 
 struct Problem {
   std::string workload;
-  std::string profile_name;                    // or the model name
-  std::unique_ptr<models::DeviceModel> model;  // the profile as a TableModel, or the calibrated model
+  std::string profile_name;                                   // or the model name
+  std::unique_ptr<models::DeviceModel> model;                 // the profile as a TableModel, or the calibrated model
+  std::optional<models::ModelUncertainty> model_uncertainty;  // a calibrated model's, when it stores one
   std::unique_ptr<Space> space;
   std::unique_ptr<Index> index;
   traces::RelationSet proxy_set;

@@ -70,6 +70,9 @@ class Device {
   virtual void restore() = 0;
   // Sensor temperature in Celsius when the backend has one, else NaN.
   virtual double temperature_c() const { return traces::kNaN; }
+  // The clocks that float (follow their governors) while a setting is pinned, recorded with every
+  // profile (ProfileTable::floating_clocks): "" when none does.
+  virtual std::string floating_clocks() const { return ""; }
 };
 
 // The settings of a one-dimensional knob (GPU frequencies in Hz, power limits in W), ascending as

@@ -10,6 +10,7 @@
 #include "hw/device.hpp"
 #include "hw/restore_guard.hpp"
 #include "hw/sysfs_io.hpp"
+#include "traces/power_modes.hpp"
 
 namespace pacer::hw {
 
@@ -26,10 +27,10 @@ struct DevfreqNode {
 DevfreqNode discover_gpu_devfreq(const std::filesystem::path& root, const SysfsIo& io);
 
 struct PowerRail {
-  std::string name;    // rail_name_N / inN_label, e.g. "POM_5V_IN"
-  std::string layout;  // "iio" | "hwmon"
-  std::string chip;    // "6-0040"
-  int channel = 0;     // as in the file names: 0-based iio, 1-based hwmon
+  std::string name;                    // rail_name_N / inN_label, e.g. "POM_5V_IN"
+  std::string layout;                  // "iio" | "hwmon"
+  std::string chip;                    // "6-0040"
+  int channel = 0;                     // as in the file names: 0-based iio, 1-based hwmon
   std::filesystem::path power_file;    // iio in_powerN_input [mW]; empty for hwmon
   std::filesystem::path voltage_file;  // mV
   std::filesystem::path current_file;  // mA
@@ -83,6 +84,8 @@ class JetsonSysfsDevice final : public Device {
   std::vector<std::string> power_rails() const override;
   void restore() override;
   double temperature_c() const override;
+  // Only the GPU clock is pinned; CPU and EMC follow their governors (an emulated tree has no such noise).
+  std::string floating_clocks() const override { return emulated() ? "" : traces::kGpuPinnedFloatingClocks; }
 
   const DevfreqNode& devfreq() const { return devfreq_; }
   const RailSelection& rails() const { return rails_; }

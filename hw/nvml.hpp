@@ -12,7 +12,7 @@
 namespace pacer::hw {
 
 struct NvmlOptions {
-  std::string library;      // empty: $PACER_NVML_LIBRARY, else "libnvidia-ml.so.1"
+  std::string library;  // empty: $PACER_NVML_LIBRARY, else "libnvidia-ml.so.1"
   unsigned index = 0;
   std::string knob = "gpu_freq";   // "gpu_freq" (locked SM clocks) | "power_limit"
   double power_limit_step_w = 25;  // power-limit settings from the minimum to the maximum limit
@@ -24,7 +24,7 @@ struct NvmlSnapshot {
   double power_w = 0;
   double sm_clock_hz = 0;
   double mem_clock_hz = 0;
-  double energy_j = traces::kNaN;      // since driver load; NaN before Volta
+  double energy_j = traces::kNaN;  // since driver load; NaN before Volta
   double power_limit_w = traces::kNaN;
   double temperature_c = traces::kNaN;
   std::vector<double> graphics_clocks_hz;  // at the highest memory clock, ascending
@@ -48,6 +48,10 @@ class NvmlDevice final : public Device {
   std::vector<std::string> power_rails() const override { return {"nvml:board"}; }
   void restore() override;
   double temperature_c() const override;
+  // Locked graphics clocks leave the memory clock to the driver; under a power limit both float.
+  std::string floating_clocks() const override {
+    return knob_.kind == "power_limit" ? "gpu, memory (under the power limit)" : "memory";
+  }
 
   NvmlSnapshot snapshot() const;
   double energy_j() const;  // the driver's counter; NaN when unsupported

@@ -13,6 +13,7 @@
 #include "hw/jetson_sysfs.hpp"
 #include "hw/nvpmodel.hpp"
 #include "hw/restore_guard.hpp"
+#include "traces/power_modes.hpp"
 #include "traces/records.hpp"
 
 namespace pacer::hw {
@@ -46,6 +47,7 @@ class PowerModeDevice final : public Device {
   std::vector<std::string> power_rails() const override { return power_->power_rails(); }
   void restore() override;
   double temperature_c() const override { return power_->temperature_c(); }
+  std::string floating_clocks() const override { return emulated() ? "" : traces::kModeFloatingClocks; }
 
   const traces::DeviceSpec& board() const { return options_.board; }
   const Nvpmodel& nvpmodel() const { return tool_; }

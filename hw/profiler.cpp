@@ -385,6 +385,7 @@ ProfileReport run_profile(Device& device, BatchExecutor& executor, const Profile
   table.source = time_scale != 1.0 ? fmt::format("{} ({}, time scale {:g})", o.source, executor.kind(), time_scale)
                                    : fmt::format("{} ({})", o.source, executor.kind());
   table.knob = device.knob();
+  table.floating_clocks = device.floating_clocks();
   table.warmup_batches = o.warmup_batches;
   table.measured_batches = o.measured_batches;
 

@@ -11,6 +11,7 @@
 #include "models/interpolating.hpp"
 #include "models/mode_model.hpp"
 #include "models/planner.hpp"
+#include "models/uncertainty.hpp"
 #include "traces/error.hpp"
 
 namespace pacer::models {
@@ -375,6 +376,8 @@ Calibration calibrate(const traces::ProfileTable& table, const traces::DeviceSpe
   record.settings["selection"] = options.points > 0 ? fmt::format("planner k={}", options.points) : "all";
   if (reference) record.settings["reference"] = options.reference_name;
   if (!voltage_why.empty()) record.settings["voltage_choice"] = voltage_why;
+  // After every error metric: the uncertainty is read off them (models/uncertainty.hpp).
+  store_uncertainty(record, noise_floor(all), table.floating_clocks);
   out.model = model_from_record(record);
   out.record = std::move(record);
   out.all = all;

@@ -35,7 +35,7 @@ struct Field {
 
 // ---------------------------------------------------------------------------------------------
 // ProfileTable
-inline constexpr std::array<Field<ProfileTable>, 9> kProfileTableAttributes{{
+inline constexpr std::array<Field<ProfileTable>, 10> kProfileTableAttributes{{
     {"workload", "", &ProfileTable::workload},
     {"device", "", &ProfileTable::device},
     {"emulated", "", &ProfileTable::emulated},
@@ -45,6 +45,7 @@ inline constexpr std::array<Field<ProfileTable>, 9> kProfileTableAttributes{{
     {"warmup_batches", "", &ProfileTable::warmup_batches},
     {"measured_batches", "", &ProfileTable::measured_batches},
     {"profiling_cost_s", "", &ProfileTable::profiling_cost_s},
+    {"floating_clocks", "", &ProfileTable::floating_clocks, true},
 }};
 inline constexpr std::array<Field<ProfilePoint>, 12> kProfilePointColumns{{
     {"knob", kKnobUnit, &ProfilePoint::knob},

@@ -197,6 +197,7 @@ ImportResult import_dir(const ImportOptions& o) {
     Imported im;
     im.name = o.workload;
     im.table = base_table(o, "GPU frequency locked, CPU and EMC clocks free, nvpmodel mode 0");
+    im.table.floating_clocks = kGpuPinnedFloatingClocks;
     for (const auto& [freq, path] : l.sweeps) {
       const std::string origin = path.filename().string();
       const double f = table_freq(o.device, freq, origin);
@@ -218,6 +219,7 @@ ImportResult import_dir(const ImportOptions& o) {
     im.name = o.workload + ".modes";
     im.table = base_table(
         o, fmt::format("nvpmodel modes, clocks free within the mode; caps from {}", conf.filename().string()));
+    im.table.floating_clocks = kModeFloatingClocks;
     im.table.knob = power_mode_knob(o.device);
     for (const auto& [id, path] : l.perf) {
       const int mode_id = id;  // (clang 14 cannot capture a structured binding)

@@ -14,6 +14,11 @@
 
 namespace pacer::traces {
 
+// What floats while measuring (ProfileTable::floating_clocks): under a power mode every clock
+// follows its governor below the mode's caps; with the GPU clock pinned, CPU and EMC still do.
+inline constexpr const char* kModeFloatingClocks = "gpu, cpu, emc (each under the mode's cap)";
+inline constexpr const char* kGpuPinnedFloatingClocks = "cpu, emc";
+
 // The caps one mode allows, in SI units; 0 where unknown.
 struct ModeCaps {
   int cpu_cores = 0;

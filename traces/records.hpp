@@ -129,6 +129,9 @@ struct ProfileTable {
   int warmup_batches = 0;
   int measured_batches = 0;
   double profiling_cost_s = 0;  // time spent profiling (wall or virtual, see virtual_time)
+  // Clocks that were not pinned while measuring ("cpu, emc" when only the GPU clock was locked;
+  // "" when none floated or unknown): their spread is noise to a model of the knob (models/uncertainty.hpp).
+  std::string floating_clocks;
   std::vector<ProfilePoint> points;
   bool operator==(const ProfileTable&) const;
 

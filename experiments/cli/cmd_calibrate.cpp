@@ -11,6 +11,7 @@
 #include "experiments/cli/cli.hpp"
 #include "experiments/cli/options.hpp"
 #include "models/calibrate.hpp"
+#include "models/uncertainty.hpp"
 #include "traces/catalog.hpp"
 #include "traces/error.hpp"
 #include "traces/power_modes.hpp"
@@ -100,6 +101,7 @@ std::string format_model(const traces::ModelRecord& record) {
   out += "(fit: in-sample; cv: cross-validated on the fitted points; heldout: the points the planner left out";
   if (record.metrics.count("time_mape_lomo")) out += "; lomo: each mode predicted by a model fitted without it";
   out += ")\n";
+  if (const auto u = models::read_uncertainty(record)) out += "uncertainty: " + models::describe_uncertainty(*u) + "\n";
   return out;
 }
 

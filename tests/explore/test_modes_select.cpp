@@ -6,14 +6,17 @@
 #include <cmath>
 #include <filesystem>
 #include <limits>
+#include <numbers>
 
 #include "explore/choose.hpp"
 #include "explore/problem.hpp"
 #include "models/mode_model.hpp"
+#include "models/uncertainty.hpp"
 #include "traces/catalog.hpp"
 #include "traces/error.hpp"
 #include "traces/power_modes.hpp"
 #include "traces/store.hpp"
+#include "traces/units.hpp"
 
 namespace pacer::explore {
 namespace {
@@ -86,6 +89,58 @@ TEST(ModesSelect, ChoosesTheFastestFeasibleModeAndBatchSize) {
     EXPECT_EQ(pb->space->batch_sizes()[r.choice.batch_index], best_b) << cap;
   }
   fs::remove(path);
+}
+
+// A calibrated model's uncertainty is printed with the choice it makes, and a choice whose power
+// lies within 1 sigma of the cap says so.
+TEST(ModesSelect, PrintsTheModelsUncertaintyWithTheChoice) {
+  const fs::path path = fs::temp_directory_path() / ("pacer-modes-sigma-" + std::to_string(::getpid()) + ".h5");
+  fs::remove(path);
+  const auto d = traces::find_device("jetson-agx-orin");
+  auto record = orin_model(d)->to_record();
+  record.metrics["time_mape_lomo"] = 4;
+  record.metrics["power_mean_mape_lomo"] = 2;
+  record.metrics["power_peak_mape_lomo"] = 3;
+  models::NoiseFloor floor;
+  floor.method = "neighbours";
+  floor.terms = 30;
+  floor.time_rel = 0.01;
+  floor.power_mean_rel = 0.02;
+  floor.power_peak_rel = 0.025;
+  models::store_uncertainty(record, floor, traces::kModeFloatingClocks);
+  traces::RelationSet rel;
+  rel.name = "w.proxy";
+  rel.workload = "w";
+  rel.metric = "accuracy";
+  rel.target = 0.9;
+  for (int b : {8, 32, 128}) rel.runs.push_back({b, 0, true, static_cast<int64_t>(20000 + 400 * b), 10000000});
+  {
+    auto s = traces::Store::open_or_create(path);
+    s.write_device(d);
+    s.write_model(record);
+    s.write_relation(rel);
+  }
+  ProblemSpec spec;
+  spec.model = record.name;
+  const auto pb = load_problem(traces::Store::open(path), spec);
+  fs::remove(path);
+  ASSERT_TRUE(pb->model_uncertainty.has_value());
+  // Peak basis: sigma = max(3% * sqrt(pi/2), 2.5%) = 3.76% of the choice's peak power.
+  const double sigma = 0.03 * std::sqrt(std::numbers::pi / 2);
+  const auto far = choose(*pb, pb->context(), Policy::Ours, 200);
+  auto text = format_choice(*pb, far);
+  EXPECT_NE(text.find("model uncertainty (1 sigma, lomo error): time per mini-batch ±5.0%, power ±" +
+                      units::format(sigma * far.choice.power_w, units::Dimension::Power) + " (±" +
+                      units::format(0.025 * far.choice.power_w, units::Dimension::Power) +
+                      " of it measurement spread; clocks that floated: gpu, cpu, emc"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("within 1 sigma of the cap"), std::string::npos) << text;
+  // A cap 2% above that choice's power: the same choice, now within 1 sigma of the cap.
+  const auto near = choose(*pb, pb->context(), Policy::Ours, far.choice.power_w * 1.02);
+  EXPECT_EQ(near.choice.knob_index, far.choice.knob_index);
+  text = format_choice(*pb, near);
+  EXPECT_NE(text.find("within 1 sigma of the cap"), std::string::npos) << text;
 }
 
 }  // namespace

@@ -148,8 +148,10 @@ TEST(StoreFormat, WritingTheSameRecordsGivesTheSameLayout) {
   const auto before = layout(kGolden);
   // Optional attributes declared after the golden store was written (read as their default from
   // older stores): each must be there now, and apart from them the layout is the old one.
-  for (const std::string added : {" @guard:1"})
-    for (const std::string record : {"sweeps/", "validations/"})
+  const std::vector<std::pair<std::string, std::vector<std::string>>> added_attributes = {
+      {" @guard:1", {"sweeps/", "validations/"}}, {" @floating_clocks:3", {"profiles/"}}};
+  for (const auto& [added, records] : added_attributes)
+    for (const auto& record : records)
       for (auto& [name, description] : now)
         if (name.rfind(record, 0) == 0 && name.find('/', record.size()) == std::string::npos) {
           const auto at = description.find(added);
