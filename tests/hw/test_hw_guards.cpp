@@ -11,13 +11,13 @@
 
 #include "helpers.hpp"
 #include "hw/emulated.hpp"
-#include "tests/support/workloads.hpp"
 #include "hw/emulated_tree.hpp"
 #include "hw/executor.hpp"
 #include "hw/jetson_sysfs.hpp"
 #include "hw/nvml.hpp"
 #include "hw/profiler.hpp"
 #include "hw/restore_guard.hpp"
+#include "tests/support/workloads.hpp"
 #include "traces/catalog.hpp"
 #include "traces/error.hpp"
 
@@ -74,13 +74,14 @@ TEST(RestoreGuard, StateFileMayOnlyPutBackTheFrequencyLimitsOfItsDevice) {
   EXPECT_THROW(restore_from_state_file(b.state, b.tmp.path(), real_sysfs_io()), Error);
   EXPECT_EQ(read_text(victim), "precious");
   // A state file written for another root is not replayed against this one.
-  write_state_file(b.state, {0, "x", {{b.df / "min_freq", "76800000"}}, "/elsewhere"});
+  write_state_file(b.state, {0, "x", {{b.df / "min_freq", "76800000"}}, "/elsewhere", {}});
   EXPECT_THROW(restore_from_state_file(b.state, b.tmp.path(), real_sysfs_io()), Error);
   // The legitimate file is replayed.
   write_state_file(b.state, {0,
                              "x",
                              {{b.df / "max_freq", "921600000"}, {b.df / "min_freq", "76800000"}},
-                             fs::weakly_canonical(b.tmp.path())});
+                             fs::weakly_canonical(b.tmp.path()),
+                             {}});
   EXPECT_TRUE(contains(restore_from_state_file(b.state, b.tmp.path(), real_sysfs_io()), "restored"));
   EXPECT_EQ(read_text(b.df / "min_freq"), "76800000");
   EXPECT_TRUE(restorable_path(b.df / "max_freq", b.tmp.path()));
@@ -90,7 +91,7 @@ TEST(RestoreGuard, StateFileMayOnlyPutBackTheFrequencyLimitsOfItsDevice) {
 
 TEST(RestoreGuard, StateFolderWritableByOthersIsRefused) {
   Board b;
-  write_state_file(b.state, {0, "x", {{b.df / "min_freq", "76800000"}}});
+  write_state_file(b.state, {0, "x", {{b.df / "min_freq", "76800000"}}, {}, {}});
   ASSERT_EQ(::chmod((b.tmp.path() / "state").c_str(), 0777), 0);
   try {
     read_state_file(b.state);
@@ -98,7 +99,7 @@ TEST(RestoreGuard, StateFolderWritableByOthersIsRefused) {
   } catch (const Error& e) {
     EXPECT_TRUE(contains(e.what(), "writable by other users")) << e.what();
   }
-  EXPECT_THROW(write_state_file(b.state, {0, "x", {}}), Error);
+  EXPECT_THROW(write_state_file(b.state, {0, "x", {}, {}, {}}), Error);
   EXPECT_THROW(restore_from_state_file(b.state, b.tmp.path(), real_sysfs_io()), Error);
   ASSERT_EQ(::chmod((b.tmp.path() / "state").c_str(), 0755), 0);
   EXPECT_NO_THROW(read_state_file(b.state));
@@ -107,7 +108,7 @@ TEST(RestoreGuard, StateFolderWritableByOthersIsRefused) {
 TEST(RestoreGuard, StateFolderOfAnotherUserIsRefused) {
   if (::geteuid() != 0) GTEST_SKIP() << "needs root to hand a folder to another user";
   Board b;
-  write_state_file(b.state, {0, "x", {{b.df / "min_freq", "76800000"}}});
+  write_state_file(b.state, {0, "x", {{b.df / "min_freq", "76800000"}}, {}, {}});
   ASSERT_EQ(::chown((b.tmp.path() / "state").c_str(), 54321, 54321), 0);
   try {
     read_state_file(b.state);
@@ -120,7 +121,7 @@ TEST(RestoreGuard, StateFolderOfAnotherUserIsRefused) {
 TEST(RestoreGuard, NewStateFolderIsPrivate) {
   TempDir tmp;
   const fs::path dir = tmp.path() / "fresh";
-  write_state_file(dir / "pacer.state", {1, "x", {}});
+  write_state_file(dir / "pacer.state", {1, "x", {}, {}, {}});
   struct stat st {};
   ASSERT_EQ(::stat(dir.c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0700u);
@@ -139,7 +140,7 @@ TEST(RestoreGuard, TmpStateFolderWithoutHomeGetsTheSameCheck) {
   if (fs::exists(dir)) GTEST_SKIP() << dir << " exists: not touching a real state folder";
   fs::create_directories(dir);
   ::chmod(dir.c_str(), 0777);  // as an attacker's pre-created folder would be
-  EXPECT_THROW(write_state_file(dir / "jetson-sysfs.state", {1, "x", {}}), Error);
+  EXPECT_THROW(write_state_file(dir / "jetson-sysfs.state", {1, "x", {}, {}, {}}), Error);
   EXPECT_THROW(read_state_file(dir / "jetson-sysfs.state"), Error);
   fs::remove_all(dir);
 }

@@ -64,8 +64,10 @@ TEST_P(SysfsLayouts, DiscoversGpuNodeAndSelectsRails) {
   const auto p = dev.read_power();
   // hwmon gives V x I with 1 mA at 5 V: 5 mW resolution per rail.
   EXPECT_NEAR(p.total_w, expected_total, 0.005 * static_cast<double>(b.total.size()));
-  if (std::string(b.gpu).empty()) EXPECT_TRUE(std::isnan(p.gpu_w));
-  else EXPECT_GT(p.gpu_w, 0.99);
+  if (std::string(b.gpu).empty())
+    EXPECT_TRUE(std::isnan(p.gpu_w));
+  else
+    EXPECT_GT(p.gpu_w, 0.99);
   EXPECT_EQ(dev.settings().size(), spec.gpu_freqs_hz.size());
   EXPECT_FALSE(dev.emulated());
   EXPECT_NEAR(dev.temperature_c(), 30.5, 1e-9);
@@ -73,14 +75,12 @@ TEST_P(SysfsLayouts, DiscoversGpuNodeAndSelectsRails) {
 
 INSTANTIATE_TEST_SUITE_P(
     Catalog, SysfsLayouts,
-    ::testing::Values(Board{"jetson-nano", {"POM_5V_IN"}, "POM_5V_GPU"},
-                      Board{"jetson-tx2", {"VDD_IN"}, "VDD_SYS_GPU"},
-                      Board{"jetson-tx2-nx", {"VDD_IN"}, ""},
-                      Board{"jetson-xavier-nx", {"VDD_IN"}, ""},
-                      Board{"jetson-agx-xavier", {"GPU", "CPU", "SOC", "CV", "VDDRQ", "SYS5V"}, "GPU"},
-                      Board{"jetson-agx-orin", {"VDD_GPU_SOC", "VDD_CPU_CV", "VIN_SYS_5V0", "VDDQ_VDD2_1V8AO"},
-                            "VDD_GPU_SOC"},
-                      Board{"jetson-orin-nano", {"VDD_IN"}, ""}),
+    ::testing::Values(
+        Board{"jetson-nano", {"POM_5V_IN"}, "POM_5V_GPU"}, Board{"jetson-tx2", {"VDD_IN"}, "VDD_SYS_GPU"},
+        Board{"jetson-tx2-nx", {"VDD_IN"}, ""}, Board{"jetson-xavier-nx", {"VDD_IN"}, ""},
+        Board{"jetson-agx-xavier", {"GPU", "CPU", "SOC", "CV", "VDDRQ", "SYS5V"}, "GPU"},
+        Board{"jetson-agx-orin", {"VDD_GPU_SOC", "VDD_CPU_CV", "VIN_SYS_5V0", "VDDQ_VDD2_1V8AO"}, "VDD_GPU_SOC"},
+        Board{"jetson-orin-nano", {"VDD_IN"}, ""}),
     [](const auto& info) {
       std::string n = info.param.device;
       for (auto& c : n)
@@ -293,7 +293,7 @@ TEST(JetsonSysfs, CrashLeavesStateFileThatRestoreAndNextRunReplay) {
 TEST(JetsonSysfs, RefusesAStateFileOfALiveProcess) {
   Fixture fx;
   write_state_file(fx.tmp.path() / "pacer.state",
-                   {static_cast<long>(::getppid()), "other", {{fx.df / "min_freq", "76800000"}}});
+                   {static_cast<long>(::getppid()), "other", {{fx.df / "min_freq", "76800000"}}, {}, {}});
   try {
     JetsonSysfsDevice dev(fx.options());
     FAIL();

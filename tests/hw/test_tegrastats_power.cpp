@@ -176,7 +176,7 @@ TEST(TegrastatsPower, ProfilesAPointWithTheLinesPower) {
 TEST(TegrastatsPower, AGarbledTegrastatsSkipsThePoint) {
   Rig rig;
   const auto rep = rig.profile(fake_tegrastats(
-      rig.tmp.path(), "  if [ $i -eq 0 ]; then echo '" + nano_line(5000) + "'; else echo 'GR3D_FREQ ??'; fi"));
+      rig.tmp.path(), "  if [ $i -eq 0 ]; then echo '" + nano_line(5000) + "'; else echo 'GR3D_FREQ ?%@'; fi"));
   ASSERT_EQ(rep.table.points.size(), 1u);
   EXPECT_EQ(rep.table.points[0].status.rfind("skipped: power sensor returns garbage", 0), 0u)
       << rep.table.points[0].status;
