@@ -88,6 +88,21 @@ inline constexpr std::array<Field<RelationRun>, 8> kRelationRunColumns{{
 }};
 
 // ---------------------------------------------------------------------------------------------
+// LearningCurve
+inline constexpr std::array<Field<LearningCurve>, 4> kLearningCurveAttributes{{
+    {"name", "", &LearningCurve::name},
+    {"metric", "", &LearningCurve::metric},
+    {"higher_is_better", "", &LearningCurve::higher_is_better},
+    {"source", "", &LearningCurve::source},
+}};
+inline constexpr std::array<Field<CurvePoint>, 4> kCurvePointColumns{{
+    {"batch_size", "samples", &CurvePoint::batch_size},
+    {"seed", "1", &CurvePoint::seed},
+    {"samples", "samples", &CurvePoint::samples},
+    {"metric", kMetricUnit, &CurvePoint::metric},
+}};
+
+// ---------------------------------------------------------------------------------------------
 // ModelRecord (its parameters, metrics, settings and blob have their own layout: codecs.cpp)
 inline constexpr std::array<Field<ModelRecord>, 4> kModelRecordAttributes{{
     {"name", "", &ModelRecord::name},
@@ -98,13 +113,16 @@ inline constexpr std::array<Field<ModelRecord>, 4> kModelRecordAttributes{{
 
 // ---------------------------------------------------------------------------------------------
 // SweepResult
-inline constexpr std::array<Field<SweepResult>, 6> kSweepResultAttributes{{
+inline constexpr std::array<Field<SweepResult>, 9> kSweepResultAttributes{{
     {"name", "", &SweepResult::name},
     {"profile", "", &SweepResult::profile},
     {"relation", "", &SweepResult::relation},
     {"target", "", &SweepResult::target},
     {"feasibility", "", &SweepResult::feasibility},
     {"guard", "", &SweepResult::guard, true},  // added with the report's guard band
+    {"budget", "", &SweepResult::budget, true},  // added with the proxy-budget sweeps
+    {"proxy_cut", "", &SweepResult::proxy_cut, true},
+    {"proxy_share", "", &SweepResult::proxy_share, true},
 }};
 inline constexpr std::array<Field<SweepRow>, 12> kSweepRowColumns{{
     {"cap", "W", &SweepRow::cap_w},

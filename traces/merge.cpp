@@ -102,6 +102,7 @@ void add_whole(std::map<std::string, std::pair<Record, fs::path>>& acc, const st
 }
 
 using RelKey = std::pair<int, int>;
+using CurveKey = std::tuple<int, int, int64_t>;
 using PointKey = std::pair<std::vector<double>, int>;
 using RowKey = std::tuple<double, std::string, int, std::vector<double>, int>;
 
@@ -119,6 +120,19 @@ const Kind<RelationSet, RelKey, RelationRun>& relation_kind() {
         return fmt::format("workload {}, dataset {}, target {:g}, {}, {}", s.workload, s.dataset, s.target, s.lr_rule,
                            s.optimizer);
       }};
+  return k;
+}
+
+const Kind<LearningCurve, CurveKey, CurvePoint>& curve_kind() {
+  static const Kind<LearningCurve, CurveKey, CurvePoint> k{
+      "learning curve", &LearningCurve::points,
+      [](const CurvePoint& p) {
+        return CurveKey{p.batch_size, p.seed, p.samples};
+      },
+      [](const CurvePoint& p) {
+        return fmt::format("b={} seed={} metric {:.6g} after {} samples", p.batch_size, p.seed, p.metric, p.samples);
+      },
+      [](const LearningCurve& c) { return fmt::format("metric {}, source {}", c.metric, c.source); }};
   return k;
 }
 
@@ -160,6 +174,7 @@ const Kind<ValidationResult, RowKey, ValidationRow>& validation_kind() {
 struct Merged {
   std::optional<std::pair<DeviceSpec, fs::path>> device;
   std::map<std::string, Merging<RelationSet, RelKey, RelationRun>> relations;
+  std::map<std::string, Merging<LearningCurve, CurveKey, CurvePoint>> curves;
   std::map<std::string, Merging<ProfileTable, PointKey, ProfilePoint>> profiles;
   std::map<std::string, Merging<ValidationResult, RowKey, ValidationRow>> validations;
   std::map<std::string, std::pair<ModelRecord, fs::path>> models;
@@ -183,6 +198,8 @@ void read_input(const fs::path& path, Merged& m, MergeReport& report) {
   }
   for (const auto& name : in.list("relations"))
     add_record(m.relations, relation_kind(), name, in.read_relation(name), path, report);
+  for (const auto& name : in.list("curves"))
+    add_record(m.curves, curve_kind(), name, in.read_curve(name), path, report);
   for (const auto& name : in.list("profiles")) {
     ProfileTable t = in.read_profile(name);
     const auto it = m.profiles.find(name);
@@ -208,6 +225,10 @@ void write_merged(const Merged& m, const fs::path& tmp, MergeReport& report) {
   for (const auto& [name, r] : m.relations) {
     out.write_relation(assemble(r, relation_kind(), report));
     ++report.records["relations"];
+  }
+  for (const auto& [name, c] : m.curves) {
+    out.write_curve(assemble(c, curve_kind(), report));
+    ++report.records["curves"];
   }
   for (const auto& [name, p] : m.profiles) {
     ProfileTable t = assemble(p, profile_kind(), report);

@@ -16,9 +16,12 @@ std::string KnobSpace::format(const std::vector<double>& values) const {
   for (size_t i = 0; i < values.size() && i < dims.size(); ++i) {
     if (i) s += " ";
     const auto& d = dims[i];
-    if (d.unit == "Hz") s += units::format(values[i], units::Dimension::Frequency);
-    else if (d.unit == "W") s += units::format(values[i], units::Dimension::Power);
-    else s += fmt::format("{:g}", values[i]);
+    if (d.unit == "Hz")
+      s += units::format(values[i], units::Dimension::Frequency);
+    else if (d.unit == "W")
+      s += units::format(values[i], units::Dimension::Power);
+    else
+      s += fmt::format("{:g}", values[i]);
     if (values.size() > 1) s += "(" + d.name + ")";
   }
   return s;
@@ -34,10 +37,13 @@ std::string KnobSpace::heading(size_t dim) const {
   return d.name;
 }
 
-bool same(double a, double b) { return (std::isnan(a) && std::isnan(b)) || a == b; }
+bool same(double a, double b) {
+  return (std::isnan(a) && std::isnan(b)) || a == b;
+}
 
 bool same(const std::vector<double>& a, const std::vector<double>& b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](double x, double y) { return same(x, y); });
+  return a.size() == b.size() &&
+         std::equal(a.begin(), a.end(), b.begin(), [](double x, double y) { return same(x, y); });
 }
 
 bool ProfilePoint::operator==(const ProfilePoint& o) const {
@@ -68,6 +74,27 @@ bool RelationSet::operator==(const RelationSet& o) const {
   return fields_equal(kRelationSetAttributes, *this, o) && runs == o.runs;
 }
 
+bool SweepResult::operator==(const SweepResult& o) const {
+  return fields_equal(kSweepResultAttributes, *this, o) && knob == o.knob && rows == o.rows;
+}
+
+bool CurvePoint::operator==(const CurvePoint& o) const {
+  return fields_equal(kCurvePointColumns, *this, o);
+}
+
+bool LearningCurve::operator==(const LearningCurve& o) const {
+  return fields_equal(kLearningCurveAttributes, *this, o) && points == o.points;
+}
+
+int64_t LearningCurve::first_reaching(int batch_size, int seed, double level) const {
+  int64_t first = 0;
+  for (const auto& p : points)
+    if (p.batch_size == batch_size && p.seed == seed && (higher_is_better ? p.metric >= level : p.metric <= level) &&
+        (first == 0 || p.samples < first))
+      first = p.samples;
+  return first;
+}
+
 std::vector<int> RelationSet::batch_sizes() const {
   std::set<int> s;
   for (const auto& r : runs) s.insert(r.batch_size);
@@ -84,9 +111,13 @@ std::vector<double> reached_samples(const std::vector<RelationRun>& runs, int b)
 }
 }  // namespace
 
-double RelationSet::mean_samples(int b) const { return mean(reached_samples(runs, b)); }
+double RelationSet::mean_samples(int b) const {
+  return mean(reached_samples(runs, b));
+}
 
-double RelationSet::std_samples(int b) const { return sample_std(reached_samples(runs, b)); }
+double RelationSet::std_samples(int b) const {
+  return sample_std(reached_samples(runs, b));
+}
 
 std::map<int, double> RelationSet::relation_vector() const {
   std::map<int, double> r;

@@ -186,6 +186,30 @@ struct RelationSet {
 };
 
 // ---------------------------------------------------------------------------------------------
+// A learning curve of the runs of a relation: per run (batch size, seed), the metric at increasing
+// sample counts. From a relation campaign, every evaluation (source "evaluations"); from the Zeus
+// train trace, the samples at which each metric level was first reached (source "levels"). Stored
+// under the relation's name (/curves/<relation>); explore/proxy_budget.hpp cuts runs with it.
+struct CurvePoint {
+  int batch_size = 0;
+  int seed = 0;
+  int64_t samples = 0;  // samples trained when the metric was measured (reached)
+  double metric = kNaN;
+  bool operator==(const CurvePoint& o) const;
+};
+
+struct LearningCurve {
+  std::string name;  // the relation's name
+  std::string metric;
+  bool higher_is_better = true;
+  std::string source;  // "evaluations" | "levels"
+  std::vector<CurvePoint> points;  // by (batch size, seed), then ascending samples
+  bool operator==(const LearningCurve& o) const;
+  // The first sample count at which the run (b, seed) reached `level` (or better); 0 when never.
+  int64_t first_reaching(int batch_size, int seed, double level) const;
+};
+
+// ---------------------------------------------------------------------------------------------
 // A calibrated model: named parameters with standard errors and fit metrics; learned models keep
 // their weights as an opaque blob.
 struct ModelRecord {
@@ -227,9 +251,14 @@ struct SweepResult {
   std::string target;    // target relation (oracle)
   std::string feasibility;  // "peak" | "mean"
   double guard = 0;         // policies chose under cap x (1 - guard)
+  // A sweep of a proxy-budget campaign (explore/proxy_budget.hpp): its name, the cut of the proxy's
+  // runs and the share of the proxy's compute the cut used. "", "", NaN for an ordinary sweep.
+  std::string budget;
+  std::string proxy_cut;
+  double proxy_share = kNaN;
   KnobSpace knob = KnobSpace::gpu_frequency();
   std::vector<SweepRow> rows;
-  bool operator==(const SweepResult&) const = default;
+  bool operator==(const SweepResult& o) const;
 };
 
 // ---------------------------------------------------------------------------------------------

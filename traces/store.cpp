@@ -19,7 +19,6 @@ namespace {
 using h5::GroupReader;
 using h5::GroupWriter;
 
-const char* const kGroups[] = {"profiles", "relations", "models", "sweeps", "runs", "validations"};
 
 // A full read-back of a store in a child process gets this long before it counts as a hang inside
 // libhdf5: 10 s, plus 1 s per 10 MB (reading back takes well under 1 s per 10 MB).
@@ -73,7 +72,7 @@ void read_everything(const fs::path& path) {
     check_schema(f, path);
     GroupReader root(path.string(), "", f.openGroup("/"));
     if (root.has("device")) (void)codec::read_device(root.sub("device"));
-    for (const char* group : kGroups) {
+    for (const char* group : kStoreGroups) {
       if (!root.has(group)) continue;
       const GroupReader g = root.sub(group);
       const std::string name(group);
@@ -83,6 +82,8 @@ void read_everything(const fs::path& path) {
           (void)codec::read_profile(r);
         else if (name == "relations")
           (void)codec::read_relation(r);
+        else if (name == "curves")
+          (void)codec::read_curve(r);
         else if (name == "models")
           (void)codec::read_model(r);
         else if (name == "sweeps")
@@ -129,7 +130,7 @@ void init_layout(H5::H5File& f) {
   GroupWriter root(f.openGroup("/"));
   root.attr("pacer_schema", static_cast<int64_t>(kSchemaVersion));
   root.attr("creator", std::string("pacer"));
-  for (const char* g : kGroups) f.createGroup(g);
+  for (const char* g : kStoreGroups) f.createGroup(g);
 }
 
 void copy_object(const H5::H5File& in, H5::H5File& out, const std::string& object, const fs::path& path) {
@@ -156,7 +157,7 @@ std::string build_image(const fs::path& path, const std::string& skip, const std
       H5::H5File in = open_file(path);
       check_schema(in, path);
       if (in.nameExists("device") && skip != "device") copy_object(in, out, "device", path);
-      for (const char* g : kGroups) {
+      for (const char* g : kStoreGroups) {
         if (!in.nameExists(g)) continue;
         H5::Group src = in.openGroup(g);
         for (hsize_t i = 0; i < src.getNumObjs(); ++i) {
@@ -227,6 +228,9 @@ size_t rows_of(const ProfileTable& t) {
 }
 size_t rows_of(const RelationSet& s) {
   return s.runs.size();
+}
+size_t rows_of(const LearningCurve& c) {
+  return c.points.size();
 }
 size_t rows_of(const SweepResult& s) {
   return s.rows.size();
@@ -333,6 +337,12 @@ RelationSet Store::read_relation(const std::string& name) const {
 }
 void Store::write_relation(const RelationSet& set, Replace replace) {
   put(path_, "relations", set.name, set, replace, &Store::read_relation);
+}
+LearningCurve Store::read_curve(const std::string& name) const {
+  return get(path_, "curves", name, [](const GroupReader& g) { return codec::read_curve(g); });
+}
+void Store::write_curve(const LearningCurve& curve, Replace replace) {
+  put(path_, "curves", curve.name, curve, replace, &Store::read_curve);
 }
 ModelRecord Store::read_model(const std::string& name) const {
   return get(path_, "models", name, [](const GroupReader& g) { return codec::read_model(g); });

@@ -3,6 +3,7 @@
 //   /device                 DeviceSpec
 //   /profiles/<name>        ProfileTable  (name defaults to the workload)
 //   /relations/<name>       RelationSet
+//   /curves/<name>          LearningCurve (the runs of the relation of that name)
 //   /models/<name>          ModelRecord
 //   /sweeps/<name>          SweepResult
 //   /runs/<name>            PowerSeries
@@ -23,6 +24,10 @@ namespace pacer::traces {
 
 // Whether a write may replace a stored record of the same name that has more rows (profile points,
 // relation runs, sweep or validation rows) than the new one.
+// The record groups under the root (besides /device), in listing order.
+inline constexpr const char* kStoreGroups[] = {"profiles", "relations", "curves", "models",
+                                               "sweeps",   "runs",      "validations"};
+
 enum class Replace {
   if_not_smaller,  // refuse, with an error naming both row counts: nothing measured is lost by accident
   always,          // the caller asked to replace the record whatever it held
@@ -52,6 +57,9 @@ class Store {
 
   RelationSet read_relation(const std::string& name) const;
   void write_relation(const RelationSet& set, Replace replace = Replace::if_not_smaller);  // under set.name
+
+  LearningCurve read_curve(const std::string& name) const;
+  void write_curve(const LearningCurve& curve, Replace replace = Replace::if_not_smaller);  // under curve.name
 
   ModelRecord read_model(const std::string& name) const;
   void write_model(const ModelRecord& model);  // under model.name

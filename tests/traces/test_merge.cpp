@@ -130,6 +130,32 @@ TEST(Merge, ShardsOfARelationEqualTheSerialRelation) {
   }
 }
 
+TEST(Merge, LearningCurvesMergePointByPoint) {
+  TempDir dir;
+  LearningCurve full;
+  full.name = "proxy";
+  full.metric = "accuracy";
+  full.source = "evaluations";
+  for (int seed : {0, 1})
+    for (int64_t n : {1000, 2000, 3000}) full.points.push_back({8, seed, n, 0.2 * static_cast<double>(n) / 1000});
+  LearningCurve a = full, b = full;
+  a.points.resize(3);                                      // seed 0
+  b.points.erase(b.points.begin(), b.points.begin() + 2);  // seed 0's last point and seed 1
+  for (const auto& [name, c] : {std::pair{"a.h5", a}, std::pair{"b.h5", b}}) {
+    Store s = Store::open_or_create(dir / name);
+    s.write_curve(c);
+  }
+  const auto report = merge_stores(dir / "out.h5", {dir / "a.h5", dir / "b.h5"});
+  EXPECT_EQ(report.records.at("curves"), 1);
+  EXPECT_EQ(report.duplicates, 1);
+  EXPECT_EQ(Store::open(dir / "out.h5").read_curve("proxy"), full);
+  b.points[0].metric = 0.5;  // the shared point with another value: a conflict naming both files
+  Store::open_or_create(dir / "b.h5").write_curve(b, Replace::always);
+  const std::string msg = merge_error(dir / "out2.h5", {dir / "a.h5", dir / "b.h5"});
+  EXPECT_NE(msg.find("learning curve 'proxy'"), std::string::npos) << msg;
+  EXPECT_NE(msg.find((dir / "b.h5").string()), std::string::npos) << msg;
+}
+
 TEST(Merge, IsIdempotent) {
   TempDir dir;
   const RelationSet serial = serial_relation();

@@ -131,9 +131,18 @@ TEST(StoreFormat, WritingTheSameRecordsGivesTheSameLayout) {
   auto now = layout(dir / "s.h5");
   const auto before = layout(kGolden);
   // Optional attributes declared after the golden store was written (read as their default from
-  // older stores): each must be there now, and apart from them the layout is the old one.
-  for (const std::string added : {" @guard:1"})
-    for (const std::string record : {"sweeps/", "validations/"})
+  // older stores) and the group of the learning curves, added since: each must be there now, and
+  // apart from them the layout is the old one.
+  ASSERT_EQ(now.count("curves"), 1u);
+  now.erase("curves");
+  const std::pair<std::string, std::vector<std::string>> added_attributes[] = {
+      {" @guard:1", {"sweeps/", "validations/"}},
+      {" @budget:3", {"sweeps/"}},
+      {" @proxy_cut:3", {"sweeps/"}},
+      {" @proxy_share:1", {"sweeps/"}},
+  };
+  for (const auto& [added, records] : added_attributes)
+    for (const std::string& record : records)
       for (auto& [name, description] : now)
         if (name.rfind(record, 0) == 0 && name.find('/', record.size()) == std::string::npos) {
           const auto at = description.find(added);
@@ -170,11 +179,12 @@ TEST(StoreFormat, TheSchemaDocumentListsEveryDeclaredColumnWithItsUnit) {
       {"ProfilePoint", column_list(kProfilePointColumns)}, {"RelationRun", column_list(kRelationRunColumns)},
       {"SweepRow", column_list(kSweepRowColumns)},         {"ValidationRow", column_list(kValidationRowColumns)},
       {"PowerModeSpec", column_list(kPowerModeColumns)},   {"RailSpec", column_list(kRailColumns)},
-      {"VoltagePoint", column_list(kVoltageColumns)},
+      {"VoltagePoint", column_list(kVoltageColumns)},      {"CurvePoint", column_list(kCurvePointColumns)},
   };
   const std::pair<std::string, std::string> attributes[] = {
       {"ProfileTable", column_list(kProfileTableAttributes)},
       {"RelationSet", column_list(kRelationSetAttributes)},
+      {"LearningCurve", column_list(kLearningCurveAttributes)},
       {"ModelRecord", column_list(kModelRecordAttributes)},
       {"SweepResult", column_list(kSweepResultAttributes)},
       {"PowerSeries", column_list(kPowerSeriesAttributes)},
