@@ -30,6 +30,16 @@ std::set<std::pair<int, int>> kept_runs(const traces::RelationSet& set, int keep
   return kept;
 }
 
+// The curve's metric levels looser than the relation's target, nearest first.
+std::vector<double> looser_levels(const traces::RelationSet& proxy, const traces::LearningCurve& curve) {
+  std::set<double> looser;
+  for (const auto& p : curve.points)
+    if (proxy.higher_is_better ? p.metric < proxy.target : p.metric > proxy.target) looser.insert(p.metric);
+  std::vector<double> order(looser.begin(), looser.end());  // ascending
+  if (proxy.higher_is_better) std::reverse(order.begin(), order.end());
+  return order;
+}
+
 std::string format_samples(int64_t n) {
   if (n >= 10'000'000) return fmt::format("{:.0f}M samples", static_cast<double>(n) / 1e6);
   if (n >= 10'000) return fmt::format("{:.0f}k samples", static_cast<double>(n) / 1e3);
@@ -47,12 +57,74 @@ std::string ProxyCut::label() const {
     case Stop::level:
       s = fmt::format("level {:g}", level);
       break;
+    case Stop::looser:
+      s = fmt::format("{} level{} looser", looser, looser == 1 ? "" : "s");
+      break;
     case Stop::samples:
       s = format_samples(samples);
+      break;
+    case Stop::fraction:
+      s = fmt::format("{:g}% of the longest run", 100 * fraction);
       break;
   }
   if (seeds > 0) s += fmt::format(" x {} seed{}", seeds, seeds == 1 ? "" : "s");
   return s;
+}
+
+ProxyCut parse_cut(const std::string& text, const std::string& option_key) {
+  const auto bad = [&](const std::string& why) {
+    return OptionError(option_key, fmt::format("'{}': {} (full, level:<metric>, looser:<k>, samples:<count> or "
+                                               "fraction:<f>, each with an optional @<seeds>, e.g. looser:1@1)",
+                                               text, why));
+  };
+  ProxyCut c;
+  std::string body = text;
+  if (const auto at = body.find('@'); at != std::string::npos) {
+    const std::string seeds = body.substr(at + 1);
+    body = body.substr(0, at);
+    size_t used = 0;
+    try {
+      c.seeds = std::stoi(seeds, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != seeds.size() || c.seeds < 1 || c.seeds > 1000)
+      throw bad("the seeds after @ must be a count from 1 to 1000");
+  }
+  const auto colon = body.find(':');
+  const std::string kind = body.substr(0, colon), value = colon == std::string::npos ? "" : body.substr(colon + 1);
+  if (kind == "full" && colon == std::string::npos) return c;
+  size_t used = 0;
+  std::string expected;
+  try {
+    if (kind == "level") {
+      expected = "not a metric value";
+      c.stop = ProxyCut::Stop::level;
+      c.level = std::stod(value, &used);
+      if (!std::isfinite(c.level)) used = 0;
+    } else if (kind == "looser") {
+      expected = "not a count of levels from 1 to 100";
+      c.stop = ProxyCut::Stop::looser;
+      c.looser = std::stoi(value, &used);
+      if (c.looser < 1 || c.looser > 100) used = 0;
+    } else if (kind == "samples") {
+      expected = "not a positive count";
+      c.stop = ProxyCut::Stop::samples;
+      c.samples = std::stoll(value, &used);
+      if (c.samples < 1) used = 0;
+    } else if (kind == "fraction") {
+      expected = "not a fraction in (0, 1]";
+      c.stop = ProxyCut::Stop::fraction;
+      c.fraction = std::stod(value, &used);
+      if (!(c.fraction > 0 && c.fraction <= 1)) used = 0;
+    } else {
+      throw bad("unknown cut");
+    }
+  } catch (const std::logic_error&) {
+    used = 0;
+  }
+  if (used == 0 || used != value.size()) throw bad(expected);
+  return c;
 }
 
 double extrapolate_samples(std::vector<std::pair<int64_t, double>> points, double target, bool higher_is_better,
@@ -92,6 +164,22 @@ CutRelation cut_relation(const traces::RelationSet& proxy, const traces::Learnin
   out.set = proxy;
   out.set.runs.clear();
   const auto kept = kept_runs(proxy, cut.seeds);
+  // The cut in absolute terms for this relation: a level, or a number of samples.
+  double level = cut.level;
+  int64_t samples = cut.samples;
+  if (cut.stop == ProxyCut::Stop::looser) {
+    const auto looser = looser_levels(proxy, curve);
+    if (looser.empty())
+      throw Error(fmt::format("relation '{}': its learning curve has no level looser than the target {:g}", proxy.name,
+                              proxy.target));
+    level = looser[std::min(looser.size(), static_cast<size_t>(cut.looser)) - 1];
+  } else if (cut.stop == ProxyCut::Stop::fraction) {
+    int64_t longest = 0;
+    for (const auto& r : proxy.runs) longest = std::max(longest, r.reached ? r.samples : r.budget_samples);
+    samples = std::max<int64_t>(1, std::llround(cut.fraction * static_cast<double>(longest)));
+  }
+  const bool by_level = cut.stop == ProxyCut::Stop::level || cut.stop == ProxyCut::Stop::looser;
+  const bool by_samples = cut.stop == ProxyCut::Stop::samples || cut.stop == ProxyCut::Stop::fraction;
   std::map<std::pair<int, int>, std::vector<std::pair<int64_t, double>>> run_points;
   for (const auto& p : curve.points) run_points[{p.batch_size, p.seed}].emplace_back(p.samples, p.metric);
   for (const auto& r : proxy.runs) {
@@ -99,11 +187,11 @@ CutRelation cut_relation(const traces::RelationSet& proxy, const traces::Learnin
     out.compute_full += static_cast<double>(full);
     if (!kept.count({r.batch_size, r.seed})) continue;
     int64_t stop = full;
-    if (cut.stop == ProxyCut::Stop::level) {
-      const int64_t at = curve.first_reaching(r.batch_size, r.seed, cut.level);
+    if (by_level) {
+      const int64_t at = curve.first_reaching(r.batch_size, r.seed, level);
       if (at > 0) stop = std::min(at, full);
-    } else if (cut.stop == ProxyCut::Stop::samples) {
-      stop = std::min(cut.samples, full);
+    } else if (by_samples) {
+      stop = std::min(samples, full);
     }
     out.compute_used += static_cast<double>(stop);
     if (r.reached && r.samples <= stop) {  // the run reached the target within the cut
@@ -130,27 +218,20 @@ CutRelation cut_relation(const traces::RelationSet& proxy, const traces::Learnin
   return out;
 }
 
-std::vector<ProxyCut> default_cuts(const traces::RelationSet& proxy, const traces::LearningCurve& curve, int levels) {
+std::vector<ProxyCut> default_cuts(const traces::LearningCurve& curve, int levels) {
   std::vector<ProxyCut> stops{ProxyCut{}};
   if (curve.source == "levels") {
-    std::set<double> looser;
-    for (const auto& p : curve.points)
-      if (proxy.higher_is_better ? p.metric < proxy.target : p.metric > proxy.target) looser.insert(p.metric);
-    std::vector<double> order(looser.begin(), looser.end());  // ascending
-    if (proxy.higher_is_better) std::reverse(order.begin(), order.end());
-    for (int i = 0; i < levels && i < static_cast<int>(order.size()); ++i) {
+    for (int k = 1; k <= levels; ++k) {
       ProxyCut c;
-      c.stop = ProxyCut::Stop::level;
-      c.level = order[i];
+      c.stop = ProxyCut::Stop::looser;
+      c.looser = k;
       stops.push_back(c);
     }
   } else {
-    int64_t longest = 0;
-    for (const auto& r : proxy.runs) longest = std::max(longest, r.reached ? r.samples : r.budget_samples);
     for (double f : {0.02, 0.05, 0.1, 0.2, 0.35, 0.5}) {
       ProxyCut c;
-      c.stop = ProxyCut::Stop::samples;
-      c.samples = std::max<int64_t>(1, std::llround(f * static_cast<double>(longest)));
+      c.stop = ProxyCut::Stop::fraction;
+      c.fraction = f;
       stops.push_back(c);
     }
   }
@@ -181,7 +262,7 @@ BudgetResult budget_sweep(const std::vector<const Problem*>& problems, const std
                           const BudgetRequest& request) {
   if (problems.empty()) throw Error("a proxy-budget sweep needs at least one design space");
   if (curves.size() != problems.size()) throw Error("a proxy-budget sweep needs one learning curve per design space");
-  std::vector<ProxyCut> cuts = request.cuts.empty() ? default_cuts(problems[0]->proxy_set, curves[0]) : request.cuts;
+  std::vector<ProxyCut> cuts = request.cuts.empty() ? default_cuts(curves[0]) : request.cuts;
   if (std::none_of(cuts.begin(), cuts.end(), is_full)) cuts.insert(cuts.begin(), ProxyCut{});  // the reference
   BudgetResult result;
   for (size_t i = 0; i < cuts.size(); ++i) {

@@ -20,14 +20,25 @@
 namespace pacer::explore {
 
 struct ProxyCut {
-  enum class Stop { none, level, samples };
+  // Where each run stops: at a metric level (given, or the k-th level looser than the target among
+  // the levels of the relation's own curve, so that one cut fits workloads of different metrics),
+  // or after a number of samples (given, or a fraction of the relation's longest run).
+  enum class Stop { none, level, looser, samples, fraction };
   Stop stop = Stop::none;
-  double level = traces::kNaN;  // Stop::level: each run stops when its metric first reaches it
-  int64_t samples = 0;          // Stop::samples: each run stops after this many samples
+  double level = traces::kNaN;  // Stop::level: the metric level
+  int looser = 0;               // Stop::looser: k >= 1 levels looser than the target
+  int64_t samples = 0;          // Stop::samples: the samples
+  double fraction = 0;          // Stop::fraction: of the longest run's samples, in (0, 1]
   int seeds = 0;                // runs kept per batch size (the lowest seeds); 0: all of them
-  // "full", "level 0.55", "36k samples", each with " x 1 seed" when seeds are cut.
+  // "full", "level 0.55", "2 levels looser", "36k samples", "5% of the longest run", each with
+  // " x 1 seed" when seeds are cut.
   std::string label() const;
 };
+
+// Parses one cut: "full", "level:<metric>", "looser:<k>", "samples:<count>" or "fraction:<f>",
+// each optionally followed by "@<seeds>" (runs kept per batch size): "looser:1@1". Throws
+// OptionError(option_key, ...).
+ProxyCut parse_cut(const std::string& text, const std::string& option_key);
 
 // Points of the learning curve a run uses for the extrapolation (its last distinct sample counts).
 inline constexpr int kExtrapolationPoints = 3;
@@ -51,15 +62,14 @@ struct CutRelation {
 // Applies `cut` to the proxy's runs with their learning curve (same batch sizes and seeds).
 CutRelation cut_relation(const traces::RelationSet& proxy, const traces::LearningCurve& curve, const ProxyCut& cut);
 
-// The cuts swept by default: for a curve of metric levels (Zeus), the full proxy and each of the
-// next `levels` looser levels; for a curve of evaluations, sample budgets of 2, 5, 10, 20, 35 and
-// 50 % of the longest run; each with all seeds and with one seed.
-std::vector<ProxyCut> default_cuts(const traces::RelationSet& proxy, const traces::LearningCurve& curve,
-                                   int levels = 6);
+// The cuts swept by default: for a curve of metric levels (Zeus), the full proxy and 1 to `levels`
+// levels looser; for a curve of evaluations, 2, 5, 10, 20, 35 and 50 % of the longest run; each
+// with all seeds and with one seed.
+std::vector<ProxyCut> default_cuts(const traces::LearningCurve& curve, int levels = 6);
 
 struct BudgetRequest {
   std::string name = "budget";  // sweep records "<name>@<i>" for the i-th cut
-  std::vector<ProxyCut> cuts;   // empty: default_cuts of the first problem's curve
+  std::vector<ProxyCut> cuts;   // empty: default_cuts of the first problem's curve's source
   SweepRequest sweep;           // caps and policies (default: pacer, ours and the oracle)
 };
 

@@ -1,5 +1,7 @@
 #include "traces/store.hpp"
 
+#include <unistd.h>
+
 #include <H5Cpp.h>
 #include <fmt/format.h>
 
@@ -18,7 +20,6 @@ namespace {
 
 using h5::GroupReader;
 using h5::GroupWriter;
-
 
 // A full read-back of a store in a child process gets this long before it counts as a hang inside
 // libhdf5: 10 s, plus 1 s per 10 MB (reading back takes well under 1 s per 10 MB).
@@ -386,6 +387,17 @@ void reseal_store(const fs::path& path) {
 
 void write_file_atomic(const fs::path& path, const std::string& content) {
   file::write_atomic(path, content);
+}
+
+void check_output_file(const fs::path& path) {
+  if (path.empty()) return;
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) throw Error(fmt::format("{}: is a folder; name a file to write", path.string()));
+  const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
+  if (!fs::is_directory(dir, ec))
+    throw Error(fmt::format("{}: folder {} does not exist; create it first", path.string(), dir.string()));
+  if (::access(dir.c_str(), W_OK) != 0)
+    throw Error(fmt::format("{}: folder {} is not writable; choose another place", path.string(), dir.string()));
 }
 
 }  // namespace pacer::traces

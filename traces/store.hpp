@@ -88,4 +88,8 @@ void reseal_store(const std::filesystem::path& path);
 // Writes `content` to `path` atomically (temp file, fsync, rename). For text outputs (CSV, tables).
 void write_file_atomic(const std::filesystem::path& path, const std::string& content);
 
+// Checks, before any work, that `path` can be written later: its folder exists and is writable,
+// and `path` is not a folder. An Error naming the path and what to do otherwise; "" passes.
+void check_output_file(const std::filesystem::path& path);
+
 }  // namespace pacer::traces

@@ -57,6 +57,7 @@ int run_import_zeus(const po::variables_map& vm) {
     store.write_relation(w.proxy);
     store.write_relation(w.target);
     if (!w.proxy_looser.runs.empty()) store.write_relation(w.proxy_looser);
+    if (!w.proxy_curve.points.empty()) store.write_curve(w.proxy_curve);
     spdlog::debug("imported {}", w.name);
   }
 
