@@ -136,10 +136,11 @@ Selection baseline(Policy p, const PolicyContext& ctx, double cap_w, std::vector
 
 }  // namespace
 
-Relation Relation::from_set(const traces::RelationSet& set, const Space& space, const traces::RelationSet* looser) {
+Relation Relation::from_set(const traces::RelationSet& set, const Space& space, const traces::RelationSet* looser,
+                            const RelationModelOptions& model_options) {
   Relation r;
   r.name = set.name;
-  const RelationModel model = fit_relation_model(set, looser);
+  const RelationModel model = fit_relation_model(set, looser, model_options);
   for (int b : space.batch_sizes()) {
     r.samples_by_batch.push_back(set.mean_samples(b));
     const BatchPosterior* p = model.find(b);
