@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -145,6 +146,40 @@ TEST_F(CliExplore, SelectSweepAndImportSayWhatTheyUse) {
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_EQ(r.out.find("v100 | a40"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("summary_power_<gpu>.csv"), std::string::npos) << r.out;
+}
+
+// Issue 13: `pacer budget` sweeps the cuts of the proxy's runs, writes one tagged sweep per cut and
+// the CSV, `pacer report` draws them; a bad cut is a usage error, a relation without a learning
+// curve a runtime error, and neither writes anything.
+TEST_F(CliExplore, BudgetSweepsCutsAndReportDrawsThem) {
+  const std::string store = (dir_ / "z.h5").string();
+  auto r = run("import zeus --gpu v100 --data-dir " + dir_.string() + " --out " + store, dir_);
+  ASSERT_EQ(r.code, 0) << r.out;
+  r = run("budget " + store + " --cuts full,full@1 --csv " + (dir_ / "b.csv").string(), dir_);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("full x 1 seed"), std::string::npos) << r.out;
+  const auto st = pacer::traces::Store::open(store);
+  ASSERT_TRUE(st.has("sweeps", "budget@1"));
+  const auto one_seed = st.read_sweep("budget@1");
+  EXPECT_EQ(one_seed.budget, "budget");
+  EXPECT_EQ(one_seed.proxy_cut, "full x 1 seed");
+  // Run 1 of each b: 5 + 6 epochs of the proxy's 5 + 4 + 6 + 5 (runs 1 and 2 of b = 16 and 32).
+  EXPECT_NEAR(one_seed.proxy_share, 11.0 / 20.0, 1e-12);
+  EXPECT_DOUBLE_EQ(st.read_sweep("budget@0").proxy_share, 1.0);
+  EXPECT_TRUE(fs::exists(dir_ / "b.csv"));
+  r = run("report " + store + " -o " + (dir_ / "rep").string(), dir_);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_TRUE(fs::exists(dir_ / "rep" / "z-budget-compute-vs-regret.csv")) << r.out;
+  EXPECT_TRUE(fs::exists(dir_ / "rep" / "z-budget-compute-vs-regret.gp")) << r.out;
+
+  const auto size = fs::file_size(store);
+  r = run("budget " + store + " --cuts level:x --name bad", dir_);
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("--cuts"), std::string::npos) << r.out;
+  r = run("budget " + store + " --csv " + (dir_ / "no" / "b.csv").string() + " --name bad", dir_);
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("does not exist"), std::string::npos) << r.out;
+  EXPECT_EQ(fs::file_size(store), size);
 }
 
 // Issue 12: relative paths in a spec are relative to the spec's folder, whatever the working
