@@ -421,7 +421,8 @@ void run_stage(const Demo& d, const fs::path& out, const std::vector<size_t>& jo
 int run_demo_stage(const DemoOptions& opt) {
   const auto t0 = Clock::now();
   const Demo d = prepare(opt);
-  const JobList& list = find_stage(experiment_jobs(opt), opt.stage);
+  const std::vector<JobList> stages = experiment_jobs(opt);
+  const JobList& list = find_stage(stages, opt.stage);
   std::vector<size_t> jobs;
   if (opt.shard) {
     jobs = shard_jobs(list.jobs.size(), *opt.shard);
