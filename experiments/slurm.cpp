@@ -177,11 +177,11 @@ SlurmStatus slurm_status(const SlurmOptions& o) {
   for (const auto& [state, n] : counts) summary.push_back(fmt::format("{} {}", n, state));
   const std::string merged =
       fmt::format("merged store {} ({})", first.store.string(), st.merged ? "written" : "not written yet");
-  st.text =
-      lists.size() == 1 && first.stage.empty()
-          ? fmt::format("{} campaign '{}': {} jobs in {} shards; {}\n", first.campaign, first.record, first.jobs.size(),
-                        st.stages.front().shards, merged)
-          : fmt::format("{} campaign '{}' in {} stages; {}\n", first.campaign, first.record, lists.size(), merged);
+  st.text = lists.size() == 1 && first.stage.empty()
+                ? fmt::format("{} campaign '{}': {} jobs in {} shards; {}\n", first.campaign, first.record,
+                              first.jobs.size(), st.stages.front().shards, merged)
+                : fmt::format("{} campaign '{}' in {} stages; store {}\n", first.campaign, lists.back().record,
+                              lists.size(), first.store.string());
   st.text += shards + fmt::format("{}\n", fmt::join(summary, ", "));
   return st;
 }
@@ -330,8 +330,8 @@ SubmitReport slurm_submit(const SlurmOptions& o) {
   }
   const std::string first_array = r.array_jobs.front().empty() ? "-" : r.array_jobs.front();
   traces::write_file_atomic(submitted_path(first), fmt::format("{} {}\n", first_array, fmt::join(dependents, " ")));
-  r.text += fmt::format("result: {} campaign '{}' in {} once the {} job ends\n", first.campaign, first.record,
-                        first.store.string(), staged ? "finish" : "merge");
+  r.text += fmt::format("result: {} campaign '{}' in {} once the {} job ends\n", first.campaign,
+                        st.stages.back().jobs.record, first.store.string(), staged ? "finish" : "merge");
   return r;
 }
 
