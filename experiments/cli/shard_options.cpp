@@ -23,7 +23,8 @@ void add_shard_options(po::options_description& d, const std::vector<std::string
             "STORE.STAGE-shard-I-of-N.h5; merge the shards with `pacer merge --update STORE SHARDS...` before the "
             "next stage")(
       "jobs", po::value<int>()->default_value(1),
-      "run the campaign as N local processes, one shard each, then merge them into the store [processes]");
+      "run the campaign as N local processes (1 to 4096), one shard each, then merge them into the store "
+      "[processes]");
   if (!stages.empty())
     d.add_options()("stage", po::value<std::string>(),
                     fmt::format("run only this stage of the campaign: {} (in this order; each needs the ones "
