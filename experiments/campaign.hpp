@@ -35,6 +35,9 @@ struct RelationCampaign {
   std::vector<int> batch_sizes;
   std::vector<int> seeds;
   std::filesystem::path store;  // empty: nothing written (and nothing resumed)
+  // Another store whose runs of this relation count as done (not run, not copied): the campaign's
+  // store when `store` is one of its shards' (docs/cluster.md). Empty: none.
+  std::filesystem::path resume_from;
 };
 
 struct CampaignReport {

@@ -139,7 +139,9 @@ RelationOutcome run_relation(const RelationRequest& r, const models::TrainHooks&
   c.train = s.train;
   c.batch_sizes = batch_sizes;
   c.seeds = r.seeds;
-  c.store = r.store;
+  c.store = r.shard ? shard_store(r.store, *r.shard) : r.store;
+  if (r.shard) c.resume_from = r.store;
+  out.store = c.store;
   ensure_parent(c.store);
   const auto t0 = std::chrono::steady_clock::now();
   out.report = r.shard ? run_relation_shard(c, s.data, *r.shard, hooks) : run_relation_campaign(c, s.data, hooks);

@@ -70,7 +70,15 @@ class Device {
   virtual void restore() = 0;
   // Sensor temperature in Celsius when the backend has one, else NaN.
   virtual double temperature_c() const { return traces::kNaN; }
+  // The board as it identifies itself (a Jetson's device-tree model, the NVML device name, an
+  // emulated board's catalog name), recorded with every profile point and validation run; "" when
+  // the backend cannot tell.
+  virtual std::string board_model() const { return ""; }
 };
+
+// The machine this process runs on, recorded with every measured point and run: the Slurm node
+// name ($SLURMD_NODENAME) when Slurm started this process, else the host name.
+std::string node_name();
 
 // The settings of a one-dimensional knob (GPU frequencies in Hz, power limits in W), ascending as
 // the device lists them.

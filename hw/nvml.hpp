@@ -48,6 +48,7 @@ class NvmlDevice final : public Device {
   std::vector<std::string> power_rails() const override { return {"nvml:board"}; }
   void restore() override;
   double temperature_c() const override;
+  std::string board_model() const override { return gpu_name_; }
 
   NvmlSnapshot snapshot() const;
   double energy_j() const;  // the driver's counter; NaN when unsupported

@@ -1,11 +1,21 @@
 #include "hw/open_device.hpp"
 
 #include <fmt/format.h>
+#include <unistd.h>
+
+#include <cstdlib>
 
 #include "traces/catalog.hpp"
 #include "traces/error.hpp"
 
 namespace pacer::hw {
+
+std::string node_name() {
+  if (const char* n = std::getenv("SLURMD_NODENAME"); n && *n) return n;
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) == 0 && host[0]) return host;
+  return "unknown";
+}
 
 OpenedDevice open_device(const DeviceRequest& r) {
   OpenedDevice out;

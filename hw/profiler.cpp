@@ -106,7 +106,9 @@ class ProfileSession {
         vdev_(executor.virtual_device()),
         time_scale_(executor.time_scale()),
         watchdog_w_(o.power_limit_w > 0 ? o.power_limit_w + o.watchdog_margin_w : 0),
-        rails_(fmt::format("{}", fmt::join(device.power_rails(), ", "))) {}
+        rails_(fmt::format("{}", fmt::join(device.power_rails(), ", "))),
+        node_(node_name()),
+        board_model_(device.board_model()) {}
 
   void open(const std::string& name, int planned);
   traces::ProfilePoint measure(double f, int b);
@@ -139,6 +141,8 @@ class ProfileSession {
   double time_scale_;
   double watchdog_w_;
   std::string rails_;
+  std::string node_;  // recorded with every point (docs/cluster.md, board fleets)
+  std::string board_model_;
   std::string name_;
   std::optional<traces::Store> store_;
   std::set<std::pair<double, int>> retry_;
@@ -160,6 +164,14 @@ void ProfileSession::open(const std::string& name, int planned) {
             fmt::format("{} already holds profile '{}' of {} on {}{}: choose another profile name or "
                         "store",
                         o_.store.string(), name, old.workload, old.device, old.emulated ? " (emulated)" : ""));
+      // A profile is of one board model: a store's profile measured on another model is not resumed here.
+      for (const auto& p : old.points)
+        if (!p.board_model.empty() && !board_model_.empty() && p.board_model != board_model_)
+          throw SettingError(
+              "profile-name",
+              fmt::format("{} already holds profile '{}' measured on board model '{}' (node {}), but this "
+                          "board is '{}': choose another profile name or store",
+                          o_.store.string(), name, p.board_model, p.node, board_model_));
       previous_cost_s_ = old.profiling_cost_s;
       table_.points = std::move(old.points);
     }
@@ -279,6 +291,8 @@ traces::ProfilePoint ProfileSession::measure(double f, int b) {
   p.knob = {f};
   p.batch_size = b;
   p.sensor_rate_hz = o_.sensor_rate_hz;
+  p.node = node_;
+  p.board_model = board_model_;
   try {
     device_.pin({f});
   } catch (const SettingNotApplied& e) {

@@ -46,7 +46,7 @@ inline constexpr std::array<Field<ProfileTable>, 9> kProfileTableAttributes{{
     {"measured_batches", "", &ProfileTable::measured_batches},
     {"profiling_cost_s", "", &ProfileTable::profiling_cost_s},
 }};
-inline constexpr std::array<Field<ProfilePoint>, 12> kProfilePointColumns{{
+inline constexpr std::array<Field<ProfilePoint>, 14> kProfilePointColumns{{
     {"knob", kKnobUnit, &ProfilePoint::knob},
     {"batch_size", "samples", &ProfilePoint::batch_size},
     {"time_per_batch_mean", "s", &ProfilePoint::time_per_batch_mean_s},
@@ -59,6 +59,8 @@ inline constexpr std::array<Field<ProfilePoint>, 12> kProfilePointColumns{{
     {"sensor_rate", "Hz", &ProfilePoint::sensor_rate_hz},
     {"temperature", "degC", &ProfilePoint::temperature_c},
     {"status", "", &ProfilePoint::status},
+    {"node", "", &ProfilePoint::node, true},                // added with board fleets (docs/cluster.md)
+    {"board_model", "", &ProfilePoint::board_model, true},  // added with board fleets
 }};
 
 // ---------------------------------------------------------------------------------------------
@@ -161,7 +163,7 @@ inline constexpr std::array<Field<ValidationResult>, 9> kValidationResultAttribu
     {"feasibility", "", &ValidationResult::feasibility},
     {"guard", "", &ValidationResult::guard, true},  // added with the report's guard band
 }};
-inline constexpr std::array<Field<ValidationRow>, 19> kValidationRowColumns{{
+inline constexpr std::array<Field<ValidationRow>, 21> kValidationRowColumns{{
     {"cap", "W", &ValidationRow::cap_w},
     {"policy", "", &ValidationRow::policy},
     {"knob", kKnobUnit, &ValidationRow::knob},
@@ -180,7 +182,9 @@ inline constexpr std::array<Field<ValidationRow>, 19> kValidationRowColumns{{
     {"predicted_energy", "J", &ValidationRow::predicted_energy_j},
     {"final_metric", kMetricUnit, &ValidationRow::final_metric},
     {"series", "", &ValidationRow::series},
-    {"status", "", &ValidationRow::status, true},  // added with the power watchdog
+    {"status", "", &ValidationRow::status, true},            // added with the power watchdog
+    {"node", "", &ValidationRow::node, true},                // added with board fleets (docs/cluster.md)
+    {"board_model", "", &ValidationRow::board_model, true},  // added with board fleets
 }};
 
 // ---------------------------------------------------------------------------------------------

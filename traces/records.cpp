@@ -158,4 +158,13 @@ bool ValidationResult::operator==(const ValidationResult& o) const {
   return fields_equal(kValidationResultAttributes, *this, o) && knob == o.knob && rows == o.rows;
 }
 
+ValidationRowKey row_key(const ValidationRow& r) {
+  return {r.cap_w, r.policy, r.seed, r.knob, r.batch_size};
+}
+
+void sort_rows(ValidationResult& v) {
+  std::stable_sort(v.rows.begin(), v.rows.end(),
+                   [](const ValidationRow& a, const ValidationRow& b) { return row_key(a) < row_key(b); });
+}
+
 }  // namespace pacer::traces

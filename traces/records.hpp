@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace pacer::traces {
@@ -113,6 +114,11 @@ struct ProfilePoint {
   double sensor_rate_hz = kNaN;
   double temperature_c = kNaN;
   std::string status = "ok";   // "ok" | "skipped: <why>" | "stopped: <why>"
+  // Where it was measured: the host (the Slurm node when Slurm ran it) and the board's own
+  // identification (device-tree model of a Jetson, NVML name, catalog name of an emulated board).
+  // "" in stores written before they were recorded, and for imported profiles.
+  std::string node;
+  std::string board_model;
   bool operator==(const ProfilePoint& o) const;
 };
 
@@ -283,6 +289,8 @@ struct ValidationRow {
   double final_metric = kNaN;
   std::string series;          // name of the PowerSeries under /runs ("" if not kept)
   std::string status;          // "" : ran to the end; "stopped: ..." : the power watchdog stopped it
+  std::string node;            // host that ran it (as ProfilePoint::node); "" : no run or not recorded
+  std::string board_model;     // the board it ran on (as ProfilePoint::board_model)
   bool operator==(const ValidationRow& o) const;
 };
 
@@ -300,6 +308,12 @@ struct ValidationResult {
   std::vector<ValidationRow> rows;
   bool operator==(const ValidationResult& o) const;
 };
+
+// A validation row's key, (cap, policy, seed, knob, batch size), and the order a validation's
+// rows are stored in: a validation written whole and one merged from shards list them alike.
+using ValidationRowKey = std::tuple<double, std::string, int, std::vector<double>, int>;
+ValidationRowKey row_key(const ValidationRow& row);
+void sort_rows(ValidationResult& validation);
 
 // NaN-aware equality used by the record comparisons (NaN == NaN).
 bool same(double a, double b);

@@ -278,7 +278,10 @@ TEST(Csv, ProfileExportHasUnitsAndOneRowPerPoint) {
   const auto parsed = parse_csv(csv.substr(csv.find('\n') + 1), "export");
   EXPECT_EQ(parsed.rows.size(), 6u);
   EXPECT_EQ(parsed.rows[0][0], "76800000");
-  EXPECT_EQ(parsed.rows.back().back(), "skipped: cap exceeded, watchdog");
+  EXPECT_EQ(parsed.rows.back()[parsed.column("status", "export")], "skipped: cap exceeded, watchdog");
+  // Where each point was measured: not recorded in the sample (written before board fleets).
+  EXPECT_EQ(parsed.rows.back()[parsed.column("node", "export")], "");
+  EXPECT_EQ(parsed.rows.back().back(), "");  // board_model, the last column
 }
 
 TEST(Csv, ParserHandlesQuotesAndReportsBadRows) {
