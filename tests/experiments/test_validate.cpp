@@ -370,7 +370,7 @@ TEST_F(Validate, EveryRunOnAJetsonRecordsItsNodeAndBoardModel) {
   const std::string store = (dir / "tx2.h5").string(), state = (dir / "state").string();
   auto r = pacer("profile --device jetson --sysfs-root " + root.string() + " --state-file " + state +
                  " --workload cnn@1x12x12 --batch-sizes 8,32 --freqs 624.75,1300.5 --warmup-batches 1 "
-                 "--measured-batches 3 --store " +
+                 "--measured-batches 10 --store " +
                  store);
   ASSERT_EQ(r.code, 0) << r.err;
   r = pacer("relation --dataset idx:" + (dir / "idx").string() +
