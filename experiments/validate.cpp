@@ -18,6 +18,7 @@
 #include "explore/sweep.hpp"
 #include "hw/sampler.hpp"
 #include "traces/error.hpp"
+#include "traces/outputs.hpp"
 #include "traces/stats.hpp"
 #include "traces/store.hpp"
 
@@ -151,6 +152,37 @@ Setup load_setup(const ValidateOptions& opt) {
   return su;
 }
 
+std::string validation_name(const ValidateOptions& opt) {
+  return opt.name.empty() ? "validate-" + record_name(opt.target_dataset) : opt.name;
+}
+
+// Before any training: the policies are known, the store reads and takes a rewrite, and the
+// validation record has a valid name and would not replace a larger one unasked. Its rows are
+// known now: one per (cap, policy, seed).
+void check_outputs(const ValidateOptions& opt) {
+  if (opt.policies.empty())
+    throw OptionError("policies", fmt::format("give at least one policy ({})", explore::policy_names()));
+  for (const auto& p : opt.policies)
+    if (!explore::policy_from_string(p))
+      throw OptionError("policies", fmt::format("unknown policy '{}' ({})", p, explore::policy_names()));
+  traces::check_store_output(opt.store, "store", traces::StoreCreation::must_exist);
+  traces::check_record_output(opt.store, {"validations", validation_name(opt), "name",
+                                          opt.caps_w.size() * opt.policies.size() * opt.seeds.size(),
+                                          opt.replace ? traces::Replace::always : traces::Replace::if_not_smaller});
+}
+
+// The batch sizes of the space must fit the device being validated and this computer, which trains.
+void check_memory(const ValidateOptions& opt, const Setup& su) {
+  const auto workload = models::describe_workload(su.train.workload);
+  const auto& batch_sizes = su.problem->space->batch_sizes();
+  const std::string profile = su.problem->profile_name;
+  const hw::DeviceMemory device = hw::training_memory(opt.device);
+  traces::check_batches_fit(workload, batch_sizes, device.bytes,
+                            fmt::format("{} (profile '{}')", device.owner, profile));
+  traces::check_batches_fit(workload, batch_sizes, traces::host_memory_bytes(),
+                            fmt::format("this computer, which trains (profile '{}')", profile));
+}
+
 // The oracle's true relation: the target trained at every batch size.
 CampaignReport train_target(const ValidateOptions& opt, const Setup& su, const models::data::DataSplit& data) {
   RelationCampaign campaign;
@@ -177,9 +209,7 @@ std::vector<Choice> choose_all(const ValidateOptions& opt, const Setup& su, cons
   std::vector<Choice> choices;
   for (double cap : opt.caps_w)
     for (const auto& pname : opt.policies) {
-      const auto policy = explore::policy_from_string(pname);
-      if (!policy)
-        throw OptionError("policies", fmt::format("unknown policy '{}' ({})", pname, explore::policy_names()));
+      const auto policy = explore::policy_from_string(pname);  // known: check_outputs
       explore::PolicyContext ctx = su.problem->context();
       ctx.target = &target;
       ctx.device_cap = su.device_cap.get();
@@ -419,7 +449,7 @@ std::vector<ValidationSummaryRow> summarize_runs(const std::vector<Choice>& choi
         peak = std::max(peak, std::isfinite(r.power_peak_w) ? r.power_peak_w : 0.0);
         s.cap_exceeded = s.cap_exceeded || r.cap_exceeded;
       }
-    if (!times.empty()) {
+    if (!times.empty()) {  // else every run was censored: no time to compare
       const double m = traces::mean(times);
       s.measured_mean_s = m;
       s.measured_std_s = traces::sample_std(times);
@@ -436,44 +466,18 @@ std::vector<ValidationSummaryRow> summarize_runs(const std::vector<Choice>& choi
   return summary;
 }
 
-std::string format_summary(const ValidateReport& report) {
-  const traces::ValidationResult& v = report.result;
-  std::string out = fmt::format("validation {} of {} on {}{} ({} >= {:.3f}; times are {}):\n", v.name, v.workload,
-                                v.device, v.emulated ? " (emulated)" : "", v.metric, v.target,
-                                v.emulated ? "the emulated device's virtual time" : "measured device time");
-  out +=
-      fmt::format("{:>7} {:<22} {:<22} {:>16} {:>11} {:>8} {:>8} {:>10} {:>8} {:>6}\n", "cap", "policy",
-                  "configuration", "measured [s]", "predicted", "error", "regret", "energy [J]", "peak [W]", "> cap");
-  for (const auto& s : report.summary) {
-    if (s.config == "infeasible") {
-      out += fmt::format("{:>6.2f}W {:<22} {:<22}\n", s.cap_w, explore::policy_label(s.policy), "infeasible");
-      continue;
-    }
-    out += fmt::format(
-        "{:>6.2f}W {:<22} {:<22} {:>9.1f} ± {:<4.1f} {:>11.1f} {:>7.1f}% {:>7.1f}% {:>10.0f} {:>8.2f} {:>6}\n", s.cap_w,
-        explore::policy_label(s.policy), s.config, s.measured_mean_s, s.measured_std_s, s.predicted_s, s.error_pct,
-        s.regret_pct, s.energy_j, s.peak_w,
-        s.stopped        ? "STOP"
-        : s.cap_exceeded ? "yes"
-                         : "no");
-  }
-  if (report.watchdog_stops > 0)
-    out += fmt::format(
-        "power watchdog: {} run(s) stopped (STOP above; a row's status in the store says when and how "
-        "high); their times are left out of the means\n",
-        report.watchdog_stops);
-  return out;
-}
-
 }  // namespace
 
 ValidateReport run_validate(const ValidateOptions& opt) {
   const auto t_start = Clock::now();
+  check_outputs(opt);
   ValidateReport report;
   const Setup su = load_setup(opt);
+  check_memory(opt, su);
   const explore::Space& space = *su.problem->space;
   const auto data = models::data::load_dataset(opt.target_dataset, opt.data);
   const auto target_report = train_target(opt, su, data);
+  report.budget_samples = su.train.budget_samples;
   report.training_runs += target_report.new_runs;
   report.target_relation = target_report.set;
   const explore::Relation target = explore::Relation::from_set(report.target_relation, space);
@@ -500,7 +504,7 @@ ValidateReport run_validate(const ValidateOptions& opt) {
   }
 
   traces::ValidationResult& v = report.result;
-  v.name = opt.name.empty() ? "validate-" + record_name(opt.target_dataset) : opt.name;
+  v.name = validation_name(opt);
   v.workload = su.train.workload;
   v.dataset = opt.target_dataset;
   v.metric = su.info.metric;
@@ -514,44 +518,8 @@ ValidateReport run_validate(const ValidateOptions& opt) {
   store.write_validation(v, opt.replace ? traces::Replace::always : traces::Replace::if_not_smaller);
   report.summary = summarize_runs(choices, space, v);
   report.wall_time_s = std::chrono::duration<double>(Clock::now() - t_start).count();
-  report.text = format_summary(report);
+  report.text = format_validation_table(report);
   return report;
-}
-
-std::string format_verdict(const ValidateReport& report) {
-  std::string out;
-  std::map<double, std::map<std::string, const ValidationSummaryRow*>> by_cap;
-  for (const auto& s : report.summary) by_cap[s.cap_w][s.policy] = &s;
-  std::vector<double> errors;
-  for (const auto& [cap, m] : by_cap) {
-    auto get = [&](const char* p) -> const ValidationSummaryRow* {
-      const auto it = m.find(p);
-      return it == m.end() || it->second->measured_mean_s <= 0 ? nullptr : it->second;
-    };
-    const auto* ours = get("ours");
-    std::string line = fmt::format("  cap {:g} W:", cap);
-    if (!ours && m.count("ours") && m.at("ours")->stopped > 0) {
-      out += line + " every run of Ours was stopped by the power watchdog: the model underestimates power here\n";
-      continue;
-    }
-    if (!ours) {
-      out += line + " Ours found no feasible configuration\n";
-      continue;
-    }
-    if (const auto* b1 = get("baseline1"))
-      line += fmt::format(" Ours {:.2f}x faster than Baseline 1;", b1->measured_mean_s / ours->measured_mean_s);
-    if (const auto* b2 = get("baseline2"))
-      line += fmt::format(" {:.2f}x vs Baseline 2;", b2->measured_mean_s / ours->measured_mean_s);
-    if (get("oracle")) line += fmt::format(" regret vs oracle {:.1f}%;", ours->regret_pct);
-    line += fmt::format(" prediction error {:+.1f}%{}", ours->error_pct,
-                        ours->stopped        ? fmt::format("; {} run(s) stopped by the power watchdog", ours->stopped)
-                        : ours->cap_exceeded ? "; cap EXCEEDED on the trace"
-                                             : "; cap held");
-    errors.push_back(std::fabs(ours->error_pct));
-    out += line + "\n";
-  }
-  if (!errors.empty()) out += fmt::format("  mean |prediction error| of Ours: {:.1f}%\n", traces::mean(errors));
-  return out;
 }
 
 }  // namespace pacer::experiments

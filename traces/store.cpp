@@ -199,11 +199,6 @@ void rewrite(const fs::path& path, const std::string& skip, const std::function<
   file::write_atomic(path, image);
 }
 
-void check_name(const std::string& what, const std::string& name) {
-  if (name.empty() || name.find('/') != std::string::npos || name == "." || name == "..")
-    throw Error(fmt::format("invalid {} name '{}': use a non-empty name without '/'", what, name));
-}
-
 template <typename Fn>
 auto get(const fs::path& path, const std::string& group, const std::string& name, Fn read) {
   validate_store(path);
@@ -240,21 +235,15 @@ size_t rows_of(const ValidationResult& v) {
 template <typename Record, typename ReadOld = std::nullptr_t>
 void put(const fs::path& path, const std::string& group, const std::string& name, const Record& rec,
          Replace replace = Replace::always, ReadOld read_old = nullptr) {
-  check_name(group, name);
+  check_record_name(group, name);
   if (path.empty()) throw Error("no trace store given: the store's file name is empty");
   file::WriteLock lock(path);
   if constexpr (!std::is_same_v<ReadOld, std::nullptr_t>) {
     std::error_code ec;
     if (replace == Replace::if_not_smaller && fs::exists(path, ec)) {
       const Store store = Store::open(path);
-      if (store.has(group, name)) {
-        const size_t stored = rows_of((store.*read_old)(name)), fresh = rows_of(rec);
-        if (fresh < stored)
-          throw Error(
-              fmt::format("{}: '{}/{}' holds {} rows and the new record only {}: it is not replaced by a "
-                          "smaller one unless replacing is asked for (or write it under another name)",
-                          path.string(), group, name, stored, fresh));
-      }
+      if (store.has(group, name))
+        check_replace(path, group, name, rows_of((store.*read_old)(name)), rows_of(rec), replace);
     }
   }
   rewrite(path, group + "/" + name, [&](H5::H5File& f) {
@@ -320,6 +309,29 @@ bool Store::has(const std::string& group, const std::string& name) const {
   for (const auto& n : list(group))
     if (n == name) return true;
   return false;
+}
+
+size_t Store::rows(const std::string& group, const std::string& name) const {
+  if (!has(group, name)) return 0;
+  if (group == "profiles") return rows_of(read_profile(name));
+  if (group == "relations") return rows_of(read_relation(name));
+  if (group == "sweeps") return rows_of(read_sweep(name));
+  if (group == "validations") return rows_of(read_validation(name));
+  return 0;
+}
+
+void check_record_name(const std::string& group, const std::string& name) {
+  if (name.empty() || name.find('/') != std::string::npos || name == "." || name == "..")
+    throw Error(fmt::format("invalid {} name '{}': use a non-empty name without '/'", group, name));
+}
+
+void check_replace(const fs::path& path, const std::string& group, const std::string& name, size_t stored, size_t fresh,
+                   Replace replace) {
+  if (replace == Replace::always || fresh >= stored) return;
+  throw Error(
+      fmt::format("{}: '{}/{}' holds {} rows and the new record only {}: it is not replaced by a smaller one unless "
+                  "replacing is asked for (or write it under another name)",
+                  path.string(), group, name, stored, fresh));
 }
 
 ProfileTable Store::read_profile(const std::string& name) const {

@@ -192,3 +192,27 @@ TEST_F(Validate, WatchdogStopsARunThatStaysAboveTheCapAndRecordsWhy) {
   for (size_t i = series.power_w.size() - 10; i < series.power_w.size(); ++i) sum += series.power_w[i];
   EXPECT_GT(sum / 10, cap + 0.1);
 }
+
+// Issue 16, item 10: a run that misses the target within its budget is censored, not a run of 0 s.
+// The table says how many runs reached the target instead of "0.0 ± 0.0" and a 0 % error, and the
+// verdict says Ours was censored (and what to do), not that it found no feasible configuration.
+TEST_F(Validate, CensoredRunsAreReportedAsNotReachedNotAsZeroSeconds) {
+  const std::string store = (dir / "s.h5").string();
+  const std::string data = "idx:" + (dir / "idx").string();
+  ASSERT_NO_FATAL_FAILURE(profile_and_proxy(store));
+  auto r =
+      pacer(fmt::format("validate --store {} --target-dataset {} --checkpoint none --threads 1 --eval-every 16 "
+                        "--lr 0.002 --target 0.9 --budget 32 --seeds 0,1 --sensor-rate 100Hz --power-limits 20W "
+                        "--policies ours,baseline1,oracle --name censored",
+                        store, data));
+  ASSERT_EQ(r.code, 0) << r.err;
+  for (const auto& row : traces::Store::open(store).read_validation("censored").rows)
+    ASSERT_FALSE(row.reached) << "the budget must censor every run for this test";
+  EXPECT_EQ(r.out.find("0.0 ± 0.0"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find(" 0.0%"), std::string::npos) << "no error or regret without a measured time\n" << r.out;
+  EXPECT_NE(r.out.find("0 of 2 reached"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("found no feasible configuration"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("none of the 2 runs of Ours reached the target within the budget of 32 samples"),
+            std::string::npos)
+      << r.out;
+}
