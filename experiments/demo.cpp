@@ -25,6 +25,7 @@
 #include "models/calibrate.hpp"
 #include "traces/catalog.hpp"
 #include "traces/error.hpp"
+#include "traces/outputs.hpp"
 #include "traces/store.hpp"
 
 namespace pacer::experiments {
@@ -93,11 +94,17 @@ struct Demo {
 Demo prepare(const DemoOptions& opt) {
   Demo d{&opt, settings_for(opt), {}, {}, {}, {}, {}, {}, {}};
   if (opt.targets.empty()) throw OptionError("targets", "name at least one target dataset");
-  if (opt.name.empty() || opt.name.find('/') != std::string::npos)
-    throw OptionError("name", fmt::format("'{}' must be non-empty and contain no '/'", opt.name));
+  traces::check_record_name_option("experiment", opt.name, "name");
+  // Every output before any work: the folder, the store in it; and every batch size must fit the
+  // emulated board and this computer, which trains.
+  traces::check_output_folder(opt.out_dir, "out");
+  traces::check_store_output(opt.out_dir / (opt.name + ".h5"), "out", traces::StoreCreation::file_and_folder);
   d.device = traces::find_device(opt.device);
   d.spec = models::parse_workload(opt.workload);
   d.workload = d.spec.name;
+  const auto cost = models::describe_workload(d.workload);
+  traces::check_batches_fit(cost, d.set.batch_sizes, d.device.memory_bytes, d.device.name, "batch-sizes");
+  traces::check_batches_fit(cost, d.set.batch_sizes, traces::host_memory_bytes(), "this computer", "batch-sizes");
   for (const auto& ds : std::vector<std::string>{opt.pretrain_dataset, opt.proxy_dataset})
     if (models::data::dataset_info(ds).task != d.spec.task)
       throw UsageError(fmt::format("dataset {} is {} data but {} is a {} network", ds,

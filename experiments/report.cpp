@@ -18,6 +18,7 @@
 #include "explore/sweep.hpp"
 #include "traces/csv.hpp"
 #include "traces/error.hpp"
+#include "traces/outputs.hpp"
 #include "traces/stats.hpp"
 #include "traces/store.hpp"
 
@@ -429,6 +430,7 @@ void sweep_figures(ReportOutput& out, const fs::path& out_dir, traces::Store& st
 
 ReportOutput make_report(const ReportOptions& opt) {
   if (opt.stores.empty()) throw OptionError("store", "name at least one trace store");
+  traces::check_output_folder(opt.out_dir, "out");  // before any store is read
   ReportOutput out;
   std::vector<traces::ValidationResult> validations;
   std::vector<traces::SweepResult> sweeps;

@@ -17,6 +17,7 @@
 #include "traces/error.hpp"
 #include "traces/merge.hpp"
 #include "traces/store.hpp"
+#include "traces/units.hpp"
 
 namespace pacer::experiments {
 
@@ -27,7 +28,9 @@ Shard parse_shard(const std::string& text) {
   std::smatch m;
   if (!std::regex_match(text, m, form))
     throw UsageError(fmt::format("shard '{}' is not I/N (shard I of N, counted from 0)", text));
-  const Shard s{std::stoi(m[1].str()), std::stoi(m[2].str())};
+  // At most six digits each (the pattern): they fit an int.
+  const Shard s{static_cast<int>(units::to_integer(m[1].str()).value_or(0)),
+                static_cast<int>(units::to_integer(m[2].str()).value_or(0))};
   if (s.count < 1 || s.index >= s.count)
     throw UsageError(fmt::format("shard '{}': I must be at least 0 and below N", text));
   return s;
@@ -103,7 +106,8 @@ JobList parse_job_list(const std::string& text) {
   while (std::getline(in, line)) {
     std::smatch m;
     if (std::regex_match(line, m, job)) {
-      if (std::stoul(m[1].str()) != list.jobs.size()) throw Error(fmt::format("job list out of order at '{}'", line));
+      if (units::to_integer(m[1].str()) != static_cast<int64_t>(list.jobs.size()))
+        throw Error(fmt::format("job list out of order at '{}'", line));
       list.jobs.push_back(m[2].str());
     } else if (std::regex_match(line, m, header)) {
       const std::string key = m[1].str(), value = m[2].str();
@@ -111,7 +115,7 @@ JobList parse_job_list(const std::string& text) {
       if (key == "stage") list.stage = value;
       if (key == "record") list.record = value;
       if (key == "store") list.store = value;
-      if (key == "jobs") declared = std::stol(value);
+      if (key == "jobs") declared = units::to_integer(value, 0, INT32_MAX).value_or(-1);
     }
   }
   if (list.campaign.empty() || list.store.empty() || declared != static_cast<long>(list.jobs.size()))

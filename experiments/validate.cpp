@@ -20,6 +20,7 @@
 #include "explore/sweep.hpp"
 #include "hw/sampler.hpp"
 #include "traces/error.hpp"
+#include "traces/outputs.hpp"
 #include "traces/stats.hpp"
 #include "traces/store.hpp"
 
@@ -37,9 +38,9 @@ std::string pick_record(const traces::Store& store, const std::string& group, co
   for (const auto& n : store.list(group))
     if (group != "relations" || (n.find("-true") == std::string::npos)) names.push_back(n);
   if (names.size() == 1) return names.front();
-  throw OptionError(option, fmt::format("{} holds {} {} records; name one", store.path().string(),
-                                        names.empty() ? "no" : "several",
-                                        names.empty() ? std::string("") : std::to_string(names.size()), what));
+  throw OptionError(
+      option, fmt::format("{} holds {} {} records; name one", store.path().string(), names.empty() ? "no" : "several",
+                          names.empty() ? std::string("") : std::to_string(names.size()), what));
 }
 
 // The problem as the policies see it, and what validate needs beside it.
@@ -98,6 +99,37 @@ std::string validation_name(const ValidateOptions& opt) {
   return opt.name.empty() ? "validate-" + record_name(opt.target_dataset) : opt.name;
 }
 
+// Before any training: the policies are known, the store `out` reads and takes a rewrite, and a
+// whole validation's record has a valid name and would not replace a larger one unasked. Its rows
+// are known now: one per (cap, policy, seed). A stage or a shard writes its own store (or the oracle
+// relation only) and leaves the record's size to the merge.
+void check_outputs(const ValidateOptions& opt, const fs::path& out) {
+  if (opt.policies.empty())
+    throw OptionError("policies", fmt::format("give at least one policy ({})", explore::policy_names()));
+  for (const auto& p : opt.policies)
+    if (!explore::policy_from_string(p))
+      throw OptionError("policies", fmt::format("unknown policy '{}' ({})", p, explore::policy_names()));
+  traces::check_store_output(opt.store, "store", traces::StoreCreation::must_exist);
+  if (out != opt.store)
+    traces::check_store_output(out, opt.out.empty() ? "shard" : "out", traces::StoreCreation::file_and_folder);
+  const bool whole = !opt.shard && !opt.only_jobs && opt.stage.empty();
+  traces::check_record_output(out, {"validations", validation_name(opt), "name",
+                                    whole ? opt.caps_w.size() * opt.policies.size() * opt.seeds.size() : 0,
+                                    opt.replace ? traces::Replace::always : traces::Replace::if_not_smaller});
+}
+
+// The batch sizes of the space must fit the device being validated and this computer, which trains.
+void check_memory(const ValidateOptions& opt, const Setup& su) {
+  const auto workload = models::describe_workload(su.train.workload);
+  const auto& batch_sizes = su.problem->space->batch_sizes();
+  const std::string profile = su.problem->profile_name;
+  const hw::DeviceMemory device = hw::training_memory(opt.device);
+  traces::check_batches_fit(workload, batch_sizes, device.bytes,
+                            fmt::format("{} (profile '{}')", device.owner, profile));
+  traces::check_batches_fit(workload, batch_sizes, traces::host_memory_bytes(),
+                            fmt::format("this computer, which trains (profile '{}')", profile));
+}
+
 // The oracle's true relation: the target trained at every batch size, as a relation campaign.
 RelationCampaign target_campaign(const ValidateOptions& opt, const Setup& su) {
   RelationCampaign campaign;
@@ -153,9 +185,7 @@ std::vector<Choice> choose_all(const ValidateOptions& opt, const Setup& su, cons
   std::vector<Choice> choices;
   for (double cap : opt.caps_w)
     for (const auto& pname : opt.policies) {
-      const auto policy = explore::policy_from_string(pname);
-      if (!policy)
-        throw OptionError("policies", fmt::format("unknown policy '{}' ({})", pname, explore::policy_names()));
+      const auto policy = explore::policy_from_string(pname);  // known: check_outputs
       explore::PolicyContext ctx = su.problem->context();
       ctx.target = &target;
       ctx.device_cap = su.device_cap.get();
@@ -368,7 +398,7 @@ std::vector<ValidationSummaryRow> summarize_runs(const std::vector<Choice>& choi
         peak = std::max(peak, std::isfinite(r.power_peak_w) ? r.power_peak_w : 0.0);
         s.cap_exceeded = s.cap_exceeded || r.cap_exceeded;
       }
-    if (!times.empty()) {
+    if (!times.empty()) {  // else every run was censored: no time to compare
       const double m = traces::mean(times);
       s.measured_mean_s = m;
       s.measured_std_s = traces::sample_std(times);
@@ -385,38 +415,10 @@ std::vector<ValidationSummaryRow> summarize_runs(const std::vector<Choice>& choi
   return summary;
 }
 
-std::string format_summary(const ValidateReport& report) {
-  const traces::ValidationResult& v = report.result;
-  std::string out = fmt::format("validation {} of {} on {}{} ({} >= {:.3f}; times are {}):\n", v.name, v.workload,
-                                v.device, v.emulated ? " (emulated)" : "", v.metric, v.target,
-                                v.emulated ? "the emulated device's virtual time" : "measured device time");
-  out +=
-      fmt::format("{:>7} {:<22} {:<22} {:>16} {:>11} {:>8} {:>8} {:>10} {:>8} {:>6}\n", "cap", "policy",
-                  "configuration", "measured [s]", "predicted", "error", "regret", "energy [J]", "peak [W]", "> cap");
-  for (const auto& s : report.summary) {
-    if (s.config == "infeasible") {
-      out += fmt::format("{:>6.2f}W {:<22} {:<22}\n", s.cap_w, explore::policy_label(s.policy), "infeasible");
-      continue;
-    }
-    out += fmt::format(
-        "{:>6.2f}W {:<22} {:<22} {:>9.1f} ± {:<4.1f} {:>11.1f} {:>7.1f}% {:>7.1f}% {:>10.0f} {:>8.2f} {:>6}\n", s.cap_w,
-        explore::policy_label(s.policy), s.config, s.measured_mean_s, s.measured_std_s, s.predicted_s, s.error_pct,
-        s.regret_pct, s.energy_j, s.peak_w,
-        s.stopped        ? "STOP"
-        : s.cap_exceeded ? "yes"
-                         : "no");
-  }
-  if (report.watchdog_stops > 0)
-    out += fmt::format(
-        "power watchdog: {} run(s) stopped (STOP above; a row's status in the store says when and how "
-        "high); their times are left out of the means\n",
-        report.watchdog_stops);
-  return out;
-}
-
 }  // namespace
 
 std::vector<JobList> validate_jobs(const ValidateOptions& opt) {
+  check_outputs(opt, opt.store);  // before the store is read: the shards' merge writes it
   const Setup su = load_setup(opt);
   return validate_job_lists(validation_name(opt), target_campaign(opt, su).name, opt.store,
                             su.problem->space->batch_sizes(), opt.seeds);
@@ -446,11 +448,14 @@ ValidateReport run_validate(const ValidateOptions& opt) {
   const auto t_start = Clock::now();
   check_stage(opt);
   ValidateReport report;
+  report.out = !opt.out.empty() ? opt.out : opt.shard ? shard_store(opt.store, *opt.shard, opt.stage) : opt.store;
+  check_outputs(opt, report.out);
   const Setup su = load_setup(opt);
+  check_memory(opt, su);
+  report.budget_samples = su.train.budget_samples;
   const explore::Space& space = *su.problem->space;
   const size_t job_count = space.batch_sizes().size() * opt.seeds.size();
   const std::vector<size_t> jobs = selected_jobs(opt, job_count);
-  report.out = !opt.out.empty() ? opt.out : opt.shard ? shard_store(opt.store, *opt.shard, opt.stage) : opt.store;
   if (report.out.has_parent_path()) fs::create_directories(report.out.parent_path());
   RelationCampaign oracle = target_campaign(opt, su);
   auto body = [&] {
@@ -484,7 +489,7 @@ ValidateReport run_validate(const ValidateOptions& opt) {
     body();
   report.wall_time_s = std::chrono::duration<double>(Clock::now() - t_start).count();
   if (!report.summary.empty()) {
-    report.text = format_summary(report);
+    report.text = format_validation_table(report);
   } else {
     report.text = fmt::format("validation {}, stage {}{}: {} jobs ({} done before), {} training runs; in {}\n",
                               validation_name(opt), opt.stage.empty() ? "all" : opt.stage,
@@ -492,43 +497,6 @@ ValidateReport run_validate(const ValidateOptions& opt) {
                               report.jobs, report.resumed_jobs, report.training_runs, report.out.string());
   }
   return report;
-}
-
-std::string format_verdict(const ValidateReport& report) {
-  std::string out;
-  if (report.summary.empty()) return out;
-  std::map<double, std::map<std::string, const ValidationSummaryRow*>> by_cap;
-  for (const auto& s : report.summary) by_cap[s.cap_w][s.policy] = &s;
-  std::vector<double> errors;
-  for (const auto& [cap, m] : by_cap) {
-    auto get = [&](const char* p) -> const ValidationSummaryRow* {
-      const auto it = m.find(p);
-      return it == m.end() || it->second->measured_mean_s <= 0 ? nullptr : it->second;
-    };
-    const auto* ours = get("ours");
-    std::string line = fmt::format("  cap {:g} W:", cap);
-    if (!ours && m.count("ours") && m.at("ours")->stopped > 0) {
-      out += line + " every run of Ours was stopped by the power watchdog: the model underestimates power here\n";
-      continue;
-    }
-    if (!ours) {
-      out += line + " Ours found no feasible configuration\n";
-      continue;
-    }
-    if (const auto* b1 = get("baseline1"))
-      line += fmt::format(" Ours {:.2f}x faster than Baseline 1;", b1->measured_mean_s / ours->measured_mean_s);
-    if (const auto* b2 = get("baseline2"))
-      line += fmt::format(" {:.2f}x vs Baseline 2;", b2->measured_mean_s / ours->measured_mean_s);
-    if (get("oracle")) line += fmt::format(" regret vs oracle {:.1f}%;", ours->regret_pct);
-    line += fmt::format(" prediction error {:+.1f}%{}", ours->error_pct,
-                        ours->stopped        ? fmt::format("; {} run(s) stopped by the power watchdog", ours->stopped)
-                        : ours->cap_exceeded ? "; cap EXCEEDED on the trace"
-                                             : "; cap held");
-    errors.push_back(std::fabs(ours->error_pct));
-    out += line + "\n";
-  }
-  if (!errors.empty()) out += fmt::format("  mean |prediction error| of Ours: {:.1f}%\n", traces::mean(errors));
-  return out;
 }
 
 }  // namespace pacer::experiments

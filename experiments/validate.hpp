@@ -77,11 +77,12 @@ struct ValidationSummaryRow {
   double cap_w = 0;
   std::string policy;
   std::string config;           // "b=32, 614.4 MHz"
-  double measured_mean_s = 0, measured_std_s = 0;
+  // Over the runs that reached the target; NaN when none did (every run censored by the budget).
+  double measured_mean_s = traces::kNaN, measured_std_s = traces::kNaN;
   double predicted_s = 0;
-  double error_pct = 0;         // measured vs predicted
-  double regret_pct = 0;        // measured vs the oracle's measured time
-  double energy_j = 0;
+  double error_pct = traces::kNaN;   // measured vs predicted
+  double regret_pct = traces::kNaN;  // measured vs the oracle's measured time
+  double energy_j = traces::kNaN;
   double peak_w = 0;
   bool cap_exceeded = false;
   int runs = 0, reached = 0, stopped = 0;  // stopped: by the power watchdog
@@ -91,6 +92,7 @@ struct ValidateReport {
   traces::ValidationResult result;
   traces::RelationSet target_relation;
   std::vector<ValidationSummaryRow> summary;
+  int64_t budget_samples = 0;   // the training budget: a run that misses the target by then is censored
   int training_runs = 0;        // real training runs in this call
   int watchdog_stops = 0;       // runs the power watchdog stopped
   int jobs = 0, resumed_jobs = 0;  // (b, seed) jobs of this call, and those whose results were stored before
@@ -100,6 +102,11 @@ struct ValidateReport {
 };
 
 ValidateReport run_validate(const ValidateOptions& options);
+
+// The table of a validation: per cap and policy the configuration, measured time (mean ± std over
+// the runs that reached the target, or how many did), prediction error, regret, energy, peak and
+// cap; notes on censored and stopped runs. report.text holds it.
+std::string format_validation_table(const ValidateReport& report);
 
 // The verdict lines of a validation: per cap, speed-up of Ours over Baseline 1 and 2, regret of
 // Ours versus the oracle, prediction error. Empty when the report has no summary (a stage or a

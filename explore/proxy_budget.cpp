@@ -82,48 +82,36 @@ ProxyCut parse_cut(const std::string& text, const std::string& option_key) {
   if (const auto at = body.find('@'); at != std::string::npos) {
     const std::string seeds = body.substr(at + 1);
     body = body.substr(0, at);
-    size_t used = 0;
-    try {
-      c.seeds = std::stoi(seeds, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used == 0 || used != seeds.size() || c.seeds < 1 || c.seeds > 1000)
-      throw bad("the seeds after @ must be a count from 1 to 1000");
+    const auto n = units::to_integer(seeds, 1, 1000);
+    if (!n) throw bad("the seeds after @ must be a count from 1 to 1000");
+    c.seeds = static_cast<int>(*n);
   }
   const auto colon = body.find(':');
   const std::string kind = body.substr(0, colon), value = colon == std::string::npos ? "" : body.substr(colon + 1);
   if (kind == "full" && colon == std::string::npos) return c;
-  size_t used = 0;
-  std::string expected;
-  try {
-    if (kind == "level") {
-      expected = "not a metric value";
-      c.stop = ProxyCut::Stop::level;
-      c.level = std::stod(value, &used);
-      if (!std::isfinite(c.level)) used = 0;
-    } else if (kind == "looser") {
-      expected = "not a count of levels from 1 to 100";
-      c.stop = ProxyCut::Stop::looser;
-      c.looser = std::stoi(value, &used);
-      if (c.looser < 1 || c.looser > 100) used = 0;
-    } else if (kind == "samples") {
-      expected = "not a positive count";
-      c.stop = ProxyCut::Stop::samples;
-      c.samples = std::stoll(value, &used);
-      if (c.samples < 1) used = 0;
-    } else if (kind == "fraction") {
-      expected = "not a fraction in (0, 1]";
-      c.stop = ProxyCut::Stop::fraction;
-      c.fraction = std::stod(value, &used);
-      if (!(c.fraction > 0 && c.fraction <= 1)) used = 0;
-    } else {
-      throw bad("unknown cut");
-    }
-  } catch (const std::logic_error&) {
-    used = 0;
+  if (kind == "level") {
+    c.stop = ProxyCut::Stop::level;
+    const auto v = units::to_number(value);
+    if (!v || !std::isfinite(*v)) throw bad("not a metric value");
+    c.level = *v;
+  } else if (kind == "looser") {
+    c.stop = ProxyCut::Stop::looser;
+    const auto v = units::to_integer(value, 1, 100);
+    if (!v) throw bad("not a count of levels from 1 to 100");
+    c.looser = static_cast<int>(*v);
+  } else if (kind == "samples") {
+    c.stop = ProxyCut::Stop::samples;
+    const auto v = units::to_integer(value, 1);
+    if (!v) throw bad("not a positive count");
+    c.samples = *v;
+  } else if (kind == "fraction") {
+    c.stop = ProxyCut::Stop::fraction;
+    const auto v = units::to_number(value);
+    if (!v || !(*v > 0 && *v <= 1)) throw bad("not a fraction in (0, 1]");
+    c.fraction = *v;
+  } else {
+    throw bad("unknown cut");
   }
-  if (used == 0 || used != value.size()) throw bad(expected);
   return c;
 }
 

@@ -249,11 +249,15 @@ void ProfileSession::fill_power(traces::ProfilePoint& p, const Batches& run, Pow
     sensor_fault = fmt::format("skipped: power sensor {}: {} of {} reads failed (limit {:g}%), first: {}",
                                health.garbage == health.failed ? "returns garbage" : "read errors", health.failed,
                                health.reads, 100 * o_.max_failed_read_share, health.first_error);
-  else if (sampler && o_.sensor_frozen_s > 0 && health.longest_unchanged_s > o_.sensor_frozen_s)
+  else if (sampler && health.frozen(o_.sensor_frozen_s))
     sensor_fault = fmt::format(
-        "skipped: power sensor frozen: the total ({}) read {:.4g} W unchanged for {:.1f} s "
+        "skipped: power sensor frozen: the total ({}) read {:.4g} W unchanged for {:.1f} s{} "
         "(limit {:g} s): the INA3221 stopped converting",
-        rails_, health.unchanged_w, health.longest_unchanged_s, o_.sensor_frozen_s);
+        rails_, health.unchanged_w, health.longest_unchanged_s,
+        health.frozen_whole_window(o_.sensor_frozen_s)
+            ? fmt::format(", the whole point (a live sensor moves within {:g} s)", kLiveSensorStillMaxS)
+            : "",
+        o_.sensor_frozen_s);
   if (!sensor_fault.empty()) {
     p.power_samples = sample_count();
     if (status == "ok") status = sensor_fault;

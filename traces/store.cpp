@@ -201,11 +201,6 @@ void rewrite(const fs::path& path, const std::string& skip, const std::function<
   file::write_atomic(path, image);
 }
 
-void check_name(const std::string& what, const std::string& name) {
-  if (name.empty() || name.find('/') != std::string::npos || name == "." || name == "..")
-    throw Error(fmt::format("invalid {} name '{}': use a non-empty name without '/'", what, name));
-}
-
 template <typename Fn>
 auto get(const fs::path& path, const std::string& group, const std::string& name, Fn read) {
   validate_store(path);
@@ -245,21 +240,15 @@ size_t rows_of(const ValidationResult& v) {
 template <typename Record, typename ReadOld = std::nullptr_t>
 void put(const fs::path& path, const std::string& group, const std::string& name, const Record& rec,
          Replace replace = Replace::always, ReadOld read_old = nullptr) {
-  check_name(group, name);
+  check_record_name(group, name);
   if (path.empty()) throw Error("no trace store given: the store's file name is empty");
   file::WriteLock lock(path);
   if constexpr (!std::is_same_v<ReadOld, std::nullptr_t>) {
     std::error_code ec;
     if (replace == Replace::if_not_smaller && fs::exists(path, ec)) {
       const Store store = Store::open(path);
-      if (store.has(group, name)) {
-        const size_t stored = rows_of((store.*read_old)(name)), fresh = rows_of(rec);
-        if (fresh < stored)
-          throw Error(
-              fmt::format("{}: '{}/{}' holds {} rows and the new record only {}: it is not replaced by a "
-                          "smaller one unless replacing is asked for (or write it under another name)",
-                          path.string(), group, name, stored, fresh));
-      }
+      if (store.has(group, name))
+        check_replace(path, group, name, rows_of((store.*read_old)(name)), rows_of(rec), replace);
     }
   }
   rewrite(path, group + "/" + name, [&](H5::H5File& f) {
@@ -327,6 +316,29 @@ bool Store::has(const std::string& group, const std::string& name) const {
   return false;
 }
 
+size_t Store::rows(const std::string& group, const std::string& name) const {
+  if (!has(group, name)) return 0;
+  if (group == "profiles") return rows_of(read_profile(name));
+  if (group == "relations") return rows_of(read_relation(name));
+  if (group == "sweeps") return rows_of(read_sweep(name));
+  if (group == "validations") return rows_of(read_validation(name));
+  return 0;
+}
+
+void check_record_name(const std::string& group, const std::string& name) {
+  if (name.empty() || name.find('/') != std::string::npos || name == "." || name == "..")
+    throw Error(fmt::format("invalid {} name '{}': use a non-empty name without '/'", group, name));
+}
+
+void check_replace(const fs::path& path, const std::string& group, const std::string& name, size_t stored, size_t fresh,
+                   Replace replace) {
+  if (replace == Replace::always || fresh >= stored) return;
+  throw Error(
+      fmt::format("{}: '{}/{}' holds {} rows and the new record only {}: it is not replaced by a smaller one unless "
+                  "replacing is asked for (or write it under another name)",
+                  path.string(), group, name, stored, fresh));
+}
+
 ProfileTable Store::read_profile(const std::string& name) const {
   return get(path_, "profiles", name, [](const GroupReader& g) { return codec::read_profile(g); });
 }
@@ -387,17 +399,6 @@ void reseal_store(const fs::path& path) {
 
 void write_file_atomic(const fs::path& path, const std::string& content) {
   file::write_atomic(path, content);
-}
-
-void check_output_file(const fs::path& path) {
-  if (path.empty()) return;
-  std::error_code ec;
-  if (fs::is_directory(path, ec)) throw Error(fmt::format("{}: is a folder; name a file to write", path.string()));
-  const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
-  if (!fs::is_directory(dir, ec))
-    throw Error(fmt::format("{}: folder {} does not exist; create it first", path.string(), dir.string()));
-  if (::access(dir.c_str(), W_OK) != 0)
-    throw Error(fmt::format("{}: folder {} is not writable; choose another place", path.string(), dir.string()));
 }
 
 }  // namespace pacer::traces

@@ -50,6 +50,9 @@ class Store {
 
   std::vector<std::string> list(const std::string& group) const;  // "profiles", "relations", ...
   bool has(const std::string& group, const std::string& name) const;
+  // Rows of the stored record group/name (profile points, relation runs, sweep or validation
+  // rows); 0 for a record kind without rows or a record that is not there.
+  size_t rows(const std::string& group, const std::string& name) const;
 
   ProfileTable read_profile(const std::string& name) const;
   void write_profile(const ProfileTable& table, const std::string& name = "",  // "" -> workload
@@ -78,6 +81,14 @@ class Store {
   std::filesystem::path path_;
 };
 
+// A record name is non-empty, holds no '/' and is not "." or ".."; Error naming the group otherwise.
+void check_record_name(const std::string& group, const std::string& name);
+
+// The refusal to replace group/name of the store at `path`, which holds `stored` rows, by a record
+// of `fresh` rows, when `replace` does not allow it; nothing when it does.
+void check_replace(const std::filesystem::path& path, const std::string& group, const std::string& name, size_t stored,
+                   size_t fresh, Replace replace);
+
 // Recomputes the whole-file checksum header of a store that another HDF5 writer (h5py, HDF5 tools,
 // a test) edited in place; without it the next open reports the file as damaged
 // (docs/reliability.md). Only a store whose every record reads back (in a child process, so that a
@@ -87,9 +98,5 @@ void reseal_store(const std::filesystem::path& path);
 
 // Writes `content` to `path` atomically (temp file, fsync, rename). For text outputs (CSV, tables).
 void write_file_atomic(const std::filesystem::path& path, const std::string& content);
-
-// Checks, before any work, that `path` can be written later: its folder exists and is writable,
-// and `path` is not a folder. An Error naming the path and what to do otherwise; "" passes.
-void check_output_file(const std::filesystem::path& path);
 
 }  // namespace pacer::traces

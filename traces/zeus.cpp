@@ -14,6 +14,7 @@
 #include "traces/csv.hpp"
 #include "traces/error.hpp"
 #include "traces/stats.hpp"
+#include "traces/units.hpp"
 
 namespace pacer::traces::zeus {
 namespace {
@@ -24,15 +25,11 @@ std::string lower(std::string s) {
 }
 
 double to_double(const std::string& s, const std::string& origin, size_t row, const std::string& column) {
-  try {
-    size_t used = 0;
-    const double v = std::stod(s, &used);
-    if (used != s.size() || !std::isfinite(v)) throw std::invalid_argument(s);
-    return v;
-  } catch (const std::exception&) {
+  const auto v = units::to_number(s);
+  if (!v)
     throw Error(fmt::format("{}: line {}: column {} holds '{}', not a number (is this a Zeus trace file?)", origin,
                             row + 2, column, s));
-  }
+  return *v;
 }
 
 // Batch sizes, run indices and epochs are ints: a value beyond int is a bad row, not a wrapped one.

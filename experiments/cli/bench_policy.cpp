@@ -8,7 +8,9 @@
 #include "experiments/cli/options.hpp"
 #include "experiments/policy_bench.hpp"
 #include "traces/error.hpp"
+#include "traces/outputs.hpp"
 #include "traces/store.hpp"
+#include "traces/units.hpp"
 
 namespace pacer::cli {
 namespace {
@@ -16,16 +18,10 @@ namespace {
 std::vector<double> parse_numbers(const std::string& text, const std::string& option) {
   std::vector<double> out;
   for (const auto& item : split_list(text)) {
-    size_t used = 0;
-    double v = 0;
-    try {
-      v = std::stod(item, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used == 0 || used != item.size() || !(v > 0) || !std::isfinite(v))
+    const auto v = units::to_number(item);
+    if (!v || !(*v > 0) || !std::isfinite(*v))
       throw UsageError(fmt::format("{}: '{}' is not a positive number", option, item));
-    out.push_back(v);
+    out.push_back(*v);
   }
   if (out.empty()) throw UsageError(fmt::format("{}: give at least one value", option));
   return out;
@@ -41,7 +37,7 @@ int run_bench_policy(const po::variables_map& vm) {
   o.shrinks = parse_numbers(vm["shrinks"].as<std::string>(), "--shrinks");
   o.caps_per_workload = vm["caps-per-workload"].as<int>();
   const std::string csv = vm["csv"].as<std::string>();
-  traces::check_output_file(csv);
+  if (!csv.empty()) traces::check_output_file(csv, "csv");
   const auto result = experiments::run_policy_bench(o);
   std::cout << result.markdown();
   if (!csv.empty()) {

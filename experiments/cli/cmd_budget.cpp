@@ -13,6 +13,7 @@
 #include "explore/problem.hpp"
 #include "explore/proxy_budget.hpp"
 #include "traces/error.hpp"
+#include "traces/outputs.hpp"
 #include "traces/store.hpp"
 
 namespace pacer::cli {
@@ -40,7 +41,7 @@ int run_budget(const po::variables_map& vm) {
   for (const auto& text : split_list(vm["cuts"].as<std::string>()))
     request.cuts.push_back(explore::parse_cut(text, "cuts"));
   const auto csv = vm["csv"].as<std::string>();
-  traces::check_output_file(csv);
+  if (!csv.empty()) traces::check_output_file(csv, "csv");
   const auto curves = explore::read_curves(store, views);
 
   const explore::BudgetResult result = explore::budget_sweep(views, curves, request);

@@ -7,6 +7,7 @@
 #include "experiments/cli/cli.hpp"
 #include "traces/csv.hpp"
 #include "traces/error.hpp"
+#include "traces/outputs.hpp"
 #include "traces/store.hpp"
 
 namespace pacer::cli {
@@ -14,6 +15,8 @@ namespace {
 
 int run_export(const po::variables_map& vm) {
   const std::string path = vm["store"].as<std::string>();
+  const std::string out = vm["out"].as<std::string>();
+  if (vm.count("record") && out != "-") traces::check_output_file(out, "out");  // before the store is read
   if (vm["reseal"].as<bool>()) {
     traces::reseal_store(path);  // refuses, with the reason, a store that does not read back
     std::cerr << fmt::format("resealed {}: its checksum now covers its current content\n", path);
@@ -44,7 +47,6 @@ int run_export(const po::variables_map& vm) {
     else if (group == "validations") csv = traces::to_csv(store.read_validation(name));
     else throw UsageError(fmt::format("unknown group '{}' (profiles, relations, curves, models, sweeps, runs, validations, device)", group));
   }
-  const std::string out = vm["out"].as<std::string>();
   if (out == "-") std::cout << csv;
   else {
     traces::write_file_atomic(out, csv);

@@ -44,8 +44,10 @@ class Validate : public ::testing::Test {
     auto r = pacer("profile --device emulated:jetson-nano --workload cnn@1x12x12 --batch-sizes 8,32 --store " + store +
                    " --sensor-rate 100Hz --min-power-samples 30 --measured-batches 1000");
     ASSERT_EQ(r.code, 0) << r.err;
-    r = pacer("relation --dataset idx:" + (dir / "idx").string() + " --checkpoint none --threads 1 --eval-every 64 "
-              "--lr 0.002 --batch-sizes 8,32 --seeds 0 --target 0.9 --budget 4096 --name proxy --out " + store);
+    r = pacer("relation --dataset idx:" + (dir / "idx").string() +
+              " --checkpoint none --threads 1 --eval-every 64 "
+              "--lr 0.002 --batch-sizes 8,32 --seeds 0 --target 0.9 --budget 4096 --name proxy --out " +
+              store);
     ASSERT_EQ(r.code, 0) << r.err;
   }
 };
@@ -64,9 +66,10 @@ TEST_F(Validate, TrainsEveryChoiceToTheTargetAndOursStaysUnderTheCap) {
     hi = std::max(hi, p.power_peak_w);
   }
   const double cap = std::round((lo + 0.5 * (hi - lo)) * 100) / 100;
-  auto r = pacer(fmt::format("validate --store {} --target-dataset {} --checkpoint none --threads 1 --eval-every 64 "
-                             "--lr 0.002 --target 0.9 --budget 4096 --seeds 0,1 --sensor-rate 100Hz --power-limits {}W --name v",
-                             store, data, cap));
+  auto r = pacer(
+      fmt::format("validate --store {} --target-dataset {} --checkpoint none --threads 1 --eval-every 64 "
+                  "--lr 0.002 --target 0.9 --budget 4096 --seeds 0,1 --sensor-rate 100Hz --power-limits {}W --name v",
+                  store, data, cap));
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("Verdict"), std::string::npos) << r.out;
 
@@ -122,8 +125,10 @@ TEST_F(Validate, MissingCheckpointIsOneActionableLine) {
   const std::string store = (dir / "s.h5").string();
   auto r = pacer("profile --device emulated:jetson-nano --workload cnn@1x12x12 --batch-sizes 8 --store " + store);
   ASSERT_EQ(r.code, 0) << r.err;
-  r = pacer("relation --dataset idx:" + (dir / "idx").string() + " --checkpoint none --threads 1 --eval-every 64 "
-            "--batch-sizes 8 --seeds 0 --target 0.5 --budget 512 --out " + store);
+  r = pacer("relation --dataset idx:" + (dir / "idx").string() +
+            " --checkpoint none --threads 1 --eval-every 64 "
+            "--batch-sizes 8 --seeds 0 --target 0.5 --budget 512 --out " +
+            store);
   ASSERT_EQ(r.code, 0) << r.err;
   // No --checkpoint: the default pre-trained file, which does not exist here.
   r = pacer("validate --store " + store + " --target-dataset idx:" + (dir / "idx").string() + " --power-limits 6W");
@@ -160,7 +165,8 @@ TEST_F(Validate, WatchdogStopsARunThatStaysAboveTheCapAndRecordsWhy) {
   const std::string common = fmt::format(
       "validate --store {} --profile underestimated --proxy proxy --target-dataset {} --checkpoint none --threads 1 "
       "--eval-every 64 --lr 0.002 --target 0.9 --budget 4096 --seeds 0 --policies ours --sensor-rate 1kHz "
-      "--power-limits {}W --watchdog-margin 0.1W ", store, data, cap);
+      "--power-limits {}W --watchdog-margin 0.1W ",
+      store, data, cap);
   auto r = pacer(common + "--watchdog-time 0 --name free");
   ASSERT_EQ(r.code, 0) << r.err;
   r = pacer(common + "--watchdog-time 10ms --name guarded");
@@ -395,4 +401,28 @@ TEST_F(Validate, EveryRunOnAJetsonRecordsItsNodeAndBoardModel) {
   }
   const auto profile = traces::Store::open(store).read_profile("cnn@1x12x12");
   for (const auto& p : profile.points) EXPECT_EQ(p.board_model, "NVIDIA Jetson TX2 8GB");
+}
+
+// Issue 16, item 10: a run that misses the target within its budget is censored, not a run of 0 s.
+// The table says how many runs reached the target instead of "0.0 ± 0.0" and a 0 % error, and the
+// verdict says Ours was censored (and what to do), not that it found no feasible configuration.
+TEST_F(Validate, CensoredRunsAreReportedAsNotReachedNotAsZeroSeconds) {
+  const std::string store = (dir / "s.h5").string();
+  const std::string data = "idx:" + (dir / "idx").string();
+  ASSERT_NO_FATAL_FAILURE(profile_and_proxy(store));
+  auto r =
+      pacer(fmt::format("validate --store {} --target-dataset {} --checkpoint none --threads 1 --eval-every 16 "
+                        "--lr 0.002 --target 0.9 --budget 32 --seeds 0,1 --sensor-rate 100Hz --power-limits 20W "
+                        "--policies ours,baseline1,oracle --name censored",
+                        store, data));
+  ASSERT_EQ(r.code, 0) << r.err;
+  for (const auto& row : traces::Store::open(store).read_validation("censored").rows)
+    ASSERT_FALSE(row.reached) << "the budget must censor every run for this test";
+  EXPECT_EQ(r.out.find("0.0 ± 0.0"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find(" 0.0%"), std::string::npos) << "no error or regret without a measured time\n" << r.out;
+  EXPECT_NE(r.out.find("0 of 2 reached"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("found no feasible configuration"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("none of the 2 runs of Ours reached the target within the budget of 32 samples"),
+            std::string::npos)
+      << r.out;
 }

@@ -199,3 +199,43 @@ TEST_F(CliExplore, SpecPathsAreRelativeToTheSpecFolder) {
 }
 
 }  // namespace
+
+// Issue 16, item 10: the oracle without a target relation is not "infeasible under the cap": the
+// error says what is missing (and a cap below every configuration still says to raise it).
+TEST_F(CliExplore, SimulatingTheOracleWithoutATargetSaysWhatIsMissing) {
+  const std::string store = (dir_ / "p.h5").string();
+  {
+    auto s = pacer::traces::Store::open_or_create(store);
+    pacer::traces::ProfileTable t;
+    t.workload = "w";
+    t.device = "test";
+    for (int b : {8, 16})
+      for (double f : {400e6, 800e6}) {
+        pacer::traces::ProfilePoint p;
+        p.knob = {f};
+        p.batch_size = b;
+        p.time_per_batch_mean_s = 1e8 * b / f;
+        p.power_peak_w = 2 + f / 1e8 + b / 8.0;
+        p.power_mean_w = p.power_peak_w - 1;
+        t.points.push_back(p);
+      }
+    s.write_profile(t);
+    pacer::traces::RelationSet proxy;
+    proxy.name = "proxy";
+    for (int b : {8, 16}) {
+      pacer::traces::RelationRun r;
+      r.batch_size = b;
+      r.reached = true;
+      r.samples = 100 * b;
+      proxy.runs.push_back(r);
+    }
+    s.write_relation(proxy);
+  }
+  auto r = run("simulate " + store + " --policy oracle -P 20W", dir_);
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("no target relation"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("no configuration is feasible"), std::string::npos) << r.out;
+  r = run("simulate " + store + " --policy ours -P 1W", dir_);
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("raise the cap"), std::string::npos) << r.out;
+}

@@ -331,3 +331,25 @@ TEST(Store, AnEmptyStorePathIsAClearError) {
   expect_error([] { Store::open_or_create(""); }, {"no trace store given", "empty"});
   expect_error([] { Store::open(""); }, {"no trace store given"});
 }
+
+// Issue 16, item 10 ("cannot replace file: Success"): a text output that cannot be written says
+// why, from the errno of the failing call, and what to do; never "Success".
+TEST(WriteFileAtomic, AFolderOrAMissingFolderIsNamedWithWhatToDo) {
+  TempDir dir;
+  fs::create_directories(dir.path / "taken");
+  const std::vector<std::pair<fs::path, std::string>> cases = {
+      {dir.path / "taken", "is a folder"},
+      {dir.path / "none" / "x.csv", "does not exist"},
+  };
+  for (const auto& [path, why] : cases) {
+    try {
+      write_file_atomic(path, "a,b\n1,2\n");
+      ADD_FAILURE() << path << " written";
+    } catch (const Error& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find(why), std::string::npos) << what;
+      EXPECT_EQ(what.find("Success"), std::string::npos) << what;
+    }
+  }
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir.path), fs::directory_iterator()), 1) << "no temporary file left";
+}
