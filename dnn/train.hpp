@@ -48,8 +48,10 @@ class StepRunner {
   const std::string& device() const;
 
  private:
+  void init(const StepRunnerOptions& options);
   struct Impl;
   std::unique_ptr<Impl> impl_;
+  int batch_size_ = 0;
 };
 
 struct Evaluation {

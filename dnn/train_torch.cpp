@@ -32,6 +32,30 @@ torch::Device parse_device(const std::string& name) {
   throw Error(fmt::format("unknown training device '{}' (use cpu, cuda or cuda:N)", name));
 }
 
+// The training boundary: libtorch's errors carry a C++ stack trace of tens of lines; the user gets
+// one line saying what failed at which batch size and what to do. A failed allocation is a batch
+// (or a model) that does not fit the memory of the device it trains on.
+template <typename Fn>
+auto at_torch_boundary(int batch_size, const std::string& device, Fn&& fn) {
+  const auto does_not_fit = [&](const std::string& why) {
+    return Error(fmt::format("a batch of {} samples does not fit in the memory of the {} ({}): lower the batch size",
+                             batch_size, device, why));
+  };
+  try {
+    return fn();
+  } catch (const c10::Error& e) {
+    std::string first = e.what_without_backtrace();
+    first = first.substr(0, first.find('\n'));
+    if (first.rfind("[enforce fail", 0) == 0 && first.find("] ") != std::string::npos)
+      first = first.substr(first.find("] ") + 2);
+    if (first.find("allocate") != std::string::npos || first.find("out of memory") != std::string::npos)
+      throw does_not_fit(first);
+    throw Error(fmt::format("training at b={} on the {} failed inside libtorch: {}", batch_size, device, first));
+  } catch (const std::bad_alloc&) {
+    throw does_not_fit("out of memory");
+  }
+}
+
 std::unique_ptr<torch::optim::Optimizer> make_optimizer(torch::nn::Module& module, const std::string& kind, double lr,
                                                         double weight_decay) {
   if (kind == "adam")
@@ -230,6 +254,11 @@ struct StepRunner::Impl {
 
 StepRunner::StepRunner(const StepRunnerOptions& o) : impl_(std::make_unique<Impl>()) {
   if (o.batch_size < 1) throw Error("step runner: batch size must be at least 1");
+  batch_size_ = o.batch_size;
+  at_torch_boundary(o.batch_size, o.device, [&] { init(o); });
+}
+
+void StepRunner::init(const StepRunnerOptions& o) {
   impl_->info = describe_workload(o.workload);
   impl_->device_name = o.device;
   impl_->device = parse_device(o.device);
@@ -255,11 +284,13 @@ StepRunner::StepRunner(const StepRunnerOptions& o) : impl_(std::make_unique<Impl
 StepRunner::~StepRunner() = default;
 
 void StepRunner::step() {
-  impl_->optimizer->zero_grad();
-  auto loss = loss_of(impl_->net->forward(impl_->inputs), impl_->labels);
-  loss.backward();
-  impl_->optimizer->step();
-  if (impl_->device.is_cuda()) torch::cuda::synchronize();
+  at_torch_boundary(batch_size_, impl_->device_name, [&] {
+    impl_->optimizer->zero_grad();
+    auto loss = loss_of(impl_->net->forward(impl_->inputs), impl_->labels);
+    loss.backward();
+    impl_->optimizer->step();
+    if (impl_->device.is_cuda()) torch::cuda::synchronize();
+  });
 }
 
 const WorkloadInfo& StepRunner::workload() const { return impl_->info; }
@@ -279,7 +310,19 @@ void check_checkpoint(const std::string& path, const std::string& workload) {
     throw Error(fmt::format("{}: checkpoint holds {} weights, not {}", path, stored, workload));
 }
 
+namespace {
+
+TrainResult train_to_target_in_torch(const TrainOptions& o, const data::DataSplit& data, const TrainHooks& hooks);
+
+}  // namespace
+
 TrainResult train_to_target(const TrainOptions& o, const data::DataSplit& data, const TrainHooks& hooks) {
+  return at_torch_boundary(o.batch_size, o.device, [&] { return train_to_target_in_torch(o, data, hooks); });
+}
+
+namespace {
+
+TrainResult train_to_target_in_torch(const TrainOptions& o, const data::DataSplit& data, const TrainHooks& hooks) {
   if (o.batch_size < 1) throw Error("batch size must be at least 1");
   if (o.eval_every_samples < 1) throw Error("evaluation interval must be at least 1 sample");
   if (data.train.size() < o.batch_size)
@@ -356,5 +399,7 @@ TrainResult train_to_target(const TrainOptions& o, const data::DataSplit& data, 
   if (!o.save_checkpoint.empty()) save_checkpoint(*net, o.save_checkpoint);
   return result;
 }
+
+}  // namespace
 
 }  // namespace pacer::models

@@ -11,11 +11,14 @@
 
 #include "dnn/nets.hpp"
 #include "traces/error.hpp"
+#include "traces/units.hpp"
 
 namespace pacer::models {
 namespace {
 
 constexpr double kBytesPerValue = 4;  // fp32
+// An input side (channels, pixels, tokens) above this is a typo: its cost walk would overflow.
+constexpr int64_t kMaxShapeSide = 1 << 16;
 
 struct BaseEntry {
   std::string family;
@@ -32,14 +35,15 @@ const std::vector<std::string>& registry_names() {
   return names;
 }
 
-std::vector<int> resnet_blocks(int depth) {
+std::vector<int> resnet_blocks(const std::string& name, const std::string& depth_text) {
+  const int depth = static_cast<int>(units::to_integer(depth_text, 0, 1000).value_or(0));
   switch (depth) {
     case 8: return {1, 1, 1};
     case 10: return {1, 1, 1, 1};
     case 18: return {2, 2, 2, 2};
     case 34: return {3, 4, 6, 3};
     default:
-      throw Error(fmt::format("resnet{}: unsupported depth (use 8, 10, 18 or 34)", depth));
+      throw Error(fmt::format("workload '{}': unsupported ResNet depth {} (use 8, 10, 18 or 34)", name, depth_text));
   }
 }
 
@@ -49,16 +53,13 @@ std::vector<int64_t> parse_shape(const std::string& text, const std::string& nam
   while (pos <= text.size()) {
     const size_t x = text.find('x', pos);
     const std::string part = text.substr(pos, x == std::string::npos ? std::string::npos : x - pos);
-    try {
-      size_t used = 0;
-      const long long v = std::stoll(part, &used);
-      if (used != part.size() || v <= 0) throw std::invalid_argument(part);
-      shape.push_back(v);
-    } catch (const std::exception&) {
-      throw Error(fmt::format("workload '{}': bad input shape '{}' (write CxHxW, e.g. @3x32x32, or the "
-                              "context length for text, e.g. @64)",
-                              name, text));
-    }
+    const auto v = units::to_integer(part, 1, kMaxShapeSide);
+    if (!v)
+      throw Error(
+          fmt::format("workload '{}': bad input shape '{}' (write CxHxW, e.g. @3x32x32, or the "
+                      "context length for text, e.g. @64; each at most {})",
+                      name, text, kMaxShapeSide));
+    shape.push_back(*v);
     if (x == std::string::npos) break;
     pos = x + 1;
   }
@@ -127,12 +128,12 @@ NetSpec parse_workload(const std::string& name) {
     s.task = "image";
     s.num_classes = 10;
     const std::string head = m[1].str();
-    s.width = m[4].matched ? std::stod(m[4].str()) : 1.0;
+    s.width = m[4].matched ? units::to_number(m[4].str()).value_or(0) : 1.0;
     if (!(s.width > 0 && s.width <= 4))
-      throw Error(fmt::format("workload '{}': width multiplier must be in (0, 4]", name));
+      throw Error(fmt::format("workload '{}': width multiplier {} must be in (0, 4]", name, m[4].str()));
     if (head.rfind("resnet", 0) == 0) {
       s.family = "resnet";
-      s.blocks = resnet_blocks(std::stoi(m[2].str()));
+      s.blocks = resnet_blocks(name, m[2].str());
     } else if (head == "mobilenetv2") {
       s.family = "mobilenetv2";
     } else {

@@ -29,29 +29,50 @@ CampaignReport run_relation_campaign(const RelationCampaign& c, const models::da
   set.base_lr = c.train.base_lr;
   set.base_batch = c.train.base_batch;
   set.optimizer = c.train.optimizer;
+  traces::LearningCurve& curve = report.curve;
+  curve.name = set.name;
+  curve.metric = set.metric;
+  curve.higher_is_better = set.higher_is_better;
+  curve.source = "evaluations";
 
   std::optional<traces::Store> store;
   std::set<std::pair<int, int>> done;
+  // The relation of this name in `path`, checked to be of this campaign's settings; nullopt: none.
+  auto stored = [&](const std::filesystem::path& path) -> std::optional<traces::RelationSet> {
+    const traces::Store s = traces::Store::open(path);
+    if (!s.has("relations", set.name)) return std::nullopt;
+    traces::RelationSet old = s.read_relation(set.name);
+    auto differs = [&](const std::string& what, const std::string& a, const std::string& b) {
+      if (a != b)
+        throw SettingError("name", fmt::format("{} already holds relation '{}' with {} {} (now {}): choose another "
+                                               "relation name or store",
+                                               path.string(), set.name, what, a, b));
+    };
+    differs("workload", old.workload, set.workload);
+    differs("dataset", old.dataset, set.dataset);
+    differs("target", fmt::format("{:g}", old.target), fmt::format("{:g}", set.target));
+    differs("learning-rate rule", old.lr_rule, set.lr_rule);
+    differs("optimizer", old.optimizer, set.optimizer);
+    return old;
+  };
   if (!c.store.empty()) {
     store = traces::Store::open_or_create(c.store);
-    if (store->has("relations", set.name)) {
-      const traces::RelationSet old = store->read_relation(set.name);
-      auto differs = [&](const std::string& what, const std::string& a, const std::string& b) {
-        if (a != b)
-          throw SettingError("name", fmt::format("{} already holds relation '{}' with {} {} (now {}): choose another relation name or store",
-                                  c.store.string(), set.name, what, a, b));
-      };
-      differs("workload", old.workload, set.workload);
-      differs("dataset", old.dataset, set.dataset);
-      differs("target", fmt::format("{:g}", old.target), fmt::format("{:g}", set.target));
-      differs("learning-rate rule", old.lr_rule, set.lr_rule);
-      differs("optimizer", old.optimizer, set.optimizer);
-      set.runs = old.runs;
-      for (const auto& r : old.runs) done.insert({r.batch_size, r.seed});
-      report.resumed_runs = static_cast<int>(done.size());
-      if (!done.empty()) spdlog::info("resuming relation '{}': {} runs already in {}", set.name, done.size(), c.store.string());
+    if (const auto old = stored(c.store)) {
+      set.runs = old->runs;
+      for (const auto& r : old->runs) done.insert({r.batch_size, r.seed});
+      if (store->has("curves", set.name))  // points of runs the relation does not hold were cut off mid-way
+        for (const auto& p : store->read_curve(set.name).points)
+          if (done.count({p.batch_size, p.seed})) curve.points.push_back(p);
+      if (!done.empty())
+        spdlog::info("resuming relation '{}': {} runs already in {}", set.name, done.size(), c.store.string());
     }
   }
+  std::error_code ec;
+  if (!c.resume_from.empty() && std::filesystem::exists(c.resume_from) &&
+      !std::filesystem::equivalent(c.resume_from, c.store, ec))
+    if (const auto old = stored(c.resume_from))
+      for (const auto& r : old->runs) done.insert({r.batch_size, r.seed});
+  report.resumed_runs = static_cast<int>(done.size());
   for (const int b : c.batch_sizes)
     for (const int seed : c.seeds) {
       if (done.count({b, seed})) continue;
@@ -69,7 +90,11 @@ CampaignReport run_relation_campaign(const RelationCampaign& c, const models::da
       run.final_metric = r.final_metric;
       run.learning_rate = r.learning_rate;
       set.runs.push_back(run);
-      if (store) store->write_relation(set);  // after every run: an interruption loses at most one run
+      for (const auto& e : r.history) curve.points.push_back({b, seed, e.samples, e.metric});
+      if (store) {  // after every run: an interruption loses at most one run
+        store->write_relation(set);
+        store->write_curve(curve, traces::Replace::always);  // the runs' points, as the relation's runs
+      }
       ++report.new_runs;
       report.train_time_s += r.wall_time_s;
       report.eval_time_s += r.eval_time_s;

@@ -28,17 +28,21 @@ inline models::TrainOptions campaign_training() {
 }
 
 struct RelationCampaign {
-  std::string name;     // record name under /relations
-  std::string dataset;  // recorded with the results
-  std::string metric;   // "accuracy" | "char_accuracy"
+  std::string name;            // record name under /relations
+  std::string dataset;         // recorded with the results
+  std::string metric;          // "accuracy" | "char_accuracy"
   models::TrainOptions train;  // workload, target, budget, lr rule, checkpoint; batch_size and seed are set per run
   std::vector<int> batch_sizes;
   std::vector<int> seeds;
   std::filesystem::path store;  // empty: nothing written (and nothing resumed)
+  // Another store whose runs of this relation count as done (not run, not copied): the campaign's
+  // store when `store` is one of its shards' (docs/cluster.md). Empty: none.
+  std::filesystem::path resume_from;
 };
 
 struct CampaignReport {
   traces::RelationSet set;
+  traces::LearningCurve curve;  // every evaluation of every run, stored as curves/<relation name>
   int resumed_runs = 0;
   int new_runs = 0;
   double train_time_s = 0;  // wall time of the new runs

@@ -8,8 +8,12 @@
 #include <cmath>
 #include <iostream>
 
+#include "dnn/data/datasets.hpp"
+#include "dnn/nets.hpp"
+#include "dnn/train.hpp"
 #include "experiments/campaign.hpp"
 #include "experiments/report.hpp"
+#include "experiments/shard.hpp"
 #include "experiments/validate.hpp"
 #include "explore/policy.hpp"
 #include "explore/problem.hpp"
@@ -19,11 +23,9 @@
 #include "hw/open_device.hpp"
 #include "hw/profiler.hpp"
 #include "models/calibrate.hpp"
-#include "dnn/data/datasets.hpp"
-#include "dnn/nets.hpp"
-#include "dnn/train.hpp"
 #include "traces/catalog.hpp"
 #include "traces/error.hpp"
+#include "traces/outputs.hpp"
 #include "traces/store.hpp"
 
 namespace pacer::experiments {
@@ -92,11 +94,17 @@ struct Demo {
 Demo prepare(const DemoOptions& opt) {
   Demo d{&opt, settings_for(opt), {}, {}, {}, {}, {}, {}, {}};
   if (opt.targets.empty()) throw OptionError("targets", "name at least one target dataset");
-  if (opt.name.empty() || opt.name.find('/') != std::string::npos)
-    throw OptionError("name", fmt::format("'{}' must be non-empty and contain no '/'", opt.name));
+  traces::check_record_name_option("experiment", opt.name, "name");
+  // Every output before any work: the folder, the store in it; and every batch size must fit the
+  // emulated board and this computer, which trains.
+  traces::check_output_folder(opt.out_dir, "out");
+  traces::check_store_output(opt.out_dir / (opt.name + ".h5"), "out", traces::StoreCreation::file_and_folder);
   d.device = traces::find_device(opt.device);
   d.spec = models::parse_workload(opt.workload);
   d.workload = d.spec.name;
+  const auto cost = models::describe_workload(d.workload);
+  traces::check_batches_fit(cost, d.set.batch_sizes, d.device.memory_bytes, d.device.name, "batch-sizes");
+  traces::check_batches_fit(cost, d.set.batch_sizes, traces::host_memory_bytes(), "this computer", "batch-sizes");
   for (const auto& ds : std::vector<std::string>{opt.pretrain_dataset, opt.proxy_dataset})
     if (models::data::dataset_info(ds).task != d.spec.task)
       throw UsageError(fmt::format("dataset {} is {} data but {} is a {} network", ds,
@@ -160,9 +168,44 @@ struct Profiled {
   double lo_w = INFINITY, hi_w = 0;  // the measured peak power range
 };
 
+// The guard band and power range the later steps take from the measured profile and the model.
+Profiled profiled_from(const Demo& d, const traces::ProfileTable& measured, const traces::ModelRecord& model) {
+  Profiled out;
+  out.measured = measured;
+  out.predicted_name = d.workload + "-predicted";
+  out.guard = d.opt->guard;
+  if (std::isnan(out.guard)) {
+    const auto it = model.metrics.find("power_peak_mape_cv");
+    const double cv = it == model.metrics.end() ? traces::kNaN : it->second;
+    out.guard = std::clamp(std::isfinite(cv) ? cv / 100 : 0.03, 0.03, 0.25);
+  }
+  for (const auto& p : measured.points) {
+    out.lo_w = std::min(out.lo_w, p.power_peak_w);
+    out.hi_w = std::max(out.hi_w, p.power_peak_w);
+  }
+  return out;
+}
+
+// The calibrated model's record name (models::calibrate names it so).
+std::string model_name(const traces::ProfileTable& measured) {
+  return models::model_record_name(measured.workload, measured.device, "analytical");
+}
+
+// What steps 2 and 3 left in the experiment's store, for a later stage of a sharded experiment.
+Profiled read_profiled(const Demo& d) {
+  const traces::Store store = traces::Store::open(d.store_path);
+  if (!store.has("profiles", d.workload) || !store.has("profiles", d.workload + "-predicted"))
+    throw Error(
+        fmt::format("{} holds no profile and calibration of {}: run the experiment's prepare stage first (and "
+                    "merge it into the store)",
+                    d.store_path.string(), d.workload));
+  const auto measured = store.read_profile(d.workload);
+  return profiled_from(d, measured, store.read_model(model_name(measured)));
+}
+
 // 2. Profile the full grid on the emulated board (virtual time: seconds); 3. calibrate the
-// analytical model on planner-chosen points and predict the whole grid.
-Profiled profile_and_calibrate(const Demo& d) {
+// analytical model on planner-chosen points and predict the whole grid. Into `store_path`.
+Profiled profile_and_calibrate(const Demo& d, const fs::path& store_path) {
   const DemoOptions& opt = *d.opt;
   hw::DeviceRequest req;
   req.spec = "emulated:" + opt.device;
@@ -172,7 +215,7 @@ Profiled profile_and_calibrate(const Demo& d) {
   hw::ProfileOptions popt;
   popt.workload = d.workload;
   popt.batch_sizes = d.set.batch_sizes;
-  popt.store = d.store_path;
+  popt.store = store_path;
   popt.device_spec = board.spec;
   popt.source = d.title;
   const auto prof = hw::run_profile(*board.device, executor, popt);
@@ -180,7 +223,7 @@ Profiled profile_and_calibrate(const Demo& d) {
       "[2/7] profiled {} points of the {}-point grid ({} resumed) in {:.1f} s of virtual device time\n",
       prof.measured_points, prof.grid_points, prof.resumed_points, prof.cost_s);
 
-  traces::Store store = traces::Store::open(d.store_path);
+  traces::Store store = traces::Store::open(store_path);
   models::CalibrationOptions copt;
   copt.model = "analytical";
   copt.points = opt.calibration_points;
@@ -189,38 +232,26 @@ Profiled profile_and_calibrate(const Demo& d) {
   store.write_model(cal.record);
   std::vector<std::vector<double>> grid;
   for (double f : d.device.gpu_freqs_hz) grid.push_back({f});
-  Profiled out;
-  out.measured = prof.table;
-  out.predicted_name = d.workload + "-predicted";
+  const Profiled out = profiled_from(d, prof.table, cal.record);
   store.write_profile(models::predict_table(*cal.model, prof.table, grid, d.set.batch_sizes), out.predicted_name);
   const auto err = models::mape(*cal.model, prof.table.points);
   std::cout << fmt::format(
       "[3/7] calibrated the analytical model on {} of {} points; error on all measured points: time {:.1f}%, "
       "peak power {:.1f}%, mean power {:.1f}% (MAPE)\n",
       opt.calibration_points, prof.table.points.size(), err.time_mape, err.power_peak_mape, err.power_mean_mape);
-  out.guard = opt.guard;
-  if (std::isnan(out.guard)) {
-    const auto it = cal.record.metrics.find("power_peak_mape_cv");
-    const double cv = it == cal.record.metrics.end() ? traces::kNaN : it->second;
-    out.guard = std::clamp(std::isfinite(cv) ? cv / 100 : 0.03, 0.03, 0.25);
+  if (std::isnan(opt.guard))
     std::cout << fmt::format(
         "      guard band {:.1f}%: the policies choose under cap x {:.3f} (the model's "
         "cross-validated peak-power error on its {} points, at least 3%)\n",
         100 * out.guard, 1 - out.guard, opt.calibration_points);
-  }
-  for (const auto& p : prof.table.points) {
-    out.lo_w = std::min(out.lo_w, p.power_peak_w);
-    out.hi_w = std::max(out.hi_w, p.power_peak_w);
-  }
   return out;
 }
 
-// 4. Proxy relation: samples to the target per batch size on the proxy data.
-CampaignReport proxy_relation(const Demo& d, RelationCampaign& c) {
+// The proxy relation's campaign: samples to the target per batch size on the proxy data.
+RelationCampaign proxy_campaign(const Demo& d) {
   const DemoOptions& opt = *d.opt;
-  const auto step = Clock::now();
   const auto proxy_info = models::data::dataset_info(opt.proxy_dataset);
-  const auto proxy_data = models::data::load_dataset(opt.proxy_dataset, d.dopt);
+  RelationCampaign c;
   c.name = opt.proxy_dataset;
   c.dataset = opt.proxy_dataset;
   c.metric = proxy_info.metric;
@@ -237,6 +268,15 @@ CampaignReport proxy_relation(const Demo& d, RelationCampaign& c) {
   c.batch_sizes = d.set.batch_sizes;
   c.seeds = d.set.seeds;
   c.store = d.store_path;
+  return c;
+}
+
+// 4. Proxy relation.
+CampaignReport proxy_relation(const Demo& d, const RelationCampaign& c) {
+  const DemoOptions& opt = *d.opt;
+  const auto step = Clock::now();
+  const auto proxy_info = models::data::dataset_info(opt.proxy_dataset);
+  const auto proxy_data = models::data::load_dataset(opt.proxy_dataset, d.dopt);
   auto proxy = run_relation_campaign(c, proxy_data);
   std::cout << fmt::format("[4/7] proxy relation ({} new runs, {:.0f} s):\n{}", proxy.new_runs, since(step),
                            format_relation(proxy.set));
@@ -244,6 +284,38 @@ CampaignReport proxy_relation(const Demo& d, RelationCampaign& c) {
     throw Error(fmt::format("no proxy run reached {} {:g} within {} samples: lower the target or raise the budget",
                             proxy_info.metric, c.train.target, d.set.budget));
   return proxy;
+}
+
+// The validation of one target.
+ValidateOptions validate_options(const Demo& d, const Profiled& pr, const RelationCampaign& c,
+                                 const std::vector<double>& caps, const std::string& target) {
+  const DemoOptions& opt = *d.opt;
+  ValidateOptions v;
+  v.store = d.store_path;
+  v.profile = pr.predicted_name;
+  v.proxy = opt.proxy_dataset;
+  v.target_dataset = target;
+  v.device.spec = "emulated:" + opt.device;
+  v.caps_w = caps;
+  v.seeds = d.set.seeds;
+  v.train = c.train;
+  v.train.target = std::isfinite(opt.target) ? opt.target : NAN;  // NaN: the target dataset's own
+  v.data = d.dopt;
+  v.guard = pr.guard;
+  v.replace = true;  // the demo owns its store: a --quick rerun may validate fewer caps
+  v.name = opt.name + "-" + target;
+  return v;
+}
+
+// The validated caps: the explicit ones, or spread over 30-75% of the profiled power range.
+std::vector<double> caps_for(const Demo& d, const Profiled& pr) {
+  std::vector<double> caps = d.opt->caps_w;
+  if (caps.empty())
+    for (int i = 0; i < d.set.caps; ++i) {
+      const double frac = d.set.caps == 1 ? 0.5 : 0.3 + 0.45 * i / (d.set.caps - 1);
+      caps.push_back(std::round((pr.lo_w + frac * (pr.hi_w - pr.lo_w)) * 10) / 10);
+    }
+  return caps;
 }
 
 // 5. Validate on every target: each policy's choice and the oracle trained for real at each cap.
@@ -254,21 +326,7 @@ std::vector<ValidateReport> validate_targets(const Demo& d, const Profiled& pr, 
   std::vector<ValidateReport> validations;
   int runs = 0;
   for (const auto& target : opt.targets) {
-    ValidateOptions v;
-    v.store = d.store_path;
-    v.profile = pr.predicted_name;
-    v.proxy = opt.proxy_dataset;
-    v.target_dataset = target;
-    v.device.spec = "emulated:" + opt.device;
-    v.caps_w = caps;
-    v.seeds = d.set.seeds;
-    v.train = c.train;
-    v.train.target = std::isfinite(opt.target) ? opt.target : NAN;  // NaN: the target dataset's own
-    v.data = d.dopt;
-    v.guard = pr.guard;
-    v.replace = true;  // the demo owns its store: a --quick rerun may validate fewer caps
-    v.name = opt.name + "-" + target;
-    validations.push_back(run_validate(v));
+    validations.push_back(run_validate(validate_options(d, pr, c, caps, target)));
     runs += validations.back().training_runs;
     std::cout << validations.back().text;
   }
@@ -307,21 +365,104 @@ void sweep_targets(const Demo& d, const Profiled& pr, const std::string& proxy_n
                            summaries);
 }
 
+// Whether steps 1 to 3 are in the experiment's store and the checkpoint on disk: a prepare stage
+// run again does not profile again.
+bool prepared(const Demo& d) {
+  if (!fs::exists(d.ckpt) || !fs::exists(d.store_path)) return false;
+  const traces::Store store = traces::Store::open(d.store_path);
+  return store.has("profiles", d.workload) && store.has("profiles", d.workload + "-predicted");
+}
+
+// The indices among `jobs` in [from, from + count), counted from `from`.
+std::vector<size_t> jobs_in(const std::vector<size_t>& jobs, size_t from, size_t count) {
+  std::vector<size_t> out;
+  for (const size_t j : jobs)
+    if (j >= from && j < from + count) out.push_back(j - from);
+  return out;
+}
+
+// The jobs `jobs` of the options' stage, written to `out` (the experiment's store, or a shard's).
+void run_stage(const Demo& d, const fs::path& out, const std::vector<size_t>& jobs) {
+  const DemoOptions& opt = *d.opt;
+  traces::Store::open_or_create(out);  // a shard whose jobs were all done before still leaves a store
+  if (opt.stage == "prepare") {
+    if (jobs.empty()) return;
+    if (prepared(d)) {
+      std::cout << fmt::format("prepare: the checkpoint, profile and calibration are in {} already\n",
+                               d.store_path.string());
+      return;
+    }
+    pretrain(d);
+    profile_and_calibrate(d, out);
+    return;
+  }
+  RelationCampaign c = proxy_campaign(d);
+  if (opt.stage == "proxy") {
+    c.store = out;
+    if (out != d.store_path) c.resume_from = d.store_path;
+    const auto r = run_relation_jobs(c, models::data::load_dataset(opt.proxy_dataset, d.dopt), jobs);
+    std::cout << fmt::format("proxy relation {}: {} jobs, {} trained now; in {}\n", c.name, jobs.size(), r.new_runs,
+                             out.string());
+    return;
+  }
+  // oracle, runs: each target's validation stage, for the jobs of that target.
+  const Profiled pr = read_profiled(d);
+  const std::vector<double> caps = caps_for(d, pr);
+  const size_t per_target = d.set.batch_sizes.size() * d.set.seeds.size();
+  for (size_t t = 0; t < opt.targets.size(); ++t) {
+    const auto mine = jobs_in(jobs, t * per_target, per_target);
+    if (mine.empty()) continue;
+    ValidateOptions v = validate_options(d, pr, c, caps, opt.targets[t]);
+    v.stage = opt.stage;
+    v.only_jobs = mine;
+    v.out = out;
+    if (find_stage(validate_jobs(v), opt.stage).jobs.size() != per_target)
+      throw Error(
+          fmt::format("the validation of {} lists other jobs than the experiment ({} per target): the profile "
+                      "in {} is not this experiment's",
+                      opt.targets[t], per_target, d.store_path.string()));
+    std::cout << run_validate(v).text;
+  }
+}
+
+int run_demo_stage(const DemoOptions& opt) {
+  const auto t0 = Clock::now();
+  const Demo d = prepare(opt);
+  const std::vector<JobList> stages = experiment_jobs(opt);
+  const JobList& list = find_stage(stages, opt.stage);
+  std::vector<size_t> jobs;
+  if (opt.shard) {
+    jobs = shard_jobs(list.jobs.size(), *opt.shard);
+  } else {
+    for (size_t j = 0; j < list.jobs.size(); ++j) jobs.push_back(j);
+  }
+  const fs::path out = opt.shard ? shard_store(d.store_path, *opt.shard, opt.stage) : d.store_path;
+  if (opt.shard)
+    record_shard_outcome(out, [&] { run_stage(d, out, jobs); });
+  else
+    run_stage(d, out, jobs);
+  std::cout << fmt::format("{}, stage {}{}: {} of its {} jobs in {:.0f} s; results in {}\n", d.title, opt.stage,
+                           opt.shard ? fmt::format(" shard {}/{}", opt.shard->index, opt.shard->count) : "",
+                           jobs.size(), list.jobs.size(), since(t0), out.string());
+  return 0;
+}
+
 }  // namespace
 
+std::vector<JobList> experiment_jobs(const DemoOptions& opt) {
+  const Settings set = settings_for(opt);
+  return experiment_job_lists(opt.name, opt.out_dir / (opt.name + ".h5"), opt.targets, set.batch_sizes, set.seeds);
+}
+
 int run_demo(const DemoOptions& opt) {
+  if (!opt.stage.empty()) return run_demo_stage(opt);
   const auto t0 = Clock::now();
   const Demo d = prepare(opt);
   pretrain(d);
-  const Profiled pr = profile_and_calibrate(d);
-  RelationCampaign c;
+  const Profiled pr = profile_and_calibrate(d, d.store_path);
+  const RelationCampaign c = proxy_campaign(d);
   const auto proxy = proxy_relation(d, c);
-  std::vector<double> caps = opt.caps_w;
-  if (caps.empty())
-    for (int i = 0; i < d.set.caps; ++i) {
-      const double frac = d.set.caps == 1 ? 0.5 : 0.3 + 0.45 * i / (d.set.caps - 1);
-      caps.push_back(std::round((pr.lo_w + frac * (pr.hi_w - pr.lo_w)) * 10) / 10);
-    }
+  const std::vector<double> caps = caps_for(d, pr);
   const auto validations = validate_targets(d, pr, c, caps);
   sweep_targets(d, pr, proxy.set.name, validations, caps);
 

@@ -4,11 +4,17 @@
 // oracle from the target's own relation) -> sweep -> tables and plots. The demo is the experiment
 // with its defaults (a small CNN on Fashion-MNIST, emulated Nano); experiment specs in
 // experiments/specs/*.ini set the rest (device, task, datasets, batch sizes, seeds, caps).
+// On several machines the experiment runs in stages (experiment_job_lists, docs/cluster.md):
+// prepare, proxy, oracle and runs, each in shards merged into its store before the next; run whole
+// afterwards, it finds every job done and only sweeps and reports.
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "experiments/shard.hpp"
 
 namespace pacer::experiments {
 
@@ -39,9 +45,17 @@ struct DemoOptions {
   // peak-power error, between 3% and 25%, so a model that is less sure of its peaks keeps further
   // from the cap.
   double guard = NAN;
+  // The stage to run ("" : the whole pipeline) and, with a stage, the shard of its jobs (written to
+  // the shard's own store beside NAME.h5, which is only read).
+  std::string stage;
+  std::optional<Shard> shard;
 };
 
-// Prints progress on stderr and the verdict on stdout; returns the process exit code.
+// The experiment's jobs in its stages prepare, proxy, oracle and runs (experiment_job_lists).
+std::vector<JobList> experiment_jobs(const DemoOptions& options);
+
+// Prints progress on stderr and the verdict on stdout; returns the process exit code. With a
+// stage, runs that stage (or its shard) and prints what it did.
 int run_demo(const DemoOptions& options);
 
 }  // namespace pacer::experiments

@@ -9,6 +9,7 @@
 #include "dnn/train.hpp"
 #include "hw/executor.hpp"
 #include "traces/error.hpp"
+#include "traces/outputs.hpp"
 #include "traces/power_modes.hpp"
 
 namespace pacer::experiments {
@@ -38,6 +39,13 @@ std::unique_ptr<hw::BatchExecutor> make_training_executor(const std::string& wor
 }  // namespace
 
 ProfileRun run_profile(const ProfileRequest& request, const std::function<void(const std::string&)>& on_point) {
+  // Before the device is touched or a point measured: where the points go, and that every batch
+  // fits the device's memory.
+  const hw::ProfileOptions& po = request.profile;
+  traces::check_store_output(po.store, "store");
+  traces::check_record_name_option("profiles", po.profile_name.empty() ? po.workload : po.profile_name, "profile-name");
+  if (request.device.workload)
+    hw::check_batches_fit(request.device, *request.device.workload, po.batch_sizes, "batch-sizes");
   auto opened = hw::open_device(request.device);
   hw::Device& device = *opened.device;
   hw::ProfileOptions o = request.profile;

@@ -9,6 +9,8 @@
 
 #include "dnn/nets.hpp"
 #include "traces/error.hpp"
+#include "traces/outputs.hpp"
+#include "traces/workload.hpp"
 
 namespace pacer::experiments {
 namespace {
@@ -61,6 +63,14 @@ void ensure_parent(const fs::path& path) {
   if (path.has_parent_path()) fs::create_directories(path.parent_path());
 }
 
+// Training runs on this computer's CPU: every batch size must fit its memory (a GPU's is not known
+// here; libtorch's own error, turned into one line, tells).
+void check_memory(const Prepared& s, const std::vector<int>& batch_sizes, const std::string& option) {
+  if (s.train.device != "cpu") return;
+  traces::check_batches_fit(models::describe_workload(s.workload), batch_sizes, traces::host_memory_bytes(),
+                            "this computer", option);
+}
+
 }  // namespace
 
 std::string pretrain_dataset_for(const std::string& task) {
@@ -71,8 +81,13 @@ PretrainOutcome run_pretrain(const RelationRequest& r, const models::TrainHooks&
   const models::NetSpec spec = models::parse_workload(r.workload);
   PretrainOutcome out;
   out.dataset = r.dataset.empty() ? pretrain_dataset_for(spec.task) : r.dataset;
-  Prepared s = prepare(r, out.dataset);
   out.checkpoint = checkpoint_of(r, spec.name);
+  traces::check_output_folder(
+      fs::path(out.checkpoint).parent_path().empty() ? fs::path(".") : fs::path(out.checkpoint).parent_path(),
+      "checkpoint");
+  if (fs::is_directory(out.checkpoint)) throw SettingError("checkpoint", out.checkpoint + " is a folder: name a file");
+  Prepared s = prepare(r, out.dataset);
+  check_memory(s, {r.pretrain_batch}, "pretrain-batch");
   s.train.init_checkpoint = r.init;
   s.train.batch_size = r.pretrain_batch;
   s.train.base_batch = r.pretrain_batch;
@@ -113,10 +128,12 @@ RelationOutcome run_relation(const RelationRequest& r, const models::TrainHooks&
   const std::vector<int> batch_sizes = campaign_batch_sizes(r);
   RelationOutcome out;
   out.name = r.name.empty() ? record_name(r.dataset) : r.name;
-  if (out.name.empty() || out.name.find('/') != std::string::npos)
-    throw UsageError(fmt::format("relation name '{}' must be non-empty and contain no '/'", out.name));
+  // Every output before the data is loaded or a run trained: the record's name and its store.
+  traces::check_record_name_option("relations", out.name, "name");
+  traces::check_store_output(r.store, "out", traces::StoreCreation::file_and_folder);
 
   Prepared s = prepare(r, r.dataset);
+  check_memory(s, batch_sizes, "batch-sizes");
   const models::NetSpec spec = models::parse_workload(s.workload);
   std::string ckpt = checkpoint_of(r, spec.name);
   if (ckpt == "none") {
@@ -139,7 +156,9 @@ RelationOutcome run_relation(const RelationRequest& r, const models::TrainHooks&
   c.train = s.train;
   c.batch_sizes = batch_sizes;
   c.seeds = r.seeds;
-  c.store = r.store;
+  c.store = r.shard ? shard_store(r.store, *r.shard) : r.store;
+  if (r.shard) c.resume_from = r.store;
+  out.store = c.store;
   ensure_parent(c.store);
   const auto t0 = std::chrono::steady_clock::now();
   out.report = r.shard ? run_relation_shard(c, s.data, *r.shard, hooks) : run_relation_campaign(c, s.data, hooks);

@@ -32,7 +32,9 @@ struct RelationRequest {
   int pretrain_batch = 64;
   int pretrain_seed = 0;
   std::string init;  // pre-training starts from these weights ("": fresh)
-  std::optional<Shard> shard;  // run only this shard of the (b, seed) jobs (store: the shard's own)
+  // Run only this shard of the (b, seed) jobs, into the shard's own store beside `store`
+  // (shard_store); runs already in `store` are not run again.
+  std::optional<Shard> shard;
 
   // A campaign's training settings: campaign_training() plus screening of evaluations.
   static models::TrainOptions relation_training() {
@@ -44,7 +46,8 @@ struct RelationRequest {
 
 struct RelationOutcome {
   CampaignReport report;
-  std::string name;  // the record written
+  std::string name;             // the record written
+  std::filesystem::path store;  // where: the request's store, or its shard's
   double wall_time_s = 0;
 };
 

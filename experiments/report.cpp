@@ -13,10 +13,12 @@
 #include "experiments/plot.hpp"
 #include "experiments/tables.hpp"
 #include "explore/policy.hpp"
+#include "explore/proxy_budget.hpp"
 #include "explore/space.hpp"
 #include "explore/sweep.hpp"
 #include "traces/csv.hpp"
 #include "traces/error.hpp"
+#include "traces/outputs.hpp"
 #include "traces/stats.hpp"
 #include "traces/store.hpp"
 
@@ -314,6 +316,41 @@ void trace_plot(ReportOutput& out, const fs::path& dir, const traces::PowerSerie
   add(out, render(p, dir), p.name + ": power over time of a validation run, cap drawn");
 }
 
+// The compute-versus-regret figure of a proxy-budget campaign (`pacer budget`): each policy's mean
+// and max regret against the share of the proxy's compute its cut used, one point per cut, and the
+// same table as CSV.
+void budget_figure(ReportOutput& out, const fs::path& dir, const std::string& prefix, const std::string& budget,
+                   const std::vector<explore::BudgetPoint>& points) {
+  Plot p;
+  p.name = safe(prefix + "-" + budget + "-compute-vs-regret");
+  p.title = fmt::format("Proxy compute vs regret ({})", budget);
+  p.xlabel = "share of the proxy campaign's compute [%]";
+  p.ylabel = "regret vs the oracle [%]";
+  p.logx = true;
+  std::vector<std::string> policies;
+  for (const auto& pt : points)
+    if (std::find(policies.begin(), policies.end(), pt.policy) == policies.end()) policies.push_back(pt.policy);
+  for (const auto& policy : policies)
+    for (const bool max : {false, true}) {
+      PlotSeries s;
+      s.title = fmt::format("{}: {} regret", policy_label(policy), max ? "max" : "mean");
+      s.style = max ? "points pt 6 ps 1.2" : "points pt 7 ps 1.2";
+      for (const auto& pt : points) {
+        if (pt.policy != policy || std::isnan(pt.share)) continue;
+        s.x.push_back(100 * pt.share);
+        s.y.push_back(100 * (max ? pt.max_regret : pt.mean_regret));
+        if (!max && policy == policies.front()) s.labels.push_back(pt.cut);
+      }
+      p.series.push_back(std::move(s));
+    }
+  p.vlines = {10};
+  p.vline_titles = {"10 %"};
+  p.extra = "set xrange [2:130]\nset label 'point labels: the cut (pacer, mean)' at graph 0.02,graph 0.96 font ',9'";
+  add(out, render(p, dir), p.name + ": regret against the share of the proxy's compute, one point per cut");
+  traces::write_file_atomic(dir / (p.name + ".csv"), explore::budget_csv(points));
+  out.files.push_back(dir / (p.name + ".csv"));
+}
+
 // Figures 1, 2 and 5 of one profile of a sweep (a sweep over several workloads names them all).
 void sweep_figures(ReportOutput& out, const fs::path& out_dir, traces::Store& store, const fs::path& path,
                    const std::string& n, const traces::SweepResult& sweep, const std::string& pname,
@@ -393,6 +430,7 @@ void sweep_figures(ReportOutput& out, const fs::path& out_dir, traces::Store& st
 
 ReportOutput make_report(const ReportOptions& opt) {
   if (opt.stores.empty()) throw OptionError("store", "name at least one trace store");
+  traces::check_output_folder(opt.out_dir, "out");  // before any store is read
   ReportOutput out;
   std::vector<traces::ValidationResult> validations;
   std::vector<traces::SweepResult> sweeps;
@@ -405,7 +443,10 @@ ReportOutput make_report(const ReportOptions& opt) {
   fs::create_directories(opt.out_dir);
   for (auto& [path, store] : stores) {
     for (const auto& n : store.list("validations")) validations.push_back(store.read_validation(n));
-    for (const auto& n : store.list("sweeps")) sweeps.push_back(store.read_sweep(n));
+    for (const auto& n : store.list("sweeps")) {
+      auto s = store.read_sweep(n);
+      if (s.budget.empty()) sweeps.push_back(std::move(s));  // a proxy-budget cut has its own figure
+    }
   }
   if (!validations.empty()) {
     write_tables(out, time_table(validations), opt.out_dir, "table-time-to-accuracy");
@@ -416,11 +457,18 @@ ReportOutput make_report(const ReportOptions& opt) {
   for (auto& [path, store] : stores) {
     // Figures 1, 2 and 5 per profile of each sweep (a sweep over several workloads names them all).
     const std::vector<double> validated = validation_caps(store);
+    std::map<std::string, std::vector<traces::SweepResult>> budgets;
     for (const auto& n : store.list("sweeps")) {
-      const auto sweep = store.read_sweep(n);
+      auto sweep = store.read_sweep(n);
+      if (!sweep.budget.empty()) {
+        budgets[sweep.budget].push_back(std::move(sweep));
+        continue;
+      }
       const auto profiles = traces::split_list(sweep.profile);
       for (const auto& pname : profiles) sweep_figures(out, opt.out_dir, store, path, n, sweep, pname, validated);
     }
+    for (const auto& [budget, cut_sweeps] : budgets)
+      budget_figure(out, opt.out_dir, stem_of(path), budget, explore::budget_points(cut_sweeps));
     for (const auto& n : store.list("validations")) {
       const auto v = store.read_validation(n);
       figure4(out, opt.out_dir, v);

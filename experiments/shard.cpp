@@ -13,9 +13,11 @@
 #include <regex>
 #include <sstream>
 
+#include "hw/device.hpp"
 #include "traces/error.hpp"
 #include "traces/merge.hpp"
 #include "traces/store.hpp"
+#include "traces/units.hpp"
 
 namespace pacer::experiments {
 
@@ -26,7 +28,9 @@ Shard parse_shard(const std::string& text) {
   std::smatch m;
   if (!std::regex_match(text, m, form))
     throw UsageError(fmt::format("shard '{}' is not I/N (shard I of N, counted from 0)", text));
-  const Shard s{std::stoi(m[1].str()), std::stoi(m[2].str())};
+  // At most six digits each (the pattern): they fit an int.
+  const Shard s{static_cast<int>(units::to_integer(m[1].str()).value_or(0)),
+                static_cast<int>(units::to_integer(m[2].str()).value_or(0))};
   if (s.count < 1 || s.index >= s.count)
     throw UsageError(fmt::format("shard '{}': I must be at least 0 and below N", text));
   return s;
@@ -38,25 +42,59 @@ std::vector<size_t> shard_jobs(size_t job_count, Shard s) {
   return out;
 }
 
-fs::path shard_store(const fs::path& store, Shard s) {
+fs::path shard_store(const fs::path& store, Shard s, const std::string& stage) {
   fs::path p = store;
-  p.replace_filename(fmt::format("{}.shard-{}-of-{}{}", store.stem().string(), s.index, s.count,
-                                 store.has_extension() ? store.extension().string() : ".h5"));
+  p.replace_filename(fmt::format("{}.{}shard-{}-of-{}{}", store.stem().string(), stage.empty() ? "" : stage + "-",
+                                 s.index, s.count, store.has_extension() ? store.extension().string() : ".h5"));
   return p;
 }
 
-std::vector<fs::path> shard_stores(const fs::path& store, int count) {
+std::vector<fs::path> shard_stores(const fs::path& store, int count, const std::string& stage) {
   std::vector<fs::path> out;
-  for (int i = 0; i < count; ++i) out.push_back(shard_store(store, {i, count}));
+  for (int i = 0; i < count; ++i) out.push_back(shard_store(store, {i, count}, stage));
   return out;
 }
 
 // The job-list format: header lines "KEY: value", then "job J: LABEL" per job.
 std::string format_job_list(const JobList& list) {
-  std::string s = fmt::format("campaign: {}\nrecord: {}\nstore: {}\njobs: {}\n", list.campaign, list.record,
+  std::string s = fmt::format("campaign: {}\n{}record: {}\nstore: {}\njobs: {}\n", list.campaign,
+                              list.stage.empty() ? "" : fmt::format("stage: {}\n", list.stage), list.record,
                               list.store.string(), list.jobs.size());
   for (size_t j = 0; j < list.jobs.size(); ++j) s += fmt::format("job {}: {}\n", j, list.jobs[j]);
   return s;
+}
+
+std::string format_job_lists(const std::vector<JobList>& stages) {
+  std::string s;
+  for (size_t k = 0; k < stages.size(); ++k) {
+    if (k > 0) s += '\n';  // an empty line between stages
+    s += format_job_list(stages[k]);
+  }
+  return s;
+}
+
+std::vector<JobList> parse_job_lists(const std::string& text) {
+  std::vector<std::string> parts;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("campaign: ", 0) == 0 || parts.empty()) parts.emplace_back();
+    parts.back() += line + "\n";
+  }
+  std::vector<JobList> out;
+  for (const auto& part : parts) out.push_back(parse_job_list(part));
+  if (out.empty()) out.push_back(parse_job_list(text));  // the error of an empty list
+  return out;
+}
+
+const JobList& find_stage(const std::vector<JobList>& stages, const std::string& stage) {
+  std::vector<std::string> names;
+  for (const auto& s : stages) {
+    if (s.stage == stage) return s;
+    names.push_back(s.stage.empty() ? "(one stage)" : s.stage);
+  }
+  throw UsageError(fmt::format("{} campaign has no stage '{}' (its stages: {})",
+                               stages.empty() ? "the" : stages.front().campaign, stage, fmt::join(names, ", ")));
 }
 
 JobList parse_job_list(const std::string& text) {
@@ -64,18 +102,20 @@ JobList parse_job_list(const std::string& text) {
   std::istringstream in(text);
   std::string line;
   long declared = -1;
-  static const std::regex header(R"((campaign|record|store|jobs): (.*))"), job(R"(job (\d+): (.*))");
+  static const std::regex header(R"((campaign|stage|record|store|jobs): (.*))"), job(R"(job (\d+): (.*))");
   while (std::getline(in, line)) {
     std::smatch m;
     if (std::regex_match(line, m, job)) {
-      if (std::stoul(m[1].str()) != list.jobs.size()) throw Error(fmt::format("job list out of order at '{}'", line));
+      if (units::to_integer(m[1].str()) != static_cast<int64_t>(list.jobs.size()))
+        throw Error(fmt::format("job list out of order at '{}'", line));
       list.jobs.push_back(m[2].str());
     } else if (std::regex_match(line, m, header)) {
       const std::string key = m[1].str(), value = m[2].str();
       if (key == "campaign") list.campaign = value;
+      if (key == "stage") list.stage = value;
       if (key == "record") list.record = value;
       if (key == "store") list.store = value;
-      if (key == "jobs") declared = std::stol(value);
+      if (key == "jobs") declared = units::to_integer(value, 0, INT32_MAX).value_or(-1);
     }
   }
   if (list.campaign.empty() || list.store.empty() || declared != static_cast<long>(list.jobs.size()))
@@ -93,16 +133,49 @@ std::vector<std::pair<int, int>> relation_jobs(const std::vector<int>& batch_siz
 
 JobList relation_job_list(const std::string& record, const fs::path& store, const std::vector<int>& batch_sizes,
                           const std::vector<int>& seeds) {
-  JobList list{"relation", record, store, {}};
+  JobList list{"relation", record, store, {}, ""};
   for (const auto& [b, seed] : relation_jobs(batch_sizes, seeds))
     list.jobs.push_back(fmt::format("b={} seed={}", b, seed));
   return list;
 }
 
 JobList profile_job_list(const std::string& record, const fs::path& store, const std::vector<int>& batch_sizes) {
-  JobList list{"profile", record, store, {}};
+  JobList list{"profile", record, store, {}, ""};
   for (const int b : batch_sizes) list.jobs.push_back(fmt::format("b={}", b));
   return list;
+}
+
+namespace {
+
+std::vector<std::string> bs_seed_labels(const std::string& prefix, const std::vector<int>& batch_sizes,
+                                        const std::vector<int>& seeds) {
+  std::vector<std::string> out;
+  for (const auto& [b, seed] : relation_jobs(batch_sizes, seeds))
+    out.push_back(fmt::format("{}b={} seed={}", prefix, b, seed));
+  return out;
+}
+
+}  // namespace
+
+std::vector<JobList> validate_job_lists(const std::string& record, const std::string& oracle_record,
+                                        const fs::path& store, const std::vector<int>& batch_sizes,
+                                        const std::vector<int>& seeds) {
+  return {JobList{"validate", oracle_record, store, bs_seed_labels("", batch_sizes, seeds), "oracle"},
+          JobList{"validate", record, store, bs_seed_labels("configurations chosen at ", batch_sizes, seeds), "runs"}};
+}
+
+std::vector<JobList> experiment_job_lists(const std::string& name, const fs::path& store,
+                                          const std::vector<std::string>& targets, const std::vector<int>& batch_sizes,
+                                          const std::vector<int>& seeds) {
+  JobList prepare{"experiment", name, store, {"pre-train, profile, calibrate"}, "prepare"};
+  JobList proxy{"experiment", name, store, bs_seed_labels("", batch_sizes, seeds), "proxy"};
+  JobList oracle{"experiment", name, store, {}, "oracle"};
+  JobList runs{"experiment", name, store, {}, "runs"};
+  for (const auto& t : targets) {
+    for (auto& label : bs_seed_labels(t + " ", batch_sizes, seeds)) oracle.jobs.push_back(label);
+    for (auto& label : bs_seed_labels(t + " configurations chosen at ", batch_sizes, seeds)) runs.jobs.push_back(label);
+  }
+  return {prepare, proxy, oracle, runs};
 }
 
 std::vector<int> shard_items(const std::vector<int>& items, Shard s) {
@@ -111,24 +184,13 @@ std::vector<int> shard_items(const std::vector<int>& items, Shard s) {
   return out;
 }
 
-namespace {
-
-std::string node_name() {
-  if (const char* n = std::getenv("SLURMD_NODENAME"); n && *n) return n;
-  char host[256] = {};
-  if (::gethostname(host, sizeof host - 1) == 0 && host[0]) return host;
-  return "unknown";
-}
-
-}  // namespace
-
 fs::path outcome_path(const fs::path& shard_store) {
   return fs::path(shard_store.string() + ".outcome");
 }
 
 void write_shard_outcome(const fs::path& shard_store, bool ok, const std::string& message) {
   std::string line =
-      ok ? fmt::format("done on {}", node_name()) : fmt::format("failed on {}: {}", node_name(), message);
+      ok ? fmt::format("done on {}", hw::node_name()) : fmt::format("failed on {}: {}", hw::node_name(), message);
   for (char& c : line)
     if (c == '\n') c = ' ';
   traces::write_file_atomic(outcome_path(shard_store), line + "\n");
@@ -154,25 +216,32 @@ void record_shard_outcome(const fs::path& shard_store, const std::function<void(
   write_shard_outcome(shard_store, true);
 }
 
+CampaignReport run_relation_jobs(const RelationCampaign& c, const models::data::DataSplit& data,
+                                 const std::vector<size_t>& jobs, const models::TrainHooks& hooks) {
+  const auto all = relation_jobs(c.batch_sizes, c.seeds);
+  CampaignReport report;
+  if (!c.store.empty()) traces::Store::open_or_create(c.store);  // a shard without jobs still leaves a store
+  for (const size_t j : jobs) {
+    // One job is a campaign of one (b, seed); the lr rule and base batch come from the whole
+    // campaign (c.train), so every shard trains exactly as the serial campaign would.
+    RelationCampaign one = c;
+    one.batch_sizes = {all.at(j).first};
+    one.seeds = {all.at(j).second};
+    const CampaignReport r = run_relation_campaign(one, data, hooks);
+    report.set = r.set;
+    report.resumed_runs += r.new_runs == 0;
+    report.new_runs += r.new_runs;
+    report.train_time_s += r.train_time_s;
+    report.eval_time_s += r.eval_time_s;
+  }
+  return report;
+}
+
 CampaignReport run_relation_shard(const RelationCampaign& c, const models::data::DataSplit& data, Shard s,
                                   const models::TrainHooks& hooks) {
-  const auto jobs = relation_jobs(c.batch_sizes, c.seeds);
   CampaignReport report;
   record_shard_outcome(c.store, [&] {
-    traces::Store::open_or_create(c.store);  // a shard without jobs still leaves a store to merge
-    for (const size_t j : shard_jobs(jobs.size(), s)) {
-      // One job is a campaign of one (b, seed); the lr rule and base batch come from the whole
-      // campaign (c.train), so every shard trains exactly as the serial campaign would.
-      RelationCampaign one = c;
-      one.batch_sizes = {jobs[j].first};
-      one.seeds = {jobs[j].second};
-      const CampaignReport r = run_relation_campaign(one, data, hooks);
-      report.set = r.set;
-      report.resumed_runs += r.new_runs == 0;
-      report.new_runs += r.new_runs;
-      report.train_time_s += r.train_time_s;
-      report.eval_time_s += r.eval_time_s;
-    }
+    report = run_relation_jobs(c, data, shard_jobs(relation_jobs(c.batch_sizes, c.seeds).size(), s), hooks);
   });
   return report;
 }
@@ -206,27 +275,23 @@ pid_t spawn(const fs::path& exe, const std::vector<std::string>& args) {
 
 }  // namespace
 
-LocalShardsReport run_local_shards(const fs::path& exe, const std::vector<std::string>& args, int n,
-                                   const fs::path& store) {
+LocalShardsReport run_local_shards(const fs::path& exe, const std::vector<std::vector<std::string>>& shard_args,
+                                   const fs::path& store, const std::string& stage) {
+  const int n = static_cast<int>(shard_args.size());
   if (n < 1) throw UsageError("the number of local shard processes must be at least 1");
   const auto t0 = std::chrono::steady_clock::now();
   std::vector<pid_t> pids;
-  for (int i = 0; i < n; ++i) {
-    auto a = args;
-    a.push_back("--shard");
-    a.push_back(fmt::format("{}/{}", i, n));
-    pids.push_back(spawn(exe, a));
-  }
+  for (const auto& args : shard_args) pids.push_back(spawn(exe, args));
   std::vector<std::string> failed;
   for (int i = 0; i < n; ++i) {
     int status = 0;
     while (::waitpid(pids[i], &status, 0) < 0 && errno == EINTR) {
     }
     if (!(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
-      const auto outcome = read_shard_outcome(shard_store(store, {i, n}));
+      const auto outcome = read_shard_outcome(shard_store(store, {i, n}, stage));
       const std::string how = WIFEXITED(status) ? fmt::format("exit status {}", WEXITSTATUS(status))
                                                 : fmt::format("killed by signal {}", WTERMSIG(status));
-      failed.push_back(fmt::format("{}/{} ({})", i, n, outcome.value_or(how)));
+      failed.push_back(fmt::format("{}{}/{} ({})", stage.empty() ? "" : stage + " ", i, n, outcome.value_or(how)));
     }
   }
   if (!failed.empty())
@@ -236,7 +301,7 @@ LocalShardsReport run_local_shards(const fs::path& exe, const std::vector<std::s
                     fmt::join(failed, ", ")));
   const auto t1 = std::chrono::steady_clock::now();
   LocalShardsReport report;
-  report.merge_text = traces::format_merge_report(traces::merge_stores(store, shard_stores(store, n)), store);
+  report.merge_text = traces::format_merge_report(traces::merge_into(store, shard_stores(store, n, stage)), store);
   const auto t2 = std::chrono::steady_clock::now();
   report.wall_time_s = std::chrono::duration<double>(t2 - t0).count();
   report.merge_time_s = std::chrono::duration<double>(t2 - t1).count();

@@ -8,6 +8,11 @@
 // the same shards. Shard i writes a store of its own next to the campaign's store
 // (relations.h5 -> relations.shard-2-of-6.h5) and, when it ends, a one-line outcome beside it
 // ("done on NODE" or "failed on NODE: message"); `pacer merge` joins the shard stores.
+//
+// A campaign whose later jobs need the results of earlier ones (a validation needs the oracle's
+// relation before it can run the oracle's choice) lists its jobs in *stages*: the jobs of one stage
+// are independent, and a stage starts once the previous one is merged into the campaign's store.
+// Shard i of n of stage S writes STEM.S-shard-i-of-n.h5.
 #include <filesystem>
 #include <functional>
 #include <optional>
@@ -28,19 +33,27 @@ struct Shard {
 Shard parse_shard(const std::string& text);
 // Indices of the jobs of shard `s` among `job_count` jobs (j mod n == i), ascending.
 std::vector<size_t> shard_jobs(size_t job_count, Shard s);
-// The store shard `s` writes: STEM.shard-I-of-N.EXT beside `store`.
-std::filesystem::path shard_store(const std::filesystem::path& store, Shard s);
-std::vector<std::filesystem::path> shard_stores(const std::filesystem::path& store, int count);
+// The store shard `s` (of `stage`, "" in a campaign of one stage) writes beside `store`:
+// STEM.shard-I-of-N.EXT, or STEM.STAGE-shard-I-of-N.EXT.
+std::filesystem::path shard_store(const std::filesystem::path& store, Shard s, const std::string& stage = "");
+std::vector<std::filesystem::path> shard_stores(const std::filesystem::path& store, int count,
+                                                const std::string& stage = "");
 
 // What a campaign command prints for its job list, and what the Slurm driver reads back.
 struct JobList {
   std::string campaign;           // "relation"
-  std::string record;             // record name the campaign writes ("fmnist-proxy")
+  std::string record;             // record name the campaign (stage) writes ("fmnist-proxy")
   std::filesystem::path store;    // the campaign's store (the merge target)
   std::vector<std::string> jobs;  // one label per job, in job order ("b=4 seed=0")
+  std::string stage;              // "" : the campaign has one stage; else this stage's name
 };
 std::string format_job_list(const JobList& list);
 JobList parse_job_list(const std::string& text);  // throws Error when the text is not a job list
+// A campaign's stages, in order: the lists separated by an empty line.
+std::string format_job_lists(const std::vector<JobList>& stages);
+std::vector<JobList> parse_job_lists(const std::string& text);
+// The stage named `stage` ("" : the only one); throws UsageError naming the stages otherwise.
+const JobList& find_stage(const std::vector<JobList>& stages, const std::string& stage);
 
 // The jobs of a relation campaign: (batch size, seed) in campaign order.
 std::vector<std::pair<int, int>> relation_jobs(const std::vector<int>& batch_sizes, const std::vector<int>& seeds);
@@ -53,30 +66,55 @@ JobList profile_job_list(const std::string& record, const std::filesystem::path&
                          const std::vector<int>& batch_sizes);
 std::vector<int> shard_items(const std::vector<int>& items, Shard s);
 
+// The jobs of a validation, in two stages: "oracle", the target trained at every (b, seed) for the
+// oracle's true relation (record `oracle_record`), and "runs", at every (b, seed) the
+// configurations that the policies and the oracle chose at b (at any cap) trained with that seed.
+std::vector<JobList> validate_job_lists(const std::string& record, const std::string& oracle_record,
+                                        const std::filesystem::path& store, const std::vector<int>& batch_sizes,
+                                        const std::vector<int>& seeds);
+
+// The jobs of an experiment (the demo's pipeline), in four stages: "prepare" (one job: pre-train,
+// profile and calibrate), "proxy" (the proxy relation's (b, seed) jobs), "oracle" (each target's
+// oracle (b, seed) jobs, target after target) and "runs" (each target's validation (b, seed) jobs):
+// the last two are the validation's stages (validate_job_lists) of every target.
+std::vector<JobList> experiment_job_lists(const std::string& name, const std::filesystem::path& store,
+                                          const std::vector<std::string>& targets, const std::vector<int>& batch_sizes,
+                                          const std::vector<int>& seeds);
+
+// Runs the jobs `jobs` (indices into relation_jobs(c.batch_sizes, c.seeds)) of campaign `c` into
+// c.store, each a campaign of one (b, seed) whose lr rule and base batch are the whole campaign's,
+// so that every shard trains exactly as the serial campaign would. Jobs already in c.store or in
+// c.resume_from are not run again.
+CampaignReport run_relation_jobs(const RelationCampaign& c, const models::data::DataSplit& data,
+                                 const std::vector<size_t>& jobs, const models::TrainHooks& hooks = {});
+
 // Runs shard `s` of the campaign into campaign.store (the shard's store, see shard_store), resuming
-// the jobs already there, and writes the shard's outcome (also when a job throws; the exception
-// is rethrown).
+// the jobs already there or in campaign.resume_from (the campaign's store), and writes the shard's
+// outcome (also when a job throws; the exception is rethrown).
 CampaignReport run_relation_shard(const RelationCampaign& campaign, const models::data::DataSplit& data, Shard s,
                                   const models::TrainHooks& hooks = {});
 
 // Shard outcomes: "done on NODE" or "failed on NODE: message", in STORE.outcome. NODE is the
-// Slurm node ($SLURMD_NODENAME) or the host name.
+// Slurm node ($SLURMD_NODENAME) or the host name (hw::node_name).
 std::filesystem::path outcome_path(const std::filesystem::path& shard_store);
 void write_shard_outcome(const std::filesystem::path& shard_store, bool ok, const std::string& message = "");
 std::optional<std::string> read_shard_outcome(const std::filesystem::path& shard_store);
 // Runs `body` and records its outcome for the shard store (rethrowing a failure).
 void record_shard_outcome(const std::filesystem::path& shard_store, const std::function<void()>& body);
 
-// The local fallback of a cluster: runs `exe args... --shard i/n` for i in 0..n-1 as n concurrent
-// processes, waits for all, then merges the shard stores into `store`. Throws Error naming the
-// shards that failed (their stores stay; running the same command again completes them).
+// The local fallback of a cluster: runs `exe shard_args[i]...` (the command line of shard i of
+// n = shard_args.size()) as n concurrent processes, waits for all, then merges the shard stores
+// of `stage` ("" in a campaign of one stage) into `store`, keeping what `store` held
+// (traces::merge_into). Throws Error naming the shards that failed (their stores stay; running the
+// same command again completes them).
 struct LocalShardsReport {
   std::string merge_text;  // traces::format_merge_report
   double wall_time_s = 0;  // shards and merge
   double merge_time_s = 0;
 };
-LocalShardsReport run_local_shards(const std::filesystem::path& exe, const std::vector<std::string>& args, int n,
-                                   const std::filesystem::path& store);
+LocalShardsReport run_local_shards(const std::filesystem::path& exe,
+                                   const std::vector<std::vector<std::string>>& shard_args,
+                                   const std::filesystem::path& store, const std::string& stage = "");
 
 // The executable of this process (for re-running it on shards).
 std::filesystem::path self_executable();

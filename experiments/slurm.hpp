@@ -7,6 +7,11 @@
 // and submits both with `sbatch --parsable`. Each shard writes its own store and an outcome line
 // (experiments/shard.hpp), from which `status` tells done / failed (with the message) / missing
 // shards; submitting again submits only the shards that are not done (and the merge).
+//
+// A campaign of several stages (validate: oracle, runs; experiment: prepare, proxy, oracle, runs)
+// gets one array script and one merge script per stage (STEM-STAGE-array.sbatch, ...), each array
+// depending on the previous stage's merge, and a last job (STEM-finish.sbatch) that runs the whole
+// command once every stage is merged: it finds every job done and only completes and reports.
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -17,7 +22,8 @@ namespace pacer::experiments {
 
 struct SlurmOptions {
   std::filesystem::path spec;         // the campaign's INI file (the campaign reads its own section)
-  std::string campaign = "relation";  // the campaign command run by every task
+  std::string campaign =
+      "relation";  // the campaign command run by every task (relation, profile, validate, experiment)
   int shards = 0;                     // array tasks; 0: one per job (never more than the jobs)
   std::string partition;              // "" : the cluster's default partition
   int array_limit = 0;                // at most this many tasks at once (--array=...%M); 0: no limit
@@ -28,9 +34,9 @@ struct SlurmOptions {
   bool dry_run = false;         // write the scripts, submit nothing
 };
 
-// The campaign's jobs, as `pacer CAMPAIGN --config SPEC --list-jobs` prints them.
-JobList read_job_list(const SlurmOptions& options);
-// Shards of the campaign: options.shards (or one per job), at most one per job, at least one.
+// The campaign's jobs, stage by stage, as `pacer CAMPAIGN --config SPEC --list-jobs` prints them.
+std::vector<JobList> read_job_lists(const SlurmOptions& options);
+// Shards of a stage: options.shards (or one per job), at most one per job, at least one.
 int shard_count(const SlurmOptions& options, const JobList& jobs);
 
 struct ShardState {
@@ -40,29 +46,42 @@ struct ShardState {
   std::string detail;  // the outcome line ("done on node3", "failed on node3: message")
 };
 
-struct SlurmStatus {
-  JobList jobs;
+struct StageStatus {
+  JobList jobs;  // jobs.stage: "" in a campaign of one stage
   int shards = 0;
   std::vector<ShardState> states;
+  std::vector<int> not_done() const;  // indices of the shards that are not done
+};
+
+struct SlurmStatus {
+  std::vector<StageStatus> stages;
   bool merged = false;  // the campaign's store exists
   std::string text;     // printable summary
+  bool done() const;    // every shard of every stage
 };
 SlurmStatus slurm_status(const SlurmOptions& options);
 
-struct SlurmScripts {
+struct StageScripts {
+  std::string stage;
   std::filesystem::path array, merge;
   std::vector<int> tasks;  // shard indices in the array
 };
-// Writes the two scripts for the shards in `tasks` (all shards when empty).
-SlurmScripts write_slurm_scripts(const SlurmOptions& options, const JobList& jobs, int shards,
-                                 const std::vector<int>& tasks);
+struct SlurmScripts {
+  std::vector<StageScripts> stages;
+  std::filesystem::path finish;  // the whole command after the last merge; "" in a campaign of one stage
+};
+// Writes the scripts of every stage, its array holding the shards in `tasks[k]` (all shards when
+// empty), and the finish script of a campaign of several stages.
+SlurmScripts write_slurm_scripts(const SlurmOptions& options, const SlurmStatus& status,
+                                 const std::vector<std::vector<int>>& tasks);
 // "0-5", "1,3-4": Slurm's --array syntax for ascending indices.
 std::string array_ranges(const std::vector<int>& tasks);
 
 struct SubmitReport {
   SlurmScripts scripts;
-  std::string array_job;  // Slurm job ids ("" : not submitted)
-  std::string merge_job;
+  std::vector<std::string> array_jobs;  // Slurm job ids per stage ("" : none submitted for that stage)
+  std::vector<std::string> merge_jobs;
+  std::string finish_job;
   std::string text;  // what was done, the job ids and where the result will be
 };
 // Submits the shards that are not done and the merge job (dry run: writes the scripts only).

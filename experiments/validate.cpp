@@ -1,6 +1,7 @@
 #include "experiments/validate.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -12,58 +13,23 @@
 
 #include "experiments/campaign.hpp"
 #include "experiments/tables.hpp"
+#include "experiments/validate_runs.hpp"
 #include "explore/policy.hpp"
 #include "explore/problem.hpp"
 #include "explore/space.hpp"
 #include "explore/sweep.hpp"
 #include "hw/sampler.hpp"
 #include "traces/error.hpp"
+#include "traces/outputs.hpp"
 #include "traces/stats.hpp"
 #include "traces/store.hpp"
 
 namespace pacer::experiments {
 namespace {
 
+namespace fs = std::filesystem;
+
 using Clock = std::chrono::steady_clock;
-
-struct Config {
-  std::vector<double> knob;
-  int batch_size = 0;
-  bool operator<(const Config& o) const { return std::tie(batch_size, knob) < std::tie(o.batch_size, o.knob); }
-};
-
-// What one (configuration, seed) run measured.
-struct RunResult {
-  bool reached = false;
-  int64_t samples = 0;
-  double device_time_s = traces::kNaN;
-  double wall_time_s = traces::kNaN;
-  double final_metric = traces::kNaN;
-  traces::PowerSeries series;  // the power samples, device time since the start of training
-  std::string status;          // "stopped: ..." when the watchdog stopped the run
-};
-
-// The power watchdog of a run (hw::PowerWatchdog) and the cap it guards; once it tripped, the
-// message says when and how high.
-struct Watchdog {
-  double cap_w = 0, margin_w = 0;
-  hw::PowerWatchdog w;
-  std::string message;
-  bool tripped() const { return !message.empty(); }
-  void observe(double t_s, double total_w) {
-    if (w.observe(t_s, total_w)) record(w.trip());
-  }
-  void record(const hw::WatchdogTrip& trip) {
-    message = fmt::format(
-        "stopped: power watchdog at t={:.2f} s: mean power {:.2f} W over the last {:g} s above "
-        "the cap {:g} W + {:g} W margin; the GPU clock was restored",
-        trip.at_s, trip.mean_w, w.window_s(), cap_w, margin_w);
-  }
-};
-
-std::string config_text(const explore::Space& space, const Config& c) {
-  return fmt::format("b={}, {}", c.batch_size, space.describe_knob(c.knob));
-}
 
 std::string pick_record(const traces::Store& store, const std::string& group, const std::string& wanted,
                         const std::string& what, const std::string& option) {
@@ -72,38 +38,10 @@ std::string pick_record(const traces::Store& store, const std::string& group, co
   for (const auto& n : store.list(group))
     if (group != "relations" || (n.find("-true") == std::string::npos)) names.push_back(n);
   if (names.size() == 1) return names.front();
-  throw OptionError(option, fmt::format("{} holds {} {} records; name one", store.path().string(),
-                                        names.empty() ? "no" : "several",
-                                        names.empty() ? std::string("") : std::to_string(names.size()), what));
+  throw OptionError(
+      option, fmt::format("{} holds {} {} records; name one", store.path().string(), names.empty() ? "no" : "several",
+                          names.empty() ? std::string("") : std::to_string(names.size()), what));
 }
-
-// Samples an emulated board on its sensor grid up to its current virtual time; the accumulator
-// feeds the run's power watchdog.
-struct BoardSampler {
-  hw::EmulatedJetson* board;
-  int batch_size;
-  double start_s;
-  double period_s;
-  double next_s;
-  hw::PowerAccumulator power;
-  Watchdog watchdog;
-  std::vector<double> freq_hz;
-  int64_t samples_at_stop = 0;
-  void catch_up() {
-    while (next_s <= board->now_s() + 1e-12 && !watchdog.tripped()) {
-      power.add(next_s - start_s, board->power_at(next_s));
-      freq_hz.push_back(board->effective_freq_hz(batch_size));
-      if (power.watchdog().tripped()) watchdog.record(power.watchdog().trip());
-      next_s += period_s;
-    }
-  }
-  traces::PowerSeries series() const {
-    traces::PowerSeries s = power.series();
-    s.freq_hz = freq_hz;
-    s.emulated = true;
-    return s;
-  }
-};
 
 // The problem as the policies see it, and what validate needs beside it.
 struct Setup {
@@ -151,8 +89,49 @@ Setup load_setup(const ValidateOptions& opt) {
   return su;
 }
 
-// The oracle's true relation: the target trained at every batch size.
-CampaignReport train_target(const ValidateOptions& opt, const Setup& su, const models::data::DataSplit& data) {
+using validate_detail::Config;
+using validate_detail::config_text;
+using validate_detail::RunPlan;
+using validate_detail::RunResult;
+using validate_detail::Runs;
+
+std::string validation_name(const ValidateOptions& opt) {
+  return opt.name.empty() ? "validate-" + record_name(opt.target_dataset) : opt.name;
+}
+
+// Before any training: the policies are known, the store `out` reads and takes a rewrite, and a
+// whole validation's record has a valid name and would not replace a larger one unasked. Its rows
+// are known now: one per (cap, policy, seed). A stage or a shard writes its own store (or the oracle
+// relation only) and leaves the record's size to the merge.
+void check_outputs(const ValidateOptions& opt, const fs::path& out) {
+  if (opt.policies.empty())
+    throw OptionError("policies", fmt::format("give at least one policy ({})", explore::policy_names()));
+  for (const auto& p : opt.policies)
+    if (!explore::policy_from_string(p))
+      throw OptionError("policies", fmt::format("unknown policy '{}' ({})", p, explore::policy_names()));
+  traces::check_store_output(opt.store, "store", traces::StoreCreation::must_exist);
+  if (out != opt.store)
+    traces::check_store_output(out, opt.out.empty() ? "shard" : "out", traces::StoreCreation::file_and_folder);
+  const bool whole = !opt.shard && !opt.only_jobs && opt.stage.empty();
+  traces::check_record_output(out, {"validations", validation_name(opt), "name",
+                                    whole ? opt.caps_w.size() * opt.policies.size() * opt.seeds.size() : 0,
+                                    opt.replace ? traces::Replace::always : traces::Replace::if_not_smaller});
+}
+
+// The batch sizes of the space must fit the device being validated and this computer, which trains.
+void check_memory(const ValidateOptions& opt, const Setup& su) {
+  const auto workload = models::describe_workload(su.train.workload);
+  const auto& batch_sizes = su.problem->space->batch_sizes();
+  const std::string profile = su.problem->profile_name;
+  const hw::DeviceMemory device = hw::training_memory(opt.device);
+  traces::check_batches_fit(workload, batch_sizes, device.bytes,
+                            fmt::format("{} (profile '{}')", device.owner, profile));
+  traces::check_batches_fit(workload, batch_sizes, traces::host_memory_bytes(),
+                            fmt::format("this computer, which trains (profile '{}')", profile));
+}
+
+// The oracle's true relation: the target trained at every batch size, as a relation campaign.
+RelationCampaign target_campaign(const ValidateOptions& opt, const Setup& su) {
   RelationCampaign campaign;
   campaign.name = record_name(opt.target_dataset) + "-true";
   campaign.dataset = opt.target_dataset;
@@ -161,9 +140,38 @@ CampaignReport train_target(const ValidateOptions& opt, const Setup& su, const m
   campaign.batch_sizes = su.problem->space->batch_sizes();
   campaign.seeds = opt.seeds;
   campaign.store = opt.store;
-  spdlog::info("oracle: training {} on {} at every batch size ({} x {} runs)", su.train.workload, opt.target_dataset,
-               campaign.batch_sizes.size(), campaign.seeds.size());
-  return run_relation_campaign(campaign, data);
+  return campaign;
+}
+
+// The oracle's relation as the runs stage reads it: complete, and of this validation's settings,
+// in the campaign's store.
+traces::RelationSet complete_target(const ValidateOptions& opt, const RelationCampaign& c) {
+  const traces::Store store = traces::Store::open(opt.store);
+  if (!store.has("relations", c.name))
+    throw Error(
+        fmt::format("{} holds no oracle relation '{}': run the validation's oracle stage first (and merge "
+                    "its shards into the store)",
+                    opt.store.string(), c.name));
+  traces::RelationSet set = store.read_relation(c.name);
+  if (set.workload != c.train.workload || set.dataset != c.dataset || !traces::same(set.target, c.train.target))
+    throw Error(
+        fmt::format("oracle relation '{}' in {} is of {} on {} to {:g}, this validation of {} on {} to {:g}: "
+                    "run its oracle stage into another store",
+                    c.name, opt.store.string(), set.workload, set.dataset, set.target, c.train.workload, c.dataset,
+                    c.train.target));
+  std::vector<std::string> missing;
+  for (const auto& [b, seed] : relation_jobs(c.batch_sizes, c.seeds))
+    if (std::none_of(set.runs.begin(), set.runs.end(),
+                     [&](const traces::RelationRun& r) { return r.batch_size == b && r.seed == seed; }))
+      missing.push_back(fmt::format("b={} seed={}", b, seed));
+  if (!missing.empty())
+    throw Error(
+        fmt::format("oracle relation '{}' in {} lacks {} of its runs ({}{}): complete the validation's oracle "
+                    "stage (and merge its shards into the store) first",
+                    c.name, opt.store.string(), missing.size(),
+                    fmt::join(missing.begin(), missing.begin() + std::min<long>(3, std::ssize(missing)), ", "),
+                    missing.size() > 3 ? ", ..." : ""));
+  return set;
 }
 
 struct Choice {
@@ -177,9 +185,7 @@ std::vector<Choice> choose_all(const ValidateOptions& opt, const Setup& su, cons
   std::vector<Choice> choices;
   for (double cap : opt.caps_w)
     for (const auto& pname : opt.policies) {
-      const auto policy = explore::policy_from_string(pname);
-      if (!policy)
-        throw OptionError("policies", fmt::format("unknown policy '{}' ({})", pname, explore::policy_names()));
+      const auto policy = explore::policy_from_string(pname);  // known: check_outputs
       explore::PolicyContext ctx = su.problem->context();
       ctx.target = &target;
       ctx.device_cap = su.device_cap.get();
@@ -190,202 +196,175 @@ std::vector<Choice> choose_all(const ValidateOptions& opt, const Setup& su, cons
   return choices;
 }
 
-// What the runs share: the configurations to run, the cap each one's watchdog guards (the lowest
-// it was chosen for), the data, the training options and the space for messages.
-struct RunPlan {
-  const ValidateOptions* opt;
-  const explore::Space* space;
-  std::set<Config> configs;
-  std::map<Config, double> config_cap;
-  const models::data::DataSplit* data;
-  models::TrainOptions train;
-  hw::DeviceRequest request;
-  Watchdog watchdog_for(const Config& c) const {
-    Watchdog w;
-    w.cap_w = config_cap.at(c);
-    w.margin_w = opt->watchdog_margin_w;
-    w.w = hw::PowerWatchdog(w.cap_w + w.margin_w, opt->watchdog_duration_s);
-    return w;
-  }
-};
-
-using Runs = std::map<std::pair<Config, int>, RunResult>;
-
-// On the emulated device: one real training run at (b, seed) drives one emulated board per
-// configuration chosen at that b.
-void run_emulated(const RunPlan& plan, Runs& runs, ValidateReport& report) {
-  const ValidateOptions& opt = *plan.opt;
-  const double period_s = 1.0 / opt.sensor_rate_hz;
-  std::set<int> batch_sizes;
-  for (const auto& c : plan.configs) batch_sizes.insert(c.batch_size);
-  for (int b : batch_sizes)
-    for (int seed : opt.seeds) {
-      std::vector<Config> here;
-      for (const auto& c : plan.configs)
-        if (c.batch_size == b) here.push_back(c);
-      std::vector<hw::OpenedDevice> boards;
-      std::vector<BoardSampler> samplers;
-      for (size_t k = 0; k < here.size(); ++k) {
-        hw::DeviceRequest r = plan.request;
-        r.emulator.seed =
-            plan.request.emulator.seed + 7919 * static_cast<uint64_t>(seed) + 104729 * k + static_cast<uint64_t>(b);
-        boards.push_back(hw::open_device(r));
-        boards.back().emulated->pin(here[k].knob);
-      }
-      for (size_t k = 0; k < boards.size(); ++k) {
-        auto& bd = boards[k];
-        Watchdog w = plan.watchdog_for(here[k]);
-        samplers.push_back(BoardSampler{bd.emulated,
-                                        b,
-                                        bd.emulated->now_s(),
-                                        period_s,
-                                        bd.emulated->now_s(),
-                                        hw::PowerAccumulator(0, w.w),
-                                        w,
-                                        {},
-                                        0});
-      }
-      models::TrainOptions t = plan.train;
-      t.batch_size = b;
-      t.seed = seed;
-      models::TrainHooks hooks;
-      hooks.on_batch = [&](int64_t seen, int batch) {
-        bool running = false;
-        for (size_t k = 0; k < samplers.size(); ++k) {
-          auto& s = samplers[k];
-          if (s.watchdog.tripped()) continue;
-          s.board->run_batch(batch);
-          s.catch_up();
-          if (s.watchdog.tripped()) {
-            s.samples_at_stop = seen;
-            boards[k].device->restore();
-            spdlog::warn("validate: {} seed={}: {}", config_text(*plan.space, here[k]), seed, s.watchdog.message);
-          } else {
-            running = true;
-          }
-        }
-        return running;  // every board stopped: so is the training
-      };
-      std::vector<std::string> knobs;
-      for (const auto& c : here) knobs.push_back(plan.space->describe_knob(c.knob));
-      spdlog::info("validate: b={} seed={} driving {} emulated board(s): {}", b, seed, here.size(),
-                   fmt::join(knobs, ", "));
-      const auto res = models::train_to_target(t, *plan.data, hooks);
-      ++report.training_runs;
-      for (size_t k = 0; k < here.size(); ++k) {
-        RunResult rr;
-        const bool stopped = samplers[k].watchdog.tripped();
-        rr.reached = res.reached && !stopped;
-        rr.samples = stopped ? samplers[k].samples_at_stop : res.samples;
-        rr.wall_time_s = res.wall_time_s;
-        rr.final_metric = stopped ? traces::kNaN : res.final_metric;
-        rr.device_time_s = samplers[k].board->now_s() - samplers[k].start_s;
-        rr.series = samplers[k].series();
-        rr.status = samplers[k].watchdog.message;
-        if (stopped) ++report.watchdog_stops;
-        runs[{here[k], seed}] = std::move(rr);
-      }
-      for (auto& bd : boards) bd.device->restore();
-    }
-}
-
-// On a real device: every (configuration, seed) is its own run, timed by the wall clock.
-void run_real(const RunPlan& plan, hw::Device& device, Runs& runs, ValidateReport& report) {
-  const ValidateOptions& opt = *plan.opt;
-  for (const auto& c : plan.configs)
-    for (int seed : opt.seeds) {
-      device.pin(c.knob);
-      Watchdog watchdog = plan.watchdog_for(c);
-      hw::SamplerOptions so;
-      so.rate_hz = opt.sensor_rate_hz;
-      so.watchdog_w = watchdog.w.limit_w();
-      so.watchdog_window_s = watchdog.w.window_s();
-      hw::PowerSampler sampler(device.power_reader(), so);  // owns what it reads: a blocked read may outlive it
-      models::TrainOptions t = plan.train;
-      t.batch_size = c.batch_size;
-      t.seed = seed;
-      spdlog::info("validate: {} seed={} on {}", config_text(*plan.space, c), seed, device.name());
-      int64_t samples_at_stop = 0;
-      models::TrainHooks hooks;
-      hooks.on_batch = [&](int64_t seen, int) {
-        if (!sampler.watchdog_trip().tripped) return true;
-        samples_at_stop = seen;
-        return false;
-      };
-      sampler.start();
-      const auto res = models::train_to_target(t, *plan.data, hooks);
-      sampler.stop();
-      ++report.training_runs;
-      RunResult rr;
-      rr.series = sampler.series();
-      if (samples_at_stop > 0) {
-        device.restore();  // at once: the next configuration pins its own setting
-        watchdog.record(sampler.watchdog_trip());
-        spdlog::warn("validate: {} seed={}: {}", config_text(*plan.space, c), seed, watchdog.message);
-        ++report.watchdog_stops;
-      }
-      rr.reached = res.reached && samples_at_stop == 0;
-      rr.samples = samples_at_stop > 0 ? samples_at_stop : res.samples;
-      rr.wall_time_s = res.wall_time_s;
-      rr.final_metric = samples_at_stop > 0 ? traces::kNaN : res.final_metric;
-      rr.device_time_s = res.wall_time_s - res.eval_time_s;
-      rr.status = watchdog.message;
-      runs[{c, seed}] = std::move(rr);
-    }
-  device.restore();
-}
-
-// One row per (cap, policy, seed), a configuration chosen twice being the same run; the first
-// seed's power trace of each configuration is written to the store.
-void fill_rows(const ValidateOptions& opt, const std::vector<Choice>& choices, const Runs& runs,
-               traces::ValidationResult& v, traces::Store& store) {
-  const double period_s = 1.0 / opt.sensor_rate_hz;
-  std::set<std::string> series_written;
-  for (const auto& ch : choices) {
-    for (int seed : opt.seeds) {
-      traces::ValidationRow row;
-      row.cap_w = ch.cap_w;
-      row.policy = ch.policy;
-      row.seed = seed;
-      row.predicted_time_s = ch.selection.predicted_time_s;
-      row.predicted_energy_j = ch.selection.predicted_energy_j;
-      if (!ch.selection.feasible) {
-        v.rows.push_back(row);
-        continue;
-      }
+// The configurations to run (every feasible choice) and the cap each one's watchdog guards.
+RunPlan make_plan(const ValidateOptions& opt, const Setup& su, const std::vector<Choice>& choices,
+                  const models::data::DataSplit& data) {
+  RunPlan plan;
+  plan.opt = &opt;
+  plan.space = su.problem->space.get();
+  plan.data = &data;
+  plan.train = su.train;
+  plan.request = opt.device;
+  plan.request.workload = models::describe_workload(su.train.workload);
+  for (const auto& ch : choices)
+    if (ch.selection.feasible) {
       const Config c{ch.selection.knob, ch.selection.batch_size};
-      const RunResult& rr = runs.at({c, seed});
-      const auto& power = rr.series.power_w;
-      row.knob = c.knob;
-      row.batch_size = c.batch_size;
-      row.reached = rr.reached;
-      row.samples = rr.samples;
-      row.device_time_s = rr.device_time_s;
-      row.wall_time_s = rr.wall_time_s;
-      row.final_metric = rr.final_metric;
-      row.status = rr.status;
-      row.energy_j = rr.series.time_s.empty() ? traces::kNaN
-                                              : traces::trapezoid_energy_j(rr.series.time_s, power, rr.device_time_s);
-      row.power_peak_w = power.empty() ? traces::kNaN : *std::max_element(power.begin(), power.end());
-      row.power_mean_w = traces::mean(power);
-      for (double w : power)
-        if (w > ch.cap_w) {
-          row.cap_exceeded = true;
-          row.time_over_cap_s += period_s;
-        }
-      row.series = fmt::format("{}-b{}-{:.0f}MHz-s{}", v.name, c.batch_size, c.knob.at(0) / 1e6, seed);
-      if (!series_written.count(row.series) && seed == opt.seeds.front()) {
+      plan.configs.insert(c);
+      const auto it = plan.config_cap.find(c);
+      if (it == plan.config_cap.end() || ch.cap_w < it->second) plan.config_cap[c] = ch.cap_w;
+    }
+  return plan;
+}
+
+traces::ValidationResult validation_header(const ValidateOptions& opt, const Setup& su, const std::string& device,
+                                           bool emulated) {
+  const explore::Space& space = *su.problem->space;
+  traces::ValidationResult v;
+  v.name = validation_name(opt);
+  v.workload = su.train.workload;
+  v.device = device;
+  v.dataset = opt.target_dataset;
+  v.metric = su.info.metric;
+  v.target = su.train.target;
+  v.emulated = emulated;
+  v.feasibility = fmt::format("{}, chosen under cap x (1 - {:g})", explore::to_string(space.basis()), opt.guard);
+  v.guard = opt.guard;
+  v.knob = space.knob();
+  return v;
+}
+
+// The row of choice `ch` at `seed`, from the run of its configuration (nullptr: infeasible).
+traces::ValidationRow make_row(const ValidateOptions& opt, const Choice& ch, int seed, const RunResult* rr,
+                               const std::string& validation) {
+  traces::ValidationRow row;
+  row.cap_w = ch.cap_w;
+  row.policy = ch.policy;
+  row.seed = seed;
+  row.predicted_time_s = ch.selection.predicted_time_s;
+  row.predicted_energy_j = ch.selection.predicted_energy_j;
+  if (!rr) return row;
+  const auto& power = rr->series.power_w;
+  row.knob = ch.selection.knob;
+  row.batch_size = ch.selection.batch_size;
+  row.reached = rr->reached;
+  row.samples = rr->samples;
+  row.device_time_s = rr->device_time_s;
+  row.wall_time_s = rr->wall_time_s;
+  row.final_metric = rr->final_metric;
+  row.status = rr->status;
+  row.node = rr->node;
+  row.board_model = rr->board_model;
+  row.energy_j = rr->series.time_s.empty() ? traces::kNaN
+                                           : traces::trapezoid_energy_j(rr->series.time_s, power, rr->device_time_s);
+  row.power_peak_w = power.empty() ? traces::kNaN : *std::max_element(power.begin(), power.end());
+  row.power_mean_w = traces::mean(power);
+  const double period_s = 1.0 / opt.sensor_rate_hz;
+  for (double w : power)
+    if (w > ch.cap_w) {
+      row.cap_exceeded = true;
+      row.time_over_cap_s += period_s;
+    }
+  row.series = fmt::format("{}-b{}-{:.0f}MHz-s{}", validation, row.batch_size, row.knob.at(0) / 1e6, seed);
+  return row;
+}
+
+// Rows stored before by this validation (same header) in any of `stores`: they need not run again.
+std::map<traces::ValidationRowKey, traces::ValidationRow> stored_rows(const traces::ValidationResult& header,
+                                                                      const std::vector<fs::path>& stores) {
+  std::map<traces::ValidationRowKey, traces::ValidationRow> out;
+  for (const auto& path : stores) {
+    if (!fs::exists(path)) continue;
+    const traces::Store s = traces::Store::open(path);
+    if (!s.has("validations", header.name)) continue;
+    traces::ValidationResult old = s.read_validation(header.name);
+    std::vector<traces::ValidationRow> rows = std::move(old.rows);
+    old.rows.clear();
+    if (!(old == header)) continue;  // another validation under this name: nothing to resume
+    for (auto& r : rows) out.emplace(traces::row_key(r), std::move(r));
+  }
+  return out;
+}
+
+// A whole validation replaces its record: it may not shrink it unless asked (checked before any run).
+void check_replace(const ValidateOptions& opt, const traces::Store& store, const std::string& name, size_t rows) {
+  if (opt.replace || !store.has("validations", name)) return;
+  const size_t old = store.read_validation(name).rows.size();
+  if (old > rows)
+    throw SettingError("replace", fmt::format("{} already holds validation '{}' with {} rows and this one has {}: ask "
+                                              "to replace it, or choose another name",
+                                              store.path().string(), name, old, rows));
+}
+
+// Stage "runs": the jobs `jobs` (indices of (b, seed) in the space's order), each writing its rows
+// (and the first seed's power traces) to `out` when it ends; jobs whose rows are stored are not run.
+traces::ValidationResult run_jobs(const ValidateOptions& opt, const Setup& su, const models::data::DataSplit& data,
+                                  const std::vector<Choice>& choices, const std::vector<size_t>& jobs,
+                                  const fs::path& out, ValidateReport& report) {
+  RunPlan plan = make_plan(opt, su, choices, data);
+  hw::OpenedDevice device = hw::open_device(plan.request);
+  const bool emulated = device.emulated != nullptr;
+  traces::ValidationResult v =
+      validation_header(opt, su, device.spec.name.empty() ? device.device->name() : device.spec.name, emulated);
+  if (emulated) device.device.reset();  // every job opens its own boards
+  const auto stored = stored_rows(v, {out, opt.store});
+  traces::Store store = traces::Store::open_or_create(out);
+  const bool whole = jobs.size() == su.problem->space->batch_sizes().size() * opt.seeds.size() && out == opt.store;
+  if (whole) check_replace(opt, store, v.name, choices.size() * opt.seeds.size());
+  for (const auto& ch : choices)  // infeasible: a row without a run, the same in every shard
+    if (!ch.selection.feasible)
+      for (int seed : opt.seeds) v.rows.push_back(make_row(opt, ch, seed, nullptr, v.name));
+  // First the jobs whose rows are stored (kept in every write below), then the others, in order.
+  const auto all = relation_jobs(su.problem->space->batch_sizes(), opt.seeds);
+  auto chosen_at = [&](int b) {
+    std::vector<const Choice*> here;
+    for (const auto& ch : choices)
+      if (ch.selection.feasible && ch.selection.batch_size == b) here.push_back(&ch);
+    return here;
+  };
+  std::vector<size_t> pending;
+  for (const size_t j : jobs) {
+    const auto [b, seed] = all.at(j);
+    ++report.jobs;
+    const auto here = chosen_at(b);
+    std::vector<traces::ValidationRow> rows;
+    for (const Choice* ch : here) {
+      const auto it = stored.find(traces::ValidationRowKey{ch->cap_w, ch->policy, seed, ch->selection.knob, b});
+      if (it != stored.end() && traces::same(it->second.predicted_time_s, ch->selection.predicted_time_s))
+        rows.push_back(it->second);
+    }
+    if (rows.size() < here.size()) {
+      pending.push_back(j);
+      continue;
+    }
+    report.resumed_jobs += !here.empty();
+    v.rows.insert(v.rows.end(), rows.begin(), rows.end());
+  }
+  for (const size_t j : pending) {
+    const auto [b, seed] = all.at(j);
+    Runs runs;
+    report.training_runs +=
+        emulated ? validate_detail::run_emulated_job(plan, b, seed, runs, report.watchdog_stops)
+                 : validate_detail::run_real_job(plan, *device.device, b, seed, runs, report.watchdog_stops);
+    std::set<std::string> series_written;
+    for (const Choice* ch : chosen_at(b)) {
+      const RunResult& rr = runs.at({Config{ch->selection.knob, b}, seed});
+      traces::ValidationRow row = make_row(opt, *ch, seed, &rr, v.name);
+      if (seed != opt.seeds.front()) {
+        row.series.clear();  // only the first seed's trace is kept
+      } else if (series_written.insert(row.series).second) {
         traces::PowerSeries s = rr.series;
         s.name = row.series;
-        s.cap_w = ch.cap_w;
+        s.cap_w = ch->cap_w;
         store.write_series(s);
-        series_written.insert(row.series);
-      } else if (!series_written.count(row.series)) {
-        row.series.clear();  // only the first seed's trace is kept
       }
       v.rows.push_back(row);
     }
+    traces::sort_rows(v);
+    store.write_validation(v, traces::Replace::always);  // after every job: an interruption loses one job
   }
+  traces::sort_rows(v);
+  store.write_validation(v, whole ? traces::Replace::always : traces::Replace::if_not_smaller);
+  return v;
 }
 
 // Summary per (cap, policy): measured mean and spread over the seeds that reached the target,
@@ -419,7 +398,7 @@ std::vector<ValidationSummaryRow> summarize_runs(const std::vector<Choice>& choi
         peak = std::max(peak, std::isfinite(r.power_peak_w) ? r.power_peak_w : 0.0);
         s.cap_exceeded = s.cap_exceeded || r.cap_exceeded;
       }
-    if (!times.empty()) {
+    if (!times.empty()) {  // else every run was censored: no time to compare
       const double m = traces::mean(times);
       s.measured_mean_s = m;
       s.measured_std_s = traces::sample_std(times);
@@ -436,122 +415,88 @@ std::vector<ValidationSummaryRow> summarize_runs(const std::vector<Choice>& choi
   return summary;
 }
 
-std::string format_summary(const ValidateReport& report) {
-  const traces::ValidationResult& v = report.result;
-  std::string out = fmt::format("validation {} of {} on {}{} ({} >= {:.3f}; times are {}):\n", v.name, v.workload,
-                                v.device, v.emulated ? " (emulated)" : "", v.metric, v.target,
-                                v.emulated ? "the emulated device's virtual time" : "measured device time");
-  out +=
-      fmt::format("{:>7} {:<22} {:<22} {:>16} {:>11} {:>8} {:>8} {:>10} {:>8} {:>6}\n", "cap", "policy",
-                  "configuration", "measured [s]", "predicted", "error", "regret", "energy [J]", "peak [W]", "> cap");
-  for (const auto& s : report.summary) {
-    if (s.config == "infeasible") {
-      out += fmt::format("{:>6.2f}W {:<22} {:<22}\n", s.cap_w, explore::policy_label(s.policy), "infeasible");
-      continue;
-    }
-    out += fmt::format(
-        "{:>6.2f}W {:<22} {:<22} {:>9.1f} ± {:<4.1f} {:>11.1f} {:>7.1f}% {:>7.1f}% {:>10.0f} {:>8.2f} {:>6}\n", s.cap_w,
-        explore::policy_label(s.policy), s.config, s.measured_mean_s, s.measured_std_s, s.predicted_s, s.error_pct,
-        s.regret_pct, s.energy_j, s.peak_w,
-        s.stopped        ? "STOP"
-        : s.cap_exceeded ? "yes"
-                         : "no");
-  }
-  if (report.watchdog_stops > 0)
-    out += fmt::format(
-        "power watchdog: {} run(s) stopped (STOP above; a row's status in the store says when and how "
-        "high); their times are left out of the means\n",
-        report.watchdog_stops);
-  return out;
+}  // namespace
+
+std::vector<JobList> validate_jobs(const ValidateOptions& opt) {
+  check_outputs(opt, opt.store);  // before the store is read: the shards' merge writes it
+  const Setup su = load_setup(opt);
+  return validate_job_lists(validation_name(opt), target_campaign(opt, su).name, opt.store,
+                            su.problem->space->batch_sizes(), opt.seeds);
+}
+
+namespace {
+
+// The jobs of `stage` this call runs: all, a shard's, or the ones a campaign dealt.
+std::vector<size_t> selected_jobs(const ValidateOptions& opt, size_t count) {
+  if (opt.only_jobs) return *opt.only_jobs;
+  if (opt.shard) return shard_jobs(count, *opt.shard);
+  std::vector<size_t> all(count);
+  for (size_t j = 0; j < count; ++j) all[j] = j;
+  return all;
+}
+
+void check_stage(const ValidateOptions& opt) {
+  if (opt.stage != "" && opt.stage != "oracle" && opt.stage != "runs")
+    throw OptionError("stage", fmt::format("'{}' is not a stage of a validation (oracle, runs)", opt.stage));
+  if ((opt.shard || opt.only_jobs) && opt.stage.empty())
+    throw OptionError("stage", "a shard of a validation runs one of its stages (oracle, then runs)");
 }
 
 }  // namespace
 
 ValidateReport run_validate(const ValidateOptions& opt) {
   const auto t_start = Clock::now();
+  check_stage(opt);
   ValidateReport report;
+  report.out = !opt.out.empty() ? opt.out : opt.shard ? shard_store(opt.store, *opt.shard, opt.stage) : opt.store;
+  check_outputs(opt, report.out);
   const Setup su = load_setup(opt);
+  check_memory(opt, su);
+  report.budget_samples = su.train.budget_samples;
   const explore::Space& space = *su.problem->space;
-  const auto data = models::data::load_dataset(opt.target_dataset, opt.data);
-  const auto target_report = train_target(opt, su, data);
-  report.training_runs += target_report.new_runs;
-  report.target_relation = target_report.set;
-  const explore::Relation target = explore::Relation::from_set(report.target_relation, space);
-  const std::vector<Choice> choices = choose_all(opt, su, target);
-
-  RunPlan plan{&opt, &space, {}, {}, &data, su.train, opt.device};
-  plan.request.workload = models::describe_workload(su.train.workload);
-  for (const auto& ch : choices)
-    if (ch.selection.feasible) {
-      const Config c{ch.selection.knob, ch.selection.batch_size};
-      plan.configs.insert(c);
-      const auto it = plan.config_cap.find(c);
-      if (it == plan.config_cap.end() || ch.cap_w < it->second) plan.config_cap[c] = ch.cap_w;
+  const size_t job_count = space.batch_sizes().size() * opt.seeds.size();
+  const std::vector<size_t> jobs = selected_jobs(opt, job_count);
+  if (report.out.has_parent_path()) fs::create_directories(report.out.parent_path());
+  RelationCampaign oracle = target_campaign(opt, su);
+  auto body = [&] {
+    const auto data = models::data::load_dataset(opt.target_dataset, opt.data);
+    if (opt.stage == "runs") {
+      report.target_relation = complete_target(opt, oracle);
+    } else {
+      spdlog::info("oracle: training {} on {} at every batch size ({} x {} runs)", su.train.workload,
+                   opt.target_dataset, oracle.batch_sizes.size(), oracle.seeds.size());
+      oracle.store = report.out;
+      if (report.out != opt.store) oracle.resume_from = opt.store;
+      const CampaignReport r =
+          opt.stage == "oracle" ? run_relation_jobs(oracle, data, jobs) : run_relation_campaign(oracle, data);
+      report.training_runs += r.new_runs;
+      report.target_relation = r.set;
+      if (opt.stage == "oracle") {
+        report.jobs = static_cast<int>(jobs.size());
+        report.resumed_jobs = report.jobs - r.new_runs;
+        return;
+      }
     }
-  Runs runs;
-  hw::OpenedDevice first = hw::open_device(plan.request);
-  const bool emulated = first.emulated != nullptr;
-  report.result.device = first.spec.name.empty() ? first.device->name() : first.spec.name;
-  if (emulated) {
-    first.device.reset();
-    run_emulated(plan, runs, report);
-  } else {
-    run_real(plan, *first.device, runs, report);
-  }
-
-  traces::ValidationResult& v = report.result;
-  v.name = opt.name.empty() ? "validate-" + record_name(opt.target_dataset) : opt.name;
-  v.workload = su.train.workload;
-  v.dataset = opt.target_dataset;
-  v.metric = su.info.metric;
-  v.target = su.train.target;
-  v.emulated = emulated;
-  v.feasibility = fmt::format("{}, chosen under cap x (1 - {:g})", explore::to_string(space.basis()), opt.guard);
-  v.guard = opt.guard;
-  v.knob = space.knob();
-  traces::Store store = traces::Store::open(opt.store);
-  fill_rows(opt, choices, runs, v, store);
-  store.write_validation(v, opt.replace ? traces::Replace::always : traces::Replace::if_not_smaller);
-  report.summary = summarize_runs(choices, space, v);
+    const explore::Relation target = explore::Relation::from_set(report.target_relation, space);
+    const std::vector<Choice> choices = choose_all(opt, su, target);
+    report.result = run_jobs(opt, su, data, choices, jobs, report.out, report);
+    if (jobs.size() == job_count && report.out == opt.store)
+      report.summary = summarize_runs(choices, space, report.result);
+  };
+  if (opt.shard)
+    record_shard_outcome(report.out, body);
+  else
+    body();
   report.wall_time_s = std::chrono::duration<double>(Clock::now() - t_start).count();
-  report.text = format_summary(report);
-  return report;
-}
-
-std::string format_verdict(const ValidateReport& report) {
-  std::string out;
-  std::map<double, std::map<std::string, const ValidationSummaryRow*>> by_cap;
-  for (const auto& s : report.summary) by_cap[s.cap_w][s.policy] = &s;
-  std::vector<double> errors;
-  for (const auto& [cap, m] : by_cap) {
-    auto get = [&](const char* p) -> const ValidationSummaryRow* {
-      const auto it = m.find(p);
-      return it == m.end() || it->second->measured_mean_s <= 0 ? nullptr : it->second;
-    };
-    const auto* ours = get("ours");
-    std::string line = fmt::format("  cap {:g} W:", cap);
-    if (!ours && m.count("ours") && m.at("ours")->stopped > 0) {
-      out += line + " every run of Ours was stopped by the power watchdog: the model underestimates power here\n";
-      continue;
-    }
-    if (!ours) {
-      out += line + " Ours found no feasible configuration\n";
-      continue;
-    }
-    if (const auto* b1 = get("baseline1"))
-      line += fmt::format(" Ours {:.2f}x faster than Baseline 1;", b1->measured_mean_s / ours->measured_mean_s);
-    if (const auto* b2 = get("baseline2"))
-      line += fmt::format(" {:.2f}x vs Baseline 2;", b2->measured_mean_s / ours->measured_mean_s);
-    if (get("oracle")) line += fmt::format(" regret vs oracle {:.1f}%;", ours->regret_pct);
-    line += fmt::format(" prediction error {:+.1f}%{}", ours->error_pct,
-                        ours->stopped        ? fmt::format("; {} run(s) stopped by the power watchdog", ours->stopped)
-                        : ours->cap_exceeded ? "; cap EXCEEDED on the trace"
-                                             : "; cap held");
-    errors.push_back(std::fabs(ours->error_pct));
-    out += line + "\n";
+  if (!report.summary.empty()) {
+    report.text = format_validation_table(report);
+  } else {
+    report.text = fmt::format("validation {}, stage {}{}: {} jobs ({} done before), {} training runs; in {}\n",
+                              validation_name(opt), opt.stage.empty() ? "all" : opt.stage,
+                              opt.shard ? fmt::format(", shard {}/{}", opt.shard->index, opt.shard->count) : "",
+                              report.jobs, report.resumed_jobs, report.training_runs, report.out.string());
   }
-  if (!errors.empty()) out += fmt::format("  mean |prediction error| of Ours: {:.1f}%\n", traces::mean(errors));
-  return out;
+  return report;
 }
 
 }  // namespace pacer::experiments

@@ -49,7 +49,7 @@ ChoiceReport choose(const Problem& pb, const PolicyContext& ctx, Policy policy, 
   r.policy = policy;
   r.cap_w = cap_w;
   r.choice = select(policy, ctx, cap_w, &r.ranked);
-  if (!r.choice.feasible) throw Error(fmt::format("{}: {}", to_string(policy), r.choice.message));
+  if (!r.choice.feasible) throw Error(fmt::format("policy {}: {}", to_string(policy), r.choice.message));
   const Space& space = *pb.space;
   for (Policy p : all_policies()) {
     PolicyChoice c;

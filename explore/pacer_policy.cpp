@@ -20,6 +20,7 @@ void add_interval(Selection& s, const Relation& proxy) {
 Relation pacer_relation(const Relation& proxy) {
   Relation r;
   r.name = proxy.name;
+  r.measured_batch_sizes = proxy.measured_batch_sizes;
   r.samples_by_batch = proxy.samples_by_batch;
   for (size_t i = 0; i < r.samples_by_batch.size() && i < proxy.expected_samples_by_batch.size(); ++i)
     if (!std::isnan(proxy.expected_samples_by_batch[i])) r.samples_by_batch[i] = proxy.expected_samples_by_batch[i];

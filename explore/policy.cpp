@@ -1,6 +1,7 @@
 #include "explore/policy.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 
@@ -86,7 +87,21 @@ Selection per_batch_policy(Policy p, const Index& index, const Relation& rel, do
     if (!best || better(c, *best)) best = c;
     if (per_batch) all.push_back(c);
   }
-  if (!best) return infeasible(p, index, cap_w);
+  if (!best) {
+    // Configurations under the cap whose b the relation lacks: raising the cap is not what helps.
+    std::vector<int> missing;
+    for (size_t bi = 0; bi < s.num_batches(); ++bi)
+      if (!rel.has(bi) && pick(bi)) missing.push_back(s.batch_sizes()[bi]);
+    if (!missing.empty())
+      return infeasible(
+          p, index, cap_w,
+          fmt::format("relation '{}' has no samples-to-target at b={} (the batch sizes under {}); it has b={}: choose "
+                      "batch sizes it covers, or measure it at these",
+                      rel.name, fmt::join(missing, ","), units::format(cap_w, units::Dimension::Power),
+                      rel.measured_batch_sizes.empty() ? std::string("none")
+                                                       : fmt::format("{}", fmt::join(rel.measured_batch_sizes, ","))));
+    return infeasible(p, index, cap_w);
+  }
   if (per_batch) {
     std::sort(all.begin(), all.end(), better);
     per_batch->clear();
@@ -136,10 +151,13 @@ Selection baseline(Policy p, const PolicyContext& ctx, double cap_w, std::vector
 
 }  // namespace
 
-Relation Relation::from_set(const traces::RelationSet& set, const Space& space, const traces::RelationSet* looser) {
+Relation Relation::from_set(const traces::RelationSet& set, const Space& space, const traces::RelationSet* looser,
+                            const RelationModelOptions& model_options) {
   Relation r;
   r.name = set.name;
-  const RelationModel model = fit_relation_model(set, looser);
+  for (int b : set.batch_sizes())
+    if (!std::isnan(set.mean_samples(b))) r.measured_batch_sizes.push_back(b);
+  const RelationModel model = fit_relation_model(set, looser, model_options);
   for (int b : space.batch_sizes()) {
     r.samples_by_batch.push_back(set.mean_samples(b));
     const BatchPosterior* p = model.find(b);
@@ -164,7 +182,10 @@ Selection select_ours(Policy p, const PolicyContext& ctx, double cap_w, std::vec
 Selection select_fastest_front(Policy p, const PolicyContext& ctx, double cap_w, std::vector<Selection>* per_batch) {
   const Index& index = *ctx.index;
   const Relation* rel = p == Policy::Oracle ? ctx.target : ctx.proxy;
-  if (!rel) return infeasible(p, index, cap_w, "no target relation: the oracle needs the target's own r(b)");
+  if (!rel)
+    return infeasible(p, index, cap_w,
+                      "no target relation: the oracle needs the target's own r(b); measure it on the target data "
+                      "(pacer relation) and name it as the target relation");
   return per_batch_policy(
       p, index, *rel, cap_w, [&](size_t bi) { return index.best_feasible_knob(bi, cap_w, Objective::Time); },
       [&](size_t bi, size_t ki) { return predicted_time(index.space(), *rel, bi, ki); }, "front", per_batch);

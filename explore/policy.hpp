@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "explore/relation_model.hpp"
 #include "explore/space.hpp"
 #include "traces/records.hpp"
 
@@ -19,9 +20,13 @@ struct Relation {
   // The pacer policy's posterior of samples-to-target (explore/relation_model.hpp), aligned the same
   // way: expected value and 90 % interval. Empty for a relation built from means alone.
   std::vector<double> expected_samples_by_batch{}, samples_lo_by_batch{}, samples_hi_by_batch{};
-  // `looser`: the same runs at a looser metric level (a learning-curve point), when known.
+  // The batch sizes the relation has samples-to-target at (its own, inside the space or not), for
+  // messages when the space's batch sizes miss them.
+  std::vector<int> measured_batch_sizes{};
+  // `looser`: the same runs at a looser metric level (a learning-curve point), when known;
+  // `model_options`: the constants of the pacer policy's posterior (explore/relation_model.hpp).
   static Relation from_set(const traces::RelationSet& set, const Space& space,
-                           const traces::RelationSet* looser = nullptr);
+                           const traces::RelationSet* looser = nullptr, const RelationModelOptions& model_options = {});
   bool has(size_t bi) const { return bi < samples_by_batch.size() && !std::isnan(samples_by_batch[bi]); }
 };
 

@@ -190,13 +190,9 @@ std::vector<double> parse_knob(const std::string& text, const traces::KnobSpace&
     else if (unit == "W")
       out.push_back(units::parse(parts[i], units::Dimension::Power, "W", option));
     else {
-      try {
-        size_t used = 0;
-        out.push_back(std::stod(parts[i], &used));
-        if (used != parts[i].size()) throw std::invalid_argument(parts[i]);
-      } catch (const std::exception&) {
-        throw UsageError(fmt::format("{}: '{}' is not a number", option, parts[i]));
-      }
+      const auto v = units::to_number(parts[i]);
+      if (!v) throw UsageError(fmt::format("{}: '{}' is not a number", option, parts[i]));
+      out.push_back(*v);
     }
   }
   return out;

@@ -2,10 +2,11 @@
 // A statistical model of samples-to-target across batch sizes, fitted to the proxy's runs, for the
 // `pacer` policy (docs/explore.md, "The pacer policy"). The per-b mean of a few seeds is noisy and
 // sometimes censored; the model treats it as one noisy observation of a smooth curve in log b:
-//  1. each run's samples-to-target in log space, de-quantised by the learning curve when the run's
-//     samples to a looser metric level are known (the run's offset from the level means, averaged
-//     over the two levels, added to the target level's mean); a censored run counts at least its
-//     budget plus one evaluation interval (one epoch for epoch-granular traces);
+//  1. each run's samples-to-target in log space; where the run's samples to the next looser metric
+//     level are known (the learning curve), its count is blended with the count that level predicts:
+//     log N_looser + d(b), d(b) the last step of the curve as a line in log b fitted to every run
+//     (weight kPacerOwnWeight on the run's own count); a censored run counts at least its budget
+//     plus one evaluation interval (one epoch for epoch-granular traces), or its predicted count;
 //  2. a prior for each b from its neighbours alone (linear interpolation in log b, linear
 //     extrapolation at the ends), i.e. leave-one-out;
 //  3. empirical-Bayes shrinkage of the per-b mean toward that prior: the between-b variance tau^2 is
@@ -20,14 +21,19 @@
 
 namespace pacer::explore {
 
-// Weight of the seed noise in the shrinkage (1: plain empirical Bayes). Chosen by leave-one-
-// workload-out cross-validation on the Zeus traces over {1, 2, 4, 8} (docs/explore.md).
-inline constexpr double kPacerShrink = 1.0;
+// The two constants, chosen together by leave-one-workload-out cross-validation on the Zeus traces
+// (grid: own weight {0.25, 0.5, 0.75} x shrink {0.5, 1, 2, 4}; five of six folds chose these;
+// docs/explore.md, "Constants and how they were chosen").
+// Weight of the seed noise in the shrinkage (1: plain empirical Bayes; 0.5 trusts each b's runs more).
+inline constexpr double kPacerShrink = 0.5;
+// Weight of a run's own samples-to-target against the count its looser level predicts (step 1).
+inline constexpr double kPacerOwnWeight = 0.25;
 // z of the two-sided 90 % interval of a normal distribution.
 inline constexpr double kInterval90Z = 1.6448536269514722;
 
 struct RelationModelOptions {
   double shrink = kPacerShrink;
+  double own_weight = kPacerOwnWeight;
   bool use_learning_curve = true;  // use the looser level's runs when given
 };
 

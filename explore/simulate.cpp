@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <memory>
+
 #include "explore/choose.hpp"
 #include "traces/error.hpp"
 #include "traces/units.hpp"
@@ -41,8 +43,15 @@ Simulation simulate(const Problem& pb, const SimulateRequest& req) {
     PolicyContext ctx = pb.context();
     ctx.powertrain_batch = req.powertrain_batch;
     const Policy policy = req.policy;
-    in.select = [ctx, policy](double cap) -> std::optional<sim::Choice> {
+    // The first selection starts the run: when the policy has nothing, its own reason (a cap below
+    // every configuration, no target relation for the oracle, ...) is the error. At a later cap
+    // change nothing feasible means the governor throttles.
+    auto first = std::make_shared<bool>(true);
+    in.select = [ctx, policy, first](double cap) -> std::optional<sim::Choice> {
       const auto s = select(policy, ctx, cap);
+      const bool starting = *first;
+      *first = false;
+      if (!s.feasible && starting) throw Error(fmt::format("policy {}: {}", to_string(policy), s.message));
       if (!s.feasible) return std::nullopt;
       return sim::Choice{s.knob, s.batch_size};
     };

@@ -103,12 +103,16 @@ traces::SweepResult sweep_record(const std::vector<const Problem*>& problems, co
   result.name = req.name;
   result.knob = problems[0]->space->knob();
   result.guard = req.options.guard;
+  if (!req.proxies.empty() && req.proxies.size() != problems.size())
+    throw Error("a sweep with its own proxy relations needs one per design space");
   std::set<std::string> bases;
-  for (const auto* p : problems) {
+  for (size_t i = 0; i < problems.size(); ++i) {
+    const Problem* p = problems[i];
     // Without explicit caps: the replay protocol's, evenly spaced over this workload's own power range.
     auto caps = req.caps_w.empty() ? cap_grid_w(p->space->min_power_w(), p->space->max_power_w(), req.caps_per_workload)
                                    : req.caps_w;
     SweepWorkload w = sweep_workload(*p, std::move(caps));
+    if (!req.proxies.empty()) w.proxy = req.proxies[i];
     if (req.device_wide) w.device_cap = &all_cap;
     const auto rows = sweep(w, req.options);
     result.rows.insert(result.rows.end(), rows.begin(), rows.end());

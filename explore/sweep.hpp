@@ -75,6 +75,9 @@ struct SweepRequest {
   int caps_per_workload = 10;
   bool device_wide = true;  // Baselines 1/2 cap the knob over every problem (else each alone)
   SweepOptions options;
+  // One proxy relation per problem in place of its own (a cut of its runs: explore/proxy_budget.hpp);
+  // empty: each problem's proxy.
+  std::vector<const Relation*> proxies;
 };
 traces::SweepResult sweep_record(const std::vector<const Problem*>& problems, const SweepRequest& request);
 

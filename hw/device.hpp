@@ -73,7 +73,15 @@ class Device {
   // The clocks that float (follow their governors) while a setting is pinned, recorded with every
   // profile (ProfileTable::floating_clocks): "" when none does.
   virtual std::string floating_clocks() const { return ""; }
+  // The board as it identifies itself (a Jetson's device-tree model, the NVML device name, an
+  // emulated board's catalog name), recorded with every profile point and validation run; "" when
+  // the backend cannot tell.
+  virtual std::string board_model() const { return ""; }
 };
+
+// The machine this process runs on, recorded with every measured point and run: the Slurm node
+// name ($SLURMD_NODENAME) when Slurm started this process, else the host name.
+std::string node_name();
 
 // The settings of a one-dimensional knob (GPU frequencies in Hz, power limits in W), ascending as
 // the device lists them.

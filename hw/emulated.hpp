@@ -114,6 +114,7 @@ class EmulatedJetson final : public Device {
                                                        EmulatorOptions options = {}, PhysicsParams params = {});
 
   std::string name() const override { return device_.name + " (emulated)"; }
+  std::string board_model() const override { return device_.display_name; }
   bool emulated() const override { return true; }
   const traces::KnobSpace& knob() const override { return knob_; }
   std::vector<std::vector<double>> settings() const override;

@@ -320,6 +320,10 @@ void write_fake_tree(const fs::path& root, const traces::DeviceSpec& d, const Fa
     name << d.gpu_arch << '\0';
   }
   if (!fs::exists(df / "device")) link_relative(df / "device", dev_dir);
+  // The board's device-tree model, NUL-terminated as on a board, where /proc/device-tree links to it.
+  fs::create_directories(root / "sys/firmware/devicetree/base");
+  std::ofstream(root / "sys/firmware/devicetree/base/model", std::ios::binary) << d.display_name << '\0';
+  link_relative(root / "proc/device-tree", root / "sys/firmware/devicetree/base");
   link_relative(root / "sys/class/devfreq" / d.devfreq_node, df);
   if (o.decoy_devfreq) {
     const fs::path vic = root / "sys/devices/15340000.vic";

@@ -284,6 +284,18 @@ std::string restore_from_state_file(const fs::path& state_file, const fs::path& 
                      state_file.string());
 }
 
+std::string read_board_model(const fs::path& root, const SysfsIo& io) {
+  for (const char* file : {"proc/device-tree/model", "sys/firmware/devicetree/base/model"}) {
+    std::error_code ec;
+    if (!fs::exists(root / file, ec)) continue;
+    try {
+      return io.read(root / file);  // SysfsIo::read drops the device-tree string's trailing NUL
+    } catch (const IoError&) {
+    }
+  }
+  return "";
+}
+
 JetsonSysfsDevice::JetsonSysfsDevice(JetsonSysfsOptions options) : options_(std::move(options)) {
   io_ = options_.io ? options_.io.get() : &real_sysfs_io();
   if (!fs::exists(options_.root))
@@ -312,7 +324,9 @@ JetsonSysfsDevice::JetsonSysfsDevice(JetsonSysfsOptions options) : options_(std:
     } catch (const IoError&) {
     }
   }
-  spdlog::debug("jetson sysfs: GPU {} at {}, {} frequencies, total rails [{}]{}", devfreq_.of_name,
+  board_model_ = read_board_model(options_.root, *io_);
+  if (board_model_.empty()) board_model_ = fmt::format("Jetson with GPU {} (no device-tree model)", devfreq_.of_name);
+  spdlog::debug("jetson sysfs: {}, GPU {} at {}, {} frequencies, total rails [{}]{}", board_model_, devfreq_.of_name,
                 devfreq_.dir.string(), freqs_hz_.size(), fmt::join(power_rails(), ", "),
                 rails_.summed ? " (summed: no total rail)" : "");
 }

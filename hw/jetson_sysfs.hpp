@@ -55,6 +55,11 @@ RailSelection select_rails(const std::vector<PowerRail>& rails);
 // -50 .. 0 mW is an idle rail's shunt offset and reads as 0).
 double read_rail_w(const PowerRail& rail, const SysfsIo& io);
 
+// The board's model as its device tree names it: <root>/proc/device-tree/model (on a Jetson the
+// same file as <root>/sys/firmware/devicetree/base/model, which is read when /proc has none),
+// without the trailing NUL; "" when the tree has neither.
+std::string read_board_model(const std::filesystem::path& root, const SysfsIo& io);
+
 struct JetsonSysfsOptions {
   std::filesystem::path root = "/";
   std::filesystem::path state_file;  // empty: default_state_file(root)
@@ -86,6 +91,9 @@ class JetsonSysfsDevice final : public Device {
   double temperature_c() const override;
   // Only the GPU clock is pinned; CPU and EMC follow their governors (an emulated tree has no such noise).
   std::string floating_clocks() const override { return emulated() ? "" : traces::kGpuPinnedFloatingClocks; }
+  // The device-tree model ("NVIDIA Jetson Nano Developer Kit"), or the GPU's of_node name when the
+  // tree has no model ("Jetson with GPU gv11b (no device-tree model)").
+  std::string board_model() const override { return board_model_; }
 
   const DevfreqNode& devfreq() const { return devfreq_; }
   const RailSelection& rails() const { return rails_; }
@@ -104,6 +112,7 @@ class JetsonSysfsDevice final : public Device {
   std::vector<double> freqs_hz_;
   RailSelection rails_;
   std::optional<std::filesystem::path> thermal_file_;
+  std::string board_model_;
   std::filesystem::path state_file_;
   bool saved_ = false;
   long long saved_min_hz_ = 0, saved_max_hz_ = 0;

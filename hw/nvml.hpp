@@ -52,6 +52,7 @@ class NvmlDevice final : public Device {
   std::string floating_clocks() const override {
     return knob_.kind == "power_limit" ? "gpu, memory (under the power limit)" : "memory";
   }
+  std::string board_model() const override { return gpu_name_; }
 
   NvmlSnapshot snapshot() const;
   double energy_j() const;  // the driver's counter; NaN when unsupported

@@ -1,11 +1,22 @@
 #include "hw/open_device.hpp"
 
 #include <fmt/format.h>
+#include <unistd.h>
+
+#include <cstdlib>
 
 #include "traces/catalog.hpp"
 #include "traces/error.hpp"
+#include "traces/units.hpp"
 
 namespace pacer::hw {
+
+std::string node_name() {
+  if (const char* n = std::getenv("SLURMD_NODENAME"); n && *n) return n;
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) == 0 && host[0]) return host;
+  return "unknown";
+}
 
 namespace {
 
@@ -85,20 +96,30 @@ static OpenedDevice open_device_with_sensor(const DeviceRequest& r) {
   if (s == "nvml" || s.rfind("nvml:", 0) == 0) {
     NvmlOptions o = r.nvml;
     if (s.size() > 5) {
-      try {
-        size_t used = 0;
-        const unsigned long idx = std::stoul(s.substr(5), &used);
-        if (used != s.size() - 5) throw std::invalid_argument("trailing");
-        o.index = static_cast<unsigned>(idx);
-      } catch (const std::exception&) {
-        throw OptionError("device", fmt::format("'{}' is not nvml:INDEX", s));
-      }
+      const auto idx = units::to_integer(s.substr(5), 0, 1023);
+      if (!idx) throw OptionError("device", fmt::format("'{}' is not nvml:INDEX (a GPU index 0 .. 1023)", s));
+      o.index = static_cast<unsigned>(*idx);
     }
     out.device = std::make_unique<NvmlDevice>(o);
     out.spec.name = out.device->name();
     return out;
   }
   throw OptionError("device", fmt::format("'{}' is not emulated:NAME, jetson or nvml[:INDEX]", s));
+}
+
+DeviceMemory training_memory(const DeviceRequest& r) {
+  if (r.spec.rfind("emulated:", 0) == 0 && r.spec.size() > 9) {
+    const traces::DeviceSpec spec = traces::find_device(r.spec.substr(9));
+    return {spec.memory_bytes, spec.name};
+  }
+  if (r.spec == "jetson") return {traces::host_memory_bytes(), "this Jetson"};
+  return {};
+}
+
+void check_batches_fit(const DeviceRequest& request, const traces::WorkloadInfo& workload,
+                       const std::vector<int>& batch_sizes, const std::string& option) {
+  const DeviceMemory memory = training_memory(request);
+  traces::check_batches_fit(workload, batch_sizes, memory.bytes, memory.owner, option);
 }
 
 }  // namespace pacer::hw

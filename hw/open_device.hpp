@@ -51,4 +51,18 @@ struct OpenedDevice {
 // Throws UsageError for a malformed spec, Error for a device that cannot be opened.
 OpenedDevice open_device(const DeviceRequest& request);
 
+// The memory a training batch on the requested device may use, without opening it: the catalog's
+// for an emulated board, this computer's for a Jetson (its GPU shares the board's memory), 0
+// (unknown) for NVML. `owner` names it in messages.
+struct DeviceMemory {
+  double bytes = 0;
+  std::string owner;
+};
+DeviceMemory training_memory(const DeviceRequest& request);
+
+// Refuses, before any work, the batch sizes whose training memory (traces::check_batches_fit) the
+// requested device cannot hold: OptionError(option) when `option` is set, else Error.
+void check_batches_fit(const DeviceRequest& request, const traces::WorkloadInfo& workload,
+                       const std::vector<int>& batch_sizes, const std::string& option = "");
+
 }  // namespace pacer::hw

@@ -47,6 +47,7 @@ class PowerModeDevice final : public Device {
   std::vector<std::string> power_rails() const override { return power_->power_rails(); }
   void restore() override;
   double temperature_c() const override { return power_->temperature_c(); }
+  std::string board_model() const override { return power_->board_model(); }
   std::string floating_clocks() const override { return emulated() ? "" : traces::kModeFloatingClocks; }
 
   const traces::DeviceSpec& board() const { return options_.board; }

@@ -126,7 +126,9 @@ class ProfileSession {
         vdev_(executor.virtual_device()),
         time_scale_(executor.time_scale()),
         watchdog_w_(o.power_limit_w > 0 ? o.power_limit_w + o.watchdog_margin_w : 0),
-        rails_(fmt::format("{}", fmt::join(device.power_rails(), ", "))) {}
+        rails_(fmt::format("{}", fmt::join(device.power_rails(), ", "))),
+        node_(node_name()),
+        board_model_(device.board_model()) {}
 
   void open(const std::string& name, int planned);
   traces::ProfilePoint measure(const Setting& f, int b);
@@ -159,6 +161,8 @@ class ProfileSession {
   double time_scale_;
   double watchdog_w_;
   std::string rails_;
+  std::string node_;  // recorded with every point (docs/cluster.md, board fleets)
+  std::string board_model_;
   std::string name_;
   std::optional<traces::Store> store_;
   std::set<std::pair<Setting, int>> retry_;
@@ -180,6 +184,14 @@ void ProfileSession::open(const std::string& name, int planned) {
             fmt::format("{} already holds profile '{}' of {} on {}{}: choose another profile name or "
                         "store",
                         o_.store.string(), name, old.workload, old.device, old.emulated ? " (emulated)" : ""));
+      // A profile is of one board model: a store's profile measured on another model is not resumed here.
+      for (const auto& p : old.points)
+        if (!p.board_model.empty() && !board_model_.empty() && p.board_model != board_model_)
+          throw SettingError(
+              "profile-name",
+              fmt::format("{} already holds profile '{}' measured on board model '{}' (node {}), but this "
+                          "board is '{}': choose another profile name or store",
+                          o_.store.string(), name, p.board_model, p.node, board_model_));
       previous_cost_s_ = old.profiling_cost_s;
       table_.points = std::move(old.points);
     }
@@ -257,11 +269,15 @@ void ProfileSession::fill_power(traces::ProfilePoint& p, const Batches& run, Pow
     sensor_fault = fmt::format("skipped: power sensor {}: {} of {} reads failed (limit {:g}%), first: {}",
                                health.garbage == health.failed ? "returns garbage" : "read errors", health.failed,
                                health.reads, 100 * o_.max_failed_read_share, health.first_error);
-  else if (sampler && o_.sensor_frozen_s > 0 && health.longest_unchanged_s > o_.sensor_frozen_s)
+  else if (sampler && health.frozen(o_.sensor_frozen_s))
     sensor_fault = fmt::format(
-        "skipped: power sensor frozen: the total ({}) read {:.4g} W unchanged for {:.1f} s "
+        "skipped: power sensor frozen: the total ({}) read {:.4g} W unchanged for {:.1f} s{} "
         "(limit {:g} s): the INA3221 stopped converting",
-        rails_, health.unchanged_w, health.longest_unchanged_s, o_.sensor_frozen_s);
+        rails_, health.unchanged_w, health.longest_unchanged_s,
+        health.frozen_whole_window(o_.sensor_frozen_s)
+            ? fmt::format(", the whole point (a live sensor moves within {:g} s)", kLiveSensorStillMaxS)
+            : "",
+        o_.sensor_frozen_s);
   if (!sensor_fault.empty()) {
     p.power_samples = sample_count();
     if (status == "ok") status = sensor_fault;
@@ -299,6 +315,8 @@ traces::ProfilePoint ProfileSession::measure(const Setting& f, int b) {
   p.knob = f;
   p.batch_size = b;
   p.sensor_rate_hz = o_.sensor_rate_hz;
+  p.node = node_;
+  p.board_model = board_model_;
   try {
     device_.pin(f);
   } catch (const SettingNotApplied& e) {

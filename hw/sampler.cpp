@@ -45,6 +45,7 @@ void PowerAccumulator::add(double time_s, const PowerReading& r) {
   }
   series_.time_s.push_back(time_s);
   series_.power_w.push_back(r.total_w);
+  health_.span_s = time_s - series_.time_s.front();
   if (!std::isnan(r.gpu_w)) series_.gpu_power_w.push_back(r.gpu_w);
   watchdog_.observe(time_s, r.total_w);
 }

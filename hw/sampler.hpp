@@ -29,6 +29,10 @@ struct PowerStats {
   double rate_hz = traces::kNaN;     // achieved
 };
 
+// A live INA3221 reading moves by at least its LSB within one conversion period, at most 1.1 s
+// (docs/reliability.md): readings bit-identical for longer come from a sensor that stopped.
+inline constexpr double kLiveSensorStillMaxS = 1.1;
+
 // How the sensor behaved over a window: what the profiler decides a point's outcome from
 // (docs/reliability.md, "Sensor and devfreq faults").
 struct SensorHealth {
@@ -42,7 +46,17 @@ struct SensorHealth {
   std::string last_error;                          // message of the most recent failure
   double longest_unchanged_s = 0;  // longest stretch of bit-identical total readings [device s]
   double unchanged_w = traces::kNaN;  // the value repeated over that stretch
+  double span_s = 0;                  // first to last reading of the window [device s]
   double failed_share() const { return reads > 0 ? static_cast<double>(failed) / static_cast<double>(reads) : 0.0; }
+  // The sensor stopped: its readings stayed bit-identical longer than `limit_s`, or through the whole
+  // window when the window is shorter than the limit but longer than a live sensor stays still (a
+  // short profiled point would otherwise never be caught). `limit_s` <= 0: never.
+  bool frozen(double limit_s) const {
+    if (!(limit_s > 0)) return false;
+    return longest_unchanged_s > limit_s ||
+           (span_s > kLiveSensorStillMaxS && span_s < limit_s && longest_unchanged_s >= span_s * (1 - 1e-9));
+  }
+  bool frozen_whole_window(double limit_s) const { return frozen(limit_s) && !(longest_unchanged_s > limit_s); }
 };
 
 // The power watchdog: trips once the mean of the total power over the last `window_s` (device

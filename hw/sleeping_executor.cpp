@@ -9,6 +9,7 @@
 #include "hw/executor.hpp"
 #include "hw/sysfs_io.hpp"
 #include "traces/error.hpp"
+#include "traces/units.hpp"
 
 namespace pacer::hw {
 namespace fs = std::filesystem;
@@ -30,8 +31,11 @@ SleepingExecutor::SleepingExecutor(fs::path emulator_dir, std::string workload, 
   if (!fs::exists(dir_ / "response"))
     throw Error(
         fmt::format("{} is not an emulated tree's control directory (start one with `pacer emulate`)", dir_.string()));
-  time_scale_ = std::stod(read_or(dir_ / "time_scale", "1"));
-  if (!(time_scale_ > 0)) throw Error(fmt::format("{}/time_scale must be positive", dir_.string()));
+  const std::string scale = read_or(dir_ / "time_scale", "1");
+  time_scale_ = units::to_number(scale).value_or(0);
+  if (!(time_scale_ > 0))
+    throw Error(
+        fmt::format("{}/time_scale holds '{}', not a positive number: restart `pacer emulate`", dir_.string(), scale));
   std::istringstream resp(read_or(dir_ / "response", "0"));
   resp >> seq_;
 }

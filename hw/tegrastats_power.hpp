@@ -66,6 +66,7 @@ class TegrastatsPowerDevice final : public Device {
   std::vector<std::string> power_rails() const override { return power_.rails(); }
   void restore() override { inner_->restore(); }
   double temperature_c() const override { return inner_->temperature_c(); }
+  std::string board_model() const override { return inner_->board_model(); }
   std::string floating_clocks() const override { return inner_->floating_clocks(); }
   Device& inner() { return *inner_; }
 

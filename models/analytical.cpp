@@ -350,6 +350,12 @@ std::unique_ptr<AnalyticalModel> fit_analytical(const std::vector<traces::Profil
   check(compute_share.size(), "compute shares");
   if (extras)
     check(extras->time_columns.size(), "extra time rows"), check(extras->power_columns.size(), "extra power rows");
+  if (!(options.prior_weight >= 0 && options.prior_weight <= kMaxPriorWeight))
+    throw OptionError(
+        "prior-weight",
+        fmt::format("{:g} is not a prior weight in [0, {:g}] (squared relative residual; the default 1e-4 "
+                    "is negligible against a 1% misfit, larger values overrule the data)",
+                    options.prior_weight, kMaxPriorWeight));
   if (points.size() < 4)
     throw Error(fmt::format(
         "the analytical model needs at least 4 profiled points (it has 4 time parameters), got {}: profile more "

@@ -89,8 +89,11 @@ struct AnalyticalFitOptions {
   // pull t1, w0, k_leak, c_base, busy, traffic towards 0 and b_half towards the middle of the
   // profiled b range.
   // In units of squared relative residual; 1e-4 is negligible next to a 1% misfit over 10 points.
+  // At most kMaxPriorWeight (a prior as strong as one point missed by 100%): beyond it the priors
+  // overrule the data and pin their parameters to 0, a degenerate model.
   double prior_weight = 1e-4;
 };
+inline constexpr double kMaxPriorWeight = 1.0;
 
 // What a model over power-mode caps (models/mode_model.hpp) adds to the fit, per point: the powered
 // share s of the GPU's TPCs (empty: 1; its compute runs at f*s and its leakage and switched
@@ -104,7 +107,8 @@ struct FitExtras {
 };
 
 // Fits the model to `points` (gpu_freq knob, time and mean power required, peak optional).
-// Throws Error when there are fewer than 4 points or fewer than 2 distinct frequencies.
+// Throws Error when there are fewer than 4 points or fewer than 2 distinct frequencies, and
+// OptionError("prior-weight") for a prior weight outside [0, kMaxPriorWeight].
 std::unique_ptr<AnalyticalModel> fit_analytical(const std::vector<traces::ProfilePoint>& points,
                                                 const AnalyticalFitOptions& options, FitExtras* extras = nullptr);
 

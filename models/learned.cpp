@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "traces/error.hpp"
+#include "traces/units.hpp"
 
 namespace pacer::models {
 
@@ -172,7 +173,16 @@ std::unique_ptr<LearnedModel> learned_from_record(const traces::ModelRecord& rec
   net.has_peak = setting("has_peak") != "0";
   std::vector<int> sizes;
   std::stringstream ss(setting("layer_sizes"));
-  for (std::string item; std::getline(ss, item, ',');) sizes.push_back(std::stoi(item));
+  for (std::string item; std::getline(ss, item, ',');) {
+    // A layer's width: the blob's size check below needs a sane value first.
+    const auto size = units::to_integer(item, 1, 1 << 20);
+    if (!size)
+      throw Error(
+          fmt::format("model record '{}': layer size '{}' in its settings is not a width of 1 to 2^20: the "
+                      "record is damaged; calibrate the model again",
+                      record.name, item));
+    sizes.push_back(static_cast<int>(*size));
+  }
   size_t offset = 0;
   const auto take = [&](size_t count) {
     std::vector<float> v(count);

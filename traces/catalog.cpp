@@ -100,17 +100,13 @@ class SectionReader {
     return out;
   }
   double to_number(const std::string& text, const std::string& key, int line) const {
-    try {
-      size_t used = 0;
-      const double v = std::stod(text, &used);
-      // The cap keeps every scaled value (GiB -> bytes, MHz -> Hz) finite, so to_device_ini can
-      // write back whatever was accepted; no quantity of the schema comes near it.
-      if (used != text.size() || !std::isfinite(v) || v < 0 || v > kMaxValue) throw std::invalid_argument("bad");
-      return v;
-    } catch (const std::exception&) {
+    // The cap keeps every scaled value (GiB -> bytes, MHz -> Hz) finite, so to_device_ini can
+    // write back whatever was accepted; no quantity of the schema comes near it.
+    const auto v = units::to_number(text);
+    if (!v || *v < 0 || *v > kMaxValue)
       throw Error(fmt::format("{}:{}: key '{}' needs a non-negative number (at most 1e15), got '{}'", origin_, line,
                               key, text));
-    }
+    return *v;
   }
   // Counts, channels and ids are ints: a larger value is an error, not an undefined conversion.
   int to_int(double v, const std::string& key) const {

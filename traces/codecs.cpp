@@ -240,6 +240,19 @@ RelationSet read_relation(const GroupReader& g) {
   return s;
 }
 
+void write(GroupWriter w, const LearningCurve& c) {
+  w.attr("record", std::string("LearningCurve"));
+  write_attributes(w, kLearningCurveAttributes, c);
+  write_rows(w, kCurvePointColumns, c.points, {nullptr, c.metric});
+}
+
+LearningCurve read_curve(const GroupReader& g) {
+  LearningCurve c;
+  read_attributes(g, kLearningCurveAttributes, c);
+  c.points = read_rows(g, kCurvePointColumns, {nullptr, c.metric});
+  return c;
+}
+
 void write(GroupWriter w, const ModelRecord& m) {
   w.attr("record", std::string("ModelRecord"));
   write_attributes(w, kModelRecordAttributes, m);

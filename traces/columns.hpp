@@ -47,7 +47,7 @@ inline constexpr std::array<Field<ProfileTable>, 10> kProfileTableAttributes{{
     {"profiling_cost_s", "", &ProfileTable::profiling_cost_s},
     {"floating_clocks", "", &ProfileTable::floating_clocks, true},
 }};
-inline constexpr std::array<Field<ProfilePoint>, 12> kProfilePointColumns{{
+inline constexpr std::array<Field<ProfilePoint>, 14> kProfilePointColumns{{
     {"knob", kKnobUnit, &ProfilePoint::knob},
     {"batch_size", "samples", &ProfilePoint::batch_size},
     {"time_per_batch_mean", "s", &ProfilePoint::time_per_batch_mean_s},
@@ -60,6 +60,8 @@ inline constexpr std::array<Field<ProfilePoint>, 12> kProfilePointColumns{{
     {"sensor_rate", "Hz", &ProfilePoint::sensor_rate_hz},
     {"temperature", "degC", &ProfilePoint::temperature_c},
     {"status", "", &ProfilePoint::status},
+    {"node", "", &ProfilePoint::node, true},                // added with board fleets (docs/cluster.md)
+    {"board_model", "", &ProfilePoint::board_model, true},  // added with board fleets
 }};
 
 // ---------------------------------------------------------------------------------------------
@@ -89,6 +91,21 @@ inline constexpr std::array<Field<RelationRun>, 8> kRelationRunColumns{{
 }};
 
 // ---------------------------------------------------------------------------------------------
+// LearningCurve
+inline constexpr std::array<Field<LearningCurve>, 4> kLearningCurveAttributes{{
+    {"name", "", &LearningCurve::name},
+    {"metric", "", &LearningCurve::metric},
+    {"higher_is_better", "", &LearningCurve::higher_is_better},
+    {"source", "", &LearningCurve::source},
+}};
+inline constexpr std::array<Field<CurvePoint>, 4> kCurvePointColumns{{
+    {"batch_size", "samples", &CurvePoint::batch_size},
+    {"seed", "1", &CurvePoint::seed},
+    {"samples", "samples", &CurvePoint::samples},
+    {"metric", kMetricUnit, &CurvePoint::metric},
+}};
+
+// ---------------------------------------------------------------------------------------------
 // ModelRecord (its parameters, metrics, settings and blob have their own layout: codecs.cpp)
 inline constexpr std::array<Field<ModelRecord>, 4> kModelRecordAttributes{{
     {"name", "", &ModelRecord::name},
@@ -99,13 +116,16 @@ inline constexpr std::array<Field<ModelRecord>, 4> kModelRecordAttributes{{
 
 // ---------------------------------------------------------------------------------------------
 // SweepResult
-inline constexpr std::array<Field<SweepResult>, 6> kSweepResultAttributes{{
+inline constexpr std::array<Field<SweepResult>, 9> kSweepResultAttributes{{
     {"name", "", &SweepResult::name},
     {"profile", "", &SweepResult::profile},
     {"relation", "", &SweepResult::relation},
     {"target", "", &SweepResult::target},
     {"feasibility", "", &SweepResult::feasibility},
     {"guard", "", &SweepResult::guard, true},  // added with the report's guard band
+    {"budget", "", &SweepResult::budget, true},  // added with the proxy-budget sweeps
+    {"proxy_cut", "", &SweepResult::proxy_cut, true},
+    {"proxy_share", "", &SweepResult::proxy_share, true},
 }};
 inline constexpr std::array<Field<SweepRow>, 12> kSweepRowColumns{{
     {"cap", "W", &SweepRow::cap_w},
@@ -144,7 +164,7 @@ inline constexpr std::array<Field<ValidationResult>, 9> kValidationResultAttribu
     {"feasibility", "", &ValidationResult::feasibility},
     {"guard", "", &ValidationResult::guard, true},  // added with the report's guard band
 }};
-inline constexpr std::array<Field<ValidationRow>, 19> kValidationRowColumns{{
+inline constexpr std::array<Field<ValidationRow>, 21> kValidationRowColumns{{
     {"cap", "W", &ValidationRow::cap_w},
     {"policy", "", &ValidationRow::policy},
     {"knob", kKnobUnit, &ValidationRow::knob},
@@ -163,7 +183,9 @@ inline constexpr std::array<Field<ValidationRow>, 19> kValidationRowColumns{{
     {"predicted_energy", "J", &ValidationRow::predicted_energy_j},
     {"final_metric", kMetricUnit, &ValidationRow::final_metric},
     {"series", "", &ValidationRow::series},
-    {"status", "", &ValidationRow::status, true},  // added with the power watchdog
+    {"status", "", &ValidationRow::status, true},            // added with the power watchdog
+    {"node", "", &ValidationRow::node, true},                // added with board fleets (docs/cluster.md)
+    {"board_model", "", &ValidationRow::board_model, true},  // added with board fleets
 }};
 
 // ---------------------------------------------------------------------------------------------

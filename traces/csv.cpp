@@ -80,6 +80,11 @@ std::string to_csv(const RelationSet& s) {
          rows_csv(kRelationRunColumns, s.runs, nullptr, s.metric);
 }
 
+std::string to_csv(const LearningCurve& c) {
+  return fmt::format("# curve name={} metric={} source={}\n", c.name, c.metric, c.source) +
+         rows_csv(kCurvePointColumns, c.points, nullptr, c.metric);
+}
+
 std::string to_csv(const ModelRecord& m) {
   std::string out =
       fmt::format("# model name={} kind={} workload={} device={}\n", m.name, m.kind, m.workload, m.device);

@@ -10,6 +10,7 @@ namespace pacer::traces {
 std::string to_csv(const ProfileTable& table);
 std::string to_csv(const RelationSet& set);
 std::string to_csv(const ModelRecord& model);
+std::string to_csv(const LearningCurve& curve);
 std::string to_csv(const SweepResult& sweep);
 std::string to_csv(const PowerSeries& series);
 std::string to_csv(const DeviceSpec& device);

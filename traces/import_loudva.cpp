@@ -13,6 +13,7 @@
 #include "traces/error.hpp"
 #include "traces/import_common.hpp"
 #include "traces/power_modes.hpp"
+#include "traces/units.hpp"
 #include "traces/zeus.hpp"
 
 namespace pacer::traces::loudva {
@@ -61,13 +62,24 @@ Listing list_dir(const std::filesystem::path& dir) {
   Listing l;
   for (const auto& e : std::filesystem::directory_iterator(dir)) {
     const std::string f = e.path().filename().string();
+    // The frequency (Hz) or mode id in a file name.
+    const auto number = [&](const std::string& digits, int64_t hi) {
+      const auto v = units::to_integer(digits, 0, hi);
+      if (!v)
+        throw Error(
+            fmt::format("{}: the number {} in the file name is out of range (at most {}): rename or remove "
+                        "the file",
+                        e.path().string(), digits, hi));
+      return *v;
+    };
+    constexpr int64_t kMaxFreqHz = 1'000'000'000'000, kMaxModeId = 1'000'000;
     std::smatch m;
     if (std::regex_match(f, m, sweep_re))
-      l.sweeps[std::stod(m[1].str())] = e.path();
+      l.sweeps[static_cast<double>(number(m[1].str(), kMaxFreqHz))] = e.path();
     else if (std::regex_match(f, m, perf_re))
-      l.perf[std::stoi(m[1].str())] = e.path();
+      l.perf[static_cast<int>(number(m[1].str(), kMaxModeId))] = e.path();
     else if (std::regex_match(f, m, power_re))
-      l.power[std::stoi(m[1].str())] = e.path();
+      l.power[static_cast<int>(number(m[1].str(), kMaxModeId))] = e.path();
   }
   return l;
 }

@@ -12,6 +12,7 @@
 #include "traces/import_common.hpp"
 #include "traces/rails.hpp"
 #include "traces/stats.hpp"
+#include "traces/units.hpp"
 
 namespace pacer::traces::tegrastats {
 namespace {
@@ -26,13 +27,23 @@ long days_from_civil(long y, unsigned m, unsigned d) {
   return era * 146097 + static_cast<long>(doe) - 719468;
 }
 
+// A number of the log (matched by a pattern, so only its size can be wrong), or an Error naming
+// the line, the field and the value.
+double number(const std::string& text, const std::string& field, const std::string& where) {
+  const auto v = units::to_number(text);
+  if (!v || *v > 1e12)
+    throw Error(fmt::format("{}: {} holds {}, which is out of range: is the log damaged?", where, field, text));
+  return *v;
+}
+
 // "12%@[1300,1300]" / "0%@76" / "99%" -> load (0..1) and MHz (NaN when absent; the first of a list).
-void load_at_freq(const std::string& v, double& load, double& freq_hz, const std::string& where) {
+void load_at_freq(const std::string& name, const std::string& v, double& load, double& freq_hz,
+                  const std::string& where) {
   static const std::regex re(R"((\d+(?:\.\d+)?)%(?:@\[?(\d+(?:\.\d+)?)(?:,[\d.,]*)?\]?)?)");
   std::smatch m;
   if (!std::regex_match(v, m, re)) throw Error(fmt::format("{}: '{}' is not load%[@MHz]", where, v));
-  load = std::stod(m[1].str()) / 100.0;
-  if (m[2].matched) freq_hz = std::stod(m[2].str()) * 1e6;
+  load = number(m[1].str(), name, where) / 100.0;
+  if (m[2].matched) freq_hz = number(m[2].str(), name, where) * 1e6;
 }
 
 }  // namespace
@@ -48,10 +59,13 @@ Sample parse_line(const std::string& line, const std::string& origin, size_t lin
   std::smatch dm, tm;
   if (date_s) *date_s = kNaN;
   if (tok.size() >= 2 && std::regex_match(tok[0], dm, date_re) && std::regex_match(tok[1], tm, time_re)) {
-    const long days = days_from_civil(std::stol(dm[3].str()), static_cast<unsigned>(std::stoul(dm[1].str())),
-                                      static_cast<unsigned>(std::stoul(dm[2].str())));
+    // The date and time fields are two or four digits (the patterns above): no range to check.
+    const auto digits = [&](const std::ssub_match& m) { return units::to_integer(m.str()).value_or(0); };
+    const long days =
+        days_from_civil(digits(dm[3]), static_cast<unsigned>(digits(dm[1])), static_cast<unsigned>(digits(dm[2])));
     if (date_s)
-      *date_s = days * 86400.0 + std::stod(tm[1].str()) * 3600 + std::stod(tm[2].str()) * 60 + std::stod(tm[3].str());
+      *date_s = static_cast<double>(days) * 86400.0 +
+                static_cast<double>(digits(tm[1]) * 3600 + digits(tm[2]) * 60 + digits(tm[3]));
     i = 2;
   }
   // A rail: "NAME cur/avg", each value an integer with an optional mW (JetPack 7: three values).
@@ -70,18 +84,18 @@ Sample parse_line(const std::string& line, const std::string& origin, size_t lin
       }
       ++i;
     } else if (t == "GR3D_FREQ" && !next.empty()) {
-      load_at_freq(next, s.gpu_load, s.gpu_freq_hz, where);
+      load_at_freq(t, next, s.gpu_load, s.gpu_freq_hz, where);
       ++i;
     } else if (t == "EMC_FREQ" && !next.empty()) {
       double load = 0;
-      load_at_freq(next, load, s.emc_freq_hz, where);
+      load_at_freq(t, next, load, s.emc_freq_hz, where);
       ++i;
     } else if (!next.empty() && std::regex_match(next, m, rail_re)) {
-      s.rails_w[t] = std::stod(m[1].str()) / 1000.0;  // mW, with or without the suffix
+      s.rails_w[t] = number(m[1].str(), t, where) / 1000.0;  // mW, with or without the suffix
       order.push_back(t);
       ++i;
     } else if (std::regex_match(t, m, temp_re)) {
-      s.temperatures_c[m[1].str()] = std::stod(m[2].str());
+      s.temperatures_c[m[1].str()] = number(m[2].str(), m[1].str(), where);
     }
   }
   if (s.rails_w.empty())

@@ -26,6 +26,8 @@ struct Merging {
   fs::path header_from;
   std::map<Key, std::pair<Entry, fs::path>> entries;
   double cost_s = 0;  // profiles: profiling cost of the inputs that brought new points
+  std::string board_model;  // of the entries that record one, and the file the first came from
+  fs::path board_from;
 };
 
 // How one record type is merged: which member holds its entries, the key of an entry, and how a
@@ -38,7 +40,27 @@ struct Kind {
   std::function<std::string(const Entry&)> entry_text;
   std::function<std::string(const Record&)> header_text;
   std::function<void(Record&)> normalise = [](Record&) {};  // fields that may differ between shards
+  std::function<std::string(const Entry&)> board_model = {};  // entries measured on a board say which
 };
+
+// Every entry of one record that names its board model must name the same one: a profile or a
+// validation belongs to one board model (docs/cluster.md, board fleets).
+template <class Record, class Key, class Entry>
+void check_board_model(Merging<Record, Key, Entry>& m, const Kind<Record, Key, Entry>& kind, const std::string& name,
+                       const Entry& e, const fs::path& from) {
+  if (!kind.board_model) return;
+  const std::string model = kind.board_model(e);
+  if (model.empty()) return;
+  if (m.board_model.empty()) {
+    m.board_model = model;
+    m.board_from = from;
+  } else if (m.board_model != model) {
+    throw Error(fmt::format(
+        "{} '{}' was measured on board model '{}' in {} but on '{}' in {}: {}s of different board models cannot be "
+        "merged into one (give each board model's {} its own name, or its own store)",
+        kind.what, name, m.board_model, m.board_from.string(), model, from.string(), kind.what, kind.what));
+  }
+}
 
 template <class Record, class Key, class Entry>
 void add_record(std::map<std::string, Merging<Record, Key, Entry>>& acc, const Kind<Record, Key, Entry>& kind,
@@ -60,6 +82,7 @@ void add_record(std::map<std::string, Merging<Record, Key, Entry>>& acc, const K
   }
   bool brought_new = false;
   for (auto& e : entries) {
+    check_board_model(m, kind, name, e, from);
     const Key k = kind.key(e);
     const auto found = m.entries.find(k);
     if (found == m.entries.end()) {
@@ -102,8 +125,11 @@ void add_whole(std::map<std::string, std::pair<Record, fs::path>>& acc, const st
 }
 
 using RelKey = std::pair<int, int>;
-using PointKey = std::pair<std::vector<double>, int>;
-using RowKey = std::tuple<double, std::string, int, std::vector<double>, int>;
+using CurveKey = std::tuple<int, int, int64_t>;
+// (b, knob): the order the profiler measures a grid in, so a merged grid lists its points as the
+// profile measured whole does.
+using PointKey = std::pair<int, std::vector<double>>;
+using RowKey = ValidationRowKey;
 
 const Kind<RelationSet, RelKey, RelationRun>& relation_kind() {
   static const Kind<RelationSet, RelKey, RelationRun> k{
@@ -122,12 +148,25 @@ const Kind<RelationSet, RelKey, RelationRun>& relation_kind() {
   return k;
 }
 
+const Kind<LearningCurve, CurveKey, CurvePoint>& curve_kind() {
+  static const Kind<LearningCurve, CurveKey, CurvePoint> k{
+      "learning curve", &LearningCurve::points,
+      [](const CurvePoint& p) {
+        return CurveKey{p.batch_size, p.seed, p.samples};
+      },
+      [](const CurvePoint& p) {
+        return fmt::format("b={} seed={} metric {:.6g} after {} samples", p.batch_size, p.seed, p.metric, p.samples);
+      },
+      [](const LearningCurve& c) { return fmt::format("metric {}, source {}", c.metric, c.source); }};
+  return k;
+}
+
 const Kind<ProfileTable, PointKey, ProfilePoint>& profile_kind() {
   static const Kind<ProfileTable, PointKey, ProfilePoint> k{
       "profile",
       &ProfileTable::points,
       [](const ProfilePoint& p) {
-        return PointKey{p.knob, p.batch_size};
+        return PointKey{p.batch_size, p.knob};
       },
       [](const ProfilePoint& p) {
         return fmt::format("point b={} knob [{}]: {:.6g} s/batch, peak {:.6g} W, status {}", p.batch_size,
@@ -137,29 +176,32 @@ const Kind<ProfileTable, PointKey, ProfilePoint>& profile_kind() {
         return fmt::format("board model {}, workload {}, knob {}, source {}", t.device, t.workload, t.knob.kind,
                            t.source);
       },
-      [](ProfileTable& t) { t.profiling_cost_s = 0; }};
+      [](ProfileTable& t) { t.profiling_cost_s = 0; },
+      [](const ProfilePoint& p) { return p.board_model; }};
   return k;
 }
 
 const Kind<ValidationResult, RowKey, ValidationRow>& validation_kind() {
   static const Kind<ValidationResult, RowKey, ValidationRow> k{
-      "validation", &ValidationResult::rows,
-      [](const ValidationRow& r) {
-        return RowKey{r.cap_w, r.policy, r.seed, r.knob, r.batch_size};
-      },
+      "validation",
+      &ValidationResult::rows,
+      row_key,
       [](const ValidationRow& r) {
         return fmt::format("cap {:g} W {} seed {} b={}: {} samples, {:.6g} s", r.cap_w, r.policy, r.seed, r.batch_size,
                            r.samples, r.device_time_s);
       },
       [](const ValidationResult& v) {
         return fmt::format("board {}, workload {}, dataset {}, target {:g}", v.device, v.workload, v.dataset, v.target);
-      }};
+      },
+      [](ValidationResult&) {},
+      [](const ValidationRow& r) { return r.board_model; }};
   return k;
 }
 
 struct Merged {
   std::optional<std::pair<DeviceSpec, fs::path>> device;
   std::map<std::string, Merging<RelationSet, RelKey, RelationRun>> relations;
+  std::map<std::string, Merging<LearningCurve, CurveKey, CurvePoint>> curves;
   std::map<std::string, Merging<ProfileTable, PointKey, ProfilePoint>> profiles;
   std::map<std::string, Merging<ValidationResult, RowKey, ValidationRow>> validations;
   std::map<std::string, std::pair<ModelRecord, fs::path>> models;
@@ -183,6 +225,8 @@ void read_input(const fs::path& path, Merged& m, MergeReport& report) {
   }
   for (const auto& name : in.list("relations"))
     add_record(m.relations, relation_kind(), name, in.read_relation(name), path, report);
+  for (const auto& name : in.list("curves"))
+    add_record(m.curves, curve_kind(), name, in.read_curve(name), path, report);
   for (const auto& name : in.list("profiles")) {
     ProfileTable t = in.read_profile(name);
     const auto it = m.profiles.find(name);
@@ -208,6 +252,10 @@ void write_merged(const Merged& m, const fs::path& tmp, MergeReport& report) {
   for (const auto& [name, r] : m.relations) {
     out.write_relation(assemble(r, relation_kind(), report));
     ++report.records["relations"];
+  }
+  for (const auto& [name, c] : m.curves) {
+    out.write_curve(assemble(c, curve_kind(), report));
+    ++report.records["curves"];
   }
   for (const auto& [name, p] : m.profiles) {
     ProfileTable t = assemble(p, profile_kind(), report);
@@ -246,6 +294,12 @@ MergeReport merge_stores(const fs::path& out, const std::vector<fs::path>& input
     throw;
   }
   return report;
+}
+
+MergeReport merge_into(const fs::path& out, const std::vector<fs::path>& inputs) {
+  std::vector<fs::path> all = inputs;
+  if (fs::exists(out)) all.insert(all.begin(), out);
+  return merge_stores(out, all);
 }
 
 std::string format_merge_report(const MergeReport& report, const fs::path& out) {

@@ -10,12 +10,13 @@
 //    values is an Error naming both files and both values; nothing is silently overwritten;
 //  - records of one name must agree on everything but their keyed entries (a relation's workload,
 //    target, lr rule ...; a profile's board, workload, knob ...); the device descriptions must agree;
+//    the entries of one profile or validation that record their board model must name the same one;
 //  - merged relations keep only runs: their means, spreads and r(b) are computed from the runs
 //    (RelationSet::mean_samples, std_samples, relation_vector), so they are those of the union;
 //  - a profile's profiling cost is the sum over the inputs that brought new points;
 //  - the output is written to a temporary sibling with the store's checksum, then renamed over
 //    `out`: a failed merge leaves `out` as it was. `out` is replaced by the merge of `inputs`
-//    (list it among the inputs to keep what it held). Merging the same inputs again gives the same
+//    (list it among the inputs, or call merge_into, to keep what it held). Merging the same inputs again gives the same
 //    store (merging is idempotent), and so does merging the result with any of its inputs.
 #include <filesystem>
 #include <map>
@@ -31,6 +32,10 @@ struct MergeReport {
 };
 
 MergeReport merge_stores(const std::filesystem::path& out, const std::vector<std::filesystem::path>& inputs);
+
+// merge_stores keeping what `out` holds: `out`, when it exists, is merged in as the first input
+// (a campaign's store holding an earlier stage, its profile, or runs of a serial run).
+MergeReport merge_into(const std::filesystem::path& out, const std::vector<std::filesystem::path>& inputs);
 
 std::string format_merge_report(const MergeReport& report, const std::filesystem::path& out);
 

@@ -95,6 +95,27 @@ bool RelationSet::operator==(const RelationSet& o) const {
   return fields_equal(kRelationSetAttributes, *this, o) && runs == o.runs;
 }
 
+bool SweepResult::operator==(const SweepResult& o) const {
+  return fields_equal(kSweepResultAttributes, *this, o) && knob == o.knob && rows == o.rows;
+}
+
+bool CurvePoint::operator==(const CurvePoint& o) const {
+  return fields_equal(kCurvePointColumns, *this, o);
+}
+
+bool LearningCurve::operator==(const LearningCurve& o) const {
+  return fields_equal(kLearningCurveAttributes, *this, o) && points == o.points;
+}
+
+int64_t LearningCurve::first_reaching(int batch_size, int seed, double level) const {
+  int64_t first = 0;
+  for (const auto& p : points)
+    if (p.batch_size == batch_size && p.seed == seed && (higher_is_better ? p.metric >= level : p.metric <= level) &&
+        (first == 0 || p.samples < first))
+      first = p.samples;
+  return first;
+}
+
 std::vector<int> RelationSet::batch_sizes() const {
   std::set<int> s;
   for (const auto& r : runs) s.insert(r.batch_size);
@@ -156,6 +177,15 @@ bool ValidationRow::operator==(const ValidationRow& o) const {
 
 bool ValidationResult::operator==(const ValidationResult& o) const {
   return fields_equal(kValidationResultAttributes, *this, o) && knob == o.knob && rows == o.rows;
+}
+
+ValidationRowKey row_key(const ValidationRow& r) {
+  return {r.cap_w, r.policy, r.seed, r.knob, r.batch_size};
+}
+
+void sort_rows(ValidationResult& v) {
+  std::stable_sort(v.rows.begin(), v.rows.end(),
+                   [](const ValidationRow& a, const ValidationRow& b) { return row_key(a) < row_key(b); });
 }
 
 }  // namespace pacer::traces

@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace pacer::traces {
@@ -115,6 +116,11 @@ struct ProfilePoint {
   double sensor_rate_hz = kNaN;
   double temperature_c = kNaN;
   std::string status = "ok";  // "ok" | "skipped: <why>" | "stopped: <why>"
+  // Where it was measured: the host (the Slurm node when Slurm ran it) and the board's own
+  // identification (device-tree model of a Jetson, NVML name, catalog name of an emulated board).
+  // "" in stores written before they were recorded, and for imported profiles.
+  std::string node;
+  std::string board_model;
   bool operator==(const ProfilePoint& o) const;
 };
 
@@ -191,6 +197,30 @@ struct RelationSet {
 };
 
 // ---------------------------------------------------------------------------------------------
+// A learning curve of the runs of a relation: per run (batch size, seed), the metric at increasing
+// sample counts. From a relation campaign, every evaluation (source "evaluations"); from the Zeus
+// train trace, the samples at which each metric level was first reached (source "levels"). Stored
+// under the relation's name (/curves/<relation>); explore/proxy_budget.hpp cuts runs with it.
+struct CurvePoint {
+  int batch_size = 0;
+  int seed = 0;
+  int64_t samples = 0;  // samples trained when the metric was measured (reached)
+  double metric = kNaN;
+  bool operator==(const CurvePoint& o) const;
+};
+
+struct LearningCurve {
+  std::string name;  // the relation's name
+  std::string metric;
+  bool higher_is_better = true;
+  std::string source;              // "evaluations" | "levels"
+  std::vector<CurvePoint> points;  // by (batch size, seed), then ascending samples
+  bool operator==(const LearningCurve& o) const;
+  // The first sample count at which the run (b, seed) reached `level` (or better); 0 when never.
+  int64_t first_reaching(int batch_size, int seed, double level) const;
+};
+
+// ---------------------------------------------------------------------------------------------
 // A calibrated model: named parameters with standard errors and fit metrics; learned models keep
 // their weights as an opaque blob.
 struct ModelRecord {
@@ -232,9 +262,14 @@ struct SweepResult {
   std::string target;       // target relation (oracle)
   std::string feasibility;  // "peak" | "mean"
   double guard = 0;         // policies chose under cap x (1 - guard)
+  // A sweep of a proxy-budget campaign (explore/proxy_budget.hpp): its name, the cut of the proxy's
+  // runs and the share of the proxy's compute the cut used. "", "", NaN for an ordinary sweep.
+  std::string budget;
+  std::string proxy_cut;
+  double proxy_share = kNaN;
   KnobSpace knob = KnobSpace::gpu_frequency();
   std::vector<SweepRow> rows;
-  bool operator==(const SweepResult&) const = default;
+  bool operator==(const SweepResult& o) const;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -257,8 +292,10 @@ struct ValidationRow {
   double predicted_time_s = kNaN;
   double predicted_energy_j = kNaN;
   double final_metric = kNaN;
-  std::string series;  // name of the PowerSeries under /runs ("" if not kept)
-  std::string status;  // "" : ran to the end; "stopped: ..." : the power watchdog stopped it
+  std::string series;       // name of the PowerSeries under /runs ("" if not kept)
+  std::string status;       // "" : ran to the end; "stopped: ..." : the power watchdog stopped it
+  std::string node;         // host that ran it (as ProfilePoint::node); "" : no run or not recorded
+  std::string board_model;  // the board it ran on (as ProfilePoint::board_model)
   bool operator==(const ValidationRow& o) const;
 };
 
@@ -276,6 +313,12 @@ struct ValidationResult {
   std::vector<ValidationRow> rows;
   bool operator==(const ValidationResult& o) const;
 };
+
+// A validation row's key, (cap, policy, seed, knob, batch size), and the order a validation's
+// rows are stored in: a validation written whole and one merged from shards list them alike.
+using ValidationRowKey = std::tuple<double, std::string, int, std::vector<double>, int>;
+ValidationRowKey row_key(const ValidationRow& row);
+void sort_rows(ValidationResult& validation);
 
 // NaN-aware equality used by the record comparisons (NaN == NaN).
 bool same(double a, double b);

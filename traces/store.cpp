@@ -1,5 +1,7 @@
 #include "traces/store.hpp"
 
+#include <unistd.h>
+
 #include <H5Cpp.h>
 #include <fmt/format.h>
 
@@ -18,8 +20,6 @@ namespace {
 
 using h5::GroupReader;
 using h5::GroupWriter;
-
-const char* const kGroups[] = {"profiles", "relations", "models", "sweeps", "runs", "validations"};
 
 // A full read-back of a store in a child process gets this long before it counts as a hang inside
 // libhdf5: 10 s, plus 1 s per 10 MB (reading back takes well under 1 s per 10 MB).
@@ -73,7 +73,7 @@ void read_everything(const fs::path& path) {
     check_schema(f, path);
     GroupReader root(path.string(), "", f.openGroup("/"));
     if (root.has("device")) (void)codec::read_device(root.sub("device"));
-    for (const char* group : kGroups) {
+    for (const char* group : kStoreGroups) {
       if (!root.has(group)) continue;
       const GroupReader g = root.sub(group);
       const std::string name(group);
@@ -83,6 +83,8 @@ void read_everything(const fs::path& path) {
           (void)codec::read_profile(r);
         else if (name == "relations")
           (void)codec::read_relation(r);
+        else if (name == "curves")
+          (void)codec::read_curve(r);
         else if (name == "models")
           (void)codec::read_model(r);
         else if (name == "sweeps")
@@ -129,7 +131,7 @@ void init_layout(H5::H5File& f) {
   GroupWriter root(f.openGroup("/"));
   root.attr("pacer_schema", static_cast<int64_t>(kSchemaVersion));
   root.attr("creator", std::string("pacer"));
-  for (const char* g : kGroups) f.createGroup(g);
+  for (const char* g : kStoreGroups) f.createGroup(g);
 }
 
 void copy_object(const H5::H5File& in, H5::H5File& out, const std::string& object, const fs::path& path) {
@@ -156,7 +158,7 @@ std::string build_image(const fs::path& path, const std::string& skip, const std
       H5::H5File in = open_file(path);
       check_schema(in, path);
       if (in.nameExists("device") && skip != "device") copy_object(in, out, "device", path);
-      for (const char* g : kGroups) {
+      for (const char* g : kStoreGroups) {
         if (!in.nameExists(g)) continue;
         H5::Group src = in.openGroup(g);
         for (hsize_t i = 0; i < src.getNumObjs(); ++i) {
@@ -199,11 +201,6 @@ void rewrite(const fs::path& path, const std::string& skip, const std::function<
   file::write_atomic(path, image);
 }
 
-void check_name(const std::string& what, const std::string& name) {
-  if (name.empty() || name.find('/') != std::string::npos || name == "." || name == "..")
-    throw Error(fmt::format("invalid {} name '{}': use a non-empty name without '/'", what, name));
-}
-
 template <typename Fn>
 auto get(const fs::path& path, const std::string& group, const std::string& name, Fn read) {
   validate_store(path);
@@ -228,6 +225,9 @@ size_t rows_of(const ProfileTable& t) {
 size_t rows_of(const RelationSet& s) {
   return s.runs.size();
 }
+size_t rows_of(const LearningCurve& c) {
+  return c.points.size();
+}
 size_t rows_of(const SweepResult& s) {
   return s.rows.size();
 }
@@ -240,21 +240,15 @@ size_t rows_of(const ValidationResult& v) {
 template <typename Record, typename ReadOld = std::nullptr_t>
 void put(const fs::path& path, const std::string& group, const std::string& name, const Record& rec,
          Replace replace = Replace::always, ReadOld read_old = nullptr) {
-  check_name(group, name);
+  check_record_name(group, name);
   if (path.empty()) throw Error("no trace store given: the store's file name is empty");
   file::WriteLock lock(path);
   if constexpr (!std::is_same_v<ReadOld, std::nullptr_t>) {
     std::error_code ec;
     if (replace == Replace::if_not_smaller && fs::exists(path, ec)) {
       const Store store = Store::open(path);
-      if (store.has(group, name)) {
-        const size_t stored = rows_of((store.*read_old)(name)), fresh = rows_of(rec);
-        if (fresh < stored)
-          throw Error(
-              fmt::format("{}: '{}/{}' holds {} rows and the new record only {}: it is not replaced by a "
-                          "smaller one unless replacing is asked for (or write it under another name)",
-                          path.string(), group, name, stored, fresh));
-      }
+      if (store.has(group, name))
+        check_replace(path, group, name, rows_of((store.*read_old)(name)), rows_of(rec), replace);
     }
   }
   rewrite(path, group + "/" + name, [&](H5::H5File& f) {
@@ -322,6 +316,29 @@ bool Store::has(const std::string& group, const std::string& name) const {
   return false;
 }
 
+size_t Store::rows(const std::string& group, const std::string& name) const {
+  if (!has(group, name)) return 0;
+  if (group == "profiles") return rows_of(read_profile(name));
+  if (group == "relations") return rows_of(read_relation(name));
+  if (group == "sweeps") return rows_of(read_sweep(name));
+  if (group == "validations") return rows_of(read_validation(name));
+  return 0;
+}
+
+void check_record_name(const std::string& group, const std::string& name) {
+  if (name.empty() || name.find('/') != std::string::npos || name == "." || name == "..")
+    throw Error(fmt::format("invalid {} name '{}': use a non-empty name without '/'", group, name));
+}
+
+void check_replace(const fs::path& path, const std::string& group, const std::string& name, size_t stored, size_t fresh,
+                   Replace replace) {
+  if (replace == Replace::always || fresh >= stored) return;
+  throw Error(
+      fmt::format("{}: '{}/{}' holds {} rows and the new record only {}: it is not replaced by a smaller one unless "
+                  "replacing is asked for (or write it under another name)",
+                  path.string(), group, name, stored, fresh));
+}
+
 ProfileTable Store::read_profile(const std::string& name) const {
   return get(path_, "profiles", name, [](const GroupReader& g) { return codec::read_profile(g); });
 }
@@ -333,6 +350,12 @@ RelationSet Store::read_relation(const std::string& name) const {
 }
 void Store::write_relation(const RelationSet& set, Replace replace) {
   put(path_, "relations", set.name, set, replace, &Store::read_relation);
+}
+LearningCurve Store::read_curve(const std::string& name) const {
+  return get(path_, "curves", name, [](const GroupReader& g) { return codec::read_curve(g); });
+}
+void Store::write_curve(const LearningCurve& curve, Replace replace) {
+  put(path_, "curves", curve.name, curve, replace, &Store::read_curve);
 }
 ModelRecord Store::read_model(const std::string& name) const {
   return get(path_, "models", name, [](const GroupReader& g) { return codec::read_model(g); });

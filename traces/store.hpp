@@ -3,6 +3,7 @@
 //   /device                 DeviceSpec
 //   /profiles/<name>        ProfileTable  (name defaults to the workload)
 //   /relations/<name>       RelationSet
+//   /curves/<name>          LearningCurve (the runs of the relation of that name)
 //   /models/<name>          ModelRecord
 //   /sweeps/<name>          SweepResult
 //   /runs/<name>            PowerSeries
@@ -23,6 +24,10 @@ namespace pacer::traces {
 
 // Whether a write may replace a stored record of the same name that has more rows (profile points,
 // relation runs, sweep or validation rows) than the new one.
+// The record groups under the root (besides /device), in listing order.
+inline constexpr const char* kStoreGroups[] = {"profiles", "relations", "curves", "models",
+                                               "sweeps",   "runs",      "validations"};
+
 enum class Replace {
   if_not_smaller,  // refuse, with an error naming both row counts: nothing measured is lost by accident
   always,          // the caller asked to replace the record whatever it held
@@ -45,6 +50,9 @@ class Store {
 
   std::vector<std::string> list(const std::string& group) const;  // "profiles", "relations", ...
   bool has(const std::string& group, const std::string& name) const;
+  // Rows of the stored record group/name (profile points, relation runs, sweep or validation
+  // rows); 0 for a record kind without rows or a record that is not there.
+  size_t rows(const std::string& group, const std::string& name) const;
 
   ProfileTable read_profile(const std::string& name) const;
   void write_profile(const ProfileTable& table, const std::string& name = "",  // "" -> workload
@@ -52,6 +60,9 @@ class Store {
 
   RelationSet read_relation(const std::string& name) const;
   void write_relation(const RelationSet& set, Replace replace = Replace::if_not_smaller);  // under set.name
+
+  LearningCurve read_curve(const std::string& name) const;
+  void write_curve(const LearningCurve& curve, Replace replace = Replace::if_not_smaller);  // under curve.name
 
   ModelRecord read_model(const std::string& name) const;
   void write_model(const ModelRecord& model);  // under model.name
@@ -69,6 +80,14 @@ class Store {
   explicit Store(std::filesystem::path path) : path_(std::move(path)) {}
   std::filesystem::path path_;
 };
+
+// A record name is non-empty, holds no '/' and is not "." or ".."; Error naming the group otherwise.
+void check_record_name(const std::string& group, const std::string& name);
+
+// The refusal to replace group/name of the store at `path`, which holds `stored` rows, by a record
+// of `fresh` rows, when `replace` does not allow it; nothing when it does.
+void check_replace(const std::filesystem::path& path, const std::string& group, const std::string& name, size_t stored,
+                   size_t fresh, Replace replace);
 
 // Recomputes the whole-file checksum header of a store that another HDF5 writer (h5py, HDF5 tools,
 // a test) edited in place; without it the next open reports the file as damaged

@@ -145,7 +145,8 @@ void write_fully(int fd, std::string_view bytes) {
   while (done < bytes.size()) {
     const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) throw Error(errno_text());
+    if (n < 0) throw Error(errno_text());
+    if (n == 0) throw Error("the file system accepted no more bytes (disk full?)");
     done += static_cast<size_t>(n);
   }
 }
@@ -186,7 +187,29 @@ Contents verify(const fs::path& path) {
   return c;
 }
 
+std::string why_not_writable(const fs::path& path, bool probe) {
+  std::error_code ec;
+  if (path.empty()) return "no file name given";
+  if (fs::is_directory(path, ec)) return "is a folder: name a file in it";
+  const fs::path dir = directory_of(path);
+  if (!fs::exists(dir, ec)) return fmt::format("the folder {} does not exist: create it first", dir.string());
+  if (!fs::is_directory(dir, ec)) return fmt::format("{} is not a folder", dir.string());
+  if (!probe) return "";
+  const fs::path tmp = path.string() + fmt::format(".probe-{}", ::getpid());
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    const int err = errno;
+    if (err == EEXIST) return "";  // a file of that name exists: the folder takes files
+    return fmt::format("cannot create a file in {} ({}): is the folder writable?", dir.string(), std::strerror(err));
+  }
+  ::close(fd);
+  ::unlink(tmp.c_str());
+  return "";
+}
+
 void write_atomic(const fs::path& path, std::string_view bytes) {
+  if (const std::string why = why_not_writable(path, false); !why.empty())
+    throw Error(fmt::format("{}: {}", path.string(), why));
   check_space(path, bytes.size());
   const fs::path tmp = path.string() + fmt::format(".tmp-{}", ::getpid());
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);

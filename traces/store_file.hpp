@@ -28,6 +28,12 @@ struct Contents {
 // match, or it holds a global heap that libhdf5 would loop on.
 Contents verify(const std::filesystem::path& path);
 
+// Why a new file cannot be written at `path`, or "" when it can: a folder is there, its folder is
+// missing or is not a folder, or that folder refuses a new file. With `probe`, the folder is
+// tried by creating and removing a temporary file (read-only file systems, permissions); without,
+// only the cheap checks are made (the write that follows tells the rest with its errno).
+std::string why_not_writable(const std::filesystem::path& path, bool probe = true);
+
 // Writes `bytes` to `path` atomically: a temporary sibling "<path>.tmp-<pid>", after checking that
 // the file system has room for it, then fsync, rename and a directory fsync. Any failure removes the
 // temporary file and leaves `path` as it was.

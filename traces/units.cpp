@@ -102,6 +102,28 @@ double parse(std::string_view text, Dimension dim, std::string_view bare_unit, s
   return number * scale;
 }
 
+std::optional<double> to_number(std::string_view text) {
+  const std::string_view s = trim(text);
+  const char* first = s.data();
+  const char* last = s.data() + s.size();
+  if (first != last && *first == '+' && (last - first < 2 || first[1] != '-')) ++first;
+  double v = 0;
+  const auto [ptr, ec] = std::from_chars(first, last, v);
+  if (ec != std::errc() || ptr != last || first == last || !std::isfinite(v)) return std::nullopt;
+  return v;
+}
+
+std::optional<int64_t> to_integer(std::string_view text, int64_t lo, int64_t hi) {
+  const std::string_view s = trim(text);
+  const char* first = s.data();
+  const char* last = s.data() + s.size();
+  if (first != last && *first == '+' && (last - first < 2 || first[1] != '-')) ++first;
+  int64_t v = 0;
+  const auto [ptr, ec] = std::from_chars(first, last, v);
+  if (ec != std::errc() || ptr != last || first == last || v < lo || v > hi) return std::nullopt;
+  return v;
+}
+
 std::vector<double> parse_list(std::string_view text, Dimension dim, std::string_view bare_unit,
                                std::string_view what) {
   std::vector<double> out;

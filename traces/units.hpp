@@ -1,6 +1,8 @@
 #pragma once
 // Physical quantities parsed once at the edge ("7.5W", "921.6MHz", "30s", "2Wh").
 // Inside pacer every value is SI and its unit is in its name: power_w, freq_hz, time_s, energy_j.
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -21,6 +23,13 @@ double parse(std::string_view text, Dimension dim, std::string_view bare_unit, s
 // "2W:10W:0.5W" (inclusive range) or "5W,7.5W,10W" (list). Units as in parse().
 std::vector<double> parse_list(std::string_view text, Dimension dim, std::string_view bare_unit,
                                std::string_view what);
+
+// The one number parser under every number pacer reads from a user, a file or a record: the whole
+// of `text` (spaces around it allowed) as a finite number, or as a decimal integer within [lo, hi].
+// Anything else (trailing text, out of range, NaN, infinity) is std::nullopt; the caller's error
+// names the field and the bad value, so no message is ever the C++ library's bare "stoi"/"stod".
+std::optional<double> to_number(std::string_view text);
+std::optional<int64_t> to_integer(std::string_view text, int64_t lo = INT64_MIN, int64_t hi = INT64_MAX);
 
 // Human-readable value with a sensible prefix: format(921.6e6, Frequency) -> "921.6 MHz".
 std::string format(double value_si, Dimension dim, int significant = 4);

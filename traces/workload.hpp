@@ -21,4 +21,21 @@ struct WorkloadInfo {
   double memory_per_sample_bytes = 0;  // activation memory held for backward, bytes
 };
 
+// Whether a batch fits the memory of what trains it (issue 16: a 2^30 batch "profiled ok" on a 4 GiB
+// Nano): the one home of that check for the profile, the relation campaigns and validation.
+//
+// Bytes a training step at `batch_size` holds, from the workload's estimate: weights and optimizer
+// state plus the activations of b samples.
+double training_memory_bytes(const WorkloadInfo& workload, int64_t batch_size);
+// The largest batch size whose training memory fits in `memory_bytes` (0 when none does).
+int64_t largest_batch_in_memory(const WorkloadInfo& workload, double memory_bytes);
+// The first batch size that does not fit the `memory_bytes` of `where` ("jetson-nano", "this
+// computer") is an error naming it, the memory it needs and the largest batch size that fits:
+// OptionError(option) when `option` is set, else Error. memory_bytes <= 0 (unknown): no check.
+void check_batches_fit(const WorkloadInfo& workload, const std::vector<int>& batch_sizes, double memory_bytes,
+                       const std::string& where, const std::string& option = "");
+// This computer's physical memory, bytes (0 when unknown): what trains on its CPU, and a Jetson's
+// GPU, whose memory is the board's.
+double host_memory_bytes();
+
 }  // namespace pacer::traces

@@ -14,6 +14,7 @@
 #include "traces/csv.hpp"
 #include "traces/error.hpp"
 #include "traces/stats.hpp"
+#include "traces/units.hpp"
 
 namespace pacer::traces::zeus {
 namespace {
@@ -24,15 +25,11 @@ std::string lower(std::string s) {
 }
 
 double to_double(const std::string& s, const std::string& origin, size_t row, const std::string& column) {
-  try {
-    size_t used = 0;
-    const double v = std::stod(s, &used);
-    if (used != s.size() || !std::isfinite(v)) throw std::invalid_argument(s);
-    return v;
-  } catch (const std::exception&) {
+  const auto v = units::to_number(s);
+  if (!v)
     throw Error(fmt::format("{}: line {}: column {} holds '{}', not a number (is this a Zeus trace file?)", origin,
                             row + 2, column, s));
-  }
+  return *v;
 }
 
 // Batch sizes, run indices and epochs are ints: a value beyond int is a bad row, not a wrapped one.
@@ -46,8 +43,8 @@ int to_int(const std::string& s, const std::string& origin, size_t row, const st
 std::string read_file(const std::filesystem::path& p) {
   std::ifstream in(p, std::ios::binary);
   if (!in)
-    throw Error(fmt::format("cannot read {}: give the Zeus trace folder (shared/data/zeus) as the data folder",
-                            p.string()));
+    throw Error(
+        fmt::format("cannot read {}: give the Zeus trace folder (shared/data/zeus) as the data folder", p.string()));
   std::ostringstream ss;
   ss << in.rdbuf();
   return ss.str();
@@ -93,6 +90,20 @@ int epoch_reaching(const std::map<double, int>& m, double target, bool higher_is
     if (ok && (best == 0 || epoch < best)) best = epoch;
   }
   return best;
+}
+
+// The learning curve of the runs of `relation` (run index = seed): every level each run reached,
+// at the epoch it first reached it.
+LearningCurve make_curve(const RelationSet& relation, const TrainData& d) {
+  LearningCurve c;
+  c.name = relation.name;
+  c.metric = relation.metric;
+  c.higher_is_better = relation.higher_is_better;
+  c.source = "levels";
+  for (const auto& r : relation.runs)
+    for (const auto& [metric, epoch] : d.by_batch.at(r.batch_size).at(r.seed))
+      c.points.push_back({r.batch_size, r.seed, static_cast<int64_t>(epoch) * relation.samples_per_epoch, metric});
+  return c;
 }
 
 int last_epoch(const std::map<double, int>& m) {
@@ -318,6 +329,7 @@ ImportResult import_text(const std::string& power_csv, const std::string& train_
       t.points.push_back(p);
     }
     w.proxy = make_relation(key, d, batches, target, hib, spe, true);
+    w.proxy_curve = make_curve(w.proxy, d);
     w.target = make_relation(key, d, batches, target, hib, spe, false);
     // The next looser level than the target: the last point of the proxy's learning curve before it.
     double looser = kNaN;

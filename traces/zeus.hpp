@@ -31,6 +31,9 @@ struct Workload {
   // The proxy's runs at the next looser metric level than the target (a learning-curve point for
   // the pacer policy); no runs when the trace has no looser level.
   RelationSet proxy_looser;
+  // The proxy's learning curve: per run, the samples (epoch x samples per epoch) at which it first
+  // reached each metric level of the train trace; stored under the proxy's name.
+  LearningCurve proxy_curve;
   std::vector<int> dropped_batch_sizes;  // in one trace only, or with too few runs
 };
 

@@ -22,13 +22,9 @@ std::vector<int> parse_ks(const std::string& text) {
       ks.push_back(experiments::kAllPoints);
       continue;
     }
-    try {
-      size_t used = 0;
-      ks.push_back(std::stoi(item, &used));
-      if (used != item.size()) throw std::invalid_argument(item);
-    } catch (const std::exception&) {
-      throw UsageError(fmt::format("--ks: '{}' is neither a count nor 'all'", item));
-    }
+    const auto k = units::to_integer(item, 0, INT32_MAX);
+    if (!k) throw UsageError(fmt::format("--ks: '{}' is neither a count nor 'all'", item));
+    ks.push_back(static_cast<int>(*k));
     if (ks.back() < 1) throw UsageError("--ks: counts must be >= 1");
   }
   return ks;

@@ -81,6 +81,10 @@ void print_command_help(const Command& c, const po::options_description& own, st
 // so one experiment file can configure several steps. Unknown keys are usage errors.
 void store_config_file(const std::string& file, const Command& c, const po::options_description& all,
                        po::variables_map& vm) {
+  std::error_code ec;
+  // A folder opens as an empty stream on Linux: it would be read as a file with no options.
+  if (std::filesystem::is_directory(file, ec))
+    throw UsageError(fmt::format("--config: '{}' is a folder, not a config file: name the INI file in it", file));
   std::ifstream in(file);
   if (!in) throw Error(fmt::format("config file '{}' cannot be read (check the path)", file));
   std::ostringstream text;

@@ -14,6 +14,7 @@
 #include "models/uncertainty.hpp"
 #include "traces/catalog.hpp"
 #include "traces/error.hpp"
+#include "traces/outputs.hpp"
 #include "traces/power_modes.hpp"
 #include "traces/store.hpp"
 
@@ -107,6 +108,12 @@ std::string format_model(const traces::ModelRecord& record) {
 
 int run_calibrate(const po::variables_map& vm) {
   const std::string path = vm["profile"].as<std::string>();
+  // Every output before the fit: the store the model goes to, its name, the predictions CSV.
+  traces::check_store_output(path, "profile", traces::StoreCreation::must_exist);
+  if (vm.count("model-name"))
+    traces::check_record_name_option("models", vm["model-name"].as<std::string>(), "model-name");
+  if (vm.count("predictions-csv"))
+    traces::check_output_file(vm["predictions-csv"].as<std::string>(), "predictions-csv");
   auto store = traces::Store::open(path);
   const std::string name = pick_profile(store, vm);
   const auto table = store.read_profile(name);
@@ -131,20 +138,15 @@ int run_calibrate(const po::variables_map& vm) {
     throw UsageError(fmt::format("--model: '{}' is not one of analytical, learned, interpolating, modes", opt.model));
   const std::string points = vm["points"].as<std::string>();
   if (points != "all") {
-    try {
-      size_t used = 0;
-      opt.points = std::stoi(points, &used);
-      if (used != points.size() || opt.points < 1) throw std::invalid_argument(points);
-    } catch (const std::exception&) {
-      throw UsageError(fmt::format("--points: '{}' is neither a positive count nor 'all'", points));
-    }
+    const auto count = units::to_integer(points, 1, INT32_MAX);
+    if (!count) throw UsageError(fmt::format("--points: '{}' is neither a positive count nor 'all'", points));
+    opt.points = static_cast<int>(*count);
   }
   opt.analytical.voltage = vm["voltage"].as<std::string>();
   if (opt.analytical.voltage != "auto" && opt.analytical.voltage != "catalog" && opt.analytical.voltage != "fit")
     throw UsageError(fmt::format("--voltage: '{}' is not one of auto, catalog, fit", opt.analytical.voltage));
   if (device) opt.analytical.voltage_table = device->voltage_table;
-  opt.analytical.prior_weight = vm["prior-weight"].as<double>();
-  if (!(opt.analytical.prior_weight >= 0)) throw UsageError("--prior-weight must be >= 0");
+  opt.analytical.prior_weight = vm["prior-weight"].as<double>();  // its range: models::fit_analytical
   opt.cv_folds = vm["cv-folds"].as<int>();
   opt.learned.seed = vm["seed"].as<uint64_t>();
   opt.learned.epochs = vm["epochs"].as<int>();
@@ -182,7 +184,6 @@ int run_calibrate(const po::variables_map& vm) {
   const std::string model_name = vm.count("model-name") ? vm["model-name"].as<std::string>() : cal.record.name;
   auto record = cal.record;
   record.name = model_name;
-  if (model_name.find('/') != std::string::npos) throw UsageError("--model-name may not contain '/'");
 
   // Results first, then the files (a failure to write leaves the old store intact: writes are atomic).
   std::cout << fmt::format("model {} ({}) from profile '{}': {} of {} points{}\n", model_name, record.kind, name,
@@ -253,7 +254,10 @@ Command make() {
         "voltage", po::value<std::string>()->default_value(o.analytical.voltage),
         "analytical V(f): auto (catalog table if any, else fit) | catalog | fit (floored line)")(
         "prior-weight", number_opt(o.analytical.prior_weight),
-        "analytical: weight of the weak priors that settle undetermined directions (squared relative residual)")(
+        fmt::format("analytical: weight of the weak priors that settle undetermined directions (squared relative "
+                    "residual) [0 .. {:g}]",
+                    models::kMaxPriorWeight)
+            .c_str())(
         "cv-folds", bounded(o.cv_folds, 0, kMaxFolds, "cv-folds"),
         fmt::format("cross-validation folds: 0 = leave-one-out up to 30 points else 10, 1 = none [0 .. {}]", kMaxFolds)
             .c_str())("model-name", po::value<std::string>(),

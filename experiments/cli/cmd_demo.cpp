@@ -4,6 +4,7 @@
 
 #include "experiments/cli/cli.hpp"
 #include "experiments/cli/options.hpp"
+#include "experiments/cli/shard_options.hpp"
 #include "experiments/demo.hpp"
 #include "traces/error.hpp"
 
@@ -20,6 +21,15 @@ void common_options(po::options_description& d, const std::string& default_out) 
       "guard", po::value<std::string>()->default_value("auto"),
       "policies choose under cap x (1 - guard), so noise and model error keep the measured peak under the cap: a "
       "fraction, or auto (the calibrated model's cross-validated peak-power error, 3% to 25%)");
+  add_shard_options(d, {"prepare", "proxy", "oracle", "runs"});
+}
+
+// --list-jobs, --jobs and --shard first (docs/cluster.md), then the pipeline (whole, or a stage).
+int run_pipeline(const po::variables_map& vm, experiments::DemoOptions o) {
+  if (const auto done = run_shard_front(vm, experiments::experiment_jobs(o))) return *done;
+  o.stage = stage_option(vm);
+  o.shard = shard_option(vm);
+  return experiments::run_demo(o);
 }
 
 experiments::DemoOptions common(const po::variables_map& vm) {
@@ -40,7 +50,7 @@ experiments::DemoOptions common(const po::variables_map& vm) {
 }
 
 int run_demo(const po::variables_map& vm) {
-  return experiments::run_demo(common(vm));
+  return run_pipeline(vm, common(vm));
 }
 
 int run_experiment(const po::variables_map& vm) {
@@ -70,7 +80,7 @@ int run_experiment(const po::variables_map& vm) {
     o.pretrain_target = parse_fraction(vm["pretrain-target"].as<std::string>(), "--pretrain-target");
   o.calibration_points = vm["calibration-points"].as<int>();
   require_range(o.calibration_points, 3, 10000, "--calibration-points", "points");
-  return experiments::run_demo(o);
+  return run_pipeline(vm, o);
 }
 
 Command make_demo() {
@@ -100,7 +110,9 @@ Command make_experiment() {
       "validate every policy and the oracle on each of --targets with real training -> sweep -> report.\n"
       "Unset values take the demo's settings (--quick or full). Usually driven by a spec file:\n"
       "  pacer experiment --config experiments/specs/vision-nano.ini\n"
-      "Rerunning resumes from NAME.h5 in --out.";
+      "Rerunning resumes from NAME.h5 in --out. On several processes or machines it runs in stages (prepare,\n"
+      "proxy, oracle, runs) of independent jobs: --jobs N, or --stage S --shard I/N and `pacer slurm submit\n"
+      "--campaign experiment` (docs/cluster.md).";
   c.add_options = [](po::options_description& d) {
     common_options(d, "pacer-out/experiment");
     d.add_options()("name", po::value<std::string>()->default_value("experiment"), "store NAME.h5 and record names")(

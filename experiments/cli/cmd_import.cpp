@@ -16,6 +16,7 @@
 #include "traces/import_csv.hpp"
 #include "traces/import_loudva.hpp"
 #include "traces/import_tegrastats.hpp"
+#include "traces/outputs.hpp"
 #include "traces/power_modes.hpp"
 #include "traces/store.hpp"
 #include "traces/zeus.hpp"
@@ -32,7 +33,14 @@ std::string list_ints(const std::vector<int>& v) {
   return s.empty() ? "-" : s;
 }
 
+// The store an importer writes (created with its folders), before any input is read.
+void check_import_output(const po::variables_map& vm) {
+  traces::check_store_output(vm["out"].as<std::string>(), "out", traces::StoreCreation::file_and_folder);
+  if (vm.count("workload")) traces::check_record_name_option("profiles", vm["workload"].as<std::string>(), "workload");
+}
+
 int run_import_zeus(const po::variables_map& vm) {
+  check_import_output(vm);
   traces::zeus::ImportOptions o;
   o.data_dir = vm["data-dir"].as<std::string>();
   o.gpu = vm["gpu"].as<std::string>();
@@ -58,6 +66,7 @@ int run_import_zeus(const po::variables_map& vm) {
     store.write_relation(w.proxy);
     store.write_relation(w.target);
     if (!w.proxy_looser.runs.empty()) store.write_relation(w.proxy_looser);
+    if (!w.proxy_curve.points.empty()) store.write_curve(w.proxy_curve);
     spdlog::debug("imported {}", w.name);
   }
 
@@ -113,6 +122,7 @@ Command make() {
 PACER_REGISTER_COMMAND(make);
 
 int run_import_loudva(const po::variables_map& vm) {
+  check_import_output(vm);
   traces::loudva::ImportOptions o;
   o.dir = vm["dir"].as<std::string>();
   o.device = traces::find_device(vm["device"].as<std::string>());
@@ -175,6 +185,7 @@ namespace pacer::cli {
 namespace {
 
 int run_import_tegrastats(const po::variables_map& vm) {
+  check_import_output(vm);
   traces::tegrastats::ImportOptions o;
   o.log = vm["log"].as<std::string>();
   o.marks = vm["marks"].as<std::string>();
@@ -233,6 +244,7 @@ namespace pacer::cli {
 namespace {
 
 int run_import_csv(const po::variables_map& vm) {
+  check_import_output(vm);
   traces::csv_import::ImportOptions o;
   o.file = vm["file"].as<std::string>();
   if (vm.count("columns")) o.columns = traces::csv_import::parse_column_map(vm["columns"].as<std::string>());

@@ -87,7 +87,7 @@ int run_profile_cmd(const po::variables_map& vm) {
   o.profile_name = vm.count("profile-name") ? vm["profile-name"].as<std::string>() : "";
   const auto jobs =
       experiments::profile_job_list(o.profile_name.empty() ? o.workload : o.profile_name, o.store, o.batch_sizes);
-  if (const auto done = run_shard_front(vm, jobs)) return *done;
+  if (const auto done = run_shard_front(vm, {jobs})) return *done;
   const auto shard = shard_option(vm);
   if (shard) o.batch_sizes = experiments::shard_items(o.batch_sizes, *shard), o.store = store_for(vm, o.store);
 

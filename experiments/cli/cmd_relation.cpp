@@ -63,9 +63,8 @@ models::TrainHooks progress_hooks() {
 int run_relation(const po::variables_map& vm) {
   experiments::RelationRequest r = request_from(vm);
   if (!vm["pretrain"].as<bool>()) {
-    if (const auto done = run_shard_front(vm, experiments::relation_jobs(r))) return *done;
+    if (const auto done = run_shard_front(vm, {experiments::relation_jobs(r)})) return *done;
     r.shard = shard_option(vm);
-    r.store = store_for(vm, r.store);
   }
   if (vm["pretrain"].as<bool>()) {
     const auto p = experiments::run_pretrain(r, progress_hooks());
@@ -88,9 +87,10 @@ int run_relation(const po::variables_map& vm) {
   if (report.new_runs > 0)
     spdlog::info("{} runs in {:.1f} s; evaluation took {:.1f}% of training time", report.new_runs, out.wall_time_s,
                  100 * report.eval_time_s / std::max(1e-9, report.train_time_s));
-  else spdlog::info("nothing to do: every (b, seed) is already in {}", r.store.string());
+  else
+    spdlog::info("nothing to do: every (b, seed) is already in {}", out.store.string());
   std::cout << experiments::format_relation(report.set);
-  std::cout << fmt::format("stored as relations/{} in {}\n", out.name, r.store.string());
+  std::cout << fmt::format("stored as relations/{} in {}\n", out.name, out.store.string());
   return 0;
 }
 

@@ -10,6 +10,7 @@
 #include "explore/problem.hpp"
 #include "explore/sweep.hpp"
 #include "traces/error.hpp"
+#include "traces/outputs.hpp"
 #include "traces/store.hpp"
 #include "traces/units.hpp"
 
@@ -18,6 +19,11 @@ namespace {
 
 int run_select(const po::variables_map& vm) {
   const auto spec = problem_spec(vm);
+  const std::string save = vm["save"].as<std::string>();
+  if (!save.empty()) {  // the record it saves, before choosing
+    traces::check_store_output(vm["store"].as<std::string>(), "store", traces::StoreCreation::must_exist);
+    traces::check_record_name_option("sweeps", save, "save");
+  }
   const auto store = traces::Store::open(vm["store"].as<std::string>());
   const auto pb = explore::load_problem(store, spec);
   const double cap = vm["power-limit"].as<units::Power>().w;
@@ -26,7 +32,6 @@ int run_select(const po::variables_map& vm) {
   ctx.powertrain_batch = vm["powertrain-batch"].as<int>();
   std::cout << explore::format_choice(*pb, explore::choose(*pb, ctx, policy, cap));
 
-  const std::string save = vm["save"].as<std::string>();
   if (!save.empty()) {
     explore::SweepRequest request;
     request.name = save;

@@ -12,6 +12,7 @@
 #include "sim/timeline.hpp"
 #include "traces/csv.hpp"
 #include "traces/error.hpp"
+#include "traces/outputs.hpp"
 #include "traces/store.hpp"
 #include "traces/units.hpp"
 
@@ -21,16 +22,19 @@ namespace {
 int run_simulate(const po::variables_map& vm) {
   const auto spec = problem_spec(vm);
   const std::string path = vm["store"].as<std::string>();
+  // Every output before the run: the store and series it writes, the CSV file.
+  traces::check_store_output(path, "store", traces::StoreCreation::must_exist);
+  traces::check_record_name_option("runs", vm["run-name"].as<std::string>(), "run-name");
+  const auto csv = vm["csv"].as<std::string>();
+  if (!csv.empty()) traces::check_output_file(csv, "csv");
   const auto pb = explore::load_problem(traces::Store::open(path), spec);
 
   explore::SimulateRequest req;
   const std::string seed_text = vm["seed"].as<std::string>();
   if (seed_text != "mean") {
-    try {
-      req.seed = std::stoi(seed_text);
-    } catch (const std::exception&) {
-      throw UsageError(fmt::format("--seed: '{}' is neither a seed index nor 'mean'", seed_text));
-    }
+    const auto seed = units::to_integer(seed_text, 0, INT32_MAX);
+    if (!seed) throw UsageError(fmt::format("--seed: '{}' is neither a seed index nor 'mean'", seed_text));
+    req.seed = static_cast<int>(*seed);
   }
   const bool has_schedule = !vm["cap-schedule"].as<std::string>().empty();
   if (has_schedule && vm.count("power-limit")) throw UsageError("--cap-schedule and --power-limit exclude each other");
@@ -62,7 +66,6 @@ int run_simulate(const po::variables_map& vm) {
   auto rw = traces::Store::open(path);
   rw.write_series(r.series);
   std::cerr << fmt::format("wrote runs/{} ({} samples) to {}\n", r.series.name, r.series.time_s.size(), path);
-  const auto csv = vm["csv"].as<std::string>();
   if (!csv.empty()) {
     traces::write_file_atomic(csv, traces::to_csv(r.series));
     std::cerr << fmt::format("wrote {}\n", csv);

@@ -16,8 +16,9 @@ experiments::SlurmOptions slurm_options(const po::variables_map& vm) {
   if (!vm.count("config")) throw UsageError("--config SPEC.ini is required: the campaign's spec");
   o.spec = vm["config"].as<std::string>();
   o.campaign = vm["campaign"].as<std::string>();
-  if (o.campaign != "relation" && o.campaign != "profile")
-    throw UsageError(fmt::format("--campaign: '{}' cannot run on Slurm yet (relation and profile can)", o.campaign));
+  if (o.campaign != "relation" && o.campaign != "profile" && o.campaign != "validate" && o.campaign != "experiment")
+    throw UsageError(fmt::format(
+        "--campaign: '{}' is not a campaign that shards (relation, profile, validate, experiment)", o.campaign));
   o.shards = vm["shards"].as<int>();
   o.array_limit = vm["array-limit"].as<int>();
   o.cpus_per_task = vm["cpus-per-task"].as<int>();
@@ -40,9 +41,7 @@ int run_slurm(const po::variables_map& vm) {
   if (action == "status") {
     const auto st = experiments::slurm_status(o);
     std::cout << st.text;
-    for (const auto& s : st.states)
-      if (s.state != "done") return 1;  // something left to do: `pacer slurm submit` again
-    return 0;
+    return st.done() ? 0 : 1;  // something left to do: `pacer slurm submit` again
   }
   const auto r = experiments::slurm_submit(o);
   std::cout << r.text;
@@ -62,12 +61,14 @@ Command make() {
       "`pacer CAMPAIGN --config SPEC --shard I/N`) and STEM-merge.sbatch (`pacer merge`), submits both with\n"
       "`sbatch --parsable` (the merge with --dependency=afterok on the array) and prints the job ids.\n"
       "Submitting again submits only the shards that are not done. status: done / failed (with the message) /\n"
-      "missing per shard, exit 1 while any shard is not done. The options below may sit in a [slurm] section\n"
-      "of SPEC, beside the campaign's own section (e.g. [relation]). See docs/cluster.md.";
+      "missing per shard, exit 1 while any shard is not done. A campaign in stages (validate, experiment) gets\n"
+      "an array and a merge per stage, each stage after the one before, and a finish job running the whole\n"
+      "command. The options below may sit in a [slurm] section of SPEC, beside the campaign's own section\n"
+      "(e.g. [relation]). See docs/cluster.md.";
   c.add_options = [d](po::options_description& o) {
     o.add_options()("action", po::value<std::string>(), "submit | status (positional)")(
         "campaign", po::value<std::string>()->default_value(d.campaign),
-        "campaign command each task runs: relation | profile")(
+        "campaign command each task runs: relation | profile | validate | experiment (the last two in stages)")(
         "shards", po::value<int>()->default_value(d.shards), "array tasks (0: one per job; never more than the jobs)")(
         "partition", po::value<std::string>(), "Slurm partition (default: the cluster's)")(
         "array-limit", po::value<int>()->default_value(d.array_limit),

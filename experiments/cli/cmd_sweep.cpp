@@ -16,6 +16,7 @@
 #include "explore/sweep.hpp"
 #include "traces/csv.hpp"
 #include "traces/error.hpp"
+#include "traces/outputs.hpp"
 #include "traces/store.hpp"
 
 namespace pacer::cli {
@@ -24,6 +25,16 @@ namespace {
 int run_sweep(const po::variables_map& vm) {
   auto spec = problem_spec(vm);
   const std::string path = vm["store"].as<std::string>();
+  // Every output before the sweep: the store and record it writes, the CSV files.
+  traces::check_store_output(path, "store", traces::StoreCreation::must_exist);
+  traces::check_record_name_option("sweeps", vm["name"].as<std::string>(), "name");
+  const auto csv = vm["csv"].as<std::string>();
+  const std::string summary_path =
+      csv.empty() ? "" : std::filesystem::path(csv).replace_extension("").string() + "-summary.csv";
+  if (!csv.empty()) {
+    traces::check_output_file(csv, "csv");
+    traces::check_output_file(summary_path, "csv");
+  }
   const auto store = traces::Store::open(path);
 
   if (spec.profile == "all") spec.profile.clear();
@@ -41,6 +52,8 @@ int run_sweep(const po::variables_map& vm) {
     request.options.policies.clear();
     for (const auto& name : split_list(policy_text))
       request.options.policies.push_back(parse_policy(name, "--policies"));
+    if (request.options.policies.empty())
+      throw UsageError(fmt::format("--policies: give at least one policy, or all ({})", explore::policy_names()));
   }
   request.caps_per_workload = vm["caps-per-workload"].as<int>();
   if (request.caps_per_workload < 1) throw UsageError("--caps-per-workload: must be at least 1");
@@ -73,10 +86,8 @@ int run_sweep(const po::variables_map& vm) {
   auto rw = traces::Store::open(path);
   rw.write_sweep(result, vm.count("replace") ? traces::Replace::always : traces::Replace::if_not_smaller);
   std::cerr << fmt::format("wrote sweeps/{} to {}\n", result.name, path);
-  const auto csv = vm["csv"].as<std::string>();
   if (!csv.empty()) {
     traces::write_file_atomic(csv, traces::to_csv(result));
-    const auto summary_path = std::filesystem::path(csv).replace_extension("").string() + "-summary.csv";
     traces::write_file_atomic(summary_path, explore::summary_csv(summary, intervals));
     std::cerr << fmt::format("wrote {} and {}\n", csv, summary_path);
   }

@@ -6,6 +6,7 @@
 
 #include "experiments/cli/cli.hpp"
 #include "experiments/cli/options.hpp"
+#include "experiments/cli/shard_options.hpp"
 #include "experiments/validate.hpp"
 #include "explore/policy.hpp"
 #include "traces/error.hpp"
@@ -45,18 +46,23 @@ int run_validate_cmd(const po::variables_map& vm) {
   if (o.train.eval_every_samples < 1) throw UsageError("--eval-every must be at least 1 sample");
   if (vm.count("name")) o.name = vm["name"].as<std::string>();
   o.replace = vm.count("replace") > 0;
-  const auto report = [&] {
-    try {
-      return experiments::run_validate(o);
-    } catch (const experiments::MissingCheckpoint& e) {
-      throw Error(fmt::format("checkpoint {} not found: create it with `pacer relation --pretrain --workload {}` (or "
-                              "pass --checkpoint FILE, or --checkpoint none to train from scratch)",
-                              e.path, e.workload));
-    }
-  }();
-  std::cout << report.text << "\nVerdict:\n" << experiments::format_verdict(report);
-  std::cout << fmt::format("{} real training runs, {:.0f} s wall; stored as validations/{} in {}\n", report.training_runs,
-                           report.wall_time_s, report.result.name, o.store.string());
+  try {
+    if (const auto done = run_shard_front(vm, experiments::validate_jobs(o))) return *done;
+    o.stage = stage_option(vm);
+    o.shard = shard_option(vm);
+    const auto report = experiments::run_validate(o);
+    std::cout << report.text;
+    if (!report.summary.empty()) std::cout << "\nVerdict:\n" << experiments::format_verdict(report);
+    std::cout << fmt::format(
+        "{} real training runs, {:.0f} s wall; {} in {}\n", report.training_runs, report.wall_time_s,
+        o.stage == "oracle" ? "the oracle's relation" : "stored as validations/" + report.result.name,
+        report.out.string());
+  } catch (const experiments::MissingCheckpoint& e) {
+    throw Error(
+        fmt::format("checkpoint {} not found: create it with `pacer relation --pretrain --workload {}` (or "
+                    "pass --checkpoint FILE, or --checkpoint none to train from scratch)",
+                    e.path, e.workload));
+  }
   return 0;
 }
 
@@ -72,7 +78,9 @@ Command make() {
       "the prediction error, the regret versus the oracle, energy, peak power and whether the cap was\n"
       "exceeded. On the emulated device the device time is virtual (the emulator's), the wall time is\n"
       "the CPU's; both are stored. Needs a store with a profile and a proxy relation (pacer profile,\n"
-      "pacer relation); writes relations/<dataset>-true, validations/NAME and runs/*.";
+      "pacer relation); writes relations/<dataset>-true, validations/NAME and runs/*. Every (b, seed) job's\n"
+      "results are stored when it ends: running the command again runs only the missing jobs. Two stages\n"
+      "(--stage oracle, then runs) shard over machines or Slurm (--list-jobs, --shard, --jobs; docs/cluster.md).";
   c.add_options = [](po::options_description& d) {
     // The library's defaults are the command's.
     const experiments::ValidateOptions v;
@@ -106,6 +114,7 @@ Command make() {
         ("watchdog-time", duration_opt(v.watchdog_duration_s), "... for longer than this [s] (device time) stops the run and restores the clock; 0: off")
         ("name", po::value<std::string>(), "record name under /validations (default validate-<dataset>)")
         ("replace", "replace a validation record of this name even when it has more rows");
+    add_shard_options(d, {"oracle", "runs"});
   };
   c.run = run_validate_cmd;
   return c;

@@ -134,14 +134,9 @@ void add_threads_option(po::options_description& d, int default_threads, const s
 std::vector<int> parse_int_list(const std::string& text, const std::string& what) {
   std::vector<int> out;
   auto to_int = [&](const std::string& s) {
-    try {
-      size_t used = 0;
-      const long v = std::stol(s, &used);
-      if (used != s.size() || v <= 0 || v > (1L << 30)) throw std::invalid_argument(s);
-      return static_cast<int>(v);
-    } catch (const std::exception&) {
-      throw UsageError(fmt::format("{}: '{}' is not a positive integer", what, s));
-    }
+    const auto v = units::to_integer(s, 1, int64_t{1} << 30);
+    if (!v) throw UsageError(fmt::format("{}: '{}' is not a positive integer (at most 2^30)", what, s));
+    return static_cast<int>(*v);
   };
   const auto colon = text.find(':');
   if (colon != std::string::npos) {
@@ -164,16 +159,9 @@ std::vector<int> parse_int_list(const std::string& text, const std::string& what
 std::vector<int> parse_seeds(const std::string& text, const std::string& what) {
   std::vector<int> seeds;
   auto number = [&](const std::string& s) {
-    size_t used = 0;
-    int v = -1;
-    try {
-      v = std::stoi(s, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used != s.size() || s.empty() || v < 0)
-      throw UsageError(fmt::format("{}: '{}' is not a non-negative integer (write 0,1,2 or 0-4)", what, s));
-    return v;
+    const auto v = units::to_integer(s, 0, INT32_MAX);
+    if (!v) throw UsageError(fmt::format("{}: '{}' is not a non-negative integer (write 0,1,2 or 0-4)", what, s));
+    return static_cast<int>(*v);
   };
   std::stringstream ss(text);
   for (std::string item; std::getline(ss, item, ',');) {
@@ -197,18 +185,12 @@ std::vector<int> parse_seeds(const std::string& text, const std::string& what) {
 }
 
 double parse_fraction(const std::string& text, const std::string& option) {
-  try {
-    size_t used = 0;
-    double v = std::stod(text, &used);
-    if (text.substr(used) == "%")
-      v /= 100;
-    else if (used != text.size())
-      throw std::invalid_argument(text);
-    if (!(v > 0 && v <= 1)) throw std::invalid_argument(text);
-    return v;
-  } catch (const std::exception&) {
+  const bool percent = !text.empty() && text.back() == '%';
+  auto v = units::to_number(percent ? std::string_view(text).substr(0, text.size() - 1) : std::string_view(text));
+  if (v && percent) *v /= 100;
+  if (!v || !(*v > 0 && *v <= 1))
     throw UsageError(fmt::format("{}: '{}' is not a fraction in (0, 1] or a percentage like 85%", option, text));
-  }
+  return *v;
 }
 
 void require_range(double value, double lo, double hi, const std::string& option, const std::string& unit) {

@@ -1,8 +1,10 @@
 #include "experiments/cli/shard_options.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <iostream>
 
 #include "traces/error.hpp"
@@ -10,14 +12,25 @@
 
 namespace pacer::cli {
 
-void add_shard_options(po::options_description& d) {
+void add_shard_options(po::options_description& d, const std::vector<std::string>& stages) {
   d.add_options()("list-jobs", po::bool_switch()->default_value(false),
                   "print the campaign's independent jobs (one per line, numbered from 0) and exit")(
       "shard", po::value<std::string>()->value_name("I/N"),
-      "run only shard I of N (the jobs whose number mod N is I) into a store of its own, STORE.shard-I-of-N.h5; "
-      "merge the shards with `pacer merge`")(
+      stages.empty()
+          ? "run only shard I of N (the jobs whose number mod N is I) into a store of its own, "
+            "STORE.shard-I-of-N.h5; merge the shards with `pacer merge --update STORE SHARDS...`"
+          : "run only shard I of N of --stage (the stage's jobs whose number mod N is I) into a store of its own, "
+            "STORE.STAGE-shard-I-of-N.h5; merge the shards with `pacer merge --update STORE SHARDS...` before the "
+            "next stage")(
       "jobs", po::value<int>()->default_value(1),
-      "run the campaign as N local processes, one shard each, then merge them into the store");
+      "run the campaign as N local processes (1 to 4096), one shard each, then merge them into the store "
+      "[processes]");
+  if (!stages.empty())
+    d.add_options()("stage", po::value<std::string>(),
+                    fmt::format("run only this stage of the campaign: {} (in this order; each needs the ones "
+                                "before it in the store); default: all",
+                                fmt::join(stages, ", "))
+                        .c_str());
 }
 
 std::optional<experiments::Shard> shard_option(const po::variables_map& vm) {
@@ -29,33 +42,73 @@ std::optional<experiments::Shard> shard_option(const po::variables_map& vm) {
   }
 }
 
-std::filesystem::path store_for(const po::variables_map& vm, const std::filesystem::path& store) {
-  const auto shard = shard_option(vm);
-  return shard ? experiments::shard_store(store, *shard) : store;
+std::string stage_option(const po::variables_map& vm) {
+  return vm.count("stage") ? vm["stage"].as<std::string>() : "";
 }
 
-std::optional<int> run_shard_front(const po::variables_map& vm, const experiments::JobList& jobs) {
+std::filesystem::path store_for(const po::variables_map& vm, const std::filesystem::path& store) {
+  const auto shard = shard_option(vm);
+  return shard ? experiments::shard_store(store, *shard, stage_option(vm)) : store;
+}
+
+namespace {
+
+// Runs one stage as n local shard processes, each this command again with --shard i/n (and
+// --stage when the campaign has stages), and merges them into the campaign's store.
+void run_stage_locally(const experiments::JobList& list, int n, bool add_stage) {
+  std::vector<std::vector<std::string>> args;
+  for (int i = 0; i < n; ++i) {
+    auto a = invocation_args();
+    if (add_stage) a.insert(a.end(), {"--stage", list.stage});
+    a.insert(a.end(), {"--shard", fmt::format("{}/{}", i, n)});
+    args.push_back(std::move(a));
+  }
+  spdlog::info("{} campaign{}: {} jobs in {} local shard processes", list.campaign,
+               list.stage.empty() ? "" : ", stage " + list.stage, list.jobs.size(), n);
+  const auto r = experiments::run_local_shards(experiments::self_executable(), args, list.store, list.stage);
+  std::cout << r.merge_text;
+  std::cout << fmt::format("{}{} shards in {:.1f} s (merge {:.2f} s)\n",
+                           list.stage.empty() ? "" : "stage " + list.stage + ": ", n, r.wall_time_s, r.merge_time_s);
+}
+
+}  // namespace
+
+std::optional<int> run_shard_front(const po::variables_map& vm, const std::vector<experiments::JobList>& stages) {
+  const bool staged = stages.size() > 1 || (!stages.empty() && !stages.front().stage.empty());
+  const std::string stage = stage_option(vm);
+  const experiments::JobList* only = stage.empty() ? nullptr : &experiments::find_stage(stages, stage);
   if (vm["list-jobs"].as<bool>()) {
-    std::cout << experiments::format_job_list(jobs);
+    std::cout << (only ? experiments::format_job_list(*only) : experiments::format_job_lists(stages));
     return 0;
   }
   const int n = vm["jobs"].as<int>();
-  if (n < 1) throw UsageError("--jobs must be at least 1");
+  if (n < 1 || n > 4096) throw UsageError("--jobs must be between 1 and 4096");
   if (const auto shard = shard_option(vm)) {
-    if (!experiments::shard_jobs(jobs.jobs.size(), *shard).empty()) return std::nullopt;
+    if (staged && !only)
+      throw UsageError(
+          fmt::format("--shard needs --stage: this campaign runs in stages, one after the other ({})", [&] {
+            std::vector<std::string> names;
+            for (const auto& s : stages) names.push_back(s.stage);
+            return fmt::format("{}", fmt::join(names, ", "));
+          }()));
+    const experiments::JobList& list = only ? *only : stages.front();
+    if (!experiments::shard_jobs(list.jobs.size(), *shard).empty()) return std::nullopt;
     // More shards than jobs: this one has nothing to run, but leaves a store to merge.
-    const auto store = experiments::shard_store(jobs.store, *shard);
+    const auto store = experiments::shard_store(list.store, *shard, list.stage);
     experiments::record_shard_outcome(store, [&] { traces::Store::open_or_create(store); });
     std::cout << fmt::format("shard {}/{} of {} jobs has none to run; empty store {}\n", shard->index, shard->count,
-                             jobs.jobs.size(), store.string());
+                             list.jobs.size(), store.string());
     return 0;
   }
   if (n == 1) return std::nullopt;
-  spdlog::info("{} campaign: {} jobs in {} local shard processes", jobs.campaign, jobs.jobs.size(), n);
-  const auto r = experiments::run_local_shards(experiments::self_executable(), invocation_args(), n, jobs.store);
-  std::cout << r.merge_text;
-  std::cout << fmt::format("{} shards in {:.1f} s (merge {:.2f} s)\n", n, r.wall_time_s, r.merge_time_s);
-  return 0;
+  if (only) {
+    run_stage_locally(*only, n, false);
+    return 0;
+  }
+  for (const auto& list : stages) run_stage_locally(list, n, staged);
+  if (!staged) return 0;
+  spdlog::info("every stage merged into {}: completing the campaign from it", stages.front().store.string());
+  return std::nullopt;
 }
 
 }  // namespace pacer::cli

@@ -1,25 +1,35 @@
 #pragma once
 // The options every campaign command shares for running on several machines (docs/cluster.md):
-// --list-jobs, --shard I/N and --jobs N. Each campaign command adds them with one call and asks
-// run_shard_front whether there is anything left for it to do.
+// --list-jobs, --shard I/N and --jobs N, and --stage for a campaign that runs in stages. Each
+// campaign command adds them with one call and asks run_shard_front whether there is anything left
+// for it to do.
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "experiments/cli/cli.hpp"
 #include "experiments/shard.hpp"
 
 namespace pacer::cli {
 
-void add_shard_options(po::options_description& d);
+// `stages`: the names of the campaign's stages, in order (none: a campaign of one stage).
+void add_shard_options(po::options_description& d, const std::vector<std::string>& stages = {});
 
 // The shard this process runs (--shard), if any.
 std::optional<experiments::Shard> shard_option(const po::variables_map& vm);
+// The stage this process runs (--stage); "" : every stage (or a campaign of one stage).
+std::string stage_option(const po::variables_map& vm);
 
 // The store this process writes: the campaign's, or its shard's under --shard.
 std::filesystem::path store_for(const po::variables_map& vm, const std::filesystem::path& store);
 
-// --list-jobs: prints the job list. --jobs N without --shard: runs this command as N local shard
-// processes and merges their stores into the campaign's store. Returns the exit code when that
-// was the whole command, nothing when the command should run (whole, or as its shard).
-std::optional<int> run_shard_front(const po::variables_map& vm, const experiments::JobList& jobs);
+// --list-jobs: prints the job list (of every stage, or of --stage). --shard without a job for this
+// shard: leaves an empty shard store. --jobs N without --shard: runs each stage (or --stage) as N
+// local shard processes and merges their stores into the campaign's store after each stage; a
+// campaign of one stage (or a single --stage) is then done, a campaign of several stages runs
+// whole afterwards (everything is in its store: it only completes and reports). Returns the exit
+// code when that was the whole command, nothing when the command should run (whole, as --stage,
+// or as its shard).
+std::optional<int> run_shard_front(const po::variables_map& vm, const std::vector<experiments::JobList>& stages);
 
 }  // namespace pacer::cli

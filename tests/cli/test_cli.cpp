@@ -129,3 +129,15 @@ TEST(Cli, ConfigFileSuppliesOptionsAndRejectsUnknownKeys) {
   EXPECT_EQ(r.code, 1);
   fs::remove_all(dir);
 }
+
+// Issue 16, item 10: a folder given as the config file was read as an empty file and ignored.
+TEST(Cli, ConfigThatIsAFolderIsAnErrorNotIgnored) {
+  const fs::path dir = fs::temp_directory_path() / ("pacer-cfgdir-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const auto r = run_pacer("devices show jetson-nano --config " + dir.string());
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_EQ(lines(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find("is a folder"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out, "");
+  fs::remove_all(dir);
+}

@@ -6,7 +6,10 @@
 //  - on a single-node Slurm cluster started here (munged, slurmctld, slurmd on localhost, a config
 //    in a temporary folder, proctrack/linuxproc): submitted as a 6-task array, merged by the
 //    dependent job, equal to the serial run; a second submission with one task cancelled is
-//    reported by `pacer slurm status` and completed by submitting again, with the same result.
+//    reported by `pacer slurm status` and completed by submitting again, with the same result;
+//  - a validation (two stages: the oracle's relation, then the runs of the chosen configurations)
+//    on that relation's store: its scripts per stage and the finish job (--dry-run), and on the
+//    cluster, stage after stage, the same validation as the whole command run serially.
 // The daemons are children of this test, stopped by their process ids whatever happens.
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -14,7 +17,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -165,7 +170,7 @@ TEST_F(Campaign, DryRunWritesTheScripts) {
             std::string::npos)
       << array;
   const std::string merge = slurp(g_dir / "dry" / "slurm" / "relations-merge.sbatch");
-  EXPECT_NE(merge.find(" merge " + (g_dir / "dry" / "relations.h5").string() + " " +
+  EXPECT_NE(merge.find(" merge --update " + (g_dir / "dry" / "relations.h5").string() + " " +
                        (g_dir / "dry" / "relations.shard-0-of-6.h5").string()),
             std::string::npos)
       << merge;
@@ -173,6 +178,83 @@ TEST_F(Campaign, DryRunWritesTheScripts) {
   const auto st = run_pacer("slurm status --config " + spec.string(), g_dir);
   EXPECT_EQ(st.code, 1);
   EXPECT_NE(st.out.find("shard 3/6 (1 job): missing"), std::string::npos) << st.out;
+}
+
+// A validation of the serial relation (as its proxy) on a profile of the emulated Nano: target
+// Fashion-MNIST half B, 3 batch sizes x 2 seeds per stage, the pacer policy and the oracle at one cap.
+const char* kValidation =
+    "target-dataset = fmnist-target-a\ncheckpoint = none\nmax-train = 1500\neval-samples = 300\n"
+    "eval-every = 256\ntarget = 0.75\nbudget = 3000\nseeds = 0,1\nthreads = 1\npolicies = ours,oracle\n"
+    "sensor-rate = 20Hz\nname = v\n";
+
+// A store holding the profile and the serial proxy relation (made once, copied for each use), and
+// a validation spec on a copy of it in `name`/v.h5.
+fs::path write_validate_spec(const std::string& name, const std::string& slurm) {
+  const fs::path base = g_dir / "validate-base.h5";
+  if (!fs::exists(base)) {
+    const fs::path profile = g_dir / "validate-profile.h5";
+    auto r = run_pacer("profile --device emulated:jetson-nano --workload cnn-w0.5@1x28x28 --batch-sizes 8,16,32 "
+                       "--store " + profile.string(),
+                       g_dir);
+    EXPECT_EQ(r.code, 0) << r.err;
+    r = run_pacer("merge " + base.string() + " " + profile.string() + " " + (g_dir / "serial" / "relations.h5").string(),
+                  g_dir);
+    EXPECT_EQ(r.code, 0) << r.err;
+  }
+  const auto prof = Store::open(base).read_profile("cnn-w0.5@1x28x28");
+  double lo = 1e9, hi = 0;
+  for (const auto& p : prof.points) lo = std::min(lo, p.power_peak_w), hi = std::max(hi, p.power_peak_w);
+  fs::create_directories(g_dir / name);
+  fs::copy_file(base, g_dir / name / "v.h5", fs::copy_options::overwrite_existing);
+  const fs::path spec = g_dir / (name + ".ini");
+  write_text(spec, std::string("[validate]\n") + kValidation + "store = " + (g_dir / name / "v.h5").string() +
+                       "\npower-limits = " + std::to_string(std::round((lo + 0.6 * (hi - lo)) * 10) / 10) +
+                       "W\n[slurm]\ncampaign = validate\n" + slurm);
+  return spec;
+}
+
+// The validation and its oracle relation in `got` are those of `want`, up to the wall time of each
+// run and the node it ran on (`node` in `got`).
+void expect_same_validation(const fs::path& got, const fs::path& want, const std::string& node) {
+  const Store a = Store::open(got), b = Store::open(want);
+  auto va = a.read_validation("v"), vb = b.read_validation("v");
+  ASSERT_EQ(va.rows.size(), vb.rows.size());
+  ASSERT_EQ(va.rows.size(), 4u);  // 2 policies x 2 seeds at one cap
+  for (size_t i = 0; i < va.rows.size(); ++i) {
+    EXPECT_EQ(va.rows[i].node, node);
+    EXPECT_EQ(va.rows[i].board_model, "NVIDIA Jetson Nano 4GB");
+    va.rows[i].wall_time_s = vb.rows[i].wall_time_s = 0;
+    va.rows[i].node = vb.rows[i].node = "";
+  }
+  EXPECT_EQ(va, vb);
+  expect_same_relation(a.read_relation("fmnist-target-a-true"), b.read_relation("fmnist-target-a-true"));
+}
+
+TEST_F(Campaign, ValidationDryRunWritesAnArrayAndAMergePerStageAndAFinishJob) {
+  const fs::path spec = write_validate_spec("vdry", "shards = 4\narray-limit = 2\n");
+  const auto r = run_pacer("slurm submit --dry-run --config " + spec.string(), g_dir);
+  ASSERT_EQ(r.code, 0) << r.err << r.out;
+  const fs::path dir = g_dir / "vdry" / "slurm";
+  for (const std::string stage : {"oracle", "runs"}) {
+    const std::string array = slurp(dir / ("v-" + stage + "-array.sbatch"));
+    EXPECT_NE(array.find("#SBATCH --array=0-3%2\n"), std::string::npos) << array;
+    EXPECT_NE(array.find("validate --config " + spec.string() + " --stage " + stage +
+                         " --shard \"${SLURM_ARRAY_TASK_ID}/4\""),
+              std::string::npos)
+        << array;
+    const std::string merge = slurp(dir / ("v-" + stage + "-merge.sbatch"));
+    EXPECT_NE(merge.find(" merge --update " + (g_dir / "vdry" / "v.h5").string() + " " +
+                         (g_dir / "vdry" / ("v." + stage + "-shard-0-of-4.h5")).string()),
+              std::string::npos)
+        << merge;
+  }
+  const std::string finish = slurp(dir / "v-finish.sbatch");
+  EXPECT_NE(finish.find("validate --config " + spec.string() + "\n"), std::string::npos) << finish;
+  const auto st = run_pacer("slurm status --config " + spec.string(), g_dir);
+  EXPECT_EQ(st.code, 1);
+  EXPECT_NE(st.out.find("stage oracle (record fmnist-target-a-true): 6 jobs in 4 shards\n"), std::string::npos)
+      << st.out;
+  EXPECT_NE(st.out.find("runs shard 3/4 (1 job): missing"), std::string::npos) << st.out;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -323,6 +405,37 @@ TEST_F(Campaign, SlurmArrayMergesToTheSerialRunAndResubmitCompletesACancelledTas
   ASSERT_TRUE(wait_jobs_gone(array3 + "," + merge3, 150)) << Cluster::shell("squeue");
   expect_same_relation(read_relation(g_dir / "cancel" / "relations.h5"), g_serial);
   EXPECT_EQ(run_pacer("slurm status --config " + spec2.string(), g_dir).code, 0);
+}
+
+}  // namespace
+
+namespace {
+
+// A validation on the cluster: the oracle stage's array, its merge, the runs stage's array, its
+// merge and the finish job, each after the one before; the result is the serial validation's.
+TEST_F(Campaign, SlurmValidationInStagesEqualsTheWholeValidation) {
+  if (::geteuid() != 0) GTEST_SKIP() << "a local Slurm cluster needs root (slurmd runs the tasks as root)";
+  Cluster cluster(g_dir / "vcluster");
+  if (const std::string why = cluster.start(); !why.empty()) GTEST_SKIP() << why;
+  const fs::path serial = write_validate_spec("vserial", "");
+  auto r = run_pacer("validate --config " + serial.string(), g_dir);
+  ASSERT_EQ(r.code, 0) << r.err;
+
+  const fs::path spec = write_validate_spec("varray", "shards = 6\narray-limit = 2\n");
+  r = run_pacer("slurm submit --config " + spec.string(), g_dir);
+  ASSERT_EQ(r.code, 0) << r.err << r.out;
+  const std::string finish = job_id(r.out, "finish");
+  ASSERT_FALSE(finish.empty()) << r.out;
+  EXPECT_NE(r.out.find("stage oracle: submitted array job"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("stage runs: submitted array job"), std::string::npos) << r.out;
+  ASSERT_TRUE(Cluster::wait_for([&] { return Cluster::shell("squeue -h -o %i").empty(); }, 300))
+      << Cluster::shell("squeue");
+  const std::string log = slurp(g_dir / "varray" / "slurm" / "logs" / ("v-finish-" + finish + ".out"));
+  EXPECT_NE(log.find("\n0 real training runs"), std::string::npos) << log;
+  expect_same_validation(g_dir / "varray" / "v.h5", g_dir / "vserial" / "v.h5", "localhost");
+  const auto st = run_pacer("slurm status --config " + spec.string(), g_dir);
+  EXPECT_EQ(st.code, 0) << st.out;
+  EXPECT_NE(st.out.find("runs shard 5/6 (1 job): done on localhost"), std::string::npos) << st.out;
 }
 
 }  // namespace

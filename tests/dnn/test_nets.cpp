@@ -84,3 +84,20 @@ TEST(Nets, FullSizeNetworksTakeATrainingStepAtBatchTwo) {
     EXPECT_EQ(runner.workload().name, pm::describe_workload(name).name);
   }
 }
+
+// Issue 16, item 10: a depth or width too large for a number is an error naming the workload and
+// the value, not the bare "stoi"/"stod" of the C++ library.
+TEST(Nets, WorkloadNumbersOutOfRangeNameTheWorkload) {
+  for (const std::string name : std::vector<std::string>{"resnet99999999999", "cnn-w" + std::string(400, '9'),
+                                                         "resnet18@3x99999999999999999999x32"}) {
+    try {
+      pm::describe_workload(name);
+      ADD_FAILURE() << name << " accepted";
+    } catch (const pacer::Error& e) {
+      EXPECT_NE(std::string(e.what()).find(name.substr(0, 12)), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("99999"), std::string::npos) << e.what();
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << name << ": not a pacer::Error: " << e.what();
+    }
+  }
+}

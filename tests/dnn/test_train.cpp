@@ -1,8 +1,12 @@
 // Training to a target: the learning-rate rule, determinism, censoring, hooks and checkpoints, on
 // small synthetic data the test builds (fast on one CPU thread).
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
@@ -259,4 +263,31 @@ TEST(Train, TinyTransformerLearnsARepeatingText) {
   const auto r = pm::train_to_target(o, data);
   EXPECT_TRUE(r.reached) << "char accuracy " << r.final_metric;
   EXPECT_LT(r.history.front().metric, 0.3);
+}
+
+// Issue 16, item 10: a batch that does not fit in memory is one line that says so and what to do,
+// never libtorch's error with its C++ stack trace. The run is confined (RLIMIT_AS) in a re-executed
+// child so that the allocation fails for certain on any machine.
+TEST(TrainDeathTest, ABatchThatDoesNotFitIsOneLineWithoutAStackTrace) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  auto run = [] {
+    long pages = 0;
+    std::ifstream("/proc/self/statm") >> pages;
+    const rlim_t limit = static_cast<rlim_t>(pages) * static_cast<rlim_t>(::sysconf(_SC_PAGESIZE)) + (768ull << 20);
+    const rlimit rl{limit, limit};
+    ::setrlimit(RLIMIT_AS, &rl);
+    auto o = quick(4096, 0);
+    o.workload = "resnet18";
+    o.budget_samples = 4096;
+    try {
+      pm::train_to_target(o, quadrants(5200));
+    } catch (const pacer::Error& e) {
+      const std::string what = e.what();
+      const bool one_line = what.find('\n') == std::string::npos && what.find("frame #") == std::string::npos;
+      std::fprintf(stderr, "%s: %s\n", one_line ? "ONE LINE" : "SEVERAL LINES", what.c_str());
+      std::exit(one_line ? 0 : 2);
+    }
+    std::exit(3);  // it fitted: the limit is wrong
+  };
+  EXPECT_EXIT(run(), ::testing::ExitedWithCode(0), "ONE LINE: .*4096 samples does not fit.*lower the batch size");
 }

@@ -120,6 +120,17 @@ TEST_F(Relation, ErrorsAreOneActionableLine) {
   EXPECT_NE(r.err.find("unknown dataset"), std::string::npos);
 }
 
+// Issue 16, item 10: a batch size beyond this computer's memory (the workload's estimate) is refused
+// before the first run, not after the smaller batch sizes were trained.
+TEST_F(Relation, ABatchBeyondThisComputersMemoryIsRefusedBeforeTraining) {
+  const auto r = pacer(common() + " --checkpoint none --seeds 0 --batch-sizes 8,1073741824");
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("--batch-sizes"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("1073741824 samples"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("this computer"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir / "s.h5")) << "b=8 was trained and stored before the refusal";
+}
+
 TEST(Workloads, ListsTheRegistryWithCosts) {
   const fs::path out = fs::temp_directory_path() / ("pacer-test-workloads-" + std::to_string(::getpid()));
   const int status = std::system((std::string(PACER_BINARY) + " workloads --datasets >" + out.string()).c_str());

@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -147,6 +148,40 @@ TEST_F(CliExplore, SelectSweepAndImportSayWhatTheyUse) {
   EXPECT_NE(r.out.find("summary_power_<gpu>.csv"), std::string::npos) << r.out;
 }
 
+// Issue 13: `pacer budget` sweeps the cuts of the proxy's runs, writes one tagged sweep per cut and
+// the CSV, `pacer report` draws them; a bad cut is a usage error, a relation without a learning
+// curve a runtime error, and neither writes anything.
+TEST_F(CliExplore, BudgetSweepsCutsAndReportDrawsThem) {
+  const std::string store = (dir_ / "z.h5").string();
+  auto r = run("import zeus --gpu v100 --data-dir " + dir_.string() + " --out " + store, dir_);
+  ASSERT_EQ(r.code, 0) << r.out;
+  r = run("budget " + store + " --cuts full,full@1 --csv " + (dir_ / "b.csv").string(), dir_);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("full x 1 seed"), std::string::npos) << r.out;
+  const auto st = pacer::traces::Store::open(store);
+  ASSERT_TRUE(st.has("sweeps", "budget@1"));
+  const auto one_seed = st.read_sweep("budget@1");
+  EXPECT_EQ(one_seed.budget, "budget");
+  EXPECT_EQ(one_seed.proxy_cut, "full x 1 seed");
+  // Run 1 of each b: 5 + 6 epochs of the proxy's 5 + 4 + 6 + 5 (runs 1 and 2 of b = 16 and 32).
+  EXPECT_NEAR(one_seed.proxy_share, 11.0 / 20.0, 1e-12);
+  EXPECT_DOUBLE_EQ(st.read_sweep("budget@0").proxy_share, 1.0);
+  EXPECT_TRUE(fs::exists(dir_ / "b.csv"));
+  r = run("report " + store + " -o " + (dir_ / "rep").string(), dir_);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_TRUE(fs::exists(dir_ / "rep" / "z-budget-compute-vs-regret.csv")) << r.out;
+  EXPECT_TRUE(fs::exists(dir_ / "rep" / "z-budget-compute-vs-regret.gp")) << r.out;
+
+  const auto size = fs::file_size(store);
+  r = run("budget " + store + " --cuts level:x --name bad", dir_);
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("--cuts"), std::string::npos) << r.out;
+  r = run("budget " + store + " --csv " + (dir_ / "no" / "b.csv").string() + " --name bad", dir_);
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("does not exist"), std::string::npos) << r.out;
+  EXPECT_EQ(fs::file_size(store), size);
+}
+
 // Issue 12: relative paths in a spec are relative to the spec's folder, whatever the working
 // directory (here /).
 TEST_F(CliExplore, SpecPathsAreRelativeToTheSpecFolder) {
@@ -164,3 +199,43 @@ TEST_F(CliExplore, SpecPathsAreRelativeToTheSpecFolder) {
 }
 
 }  // namespace
+
+// Issue 16, item 10: the oracle without a target relation is not "infeasible under the cap": the
+// error says what is missing (and a cap below every configuration still says to raise it).
+TEST_F(CliExplore, SimulatingTheOracleWithoutATargetSaysWhatIsMissing) {
+  const std::string store = (dir_ / "p.h5").string();
+  {
+    auto s = pacer::traces::Store::open_or_create(store);
+    pacer::traces::ProfileTable t;
+    t.workload = "w";
+    t.device = "test";
+    for (int b : {8, 16})
+      for (double f : {400e6, 800e6}) {
+        pacer::traces::ProfilePoint p;
+        p.knob = {f};
+        p.batch_size = b;
+        p.time_per_batch_mean_s = 1e8 * b / f;
+        p.power_peak_w = 2 + f / 1e8 + b / 8.0;
+        p.power_mean_w = p.power_peak_w - 1;
+        t.points.push_back(p);
+      }
+    s.write_profile(t);
+    pacer::traces::RelationSet proxy;
+    proxy.name = "proxy";
+    for (int b : {8, 16}) {
+      pacer::traces::RelationRun r;
+      r.batch_size = b;
+      r.reached = true;
+      r.samples = 100 * b;
+      proxy.runs.push_back(r);
+    }
+    s.write_relation(proxy);
+  }
+  auto r = run("simulate " + store + " --policy oracle -P 20W", dir_);
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("no target relation"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("no configuration is feasible"), std::string::npos) << r.out;
+  r = run("simulate " + store + " --policy ours -P 1W", dir_);
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("raise the cap"), std::string::npos) << r.out;
+}

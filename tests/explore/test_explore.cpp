@@ -190,6 +190,28 @@ TEST(Policies, InfeasibleCapGivesAMessageForEveryPolicy) {
       << select(Policy::Ours, h.ctx(), 1.5).message;
 }
 
+// Issue 16, item 10: at 2.5 W only b=4 fits (2 W at f1), and the relation has no samples-to-target
+// at b=4. Raising the cap is not what helps: the message names the batch sizes without data and
+// the ones the relation has.
+TEST(Policies, BatchSizesMissingFromTheRelationAreNamedNotTheCap) {
+  Hand h;
+  const traces::RelationSet only8 = relation("only8", {{8, 1000}});
+  const Relation proxy = Relation::from_set(only8, h.space);
+  PolicyContext c = h.ctx();
+  c.proxy = &proxy;
+  c.target = &proxy;
+  for (Policy p : {Policy::Ours, Policy::OursRobust, Policy::Oracle, Policy::EnergyOptimal, Policy::Pacer}) {
+    const auto s = select(p, c, 2.5);
+    ASSERT_FALSE(s.feasible) << to_string(p);
+    EXPECT_EQ(s.message.find("raise the cap"), std::string::npos) << to_string(p) << ": " << s.message;
+    EXPECT_NE(s.message.find("relation 'only8' has no samples-to-target at b=4"), std::string::npos)
+        << to_string(p) << ": " << s.message;
+    EXPECT_NE(s.message.find("it has b=8"), std::string::npos) << to_string(p) << ": " << s.message;
+  }
+  // Below every configuration the cap is what to change.
+  EXPECT_NE(select(Policy::Ours, c, 1.5).message.find("raise the cap"), std::string::npos);
+}
+
 TEST(Policies, TiesPreferLowerPowerThenLargerBatch) {
   Space::Arrays a;
   a.knob = traces::KnobSpace::gpu_frequency();

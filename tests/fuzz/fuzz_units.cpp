@@ -1,5 +1,7 @@
 // Fuzzes units::parse and units::parse_list: only UsageError may escape, and every accepted value
-// is a finite, non-negative SI number (a value that overflows to infinity must be rejected).
+// is a finite, non-negative SI number (a value that overflows to infinity must be rejected). Also
+// the plain number parser (units::to_number, units::to_integer): it never throws, a number is
+// finite and an integer within its bounds.
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -20,6 +22,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const char* bare_units[][2] = {{"W", "mW"}, {"MHz", "Hz"}, {"s", "ms"}, {"J", "Wh"}};
   const char* bare = bare_units[sel & 3][(sel >> 3) & 1];
   const std::string text(reinterpret_cast<const char*>(data + 1), size - 1);
+  if (const auto n = pacer::units::to_number(text)) PACER_FUZZ_CHECK(std::isfinite(*n));
+  if (const auto i = pacer::units::to_integer(text, -1000, 1000)) PACER_FUZZ_CHECK(*i >= -1000 && *i <= 1000);
   try {
     if (list) {
       const auto values = pacer::units::parse_list(text, dim, bare, "--fuzz");

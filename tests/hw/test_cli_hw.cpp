@@ -119,6 +119,24 @@ TEST(CliHw, BadInputGivesOneLineAndTheRightExitCode) {
   EXPECT_NE(r.out.find("nothing to restore"), std::string::npos);
 }
 
+// Issue 16, item 10: a batch that cannot fit the board's memory (the workload's activation memory
+// per sample times b, plus its weights and optimizer state, against the catalog's 4 GiB of the
+// Nano) is refused before anything is measured, naming the largest batch size that fits.
+TEST(CliHw, ProfileRefusesABatchThatCannotFitTheBoardsMemory) {
+  test::TempDir tmp;
+  const auto store = tmp.path() / "big.h5";
+  auto r =
+      run("profile --device emulated:jetson-nano --workload cnn --batch-sizes 8,1073741824 --store " + store.string(),
+          tmp.path());
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("--batch-sizes"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("1073741824 samples"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("4 GiB"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("at most 25"), std::string::npos) << "cnn@1x28x28 holds 169 kB per sample\n" << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_FALSE(fs::exists(store));
+}
+
 TEST(CliHw, ProfileThroughTheSysfsBackendAgainstAServedTree) {
   test::TempDir tmp;
   const fs::path root = tmp.path() / "board";
@@ -358,6 +376,7 @@ TEST(CliHw, ProfileWithTegrastatsAsThePowerSource) {
     EXPECT_GE(p.power_mean_w, 1.001);
     EXPECT_LE(p.power_peak_w, 1.863);
     EXPECT_LE(p.power_mean_w, p.power_peak_w);
+    EXPECT_EQ(p.board_model, traces::find_device("jetson-nano").display_name) << "the inner device's board";
   }
   EXPECT_LT(t.points[1].time_per_batch_mean_s, t.points[0].time_per_batch_mean_s) << "the clock was pinned";
 }

@@ -266,6 +266,32 @@ TEST(SensorFaults, FrozenRailSkipsThePoint) {
   b.expect_boot_range();
 }
 
+// Issue 16, item 10: a point shorter than the frozen limit (here 1.5 s against the default 5 s)
+// whose readings never move for the whole point, longer than a live INA3221 can stay still, is a
+// frozen sensor too: measured against the point's own length.
+TEST(SensorFaults, FrozenRailIsCaughtInAPointShorterThanTheFrozenLimit) {
+  FaultBench b;
+  auto o = b.options({153.6e6, 230.4e6});
+  o.sensor_frozen_s = 5;    // the default
+  o.measured_batches = 30;  // 30 x 50 ms = 1.5 s per point
+  o.sensor_rate_hz = 100;
+  SysfsFaults frozen;
+  frozen.rail = SysfsFaults::Rail::frozen;
+  ProfileReport rep;
+  {
+    JetsonSysfsDevice dev(b.device_options());
+    auto exec = b.executor(0.05);
+    rep = run_profile(dev, exec, o, [&](const auto&, int done, int) { b.io->set(done == 1 ? frozen : SysfsFaults{}); });
+  }
+  ASSERT_EQ(rep.table.points.size(), 2u);
+  EXPECT_EQ(rep.table.points[0].status, "ok") << "a live sensor in a short point is not frozen";
+  const auto& p = rep.table.points[1];
+  EXPECT_EQ(p.status.rfind("skipped: power sensor frozen", 0), 0u) << p.status;
+  EXPECT_NE(p.status.find("the whole point"), std::string::npos) << p.status;
+  EXPECT_TRUE(std::isnan(p.power_mean_w));
+  b.expect_boot_range();
+}
+
 TEST(SensorFaults, BlockedRailReadStopsTheRunAfterTheTimeoutAndRestores) {
   FaultBench b;
   auto o = b.options({153.6e6, 230.4e6});

@@ -342,6 +342,7 @@ TEST(EmulatedModes, HardwareInTheLoopProfileOverModes) {
     ASSERT_EQ(p.status, "ok") << p.status;
     const double t = phys.batch(traces::knob_caps(rep.table.knob, p.knob), 32).time_s;
     EXPECT_NEAR(p.time_per_batch_mean_s, t, 0.08 * t) << rep.table.knob.format(p.knob);
+    EXPECT_EQ(p.board_model, spec.display_name) << "the power device's board";
   }
   EXPECT_EQ(Nvpmodel(po.nvpmodel).query().id, 0) << "the boot mode is back";
 }

@@ -343,5 +343,37 @@ TEST(CalibCli, CalibrateWritesTheModelAndThePredictedTableAndRejectsBadInput) {
   std::filesystem::remove_all(dir);
 }
 
+// Issue 16, item 10: an infinite (or overwhelming) prior weight pins every prior-carrying parameter
+// to zero and the fit degenerates; it is refused, and a good model in the store stays.
+TEST(CalibInput, APriorWeightOutsideItsRangeIsRefusedAndTheStoredModelStays) {
+  const auto nano = traces::find_device("jetson-nano");
+  const auto table = table_from(nano_truth(nano), nano.gpu_freqs_hz, paper_batches(), 0.01, 9, "synthetic");
+  for (double w : {double{INFINITY}, std::nan(""), -1.0, 2.0}) {
+    CalibrationOptions opt;
+    opt.analytical.prior_weight = w;
+    try {
+      calibrate(table, &nano, opt);
+      FAIL() << "prior weight " << w << " accepted";
+    } catch (const OptionError& e) {
+      EXPECT_EQ(e.option, "prior-weight") << e.what();
+      EXPECT_NE(std::string(e.what()).find("[0, 1]"), std::string::npos) << e.what();
+    }
+  }
+  const auto dir = std::filesystem::temp_directory_path() / ("pacer_calib_prior_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto path = dir / "c.h5";
+  {
+    auto store = traces::Store::open_or_create(path);
+    store.write_device(nano);
+    store.write_profile(table);
+  }
+  const auto log = dir / "out.txt";
+  ASSERT_EQ(run_pacer(fmt_path(path) + " --points 8", log), 0);
+  const auto good = traces::Store::open(path).read_model("synthetic@jetson-nano:analytical");
+  EXPECT_EQ(run_pacer(fmt_path(path) + " --points 8 --prior-weight inf", log), 2);
+  EXPECT_TRUE(traces::Store::open(path).read_model("synthetic@jetson-nano:analytical") == good);
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace pacer::models

@@ -138,4 +138,28 @@ TEST(ImportTegrastats, PowerModeMarksAndBadInput) {
 }
 
 }  // namespace
+// Issue 16, item 10: a number too large for a double or an int is one error naming the line, the
+// field and the value, never the bare "stod"/"stoul" of the C++ library.
+TEST(ImportTegrastats, NumbersOutOfRangeNameTheLineAndTheValue) {
+  const std::string huge(400, '9');
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"RAM 1/2MB POM_5V_IN " + huge + "/1", "POM_5V_IN"},
+      {"RAM 1/2MB GR3D_FREQ 5%@" + huge + " POM_5V_IN 1/1", "GR3D_FREQ"},
+      {"RAM 1/2MB gpu@" + huge + "C POM_5V_IN 1/1", "gpu"},
+  };
+  for (const auto& [line, field] : cases) {
+    try {
+      tegrastats::parse_line(line, "big.log", 7);
+      ADD_FAILURE() << "accepted: " << line;
+    } catch (const Error& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("big.log:7"), std::string::npos) << what;
+      EXPECT_NE(what.find(field), std::string::npos) << what;
+      EXPECT_NE(what.find("9999"), std::string::npos) << what;
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << "not a pacer::Error: " << e.what();
+    }
+  }
+}
+
 }  // namespace pacer::traces

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <tuple>
 
 #include "traces/catalog.hpp"
 #include "traces/error.hpp"
@@ -130,6 +131,32 @@ TEST(Merge, ShardsOfARelationEqualTheSerialRelation) {
   }
 }
 
+TEST(Merge, LearningCurvesMergePointByPoint) {
+  TempDir dir;
+  LearningCurve full;
+  full.name = "proxy";
+  full.metric = "accuracy";
+  full.source = "evaluations";
+  for (int seed : {0, 1})
+    for (int64_t n : {1000, 2000, 3000}) full.points.push_back({8, seed, n, 0.2 * static_cast<double>(n) / 1000});
+  LearningCurve a = full, b = full;
+  a.points.resize(3);                                      // seed 0
+  b.points.erase(b.points.begin(), b.points.begin() + 2);  // seed 0's last point and seed 1
+  for (const auto& [name, c] : {std::pair{"a.h5", a}, std::pair{"b.h5", b}}) {
+    Store s = Store::open_or_create(dir / name);
+    s.write_curve(c);
+  }
+  const auto report = merge_stores(dir / "out.h5", {dir / "a.h5", dir / "b.h5"});
+  EXPECT_EQ(report.records.at("curves"), 1);
+  EXPECT_EQ(report.duplicates, 1);
+  EXPECT_EQ(Store::open(dir / "out.h5").read_curve("proxy"), full);
+  b.points[0].metric = 0.5;  // the shared point with another value: a conflict naming both files
+  Store::open_or_create(dir / "b.h5").write_curve(b, Replace::always);
+  const std::string msg = merge_error(dir / "out2.h5", {dir / "a.h5", dir / "b.h5"});
+  EXPECT_NE(msg.find("learning curve 'proxy'"), std::string::npos) << msg;
+  EXPECT_NE(msg.find((dir / "b.h5").string()), std::string::npos) << msg;
+}
+
 TEST(Merge, IsIdempotent) {
   TempDir dir;
   const RelationSet serial = serial_relation();
@@ -196,6 +223,107 @@ TEST(Merge, ProfilesOfDifferentBoardModelsRefuse) {
   EXPECT_EQ(t.points.size(), 4u);
   EXPECT_DOUBLE_EQ(t.profiling_cost_s, 30);
   EXPECT_EQ(t.batch_sizes(), (std::vector<int>{8, 16}));
+}
+
+// A board fleet (docs/cluster.md): every point records the node and the board model it was measured
+// on. Points of one board model from several nodes join; points of two board models under one
+// profile name (a Jetson profile's device name is the backend's, the same on every board) refuse,
+// naming both files and both models, and leave no output.
+TEST(Merge, ProfilePointsOfDifferentBoardModelsRefuseNamingBothFilesAndModels) {
+  TempDir dir;
+  auto fleet = [](std::vector<int> batches, const std::string& node, const std::string& model) {
+    ProfileTable t = profile("jetson-sysfs", std::move(batches), 5);
+    for (auto& p : t.points) {
+      p.node = node;
+      p.board_model = model;
+    }
+    return t;
+  };
+  Store::open_or_create(dir / "n1.h5").write_profile(fleet({8}, "orin-01", "NVIDIA Jetson Orin Nano"), "cnn");
+  Store::open_or_create(dir / "n2.h5").write_profile(fleet({16}, "orin-02", "NVIDIA Jetson Orin Nano"), "cnn");
+  Store::open_or_create(dir / "agx.h5").write_profile(fleet({32}, "agx-01", "NVIDIA Jetson AGX Orin"), "cnn");
+  merge_stores(dir / "orin.h5", {dir / "n1.h5", dir / "n2.h5"});
+  const ProfileTable joined = Store::open(dir / "orin.h5").read_profile("cnn");
+  ASSERT_EQ(joined.points.size(), 4u);
+  for (const auto& p : joined.points) {
+    EXPECT_EQ(p.board_model, "NVIDIA Jetson Orin Nano");
+    EXPECT_EQ(p.node, p.batch_size == 8 ? "orin-01" : "orin-02");
+  }
+  const std::string msg = merge_error(dir / "out.h5", {dir / "n1.h5", dir / "n2.h5", dir / "agx.h5"});
+  EXPECT_NE(msg.find("'NVIDIA Jetson Orin Nano' in " + (dir / "n1.h5").string()), std::string::npos) << msg;
+  EXPECT_NE(msg.find("'NVIDIA Jetson AGX Orin' in " + (dir / "agx.h5").string()), std::string::npos) << msg;
+  EXPECT_NE(msg.find("board models cannot be merged"), std::string::npos) << msg;
+  EXPECT_FALSE(fs::exists(dir / "out.h5"));
+  // A profile written before points recorded their board (board_model "") joins either.
+  Store::open_or_create(dir / "old.h5").write_profile(profile("jetson-sysfs", {64}, 1), "cnn");
+  merge_stores(dir / "out.h5", {dir / "old.h5", dir / "agx.h5"});
+  EXPECT_EQ(Store::open(dir / "out.h5").read_profile("cnn").points.size(), 4u);
+}
+
+ValidationResult validation_of(const std::vector<std::tuple<double, std::string, int>>& rows,
+                               const std::string& model) {
+  ValidationResult v;
+  v.name = "val";
+  v.workload = "cnn@1x28x28";
+  v.device = "jetson-sysfs";
+  v.dataset = "fmnist-target-a";
+  v.metric = "accuracy";
+  v.target = 0.8;
+  for (const auto& [cap, policy, seed] : rows) {
+    ValidationRow r;
+    r.cap_w = cap;
+    r.policy = policy;
+    r.seed = seed;
+    r.knob = {614.4e6};
+    r.batch_size = 32;
+    r.samples = 1000 + 10 * seed;
+    r.device_time_s = cap + seed;
+    r.node = "node-" + std::to_string(seed);
+    r.board_model = model;
+    v.rows.push_back(r);
+  }
+  return v;
+}
+
+// Validation rows from shards join into the order a whole validation stores them in (sort_rows);
+// rows of two board models under one name refuse.
+TEST(Merge, ValidationShardsJoinInTheWholeValidationsOrderAndRefuseTwoBoardModels) {
+  TempDir dir;
+  const std::string nano = "NVIDIA Jetson Nano Developer Kit";
+  Store::open_or_create(dir / "a.h5").write_validation(validation_of({{6, "ours", 1}, {5, "oracle", 0}}, nano));
+  Store::open_or_create(dir / "b.h5").write_validation(validation_of({{5, "ours", 0}, {6, "baseline1", 1}}, nano));
+  merge_stores(dir / "out.h5", {dir / "a.h5", dir / "b.h5"});
+  ValidationResult whole = validation_of({{5, "ours", 0}, {6, "baseline1", 1}, {6, "ours", 1}, {5, "oracle", 0}}, nano);
+  sort_rows(whole);
+  EXPECT_EQ(Store::open(dir / "out.h5").read_validation("val"), whole);
+  EXPECT_EQ(whole.rows.front().policy, "oracle");  // cap 5 W first, then policies by name
+  EXPECT_EQ(whole.rows.back().policy, "ours");
+
+  Store::open_or_create(dir / "tx2.h5").write_validation(validation_of({{7, "ours", 0}}, "NVIDIA Jetson TX2"));
+  const std::string msg = merge_error(dir / "bad.h5", {dir / "a.h5", dir / "tx2.h5"});
+  EXPECT_NE(msg.find("validation 'val'"), std::string::npos) << msg;
+  EXPECT_NE(msg.find(nano), std::string::npos) << msg;
+  EXPECT_NE(msg.find("'NVIDIA Jetson TX2' in " + (dir / "tx2.h5").string()), std::string::npos) << msg;
+  EXPECT_FALSE(fs::exists(dir / "bad.h5"));
+}
+
+// merge_into keeps what the output store held (a campaign's store and its shards): its profile
+// stays beside the merged relation.
+TEST(Merge, IntoAStoreKeepsWhatItHeld) {
+  TempDir dir;
+  const RelationSet serial = serial_relation();
+  Store::open_or_create(dir / "campaign.h5").write_profile(profile("jetson-nano", {8}, 10), "cnn");
+  write_store(dir / "s0.h5", shard_of(serial, 0, 2));
+  write_store(dir / "s1.h5", shard_of(serial, 1, 2));
+  merge_into(dir / "campaign.h5", {dir / "s0.h5", dir / "s1.h5"});
+  const Store out = Store::open(dir / "campaign.h5");
+  EXPECT_EQ(out.read_relation("proxy"), serial);
+  EXPECT_EQ(out.read_profile("cnn"), profile("jetson-nano", {8}, 10));
+  // Again: nothing changes (idempotent); into a store that does not exist yet: the shards' union.
+  merge_into(dir / "campaign.h5", {dir / "s0.h5", dir / "s1.h5"});
+  EXPECT_EQ(Store::open(dir / "campaign.h5").read_relation("proxy"), serial);
+  merge_into(dir / "fresh.h5", {dir / "s1.h5", dir / "s0.h5"});
+  EXPECT_EQ(Store::open(dir / "fresh.h5").read_relation("proxy"), serial);
 }
 
 TEST(Merge, DamagedInputLeavesTheOutputAlone) {

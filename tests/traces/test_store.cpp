@@ -6,12 +6,12 @@
 #include <random>
 #include <set>
 
+#include "tests/support/sample_records.hpp"
+#include "tests/support/store_seal.hpp"
 #include "traces/catalog.hpp"
 #include "traces/csv.hpp"
 #include "traces/error.hpp"
 #include "traces/store.hpp"
-#include "tests/support/sample_records.hpp"
-#include "tests/support/store_seal.hpp"
 
 using namespace pacer;
 using namespace pacer::traces;
@@ -31,7 +31,9 @@ struct TempDir {
   ~TempDir() { fs::remove_all(path); }
 };
 
-void write_bytes(const fs::path& p, const std::string& bytes) { std::ofstream(p, std::ios::binary) << bytes; }
+void write_bytes(const fs::path& p, const std::string& bytes) {
+  std::ofstream(p, std::ios::binary) << bytes;
+}
 
 std::string read_bytes(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
@@ -94,8 +96,15 @@ TEST(Store, EveryRecordTypeRoundTrips) {
   store.write_series(ps);
   const auto v = sample_validation();
   store.write_validation(v);
+  LearningCurve curve;
+  curve.name = rel.name;
+  curve.metric = "accuracy";
+  curve.source = "evaluations";
+  curve.points = {{8, 0, 1000, 0.4}, {8, 0, 2000, 0.61}, {8, 1, 1000, NAN}};
+  store.write_curve(curve);
 
   const auto again = Store::open(dir.path / "c.h5");
+  EXPECT_EQ(again.read_curve(rel.name), curve);
   EXPECT_EQ(again.read_validation("val"), v);
   EXPECT_EQ(again.read_device(), device);
   EXPECT_EQ(again.read_relation(rel.name), rel);
@@ -103,6 +112,18 @@ TEST(Store, EveryRecordTypeRoundTrips) {
   EXPECT_EQ(again.read_sweep(s.name), s);
   EXPECT_EQ(again.read_series(ps.name), ps);
   EXPECT_EQ(again.list("relations"), std::vector<std::string>{"fmnist-proxy"});
+}
+
+TEST(LearningCurve, FirstReachingFollowsTheMetricsDirection) {
+  LearningCurve c;
+  c.points = {{8, 0, 100, 0.3}, {8, 0, 200, 0.55}, {8, 0, 300, 0.5}, {8, 0, 400, 0.7}, {8, 1, 100, 0.9}};
+  EXPECT_EQ(c.first_reaching(8, 0, 0.5), 200);  // the first point at or above the level
+  EXPECT_EQ(c.first_reaching(8, 0, 0.6), 400);
+  EXPECT_EQ(c.first_reaching(8, 0, 0.8), 0);   // never
+  EXPECT_EQ(c.first_reaching(16, 0, 0.1), 0);  // no such run
+  c.higher_is_better = false;                  // an error rate: lower is better
+  EXPECT_EQ(c.first_reaching(8, 0, 0.5), 100);
+  EXPECT_EQ(c.first_reaching(8, 0, 0.2), 0);
 }
 
 TEST(Store, RecordNamesWithSlashesAreRejected) {
@@ -184,9 +205,7 @@ TEST(Store, WrongSchemaVersionIsRejected) {
         .write(H5::PredType::NATIVE_INT64, &v);
   }
   expect_error([&] { Store::open(dir.path / "v.h5"); }, {"v.h5", "schema version 99"});
-  {
-    H5::H5File f((dir.path / "n.h5").string(), H5F_ACC_TRUNC);
-  }
+  { H5::H5File f((dir.path / "n.h5").string(), H5F_ACC_TRUNC); }
   expect_error([&] { Store::open(dir.path / "n.h5"); }, {"n.h5", "pacer_schema"});
 }
 
@@ -259,7 +278,10 @@ TEST(Csv, ProfileExportHasUnitsAndOneRowPerPoint) {
   const auto parsed = parse_csv(csv.substr(csv.find('\n') + 1), "export");
   EXPECT_EQ(parsed.rows.size(), 6u);
   EXPECT_EQ(parsed.rows[0][0], "76800000");
-  EXPECT_EQ(parsed.rows.back().back(), "skipped: cap exceeded, watchdog");
+  EXPECT_EQ(parsed.rows.back()[parsed.column("status", "export")], "skipped: cap exceeded, watchdog");
+  // Where each point was measured: not recorded in the sample (written before board fleets).
+  EXPECT_EQ(parsed.rows.back()[parsed.column("node", "export")], "");
+  EXPECT_EQ(parsed.rows.back().back(), "");  // board_model, the last column
 }
 
 TEST(Csv, ParserHandlesQuotesAndReportsBadRows) {
@@ -308,4 +330,26 @@ TEST(Store, ARecordIsNotReplacedByOneWithFewerRowsUnlessAsked) {
 TEST(Store, AnEmptyStorePathIsAClearError) {
   expect_error([] { Store::open_or_create(""); }, {"no trace store given", "empty"});
   expect_error([] { Store::open(""); }, {"no trace store given"});
+}
+
+// Issue 16, item 10 ("cannot replace file: Success"): a text output that cannot be written says
+// why, from the errno of the failing call, and what to do; never "Success".
+TEST(WriteFileAtomic, AFolderOrAMissingFolderIsNamedWithWhatToDo) {
+  TempDir dir;
+  fs::create_directories(dir.path / "taken");
+  const std::vector<std::pair<fs::path, std::string>> cases = {
+      {dir.path / "taken", "is a folder"},
+      {dir.path / "none" / "x.csv", "does not exist"},
+  };
+  for (const auto& [path, why] : cases) {
+    try {
+      write_file_atomic(path, "a,b\n1,2\n");
+      ADD_FAILURE() << path << " written";
+    } catch (const Error& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find(why), std::string::npos) << what;
+      EXPECT_EQ(what.find("Success"), std::string::npos) << what;
+    }
+  }
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir.path), fs::directory_iterator()), 1) << "no temporary file left";
 }

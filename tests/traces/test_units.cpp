@@ -65,3 +65,19 @@ TEST(Units, FormatsWithPrefixes) {
   EXPECT_EQ(units::format(0.25, Dimension::Time), "250 ms");
   EXPECT_EQ(units::format(300, Dimension::Time), "5 min");
 }
+
+// The one number parser: the whole text, finite, within bounds; nothing else (issue 16: "stoi").
+TEST(Units, NumberParserTakesTheWholeTextAndNothingOutOfRange) {
+  EXPECT_EQ(units::to_number(" 12.5 "), 12.5);
+  EXPECT_EQ(units::to_number("+3"), 3.0);
+  EXPECT_EQ(units::to_number("-0.25"), -0.25);
+  EXPECT_EQ(units::to_number("1e3"), 1000.0);
+  for (const char* bad : {"", " ", "12abc", "abc", "1e400", "nan", "inf", "+-5", "0x10", "5,0"})
+    EXPECT_FALSE(units::to_number(bad)) << bad;
+  EXPECT_EQ(units::to_integer("42"), 42);
+  EXPECT_EQ(units::to_integer("-7", -10, 10), -7);
+  EXPECT_FALSE(units::to_integer("11", -10, 10));
+  EXPECT_FALSE(units::to_integer("99999999999999999999"));
+  EXPECT_FALSE(units::to_integer("4.0"));
+  EXPECT_FALSE(units::to_integer("+-1"));
+}

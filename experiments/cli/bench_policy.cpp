@@ -1,0 +1,83 @@
+// `pacer bench policy`: the leave-one-workload-out choice of the pacer policy's constants on the
+// Zeus traces (experiments/policy_bench.hpp does the work; this file parses and prints).
+#include <fmt/format.h>
+
+#include <iostream>
+
+#include "experiments/cli/cli.hpp"
+#include "experiments/cli/options.hpp"
+#include "experiments/policy_bench.hpp"
+#include "traces/error.hpp"
+#include "traces/outputs.hpp"
+#include "traces/store.hpp"
+#include "traces/units.hpp"
+
+namespace pacer::cli {
+namespace {
+
+std::vector<double> parse_numbers(const std::string& text, const std::string& option) {
+  std::vector<double> out;
+  for (const auto& item : split_list(text)) {
+    const auto v = units::to_number(item);
+    if (!v || !(*v > 0) || !std::isfinite(*v))
+      throw UsageError(fmt::format("{}: '{}' is not a positive number", option, item));
+    out.push_back(*v);
+  }
+  if (out.empty()) throw UsageError(fmt::format("{}: give at least one value", option));
+  return out;
+}
+
+int run_bench_policy(const po::variables_map& vm) {
+  experiments::PolicyBenchOptions o;
+  o.zeus_dir = vm["zeus-dir"].as<std::string>();
+  o.gpus = split_list(vm["gpus"].as<std::string>());
+  o.own_weights = parse_numbers(vm["own-weights"].as<std::string>(), "--own-weights");
+  for (double w : o.own_weights)
+    if (w > 1) throw UsageError(fmt::format("--own-weights: {:g} is above 1", w));
+  o.shrinks = parse_numbers(vm["shrinks"].as<std::string>(), "--shrinks");
+  o.caps_per_workload = vm["caps-per-workload"].as<int>();
+  const std::string csv = vm["csv"].as<std::string>();
+  if (!csv.empty()) traces::check_output_file(csv, "csv");
+  const auto result = experiments::run_policy_bench(o);
+  std::cout << result.markdown();
+  if (!csv.empty()) {
+    traces::write_file_atomic(csv, result.csv());
+    std::cerr << fmt::format("wrote {}\n", csv);
+  }
+  return 0;
+}
+
+Command make() {
+  Command c;
+  c.name = "bench policy";
+  c.summary = "leave-one-workload-out choice of the pacer policy's constants on the Zeus traces";
+  c.order = 97;
+  c.description =
+      "On every GPU of the Zeus traces in --zeus-dir (or those of --gpus), sweeps each workload with the pacer\n"
+      "policy for every (own weight, shrink) of the grid, under the replay protocol of the traces' SOURCE.md.\n"
+      "For each workload held out (all its GPUs together), the constants with the least mean regret on the\n"
+      "other workloads (then the least max) are chosen and scored on it. Prints each fold, the held-out\n"
+      "regret over all folds, and every grid point on all the data (explore/relation_model.hpp: the\n"
+      "constants the code uses).";
+  const experiments::PolicyBenchOptions d0;
+  c.add_options = [d0](po::options_description& d) {
+    d.add_options()("zeus-dir", po::value<std::string>()->default_value(d0.zeus_dir.string()),
+                    "folder with summary_train.csv and summary_power_<gpu>.csv")(
+        "gpus", po::value<std::string>()->default_value(""),
+        "GPUs, comma-separated (default: every one in the folder)")(
+        "own-weights", po::value<std::string>()->default_value("0.25,0.5,0.75"),
+        "grid of the weight of a run's own count against its learning-curve prediction [1], comma-separated")(
+        "shrinks", po::value<std::string>()->default_value("0.5,1,2,4"),
+        "grid of the seed-noise weight of the shrinkage [1], comma-separated")(
+        "caps-per-workload", bounded(10, 1, kMaxCapsPerWorkload, "caps-per-workload"),
+        "caps per workload, evenly spaced over its power range (the protocol: 10) [caps]")(
+        "csv", po::value<std::string>()->default_value("")->value_name("FILE"), "also write the tables as CSV");
+  };
+  c.run = run_bench_policy;
+  return c;
+}
+
+PACER_REGISTER_COMMAND(make);
+
+}  // namespace
+}  // namespace pacer::cli

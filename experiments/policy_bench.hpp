@@ -1,0 +1,47 @@
+#pragma once
+// `pacer bench policy`: how the pacer policy's two constants (explore/relation_model.hpp) are
+// chosen, reproducibly. On every GPU of the Zeus traces in a folder, each workload is swept with the
+// pacer policy for every (own weight, shrink) of a grid, under the replay protocol of
+// shared/data/zeus/SOURCE.md (10 caps per workload). Leave-one-workload-out: for each workload (all
+// its GPUs held out together) the constants with the least mean regret on the other workloads
+// (then the least max regret) are chosen and scored on the held-out one. The table gives each
+// fold's choice and held-out regret, and every grid point's regret on all the data.
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "explore/relation_model.hpp"
+
+namespace pacer::experiments {
+
+struct PolicyBenchOptions {
+  std::filesystem::path zeus_dir = "../shared/data/zeus";
+  std::vector<std::string> gpus;  // empty: every summary_power_<gpu>.csv in zeus_dir
+  std::vector<double> own_weights = {0.25, 0.5, 0.75};
+  std::vector<double> shrinks = {0.5, 1, 2, 4};
+  int caps_per_workload = 10;
+};
+
+struct PolicyBenchFold {
+  std::string held_out;  // workload
+  explore::RelationModelOptions chosen;
+  double mean_regret = 0, max_regret = 0;  // on the held-out workload
+};
+
+struct PolicyBenchPoint {
+  explore::RelationModelOptions constants;
+  double mean_regret = 0, max_regret = 0;  // over every GPU and workload
+};
+
+struct PolicyBenchResult {
+  std::vector<std::string> gpus;
+  std::vector<PolicyBenchFold> folds;
+  double held_out_mean = 0, held_out_max = 0;  // over every fold's held-out rows
+  std::vector<PolicyBenchPoint> grid;
+  std::string markdown() const;
+  std::string csv() const;  // the grid on all the data and the folds
+};
+
+PolicyBenchResult run_policy_bench(const PolicyBenchOptions& options);
+
+}  // namespace pacer::experiments

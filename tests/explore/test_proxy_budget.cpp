@@ -1,0 +1,208 @@
+// Cheaper relation vectors (explore/proxy_budget.hpp): the learning-curve extrapolation, the cut of
+// a proxy's runs and the compute it used, the cut grammar, and the budget sweep on hand-made
+// problems and on the real Zeus traces when they are present.
+#include "explore/proxy_budget.hpp"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+
+#include "explore/pacer_policy.hpp"
+#include "traces/error.hpp"
+#include "traces/zeus.hpp"
+
+namespace pacer::explore {
+namespace {
+
+namespace fs = std::filesystem;
+
+TEST(ProxyBudget, ExtrapolatesTheMetricLinearInLogSamples) {
+  // metric = 0.1 ln(n) - 0.5: 0.6 is reached at n = e^11.
+  std::vector<std::pair<int64_t, double>> pts;
+  for (int64_t n : {1000, 4000, 9000, 20000}) pts.emplace_back(n, 0.1 * std::log(static_cast<double>(n)) - 0.5);
+  EXPECT_NEAR(extrapolate_samples(pts, 0.6, true), std::exp(11.0), 1e-6 * std::exp(11.0));
+  // Only the last three points count: a first point off the line changes nothing.
+  pts[0].second = 0.0;
+  EXPECT_NEAR(extrapolate_samples(pts, 0.6, true), std::exp(11.0), 1e-6 * std::exp(11.0));
+  // Lower is better (an error rate falling with log n): the same line mirrored.
+  std::vector<std::pair<int64_t, double>> err;
+  for (const auto& [n, m] : pts) err.emplace_back(n, 1 - m);
+  EXPECT_NEAR(extrapolate_samples(err, 0.4, false), std::exp(11.0), 1e-6 * std::exp(11.0));
+  // A curve that does not move toward the target, or has one distinct sample count, gives NaN.
+  EXPECT_TRUE(std::isnan(extrapolate_samples({{1000, 0.5}, {2000, 0.5}}, 0.6, true)));
+  EXPECT_TRUE(std::isnan(extrapolate_samples({{1000, 0.5}, {1000, 0.55}}, 0.6, true)));
+  EXPECT_TRUE(std::isnan(extrapolate_samples({{1000, 0.5}, {2000, 0.4}}, 0.6, true)));
+  // Levels first reached at the same sample count: the best of them is that count's point.
+  EXPECT_NEAR(extrapolate_samples({{1000, 0.3}, {1000, 0.4}, {2000, 0.5}}, 0.6, true), 4000, 1e-6);
+  // Never below the last point: a target already passed is the last point's count.
+  EXPECT_NEAR(extrapolate_samples({{1000, 0.3}, {2000, 0.5}}, 0.4, true), 2000, 1e-9);
+}
+
+// Two batch sizes x two seeds; accuracy = 0.1 ln(n) - c_b per run, target 0.6, levels every 0.05.
+struct Fixture {
+  traces::RelationSet proxy;
+  traces::LearningCurve curve;
+  Fixture() {
+    proxy.name = curve.name = "p";
+    proxy.target = 0.6;
+    curve.source = "levels";
+    for (int b : {8, 64})
+      for (int seed : {1, 2}) {
+        const double c = (b == 8 ? 0.5 : 0.45) + 0.01 * seed;
+        traces::RelationRun r;
+        r.batch_size = b;
+        r.seed = seed;
+        r.reached = true;
+        r.samples = std::llround(std::exp((0.6 + c) / 0.1));
+        r.budget_samples = r.samples;
+        proxy.runs.push_back(r);
+        for (double level = 0.3; level < 0.6 + 1e-9; level += 0.05)
+          curve.points.push_back({b, seed, std::llround(std::exp((level + c) / 0.1)), std::round(level * 100) / 100});
+      }
+  }
+};
+
+TEST(ProxyBudget, ALevelCutStopsEachRunThereAndExtrapolatesTheRest) {
+  const Fixture f;
+  ProxyCut cut;
+  cut.stop = ProxyCut::Stop::level;
+  cut.level = 0.5;
+  const CutRelation c = cut_relation(f.proxy, f.curve, cut);
+  ASSERT_EQ(c.set.runs.size(), 4u);
+  EXPECT_EQ(c.extrapolated, 4);
+  EXPECT_EQ(c.censored, 0);
+  double used = 0, full = 0;
+  for (size_t i = 0; i < 4; ++i) {
+    const auto& r = f.proxy.runs[i];
+    used += static_cast<double>(f.curve.first_reaching(r.batch_size, r.seed, 0.5));
+    full += static_cast<double>(r.samples);
+    // The curve is exactly linear in log samples: the extrapolation recovers the count (up to the
+    // rounding of the levels' sample counts).
+    EXPECT_TRUE(c.set.runs[i].reached);
+    EXPECT_NEAR(c.set.runs[i].samples, r.samples, 1e-3 * static_cast<double>(r.samples));
+    EXPECT_EQ(c.set.runs[i].budget_samples, f.curve.first_reaching(r.batch_size, r.seed, 0.5));
+  }
+  EXPECT_DOUBLE_EQ(c.compute_used, used);
+  EXPECT_DOUBLE_EQ(c.compute_full, full);
+  EXPECT_NEAR(c.share(), std::exp(-1.0), 1e-3);  // 0.1 short of the target in metric = e^-1 of the samples
+}
+
+TEST(ProxyBudget, SeedAndSampleCutsAndRunsThatReachWithinTheCut) {
+  const Fixture f;
+  ProxyCut one = parse_cut("full@1", "cuts");
+  const CutRelation c1 = cut_relation(f.proxy, f.curve, one);
+  ASSERT_EQ(c1.set.runs.size(), 2u);  // the lowest seed of each b
+  EXPECT_EQ(c1.set.runs[0].seed, 1);
+  EXPECT_EQ(c1.set.runs[1].seed, 1);
+  EXPECT_EQ(c1.extrapolated, 0);
+  EXPECT_DOUBLE_EQ(c1.compute_used,
+                   static_cast<double>(f.proxy.runs[0].samples + f.proxy.runs[2].samples));  // whole runs, 2 of 4
+  // A sample budget above b = 64's counts but below b = 8's: b = 64 reaches within it, b = 8 is cut.
+  ProxyCut budget;
+  budget.stop = ProxyCut::Stop::samples;
+  budget.samples = (f.proxy.runs[1].samples + f.proxy.runs[2].samples) / 2;
+  ASSERT_GT(f.proxy.runs[1].samples, f.proxy.runs[3].samples);
+  const CutRelation c2 = cut_relation(f.proxy, f.curve, budget);
+  EXPECT_EQ(c2.set.runs[2], f.proxy.runs[2]);  // reached within the cut: as measured
+  EXPECT_EQ(c2.set.runs[3], f.proxy.runs[3]);
+  EXPECT_EQ(c2.extrapolated, 2);
+  EXPECT_EQ(c2.set.runs[0].budget_samples, budget.samples);
+  // A cut before the curve has two points: nothing to extrapolate from, censored at the cut.
+  budget.samples = f.curve.points[0].samples + 1;
+  const CutRelation c3 = cut_relation(f.proxy, f.curve, budget);
+  EXPECT_FALSE(c3.set.runs[0].reached);
+  EXPECT_EQ(c3.set.runs[0].samples, budget.samples);
+  EXPECT_GE(c3.censored, 1);
+}
+
+TEST(ProxyBudget, CutGrammar) {
+  EXPECT_EQ(parse_cut("full", "cuts").label(), "full");
+  const ProxyCut l = parse_cut("level:0.55@2", "cuts");
+  EXPECT_EQ(l.stop, ProxyCut::Stop::level);
+  EXPECT_DOUBLE_EQ(l.level, 0.55);
+  EXPECT_EQ(l.seeds, 2);
+  EXPECT_EQ(l.label(), "level 0.55 x 2 seeds");
+  const ProxyCut s = parse_cut("samples:36000", "cuts");
+  EXPECT_EQ(s.samples, 36000);
+  EXPECT_EQ(s.label(), "36k samples");
+  EXPECT_EQ(parse_cut("looser:2@1", "cuts").label(), "2 levels looser x 1 seed");
+  EXPECT_EQ(parse_cut("fraction:0.05", "cuts").label(), "5% of the longest run");
+  for (const char* bad : {"level", "level:x", "samples:0", "samples:1e3", "full@0", "full@x", "budget:3", "full:1",
+                          "looser:0", "fraction:0", "fraction:1.5"})
+    EXPECT_THROW(parse_cut(bad, "cuts"), OptionError) << bad;
+  try {
+    parse_cut("level:", "cuts");
+  } catch (const OptionError& e) {
+    EXPECT_EQ(e.option, "cuts");
+    EXPECT_NE(std::string(e.what()).find("looser:1@1"), std::string::npos) << e.what();
+  }
+}
+
+TEST(ProxyBudget, DefaultCutsFollowTheCurvesSource) {
+  const Fixture f;
+  const auto levels = default_cuts(f.curve, 3);
+  ASSERT_EQ(levels.size(), 8u);  // full + 1 to 3 levels looser, each with all seeds and one
+  EXPECT_EQ(levels[1].label(), "1 level looser");
+  EXPECT_EQ(levels[3].label(), "3 levels looser");
+  EXPECT_EQ(levels[4].label(), "full x 1 seed");
+  // "2 levels looser" is this relation's 0.5: the same cut as the level itself.
+  EXPECT_EQ(cut_relation(f.proxy, f.curve, levels[2]).set,
+            cut_relation(f.proxy, f.curve, parse_cut("level:0.5", "c")).set);
+  traces::LearningCurve evals = f.curve;
+  evals.source = "evaluations";
+  const auto budgets = default_cuts(evals);
+  ASSERT_EQ(budgets.size(), 14u);
+  EXPECT_EQ(budgets[1].label(), "2% of the longest run");
+  // 2 % of the longest run (b = 8, seed 2) in samples: the same cut as that count.
+  ProxyCut two;
+  two.stop = ProxyCut::Stop::samples;
+  two.samples = std::llround(0.02 * static_cast<double>(f.proxy.runs[1].samples));
+  EXPECT_EQ(cut_relation(f.proxy, f.curve, budgets[1]).set, cut_relation(f.proxy, f.curve, two).set);
+}
+
+// On the real Zeus traces: the full cut is exactly `pacer sweep`'s pacer and ours; cutting at looser
+// levels uses less of the proxy's compute.
+TEST(ProxyBudget, ZeusFullCutIsTheSweepAndLooserLevelsCostLess) {
+  const fs::path dir = fs::path(PACER_SHARED_DIR) / "data" / "zeus";
+  if (!fs::exists(dir / "summary_train.csv")) GTEST_SKIP() << "no Zeus traces under " << dir;
+  const fs::path store_path = fs::temp_directory_path() / ("pacer-budget-" + std::to_string(::getpid()) + ".h5");
+  fs::remove(store_path);
+  {
+    traces::zeus::ImportOptions o;
+    o.data_dir = dir;
+    o.gpu = "v100";
+    auto store = traces::Store::open_or_create(store_path);
+    for (const auto& w : traces::zeus::import_traces(o).workloads) {
+      store.write_profile(w.profile, w.name);
+      store.write_relation(w.proxy);
+      store.write_relation(w.target);
+      store.write_relation(w.proxy_looser);
+      store.write_curve(w.proxy_curve);
+    }
+  }
+  const auto store = traces::Store::open(store_path);
+  const auto problems = load_problems(store, ProblemSpec{});
+  std::vector<const Problem*> views;
+  for (const auto& p : problems) views.push_back(p.get());
+  BudgetRequest req;
+  req.cuts = {parse_cut("full", "cuts"), parse_cut("looser:1", "cuts")};
+  req.sweep.options.policies = {Policy::Pacer, Policy::Ours, Policy::Oracle};
+  const auto result = budget_sweep(views, read_curves(store, views), req);
+  ASSERT_EQ(result.sweeps.size(), 2u);
+  SweepRequest plain;
+  plain.options.policies = req.sweep.options.policies;
+  const auto reference = sweep_record(views, plain);
+  EXPECT_EQ(result.sweeps[0].rows, reference.rows);
+  EXPECT_DOUBLE_EQ(result.sweeps[0].proxy_share, 1.0);
+  EXPECT_LT(result.sweeps[1].proxy_share, 1.0);
+  for (const auto& p : result.points)
+    if (p.cut == "full") {
+      EXPECT_DOUBLE_EQ(p.same_choice, 1.0);
+    }
+  fs::remove(store_path);
+}
+
+}  // namespace
+}  // namespace pacer::explore
