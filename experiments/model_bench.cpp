@@ -10,13 +10,14 @@
 #include <set>
 #include <sstream>
 
+#include "dnn/workload.hpp"
 #include "hw/emulated.hpp"
 #include "hw/executor.hpp"
 #include "hw/profiler.hpp"
 #include "models/interpolating.hpp"
 #include "models/learned.hpp"
 #include "models/planner.hpp"
-#include "dnn/workload.hpp"
+#include "models/uncertainty.hpp"
 #include "traces/catalog.hpp"
 #include "traces/error.hpp"
 #include "traces/import_loudva.hpp"
@@ -354,6 +355,15 @@ std::string section_real(std::vector<ModelBenchRow>& rows, const ModelBenchOptio
               "transferred from the other board's whole sweep.\n\n",
               b.device.name, freqs.size(), b.table.batch_sizes().size(), b.points.size()) +
           table(rows, "real", b.device.name, {"analytical", "learned", "interpolating"}, o.ks, o.goal, false);
+    // The floor no model of the GPU clock and b goes below (models/uncertainty.hpp).
+    const auto floor = models::noise_floor(b.points);
+    md += fmt::format(
+        "Measurement spread no model smooth in b can follow (model-free, {} triples of neighbouring b): time {:.2f}%, "
+        "P mean {:.2f}% (1 sigma); a perfect model's MAPE: time {:.2f}%, P mean {:.2f}%. Clocks that floated while "
+        "measuring: {}.\n\n",
+        floor.terms, 100 * floor.time_rel, 100 * floor.power_mean_rel,
+        models::NoiseFloor::mape_floor_pct(floor.time_rel), models::NoiseFloor::mape_floor_pct(floor.power_mean_rel),
+        b.table.floating_clocks.empty() ? "not recorded" : b.table.floating_clocks);
   }
   return md;
 }
