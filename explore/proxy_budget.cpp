@@ -145,7 +145,90 @@ double extrapolate_samples(std::vector<std::pair<int64_t, double>> points, doubl
   return std::max(std::exp(log_n), static_cast<double>(distinct.back().first));
 }
 
-CutRelation cut_relation(const traces::RelationSet& proxy, const traces::LearningCurve& curve, const ProxyCut& cut) {
+std::string_view to_string(Extrapolation e) {
+  return e == Extrapolation::curve ? "curve" : "ratio";
+}
+
+Extrapolation parse_extrapolation(const std::string& text, const std::string& option_key) {
+  if (text == "curve") return Extrapolation::curve;
+  if (text == "ratio") return Extrapolation::ratio;
+  throw OptionError(option_key, fmt::format("'{}' is not an extrapolation (curve or ratio)", text));
+}
+
+namespace {
+
+// A kept run cut at `stop` samples, before its samples-to-target is estimated.
+struct CutRun {
+  traces::RelationRun run;
+  int64_t stop = 0;
+  bool finished = false;                         // reached the target within the cut
+  std::vector<std::pair<int64_t, double>> seen;  // its learning curve up to the cut
+};
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// The best metric of `seen` (the run's running best at the cut).
+double best_metric(const std::vector<std::pair<int64_t, double>>& seen, bool higher_is_better) {
+  double best = traces::kNaN;
+  for (const auto& [n, m] : seen)
+    if (!std::isnan(m) && (std::isnan(best) || (higher_is_better ? m > best : m < best))) best = m;
+  return best;
+}
+
+// Extrapolation::ratio: every unfinished run's count as its samples to a common level times one
+// shared ratio (see the header). False when no level or no ratio can be formed: the caller falls
+// back to the runs' own curves.
+bool shared_ratio(std::vector<CutRun>& runs, const traces::LearningCurve& curve, const traces::RelationSet& proxy,
+                  double cut_level, CutRelation& out) {
+  const bool hib = proxy.higher_is_better;
+  double level = cut_level;
+  if (std::isnan(level))  // a cut of samples: the highest level every unfinished run reached
+    for (const auto& c : runs)
+      if (!c.finished) {
+        const double best = best_metric(c.seen, hib);
+        if (std::isnan(best)) return false;
+        level = std::isnan(level) ? best : hib ? std::min(level, best) : std::max(level, best);
+      }
+  if (std::isnan(level)) return false;
+  std::vector<double> exact, extrapolated;
+  for (const auto& c : runs) {
+    const int64_t at = curve.first_reaching(c.run.batch_size, c.run.seed, level);
+    if (at <= 0 || at > c.stop) continue;
+    if (c.finished) {
+      exact.push_back(static_cast<double>(c.run.samples) / static_cast<double>(at));
+    } else {
+      const double n = extrapolate_samples(c.seen, proxy.target, hib);
+      if (std::isfinite(n)) extrapolated.push_back(n / static_cast<double>(at));
+    }
+  }
+  if (exact.empty() && extrapolated.empty()) return false;
+  const double ratio = std::max(1.0, median(exact.empty() ? extrapolated : exact));
+  for (auto& c : runs) {
+    if (c.finished) continue;
+    const int64_t at = curve.first_reaching(c.run.batch_size, c.run.seed, level);
+    c.run.budget_samples = c.stop;
+    if (at > 0 && at <= c.stop) {
+      c.run.reached = true;
+      c.run.samples = std::max<int64_t>(c.stop, std::llround(static_cast<double>(at) * ratio));
+      ++out.extrapolated;
+    } else {
+      c.run.reached = false;
+      c.run.samples = c.stop;
+      ++out.censored;
+    }
+    c.finished = true;
+  }
+  return true;
+}
+
+}  // namespace
+
+CutRelation cut_relation(const traces::RelationSet& proxy, const traces::LearningCurve& curve, const ProxyCut& cut,
+                         Extrapolation extrapolation) {
   if (cut.stop == ProxyCut::Stop::samples && cut.samples <= 0)
     throw Error("a proxy cut after a number of samples needs a positive number of samples");
   CutRelation out;
@@ -170,38 +253,36 @@ CutRelation cut_relation(const traces::RelationSet& proxy, const traces::Learnin
   const bool by_samples = cut.stop == ProxyCut::Stop::samples || cut.stop == ProxyCut::Stop::fraction;
   std::map<std::pair<int, int>, std::vector<std::pair<int64_t, double>>> run_points;
   for (const auto& p : curve.points) run_points[{p.batch_size, p.seed}].emplace_back(p.samples, p.metric);
+  std::vector<CutRun> runs;
   for (const auto& r : proxy.runs) {
     const int64_t full = r.reached ? r.samples : r.budget_samples;
     out.compute_full += static_cast<double>(full);
     if (!kept.count({r.batch_size, r.seed})) continue;
-    int64_t stop = full;
+    CutRun c{r, full};
     if (by_level) {
       const int64_t at = curve.first_reaching(r.batch_size, r.seed, level);
-      if (at > 0) stop = std::min(at, full);
+      if (at > 0) c.stop = std::min(at, full);
     } else if (by_samples) {
-      stop = std::min(samples, full);
+      c.stop = std::min(samples, full);
     }
-    out.compute_used += static_cast<double>(stop);
-    if (r.reached && r.samples <= stop) {  // the run reached the target within the cut
-      out.set.runs.push_back(r);
-      continue;
-    }
-    std::vector<std::pair<int64_t, double>> seen;
+    out.compute_used += static_cast<double>(c.stop);
+    c.finished = r.reached && r.samples <= c.stop;
     for (const auto& pt : run_points[{r.batch_size, r.seed}])
-      if (pt.first <= stop) seen.push_back(pt);
-    const double n = extrapolate_samples(seen, proxy.target, proxy.higher_is_better);
-    traces::RelationRun c = r;
-    c.budget_samples = stop;
-    if (std::isfinite(n)) {
-      c.reached = true;
-      c.samples = std::llround(n);
-      ++out.extrapolated;
-    } else {
-      c.reached = false;
-      c.samples = stop;
-      ++out.censored;
+      if (pt.first <= c.stop) c.seen.push_back(pt);
+    runs.push_back(std::move(c));
+  }
+  const bool any_unfinished = std::any_of(runs.begin(), runs.end(), [](const CutRun& c) { return !c.finished; });
+  if (any_unfinished && extrapolation == Extrapolation::ratio && (by_level || by_samples))
+    shared_ratio(runs, curve, proxy, by_level ? level : traces::kNaN, out);
+  for (auto& c : runs) {
+    if (!c.finished) {  // its own curve
+      const double n = extrapolate_samples(c.seen, proxy.target, proxy.higher_is_better);
+      c.run.budget_samples = c.stop;
+      c.run.reached = std::isfinite(n);
+      c.run.samples = std::isfinite(n) ? std::llround(n) : c.stop;
+      ++(std::isfinite(n) ? out.extrapolated : out.censored);
     }
-    out.set.runs.push_back(c);
+    out.set.runs.push_back(c.run);
   }
   return out;
 }
@@ -265,7 +346,7 @@ BudgetResult budget_sweep(const std::vector<const Problem*>& problems, const std
         share_sum += 1;
         continue;
       }
-      const CutRelation cut = cut_relation(problems[j]->proxy_set, curves[j], cuts[i]);
+      const CutRelation cut = cut_relation(problems[j]->proxy_set, curves[j], cuts[i], request.extrapolation);
       relations.push_back(Relation::from_set(cut.set, *problems[j]->space));
       req.proxies.push_back(&relations.back());
       share_sum += cut.share();
@@ -316,11 +397,17 @@ std::vector<BudgetPoint> budget_points(const std::vector<traces::SweepResult>& s
 }
 
 std::string format_budget(const std::vector<BudgetPoint>& points) {
-  std::string out = fmt::format("  {:<26} {:>8}  {:<8} {:>12} {:>12} {:>12}\n", "proxy cut", "compute", "policy",
+  size_t width = std::string_view("proxy cut").size();
+  for (const auto& p : points) width = std::max(width, p.cut.size());
+  std::string out = fmt::format("  {:<{}} {:>8}  {:<8} {:>12} {:>12} {:>12}\n", "proxy cut", width, "compute", "policy",
                                 "mean regret", "max regret", "same choice");
+  // A policy with no feasible choice on a cut has no regret: "-", never "nan%".
+  const auto pct = [](double v, int decimals) {
+    return std::isfinite(v) ? fmt::format("{:.{}f}%", 100 * v, decimals) : std::string("-");
+  };
   for (const auto& p : points)
-    out += fmt::format("  {:<26} {:>7.1f}%  {:<8} {:>11.2f}% {:>11.2f}% {:>11.0f}%\n", p.cut, 100 * p.share, p.policy,
-                       100 * p.mean_regret, 100 * p.max_regret, 100 * p.same_choice);
+    out += fmt::format("  {:<{}} {:>7.1f}%  {:<8} {:>12} {:>12} {:>12}\n", p.cut, width, 100 * p.share, p.policy,
+                       pct(p.mean_regret, 2), pct(p.max_regret, 2), pct(p.same_choice, 0));
   return out;
 }
 

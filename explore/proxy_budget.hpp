@@ -9,6 +9,7 @@
 // compute-versus-regret figure.
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -50,6 +51,20 @@ inline constexpr int kExtrapolationPoints = 3;
 double extrapolate_samples(std::vector<std::pair<int64_t, double>> points, double target, bool higher_is_better,
                            int last_points = kExtrapolationPoints);
 
+// How a cut run's samples-to-target is estimated.
+//  curve: from its own learning curve (extrapolate_samples), run by run.
+//  ratio: the learning curves of the batch sizes share their shape up to a scale of samples, so
+//    every run's samples-to-target is its samples to a common level L times one ratio R shared by
+//    all runs. L: the cut's level (level cuts), or the highest level every unfinished run reached
+//    within a cut of samples. R: the median of target/L over the runs that reached the target
+//    within the cut (exact), else of the runs' own extrapolations. A shared R scales every
+//    configuration alike, so the ranking comes from measured counts to L, not from extrapolations.
+enum class Extrapolation { curve, ratio };
+inline constexpr Extrapolation kDefaultExtrapolation = Extrapolation::ratio;
+std::string_view to_string(Extrapolation e);
+// "curve" or "ratio"; OptionError(option_key) otherwise.
+Extrapolation parse_extrapolation(const std::string& text, const std::string& option_key);
+
 struct CutRelation {
   traces::RelationSet set;  // the kept runs; an extrapolated count is stored as reached
   double compute_used = 0;  // samples the kept runs trained up to the cut
@@ -60,7 +75,8 @@ struct CutRelation {
 };
 
 // Applies `cut` to the proxy's runs with their learning curve (same batch sizes and seeds).
-CutRelation cut_relation(const traces::RelationSet& proxy, const traces::LearningCurve& curve, const ProxyCut& cut);
+CutRelation cut_relation(const traces::RelationSet& proxy, const traces::LearningCurve& curve, const ProxyCut& cut,
+                         Extrapolation extrapolation = kDefaultExtrapolation);
 
 // The cuts swept by default: for a curve of metric levels (Zeus), the full proxy and 1 to `levels`
 // levels looser; for a curve of evaluations, 2, 5, 10, 20, 35 and 50 % of the longest run; each
@@ -70,7 +86,8 @@ std::vector<ProxyCut> default_cuts(const traces::LearningCurve& curve, int level
 struct BudgetRequest {
   std::string name = "budget";  // sweep records "<name>@<i>" for the i-th cut
   std::vector<ProxyCut> cuts;   // empty: default_cuts of the first problem's curve's source
-  SweepRequest sweep;           // caps and policies (default: pacer, ours and the oracle)
+  Extrapolation extrapolation = kDefaultExtrapolation;
+  SweepRequest sweep;  // caps and policies (default: pacer, ours and the oracle)
 };
 
 // One cut x policy over every problem.

@@ -40,6 +40,7 @@ int run_budget(const po::variables_map& vm) {
   request.sweep.options.policies.push_back(explore::Policy::Oracle);
   for (const auto& text : split_list(vm["cuts"].as<std::string>()))
     request.cuts.push_back(explore::parse_cut(text, "cuts"));
+  request.extrapolation = explore::parse_extrapolation(vm["extrapolation"].as<std::string>(), "extrapolation");
   const auto csv = vm["csv"].as<std::string>();
   if (!csv.empty()) traces::check_output_file(csv, "csv");
   const auto curves = explore::read_curves(store, views);
@@ -69,8 +70,9 @@ Command make() {
   c.usage_tail = "STORE";
   c.description =
       "For each cut of the proxy's runs (stopped at a looser metric level or after a number of samples,\n"
-      "optionally keeping fewer seeds per batch size), extrapolates every cut run's samples-to-target from\n"
-      "its learning curve (the metric linear in log samples through its last 3 points), sweeps the\n"
+      "optionally keeping fewer seeds per batch size), estimates every cut run's samples-to-target (by\n"
+      "default as its samples to a level all runs reached times one ratio shared by the runs; or from its\n"
+      "own learning curve, the metric linear in log samples through its last 3 points), sweeps the\n"
       "policies on the cut relation as `pacer sweep` does, and reports each policy's mean and max regret\n"
       "and how often it makes the full proxy's choice, against the share of the proxy's compute the cut\n"
       "used. Needs the proxy's learning curve (curves/<proxy>: written by `pacer relation` and `pacer\n"
@@ -83,8 +85,13 @@ Command make() {
         "cuts", po::value<std::string>()->default_value(""),
         "comma-separated cuts: full | level:<metric> | looser:<k levels> | samples:<count> | fraction:<of the "
         "longest run>, each with an optional @<seeds kept per batch size>, e.g. looser:1@1 (default: as described "
-        "above)")("caps-per-workload", bounded(10, 1, kMaxCapsPerWorkload, "caps-per-workload"),
-                  fmt::format("caps per workload over its power range [caps; 1 .. {}]", kMaxCapsPerWorkload).c_str())(
+        "above)")(
+        "extrapolation",
+        po::value<std::string>()->default_value(std::string(explore::to_string(explore::kDefaultExtrapolation))),
+        "how a cut run's samples-to-target is estimated: ratio (samples to a common level x one ratio "
+        "shared by the runs) | curve (each run's own learning curve)")(
+        "caps-per-workload", bounded(10, 1, kMaxCapsPerWorkload, "caps-per-workload"),
+        fmt::format("caps per workload over its power range [caps; 1 .. {}]", kMaxCapsPerWorkload).c_str())(
         "policies", po::value<std::string>()->default_value("pacer,ours"),
         "comma-separated policies scored on each cut (the oracle is always added)")(
         "name", po::value<std::string>()->default_value("budget"),

@@ -117,6 +117,44 @@ TEST(ProxyBudget, SeedAndSampleCutsAndRunsThatReachWithinTheCut) {
   EXPECT_GE(c3.censored, 1);
 }
 
+// Curves of one shape up to a scale of samples (accuracy = 1 - 0.5 sqrt(s / n), s = 4000 at b = 8
+// and 1000 at b = 64), which is not linear in log samples. A cut of samples that b = 64 finishes
+// within: the shared ratio (target over the highest level b = 8 reached, measured on b = 64)
+// recovers b = 8's count exactly; its own curve's log-linear extrapolation misses it by far.
+TEST(ProxyBudget, TheSharedRatioRecoversACountTheRunsOwnCurveMisses) {
+  traces::RelationSet proxy;
+  traces::LearningCurve curve;
+  proxy.name = curve.name = "p";
+  proxy.target = 0.9;  // reached at n = 25 s
+  curve.source = "evaluations";
+  for (auto [b, scale] : {std::pair<int, int64_t>{8, 4000}, {64, 1000}}) {
+    traces::RelationRun r;
+    r.batch_size = b;
+    r.seed = 0;
+    r.reached = true;
+    r.samples = r.budget_samples = 25 * scale;
+    proxy.runs.push_back(r);
+    for (double x : {1.0, 1.5, 2.0, 3.0, 4.0, 6.0, 9.0, 12.0, 16.0, 20.0, 25.0})
+      curve.points.push_back({b, 0, std::llround(x * static_cast<double>(scale)), 1 - 0.5 / std::sqrt(x)});
+  }
+  ProxyCut cut;
+  cut.stop = ProxyCut::Stop::samples;
+  cut.samples = 25000;  // b = 64 finishes; b = 8 has seen up to 6 of its scale
+  const CutRelation ratio = cut_relation(proxy, curve, cut, Extrapolation::ratio);
+  ASSERT_EQ(ratio.set.runs.size(), 2u);
+  EXPECT_EQ(ratio.set.runs[1], proxy.runs[1]);  // finished within the cut: as measured
+  EXPECT_TRUE(ratio.set.runs[0].reached);
+  EXPECT_EQ(ratio.set.runs[0].samples, 100000);  // 24000 (level 1 - 0.5/sqrt 6) x 25000 / 6000
+  EXPECT_EQ(ratio.set.runs[0].budget_samples, 25000);
+  EXPECT_EQ(ratio.extrapolated, 1);
+  const CutRelation own = cut_relation(proxy, curve, cut, Extrapolation::curve);
+  ASSERT_TRUE(own.set.runs[0].reached);
+  EXPECT_LT(own.set.runs[0].samples, 70000);  // about 56k: the log-linear line overshoots the flattening
+  EXPECT_EQ(own.compute_used, ratio.compute_used);
+  EXPECT_EQ(parse_extrapolation("curve", "extrapolation"), Extrapolation::curve);
+  EXPECT_THROW(parse_extrapolation("linear", "extrapolation"), OptionError);
+}
+
 TEST(ProxyBudget, CutGrammar) {
   EXPECT_EQ(parse_cut("full", "cuts").label(), "full");
   const ProxyCut l = parse_cut("level:0.55@2", "cuts");
