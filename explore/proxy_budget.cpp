@@ -258,7 +258,9 @@ CutRelation cut_relation(const traces::RelationSet& proxy, const traces::Learnin
     const int64_t full = r.reached ? r.samples : r.budget_samples;
     out.compute_full += static_cast<double>(full);
     if (!kept.count({r.batch_size, r.seed})) continue;
-    CutRun c{r, full};
+    CutRun c;
+    c.run = r;
+    c.stop = full;
     if (by_level) {
       const int64_t at = curve.first_reaching(r.batch_size, r.seed, level);
       if (at > 0) c.stop = std::min(at, full);

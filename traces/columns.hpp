@@ -122,7 +122,7 @@ inline constexpr std::array<Field<SweepResult>, 9> kSweepResultAttributes{{
     {"relation", "", &SweepResult::relation},
     {"target", "", &SweepResult::target},
     {"feasibility", "", &SweepResult::feasibility},
-    {"guard", "", &SweepResult::guard, true},  // added with the report's guard band
+    {"guard", "", &SweepResult::guard, true},    // added with the report's guard band
     {"budget", "", &SweepResult::budget, true},  // added with the proxy-budget sweeps
     {"proxy_cut", "", &SweepResult::proxy_cut, true},
     {"proxy_share", "", &SweepResult::proxy_share, true},

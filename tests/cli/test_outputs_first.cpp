@@ -103,7 +103,9 @@ class OutputsFirst : public ::testing::Test {
     EXPECT_EQ(r.code, code) << args << "\n" << r.err;
     EXPECT_EQ(lines(r.err), 1) << args << ": the error, and no line of work before it\n" << r.err;
     EXPECT_NE(r.err.find(option), std::string::npos) << args << "\n" << r.err;
-    if (!also.empty()) EXPECT_NE(r.err.find(also), std::string::npos) << args << "\n" << r.err;
+    if (!also.empty()) {
+      EXPECT_NE(r.err.find(also), std::string::npos) << args << "\n" << r.err;
+    }
     EXPECT_EQ(r.out, "") << args << ": nothing was computed, so nothing is printed";
     EXPECT_TRUE(pacer::testing::slurp(store) == before) << args << ": the store was written";
     EXPECT_EQ(listing(dir), files) << args << ": a file was created or removed";
