@@ -7,6 +7,7 @@
 
 #include "hw/child_process.hpp"
 #include "traces/error.hpp"
+#include "traces/units.hpp"
 
 namespace pacer::hw {
 namespace fs = std::filesystem;
@@ -41,7 +42,7 @@ NvpmodelMode parse_nvpmodel_query(const std::string& output, const std::string& 
       continue;
     }
     if (named && !s.empty() && s.find_first_not_of("0123456789") == std::string::npos && s.size() < 5) {
-      m.id = std::stoi(s);
+      m.id = static_cast<int>(*units::to_integer(s, 0, 9999));  // digits only, under 5: always a number
       return m;
     }
   }

@@ -17,6 +17,7 @@
 #include "traces/outputs.hpp"
 #include "traces/power_modes.hpp"
 #include "traces/store.hpp"
+#include "traces/units.hpp"
 
 namespace pacer::cli {
 namespace {
@@ -44,6 +45,11 @@ std::string fmt_value(double v) {
   return std::isfinite(v) ? fmt::format("{:.4g}", v) : "-";
 }
 
+// A number in a model record's setting text; NaN (printed "-") when the record holds no number.
+double setting_number(const std::string& text) {
+  return units::to_number(text).value_or(traces::kNaN);
+}
+
 // Each mode's errors when it was held out, per candidate (settings "lomo_per_mode").
 std::string format_lomo(const traces::ModelRecord& record) {
   const auto it = record.settings.find("lomo_per_mode");
@@ -58,11 +64,11 @@ std::string format_lomo(const traces::ModelRecord& record) {
     if (f.size() != 4) continue;
     std::vector<double> knob;
     std::stringstream ks(f[1]);
-    for (std::string x; std::getline(ks, x, ',');) knob.push_back(std::stod(x));
+    for (std::string x; std::getline(ks, x, ',');) knob.push_back(setting_number(x));
     traces::KnobSpace space = traces::KnobSpace::power_mode();
     if (knob.size() == 5) space.dims.push_back({"gpu_tpcs", "1"});
     out += fmt::format("{:<10} {:<52} {:>10} {:>10}\n", f[0] == "caps" ? "GPU+caps" : "GPU only", space.format(knob),
-                       fmt_value(std::stod(f[2])), fmt_value(std::stod(f[3])));
+                       fmt_value(setting_number(f[2])), fmt_value(setting_number(f[3])));
   }
   return out;
 }
