@@ -3,8 +3,10 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <iostream>
 
+#include "traces/cpu_threads.hpp"
 #include "traces/error.hpp"
 #include "traces/store.hpp"
 
@@ -51,8 +53,14 @@ std::optional<int> run_shard_front(const po::variables_map& vm, const experiment
     return 0;
   }
   if (n == 1) return std::nullopt;
+  auto args = invocation_args();
+  // The shards share this machine's free CPUs, unless the threads are given.
+  if (vm.count("threads") && vm["threads"].defaulted()) {
+    args.push_back("--threads");
+    args.push_back(std::to_string(std::max(1, traces::free_cpu_threads() / n)));
+  }
   spdlog::info("{} campaign: {} jobs in {} local shard processes", jobs.campaign, jobs.jobs.size(), n);
-  const auto r = experiments::run_local_shards(experiments::self_executable(), invocation_args(), n, jobs.store);
+  const auto r = experiments::run_local_shards(experiments::self_executable(), args, n, jobs.store);
   std::cout << r.merge_text;
   std::cout << fmt::format("{} shards in {:.1f} s (merge {:.2f} s)\n", n, r.wall_time_s, r.merge_time_s);
   return 0;
