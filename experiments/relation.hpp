@@ -34,7 +34,8 @@ struct RelationRequest {
   std::string init;  // pre-training starts from these weights ("": fresh)
   std::optional<Shard> shard;  // run only this shard of the (b, seed) jobs (store: the shard's own)
 
-  // A campaign's training settings: campaign_training() plus screening of evaluations.
+  // A campaign's training settings: campaign_training(), with a 250-sample screen when evaluations
+  // stop by screening (eval_stop "screened"; the default, "hardest-first", is exact and needs none).
   static models::TrainOptions relation_training() {
     models::TrainOptions t = campaign_training();
     t.screen_samples = 250;

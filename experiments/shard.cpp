@@ -158,6 +158,7 @@ CampaignReport run_relation_shard(const RelationCampaign& c, const models::data:
                                   const models::TrainHooks& hooks) {
   const auto jobs = relation_jobs(c.batch_sizes, c.seeds);
   CampaignReport report;
+  models::HeldOutMargins margins;  // the shard's runs share one held-out split
   record_shard_outcome(c.store, [&] {
     traces::Store::open_or_create(c.store);  // a shard without jobs still leaves a store to merge
     for (const size_t j : shard_jobs(jobs.size(), s)) {
@@ -166,7 +167,7 @@ CampaignReport run_relation_shard(const RelationCampaign& c, const models::data:
       RelationCampaign one = c;
       one.batch_sizes = {jobs[j].first};
       one.seeds = {jobs[j].second};
-      const CampaignReport r = run_relation_campaign(one, data, hooks);
+      const CampaignReport r = run_relation_campaign(one, data, hooks, {}, &margins);
       report.set = r.set;
       report.resumed_runs += r.new_runs == 0;
       report.new_runs += r.new_runs;
