@@ -38,6 +38,10 @@ struct ImportResult {
   std::vector<PowerModeSpec> modes;  // the caps of the imported modes, as read from nvpmodel.conf
 };
 
+// The LoudVA folder of a board when none is given: shared_data_dir()/jetson/loudva/<device name
+// without "jetson-"> (nano, agx-xavier). Throws SettingError "dir" when the shared data is not found.
+std::filesystem::path default_dir(const DeviceSpec& device);
+
 // Reads every LoudVA file in options.dir. Throws Error naming the file and line of a malformed row,
 // a frequency outside the device's table, a mode file without its partner or with another number of
 // rows, a mode the nvpmodel.conf lacks, or a folder with no LoudVA file at all.
