@@ -51,11 +51,12 @@ struct Timed {
   std::string err;
 };
 
-// Runs this executable with `args` (stdout discarded, stderr captured) and times it; `env` are
-// `env` arguments in front (-u NAME, NAME=VALUE).
-Timed run_self(const std::string& args, const fs::path& dir, const std::string& env = "") {
+// Runs this executable (or `program`) with `args` (stdout discarded, stderr captured) and times it;
+// `env` are `env` arguments in front (-u NAME, NAME=VALUE).
+Timed run_self(const std::string& args, const fs::path& dir, const std::string& env = "",
+               const fs::path& program = {}) {
   const fs::path err = dir / "stderr.txt";
-  const std::string exe = experiments::self_executable().string();
+  const std::string exe = program.empty() ? experiments::self_executable().string() : program.string();
   const std::string cmd = fmt::format("env {} '{}' {} >/dev/null 2>'{}' </dev/null", env, exe, args, err.string());
   const auto t0 = Clock::now();
   const int status = std::system(cmd.c_str());
@@ -146,8 +147,9 @@ double eval_share_pct(const std::string& err) {
 }
 
 // The default relation campaign, timed through this executable: once per way evaluations stop
-// early, on the same threads, with the samples-to-target compared with full evaluations'.
-void run_campaign_bench() {
+// early, on the same threads, with the samples-to-target compared with full evaluations'; then,
+// with a `baseline` program (another build's pacer), once more through it with its own defaults.
+void run_campaign_bench(const fs::path& baseline) {
   const fs::path dir = fs::temp_directory_path() / fmt::format("pacer-bench-train-{}", ::getpid());
   fs::create_directories(dir);
   const std::string ckpt = (dir / "cnn-pretrain.pt").string();
@@ -160,11 +162,13 @@ void run_campaign_bench() {
   std::cout << fmt::format("  {:<32} {:>8} {:>12} {:>16} {:>26}\n", "campaign (pacer relation ...)", "wall s",
                            "x pretrain", "evaluation share", "samples-to-target as full");
   std::vector<traces::RelationRun> reference;
-  for (const std::string mode : {"full", "screened", "hardest-first"}) {
-    const fs::path store = dir / (mode + ".h5");
-    const Timed camp = run_self(fmt::format("relation --checkpoint '{}' --out '{}' --threads {} --eval-stop {}", ckpt,
-                                            store.string(), threads, mode),
-                                dir);
+  std::vector<std::string> modes = {"full", "screened", "hardest-first"};
+  if (!baseline.empty()) modes.push_back("");  // the baseline build's own default
+  for (const std::string& mode : modes) {
+    const fs::path store = dir / ((mode.empty() ? "baseline" : mode) + ".h5");
+    const std::string args =
+        fmt::format("relation --checkpoint '{}' --out '{}' --threads {}", ckpt, store.string(), threads);
+    const Timed camp = mode.empty() ? run_self(args, dir, "", baseline) : run_self(args + " --eval-stop " + mode, dir);
     if (camp.code != 0) throw Error("bench train: relation campaign failed: " + camp.err.substr(0, 300));
     const auto runs = traces::Store::open(store).read_relation("fmnist-proxy").runs;
     if (reference.empty()) reference = runs;
@@ -172,7 +176,8 @@ void run_campaign_bench() {
     for (size_t i = 0; i < runs.size() && i < reference.size(); ++i)
       same += runs[i].batch_size == reference[i].batch_size && runs[i].seed == reference[i].seed &&
               runs[i].reached == reference[i].reached && runs[i].samples == reference[i].samples;
-    std::cout << fmt::format("  {:<32} {:>8.1f} {:>12.2f} {:>15.1f}% {:>26}\n", "--eval-stop " + mode, camp.wall_s,
+    const std::string label = mode.empty() ? "baseline build, its default" : "--eval-stop " + mode;
+    std::cout << fmt::format("  {:<32} {:>8.1f} {:>12.2f} {:>15.1f}% {:>26}\n", label, camp.wall_s,
                              camp.wall_s / pre.wall_s, eval_share_pct(camp.err),
                              fmt::format("{} of {} runs", same, reference.size()));
   }
@@ -288,8 +293,12 @@ int run_bench(const po::variables_map& vm) {
     run_contention(sw, split_list(vm["wait-policies"].as<std::string>()));
     return 0;
   }
+  if (vm.count("baseline") && !vm["campaign"].as<bool>()) throw UsageError("--baseline: applies to --campaign only");
+  if (vm.count("baseline") && ::access(vm["baseline"].as<std::string>().c_str(), X_OK) != 0)
+    throw UsageError(fmt::format("--baseline: {} is not an executable pacer program", vm["baseline"].as<std::string>()));
   run_throughput(sw, vm.count("csv") ? vm["csv"].as<std::string>() : "");
-  if (vm["campaign"].as<bool>()) run_campaign_bench();
+  if (vm["campaign"].as<bool>())
+    run_campaign_bench(vm.count("baseline") ? fs::path(vm["baseline"].as<std::string>()) : fs::path());
   return 0;
 }
 
@@ -318,6 +327,9 @@ Command make() {
         "device", po::value<std::string>()->default_value("cpu"), "cpu | cuda | cuda:N")(
         "campaign", po::bool_switch()->default_value(false),
         "also time the default relation campaign, once per evaluation stop (minutes)")(
+        "baseline", po::value<std::string>()->value_name("FILE"),
+        "--campaign: also time the default campaign with this pacer program of another build (before/after in one "
+        "run)")(
         "csv", po::value<std::string>()->value_name("FILE"), "also write the throughput table as CSV")(
         "contention", po::bool_switch()->default_value(false),
         "measure each point quiet and beside one busy process, under each --wait-policies, each in a fresh process")(
