@@ -38,9 +38,12 @@ experiments::RelationRequest request_from(const po::variables_map& vm) {
   if (t.eval_stop != t.kHardestFirst && t.eval_stop != t.kScreened && t.eval_stop != t.kFull)
     throw UsageError(
         fmt::format("--eval-stop: '{}' is not {}, {} or {}", t.eval_stop, t.kHardestFirst, t.kScreened, t.kFull));
-  for (const char* screening : {"screen-samples", "screen-margin", "eval-stop-z"})
-    if (!vm[screening].defaulted() && t.eval_stop != t.kScreened)
-      throw UsageError(fmt::format("--{} applies to --eval-stop {} only", screening, t.kScreened));
+  // A screen is set only for screened evaluations (--screen-samples 0, no screen, goes with any).
+  const bool screen_set = (!vm["screen-samples"].defaulted() && vm["screen-samples"].as<int64_t>() > 0) ||
+                          !vm["screen-margin"].defaulted() || !vm["eval-stop-z"].defaulted();
+  if (screen_set && t.eval_stop != t.kScreened)
+    throw UsageError(fmt::format("--screen-samples, --screen-margin and --eval-stop-z apply to --eval-stop {} only",
+                                 t.kScreened));
   if (!vm["estimate-samples"].defaulted() && t.eval_stop != t.kHardestFirst)
     throw UsageError(fmt::format("--estimate-samples applies to --eval-stop {} only", t.kHardestFirst));
   t.estimate_samples = vm["estimate-samples"].as<int64_t>();
