@@ -97,7 +97,7 @@ int free_cpu_threads() {
 
 bool set_default_openmp_wait_policy() {
   if (std::getenv("OMP_WAIT_POLICY") || std::getenv("GOMP_SPINCOUNT")) return false;
-  return ::setenv("OMP_WAIT_POLICY", kOpenMpWaitPolicy, 1) == 0;
+  return ::setenv("GOMP_SPINCOUNT", kOpenMpSpinCount, 1) == 0;
 }
 
 }  // namespace pacer::traces

@@ -38,14 +38,17 @@ int free_cpu_threads(const CpuLoad& load);
 // free_cpu_threads(read_cpu_load()): the default of every `--threads` that trains.
 int free_cpu_threads();
 
-// pacer trains with OpenMP's PASSIVE wait policy: a thread waiting at a barrier sleeps instead of
-// spinning, so a team that shares its cores with another busy process hands them back instead of
-// running tens of times slower. The OpenMP runtime reads the variable once, when it is loaded, so
-// it must be in the environment before a program that trains starts.
-inline constexpr const char* kOpenMpWaitPolicy = "PASSIVE";
+// pacer trains with a short OpenMP spin: a thread waiting at a barrier spins this many times (a
+// few microseconds) and then sleeps, where libgomp's default spins 300,000 times (milliseconds).
+// A team that shares its cores with other busy processes then hands them back instead of running
+// up to ten times slower, and on a quiet machine it stays close to the default, which sleeping at
+// once (OMP_WAIT_POLICY=PASSIVE) does not for small batches (docs/reliability.md, "Contention").
+// libgomp (the runtime pacer's libtorch uses) reads it once, when it is loaded, so it must be in the
+// environment before a program that trains starts.
+inline constexpr const char* kOpenMpSpinCount = "1000";
 
-// Sets OMP_WAIT_POLICY to kOpenMpWaitPolicy unless the user chose a policy (OMP_WAIT_POLICY or
-// libgomp's GOMP_SPINCOUNT is set). True when it set the variable.
+// Sets GOMP_SPINCOUNT to kOpenMpSpinCount unless the user chose a wait policy (OMP_WAIT_POLICY or
+// GOMP_SPINCOUNT is set). True when it set the variable.
 bool set_default_openmp_wait_policy();
 
 }  // namespace pacer::traces

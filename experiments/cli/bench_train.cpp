@@ -280,9 +280,9 @@ void run_contention(const Sweep& sw, const std::vector<std::string>& policy_name
         }
       }
   std::cout << fmt::format(
-      "pacer trains with OpenMP wait policy {} (unless OMP_WAIT_POLICY or GOMP_SPINCOUNT is set) and, by default,\n"
+      "pacer trains with GOMP_SPINCOUNT={} (unless OMP_WAIT_POLICY or GOMP_SPINCOUNT is set) and, by default,\n"
       "the free CPUs: {} thread(s) at the start of this run, {} beside the busy process\n",
-      traces::kOpenMpWaitPolicy, traces::free_cpu_threads(quiet), busy_default_threads);
+      traces::kOpenMpSpinCount, traces::free_cpu_threads(quiet), busy_default_threads);
   std::error_code ec;
   fs::remove_all(dir, ec);
 }
@@ -333,9 +333,12 @@ Command make() {
         "csv", po::value<std::string>()->value_name("FILE"), "also write the throughput table as CSV")(
         "contention", po::bool_switch()->default_value(false),
         "measure each point quiet and beside one busy process, under each --wait-policies, each in a fresh process")(
-        "wait-policies", po::value<std::string>()->default_value("default,active,passive"),
-        "--contention: OpenMP wait policies: default (the runtime's: spin 300000, then sleep), active, passive, or a "
-        "spin count");
+        "wait-policies",
+        po::value<std::string>()->default_value(fmt::format("default,passive,{}", traces::kOpenMpSpinCount)),
+        fmt::format("--contention: OpenMP wait policies: default (libgomp's: spin 300000, then sleep), active, "
+                    "passive, or a spin count (pacer's own: {})",
+                    traces::kOpenMpSpinCount)
+            .c_str());
   };
   c.run = run_bench;
   return c;
