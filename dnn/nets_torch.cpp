@@ -15,6 +15,22 @@ nn::Conv2d conv(int64_t cin, int64_t cout, int k, int stride, int64_t groups = 1
   return nn::Conv2d(nn::Conv2dOptions(cin, cout, k).stride(stride).padding(k / 2).groups(groups).bias(bias));
 }
 
+// 2x2 max pooling with stride 2 (the last odd row or column dropped, as max_pool2d does). Without
+// autograd (evaluation) it takes the elementwise maxima of the four strided quarters: the same
+// values bit for bit, 17x faster than libtorch 1.13's max_pool2d on NCHW tensors on the CPU, which
+// took over half of the small CNN's evaluation time. With autograd, max_pool2d, so that training
+// keeps its own kernel and gradient routing.
+torch::Tensor max_pool_2x2(const torch::Tensor& x) {
+  if (torch::GradMode::is_enabled() || x.dim() != 4) return torch::max_pool2d(x, 2);
+  using torch::indexing::None;
+  using torch::indexing::Slice;
+  const int64_t h = x.size(2) / 2 * 2, w = x.size(3) / 2 * 2;
+  const auto rows = torch::maximum(x.index({Slice(), Slice(), Slice(0, h, 2), Slice(0, w)}),
+                                   x.index({Slice(), Slice(), Slice(1, h, 2), Slice(0, w)}));
+  return torch::maximum(rows.index({Slice(), Slice(), Slice(), Slice(0, None, 2)}),
+                        rows.index({Slice(), Slice(), Slice(), Slice(1, None, 2)}));
+}
+
 struct BasicBlockImpl : nn::Module {
   nn::Conv2d c1{nullptr}, c2{nullptr}, cs{nullptr};
   nn::BatchNorm2d b1{nullptr}, b2{nullptr}, bs{nullptr};
@@ -163,8 +179,8 @@ class SmallCnn : public Network, public nn::Module {
     fc_ = register_module("fc", nn::Linear(c2 * (s.input_shape[1] / 4) * (s.input_shape[2] / 4), s.num_classes));
   }
   at::Tensor forward(const at::Tensor& x) override {
-    auto y = torch::max_pool2d(torch::relu(conv1_(x)), 2);
-    y = torch::max_pool2d(torch::relu(conv2_(y)), 2);
+    auto y = max_pool_2x2(torch::relu(conv1_(x)));
+    y = max_pool_2x2(torch::relu(conv2_(y)));
     return fc_(y.flatten(1));
   }
   nn::Module& module() override { return *this; }

@@ -56,10 +56,14 @@ class StepRunner {
 
 struct Evaluation {
   int64_t samples = 0;    // training samples seen before this evaluation
-  double metric = NAN;    // accuracy or character accuracy, fraction in [0, 1]
-  double loss = NAN;      // mean cross-entropy on the held-out split
+  // Accuracy or character accuracy, fraction in [0, 1]. An evaluation that stopped early (fewer
+  // eval_samples than the split) reports an estimate below the target: the score of the samples it
+  // scored (screened), or the hardest samples' score plus the rest's estimated from an even sample
+  // of it (hardest-first, TrainOptions::estimate_samples). Learning curves store it.
+  double metric = NAN;
+  double loss = NAN;      // mean cross-entropy on the held-out split (estimated as the metric is)
   double wall_time_s = 0; // since the start of the run (evaluations included)
-  int64_t eval_samples = 0;  // held-out samples behind `metric` (fewer for a screening evaluation)
+  int64_t eval_samples = 0;  // held-out samples scored (fewer when the evaluation stopped early)
 };
 
 struct TrainProgress {
@@ -90,14 +94,26 @@ struct TrainOptions {
   double weight_decay = 0.0;        // AdamW decoupled decay (0.01 is AdamW's usual default)
   int64_t eval_every_samples = 4096;
   int64_t eval_max_samples = 0;     // evaluate on the first N held-out samples, 0: all
-  // Screening keeps evaluation cheap: each evaluation first scores `screen_samples` held-out samples
-  // and runs the full evaluation only when that score is within `screen_margin` of the target. The
-  // stop decision is always taken on the full evaluation. 0: every evaluation is full.
+  // How an evaluation that cannot reach the target stops before scoring every held-out sample
+  // (higher-is-better metrics; reaching the target is only ever decided on the full split):
+  //  kHardestFirst: scores the samples in increasing order of the margin each had when it was last
+  //    scored in this run or campaign (the misclassified first) and stops once the target is out of reach even
+  //    if every unscored sample were right. Exact: the run stops after the samples that "full" gives.
+  //  kScreened: in the split's order, stops by the screen and the bound below (statistical).
+  //  kFull: every evaluation scores every held-out sample (the reference).
+  static constexpr const char* kHardestFirst = "hardest-first";
+  static constexpr const char* kScreened = "screened";
+  static constexpr const char* kFull = "full";
+  std::string eval_stop = kHardestFirst;
+  // kHardestFirst: after a stop, this many of the unscored samples, spread evenly over their order,
+  // are scored to estimate the evaluation's score for the learning curve (0: report the bound).
+  int64_t estimate_samples = 250;
+  // kScreened: each evaluation first scores `screen_samples` held-out samples and goes on to the
+  // full evaluation only when that score is within `screen_margin` of the target (0: no screen);
+  // after that it stops as soon as the score so far plus `eval_stop_z` binomial standard errors on
+  // the unscored rest cannot reach the target (a wrong stop needs a 1-in-1000 deviation at 3.09; 0: off).
   int64_t screen_samples = 0;
   double screen_margin = 0.04;
-  // After the screen, an evaluation also stops as soon as the score so far plus this many binomial
-  // standard errors on the unscored rest cannot reach the target (higher-is-better metrics; a
-  // wrong stop needs a 1-in-1000 deviation at 3.09). 0: off.
   double eval_stop_z = 3.09;
   bool higher_is_better = true;
   double target = NAN;              // stop at the first evaluation reaching it; NaN: run the budget
@@ -124,7 +140,18 @@ struct TrainResult {
 // so far plus z standard errors (counted over samples) on the unscored rest misses `target`.
 bool evaluation_cannot_reach(double correct, double labels, int64_t done, int64_t n, double target, double z);
 
-TrainResult train_to_target(const TrainOptions& options, const data::DataSplit& data, const TrainHooks& hooks = {});
+// What hardest-first evaluations remember of the held-out samples: each one's margin (true-class
+// logit minus the best other one; the mean over positions for text) when it was last scored. A
+// campaign keeps one across its runs on one held-out split, so that a run's first evaluations
+// already score first the samples that earlier runs found hard. It changes the cost and the
+// estimate of a stopped evaluation, never whether or when a run reaches the target.
+struct HeldOutMargins {
+  std::vector<float> margin;  // per held-out sample, 0 before its first scoring
+};
+
+// `margins`: the campaign's memory (nullptr: the run's own); reset when the split's size differs.
+TrainResult train_to_target(const TrainOptions& options, const data::DataSplit& data, const TrainHooks& hooks = {},
+                            HeldOutMargins* margins = nullptr);
 
 // Checkpoints hold the workload name and its weights and buffers. Written atomically.
 void check_checkpoint(const std::string& path, const std::string& workload);

@@ -3,12 +3,17 @@
 #include <torch/torch.h>
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <limits>
+#include <numeric>
 #include <sstream>
+#include <vector>
 
 #include "dnn/nets.hpp"
 #include "dnn/train.hpp"
@@ -20,7 +25,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
 
 torch::Device parse_device(const std::string& name) {
   if (name == "cpu") return torch::kCPU;
@@ -58,8 +65,7 @@ auto at_torch_boundary(int batch_size, const std::string& device, Fn&& fn) {
 
 std::unique_ptr<torch::optim::Optimizer> make_optimizer(torch::nn::Module& module, const std::string& kind, double lr,
                                                         double weight_decay) {
-  if (kind == "adam")
-    return std::make_unique<torch::optim::Adam>(module.parameters(), torch::optim::AdamOptions(lr));
+  if (kind == "adam") return std::make_unique<torch::optim::Adam>(module.parameters(), torch::optim::AdamOptions(lr));
   if (kind == "adamw")
     return std::make_unique<torch::optim::AdamW>(module.parameters(),
                                                  torch::optim::AdamWOptions(lr).weight_decay(weight_decay));
@@ -84,8 +90,10 @@ TensorSet to_tensors(const data::Samples& s, const torch::Device& device) {
   std::vector<int64_t> shape = {t.size};
   shape.insert(shape.end(), s.sample_shape.begin(), s.sample_shape.end());
   auto raw = torch::from_blob(const_cast<uint8_t*>(s.values.data()), shape, torch::kUInt8);
-  if (s.task == "image") t.inputs = (raw.to(torch::kFloat32) / 255.0f - 0.5f) / 0.5f;
-  else t.inputs = raw.to(torch::kInt64);
+  if (s.task == "image")
+    t.inputs = (raw.to(torch::kFloat32) / 255.0f - 0.5f) / 0.5f;
+  else
+    t.inputs = raw.to(torch::kInt64);
   std::vector<int64_t> lshape = {t.size};
   if (s.task == "text") lshape.push_back(s.label_width());
   t.labels = torch::from_blob(const_cast<int32_t*>(s.labels.data()), lshape, torch::kInt32).to(torch::kInt64);
@@ -99,7 +107,8 @@ NetSpec resolve(const std::string& workload, const data::Samples& train) {
   NetSpec spec = parse_workload(workload);
   if (spec.task != train.task)
     throw Error(fmt::format("workload {} is a {} network but the data is {}", spec.base, spec.task, train.task));
-  if (workload.find('@') == std::string::npos) spec = parse_workload(fmt::format("{}@{}", spec.base, fmt::join(train.sample_shape, "x")));
+  if (workload.find('@') == std::string::npos)
+    spec = parse_workload(fmt::format("{}@{}", spec.base, fmt::join(train.sample_shape, "x")));
   if (spec.input_shape != train.sample_shape)
     throw Error(fmt::format("workload {} expects input {} but the data has {}", spec.name,
                             fmt::join(spec.input_shape, "x"), fmt::join(train.sample_shape, "x")));
@@ -129,9 +138,10 @@ std::string checkpoint_workload(torch::serialize::InputArchive& archive, const s
 void require_readable(const std::string& path) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec))
-    throw Error(fmt::format("{}: checkpoint not found (pre-train one with pacer relation, or give an existing "
-                            "file)",
-                            path));
+    throw Error(
+        fmt::format("{}: checkpoint not found (pre-train one with pacer relation, or give an existing "
+                    "file)",
+                    path));
   std::ifstream probe(path, std::ios::binary);
   if (!probe) throw Error(fmt::format("{}: cannot open checkpoint (check its permissions)", path));
 }
@@ -173,59 +183,173 @@ namespace {
 // When an evaluation may stop early (only when it can no longer reach the target; the target is
 // only ever reached on the full held-out set).
 struct EvalStop {
-  double target = NAN;        // NaN: never stop early
+  double target = NAN;  // NaN: never stop early
   bool higher_is_better = true;
-  int64_t screen_samples = 0; // after this many: stop when the score is not within screen_margin
+  bool exact = false;            // stop once out of reach even if every unscored sample were right
+  int64_t estimate_samples = 0;  // exact: unscored samples scored after the stop to estimate the score
+  int64_t screen_samples = 0;    // after this many: stop when the score is not within screen_margin
   double screen_margin = 0;
-  double z = 0;               // later: stop when even z sigma above the score misses the target; 0: never
+  double z = 0;  // later: stop when even z sigma above the score misses the target; 0: never
 };
 
 struct EvalResult {
   double metric = NAN;
   double loss = NAN;
-  int64_t samples = 0;        // held-out samples behind the metric
+  int64_t samples = 0;  // held-out samples scored
 };
 
-// Scores the first `max_samples` held-out samples in chunks. With a target, it stops as soon as the
-// full score cannot plausibly reach it: at `screen_samples` by the screening margin, then after
-// every chunk when the score so far plus z binomial standard errors on the rest still falls short
-// (a wrong stop needs a z = 3.09, one-in-a-thousand, deviation of the unscored rest). A run near its
-// target thus pays the full evaluation only at the evaluations that can reach it.
-EvalResult evaluate(Network& net, const TensorSet& eval, int64_t max_samples, const EvalStop& stop = {}) {
+// Hardest-first evaluations score the held-out samples in increasing order of their remembered
+// margin; samples never scored keep 0 and the split's order among themselves.
+std::vector<int64_t> hardest_first_order(const HeldOutMargins& memory, int64_t n) {
+  std::vector<int64_t> idx(static_cast<size_t>(n));
+  std::iota(idx.begin(), idx.end(), int64_t{0});
+  const auto& m = memory.margin;
+  std::stable_sort(idx.begin(), idx.end(), [&](int64_t a, int64_t b) { return m[a] < m[b]; });
+  return idx;
+}
+
+// Remembers the margins of the samples `idx` (true-class logit minus the best other one; the mean
+// over positions for text).
+void remember_margins(HeldOutMargins& memory, const torch::Tensor& idx, const torch::Tensor& logits,
+                      const torch::Tensor& labels) {
+  const auto l = labels.unsqueeze(-1);
+  const auto others = logits.scatter(-1, l, -std::numeric_limits<float>::infinity()).amax(-1);
+  auto m = logits.gather(-1, l).squeeze(-1) - others;
+  if (m.dim() == 2) m = m.mean(1);
+  const auto mc = m.to(torch::kCPU, torch::kFloat32).contiguous();
+  const auto ic = idx.to(torch::kCPU).contiguous();
+  const float* mp = mc.data_ptr<float>();
+  const int64_t* ip = ic.data_ptr<int64_t>();
+  for (int64_t i = 0; i < ic.size(0); ++i) memory.margin[static_cast<size_t>(ip[i])] = mp[i];
+}
+
+// Labels right, labels and summed loss of scored held-out samples.
+struct Scored {
+  double correct = 0, labels = 0, loss_sum = 0;
+  void add(const torch::Tensor& logits, const torch::Tensor& l) {
+    correct += logits.argmax(-1).eq(l).sum().item<double>();
+    labels += static_cast<double>(l.numel());
+    loss_sum += loss_of(logits, l).item<double>() * static_cast<double>(l.numel());
+  }
+};
+
+// Scores the held-out samples `idx` in chunks of `chunk`, remembering their margins.
+Scored score_samples(Network& net, const TensorSet& eval, const std::vector<int64_t>& idx, int64_t chunk,
+                     HeldOutMargins& memory) {
+  Scored s;
+  const auto all = torch::tensor(idx, torch::kInt64).to(eval.inputs.device());
+  for (int64_t start = 0; start < all.size(0); start += chunk) {
+    const auto i = all.slice(0, start, std::min(all.size(0), start + chunk));
+    const auto labels = eval.labels.index_select(0, i);
+    const auto logits = net.forward(eval.inputs.index_select(0, i));
+    s.add(logits, labels);
+    remember_margins(memory, i, logits, labels);
+  }
+  return s;
+}
+
+// The score of a hardest-first evaluation that stopped after the first `done` samples of `order`
+// (`prefix`): the unscored rest's score is estimated from `estimate_samples` of it spread evenly
+// over its order (a sample stratified by the remembered margin), so a learning curve gets an
+// estimate of the score, not the bound the evaluation stopped on. It stays below that bound.
+EvalResult estimate_stopped(Network& net, const TensorSet& eval, const std::vector<int64_t>& order, int64_t done,
+                            const Scored& prefix, int64_t estimate_samples, int64_t chunk, HeldOutMargins& memory) {
+  const int64_t n = static_cast<int64_t>(order.size()), rest = n - done;
+  const int64_t m = std::min(rest, estimate_samples);
+  const double all_labels = prefix.labels / static_cast<double>(done) * static_cast<double>(n);
+  if (m <= 0)
+    return {(prefix.correct + (all_labels - prefix.labels)) / all_labels, prefix.loss_sum / prefix.labels, done};
+  std::vector<int64_t> pick;
+  for (int64_t j = 0; j < m; ++j) pick.push_back(order[static_cast<size_t>(done + (2 * j + 1) * rest / (2 * m))]);
+  const Scored s = score_samples(net, eval, pick, chunk, memory);
+  const double weight = static_cast<double>(rest) / static_cast<double>(m);
+  return {(prefix.correct + s.correct * weight) / all_labels, (prefix.loss_sum + s.loss_sum * weight) / all_labels,
+          done + m};
+}
+
+// Scores the first `max_samples` held-out samples in chunks, hardest first when `hardness` is given.
+// With a target, it stops as soon as the full score cannot reach it: exactly (stop.exact: even if
+// every unscored label were right; then estimates the score), or statistically: at
+// `screen_samples` by the screening margin, then after every chunk when the score so far plus z
+// binomial standard errors on the rest still falls short (a wrong stop needs a z = 3.09,
+// one-in-a-thousand, deviation of the unscored rest).
+EvalResult evaluate(Network& net, const TensorSet& eval, int64_t max_samples, const EvalStop& stop,
+                    HeldOutMargins* hardness) {
   c10::InferenceMode inference;
   net.module().eval();
   const int64_t n = max_samples > 0 ? std::min(max_samples, eval.size) : eval.size;
   // Chunks of the training batch size's order keep im2col buffers in cache; 1000-image chunks ran
   // ten times slower per sample than training on the CPU.
-  const int64_t chunk = eval.inputs.dim() == 2 ? 32 : 128;
+  // Hardest-first: a quarter of that (the cost per sample is the same down to 32 images), so that the
+  // exact stop comes soon after the last miss it needs; the first chunk holds the fewest samples
+  // whose misses could prove the target out of reach.
+  const int64_t chunk = (eval.inputs.dim() == 2 ? 32 : 128) / (hardness ? 4 : 1);
   const bool may_stop = !std::isnan(stop.target) && stop.higher_is_better;
   const bool bound = may_stop && stop.z > 0;
-  // Scored labels (one per sample for images, one per position for text) and samples.
-  double correct = 0, total = 0, loss_sum = 0;
+  const std::vector<int64_t> order_v = hardness ? hardest_first_order(*hardness, n) : std::vector<int64_t>();
+  const torch::Tensor order =
+      hardness ? torch::tensor(order_v, torch::kInt64).to(eval.inputs.device()) : torch::Tensor();
+  const double labels_per_sample = eval.labels.dim() == 2 ? static_cast<double>(eval.labels.size(1)) : 1.0;
+  const double all_labels = static_cast<double>(n) * labels_per_sample;
+  int64_t first_chunk = chunk;
+  if (may_stop && stop.exact) {
+    const double misses = std::floor((1 - stop.target) * all_labels) + 1;  // out of reach from this many
+    first_chunk = std::clamp(static_cast<int64_t>(std::ceil(misses / labels_per_sample)), chunk, n);
+  }
+  Scored s;  // scored labels: one per sample for images, one per position for text
   int64_t done = 0;
   for (int64_t start = 0, end = 0; start < n; start = end) {
-    end = std::min(n, start + chunk);
+    end = std::min(n, start + (start == 0 ? first_chunk : chunk));
     if (may_stop && start < stop.screen_samples) end = std::min(end, stop.screen_samples);  // screen exactly
-    auto logits = net.forward(eval.inputs.slice(0, start, end));
-    auto labels = eval.labels.slice(0, start, end);
-    correct += logits.argmax(-1).eq(labels).sum().item<double>();
-    total += static_cast<double>(labels.numel());
-    loss_sum += loss_of(logits, labels).item<double>() * static_cast<double>(labels.numel());
+    const torch::Tensor idx = order.defined() ? order.slice(0, start, end) : torch::Tensor();
+    const auto inputs = idx.defined() ? eval.inputs.index_select(0, idx) : eval.inputs.slice(0, start, end);
+    const auto labels = idx.defined() ? eval.labels.index_select(0, idx) : eval.labels.slice(0, start, end);
+    const auto logits = net.forward(inputs);
+    s.add(logits, labels);
+    if (hardness) remember_margins(*hardness, idx, logits, labels);
     done = end;
     if (!may_stop || end >= n) continue;
-    const double p = correct / total;
+    const double best = (s.correct + (all_labels - s.labels)) / all_labels;  // every unscored label right
+    if (stop.exact && best < stop.target) {
+      const EvalResult r = estimate_stopped(net, eval, order_v, done, s, stop.estimate_samples, chunk, *hardness);
+      net.module().train();
+      return r;
+    }
+    const double p = s.correct / s.labels;
     if (stop.screen_samples > 0 && start < stop.screen_samples && end >= stop.screen_samples &&
         p < stop.target - stop.screen_margin)
       break;
-    if (bound && evaluation_cannot_reach(correct, total, done, n, stop.target, stop.z)) break;
+    if (bound && evaluation_cannot_reach(s.correct, s.labels, done, n, stop.target, stop.z)) break;
   }
   net.module().train();
-  return {total > 0 ? correct / total : NAN, total > 0 ? loss_sum / total : NAN, done};
+  return {s.labels > 0 ? s.correct / s.labels : NAN, s.labels > 0 ? s.loss_sum / s.labels : NAN, done};
+}
+
+// The early stop of `o`'s evaluations (TrainOptions::eval_stop).
+EvalStop eval_stop_of(const TrainOptions& o) {
+  EvalStop s;
+  if (o.eval_stop == TrainOptions::kFull) return s;
+  s.target = o.target;
+  s.higher_is_better = o.higher_is_better;
+  if (o.eval_stop == TrainOptions::kHardestFirst) {
+    s.exact = true;
+    s.estimate_samples = o.estimate_samples;
+  } else if (o.eval_stop == TrainOptions::kScreened) {
+    s.screen_samples = o.screen_samples;
+    s.screen_margin = o.screen_margin;
+    s.z = o.eval_stop_z;
+  } else {
+    throw Error(fmt::format("unknown evaluation stop '{}' ({}, {} or {})", o.eval_stop, TrainOptions::kHardestFirst,
+                            TrainOptions::kScreened, TrainOptions::kFull));
+  }
+  return s;
 }
 
 }  // namespace
 
-bool cuda_available() { return torch::cuda::is_available(); }
+bool cuda_available() {
+  return torch::cuda::is_available();
+}
 
 int set_threads(int threads) {
   if (threads > 0) torch::set_num_threads(threads);
@@ -293,8 +417,12 @@ void StepRunner::step() {
   });
 }
 
-const WorkloadInfo& StepRunner::workload() const { return impl_->info; }
-const std::string& StepRunner::device() const { return impl_->device_name; }
+const WorkloadInfo& StepRunner::workload() const {
+  return impl_->info;
+}
+const std::string& StepRunner::device() const {
+  return impl_->device_name;
+}
 
 // ----- training to a target ------------------------------------------------------------------
 void check_checkpoint(const std::string& path, const std::string& workload) {
@@ -312,17 +440,20 @@ void check_checkpoint(const std::string& path, const std::string& workload) {
 
 namespace {
 
-TrainResult train_to_target_in_torch(const TrainOptions& o, const data::DataSplit& data, const TrainHooks& hooks);
+TrainResult train_to_target_in_torch(const TrainOptions& o, const data::DataSplit& data, const TrainHooks& hooks,
+                                     HeldOutMargins* margins);
 
 }  // namespace
 
-TrainResult train_to_target(const TrainOptions& o, const data::DataSplit& data, const TrainHooks& hooks) {
-  return at_torch_boundary(o.batch_size, o.device, [&] { return train_to_target_in_torch(o, data, hooks); });
+TrainResult train_to_target(const TrainOptions& o, const data::DataSplit& data, const TrainHooks& hooks,
+                            HeldOutMargins* margins) {
+  return at_torch_boundary(o.batch_size, o.device, [&] { return train_to_target_in_torch(o, data, hooks, margins); });
 }
 
 namespace {
 
-TrainResult train_to_target_in_torch(const TrainOptions& o, const data::DataSplit& data, const TrainHooks& hooks) {
+TrainResult train_to_target_in_torch(const TrainOptions& o, const data::DataSplit& data, const TrainHooks& hooks,
+                                     HeldOutMargins* margins) {
   if (o.batch_size < 1) throw Error("batch size must be at least 1");
   if (o.eval_every_samples < 1) throw Error("evaluation interval must be at least 1 sample");
   if (data.train.size() < o.batch_size)
@@ -350,17 +481,25 @@ TrainResult train_to_target_in_torch(const TrainOptions& o, const data::DataSpli
     return !std::isnan(o.target) && (o.higher_is_better ? metric >= o.target : metric <= o.target);
   };
   const int64_t full_n = o.eval_max_samples > 0 ? std::min(o.eval_max_samples, eval.size) : eval.size;
-  const EvalStop early{o.target, o.higher_is_better, o.screen_samples, o.screen_margin, o.eval_stop_z};
+  const EvalStop early = eval_stop_of(o);
+  HeldOutMargins own;
+  HeldOutMargins* hardness = early.exact ? (margins ? margins : &own) : nullptr;
+  if (hardness && hardness->margin.size() != static_cast<size_t>(full_n))
+    hardness->margin.assign(static_cast<size_t>(full_n), 0.0f);  // another split: start afresh
   auto run_eval = [&](int64_t samples, bool force_full) {
     const auto te = Clock::now();
-    const EvalResult r = evaluate(*net, eval, full_n, force_full ? EvalStop{} : early);
+    const EvalResult r = evaluate(*net, eval, full_n, force_full ? EvalStop{} : early, hardness);
     const int64_t used = r.samples;
-    eval_s += seconds_since(te);
+    const double took_s = seconds_since(te);
+    eval_s += took_s;
+    spdlog::debug("b={} seed={}: evaluation at {} samples scored {} of {} held-out samples in {:.1f} ms ({:.4f})",
+                  o.batch_size, o.seed, samples, used, full_n, took_s * 1e3, r.metric);
     result.history.push_back({samples, r.metric, r.loss, seconds_since(t0), used});
     result.final_metric = r.metric;
     if (hooks.on_progress) {
       const double train_s = seconds_since(t0) - eval_s;
-      hooks.on_progress({o.batch_size, o.seed, samples, train_s > 0 ? samples / train_s : 0, r.metric, seconds_since(t0)});
+      hooks.on_progress(
+          {o.batch_size, o.seed, samples, train_s > 0 ? samples / train_s : 0, r.metric, seconds_since(t0)});
     }
     return used == full_n && reached(r.metric);
   };

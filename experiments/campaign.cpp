@@ -15,7 +15,8 @@ namespace pacer::experiments {
 
 CampaignReport run_relation_campaign(const RelationCampaign& c, const models::data::DataSplit& data,
                                      const models::TrainHooks& hooks,
-                                     const std::function<void(const traces::RelationRun&)>& on_run) {
+                                     const std::function<void(const traces::RelationRun&)>& on_run,
+                                     models::HeldOutMargins* margins) {
   if (c.batch_sizes.empty() || c.seeds.empty()) throw Error("a relation campaign needs batch sizes and seeds");
   CampaignReport report;
   traces::RelationSet& set = report.set;
@@ -73,13 +74,15 @@ CampaignReport run_relation_campaign(const RelationCampaign& c, const models::da
     if (const auto old = stored(c.resume_from))
       for (const auto& r : old->runs) done.insert({r.batch_size, r.seed});
   report.resumed_runs = static_cast<int>(done.size());
+  models::HeldOutMargins own;  // one held-out split for every run: each scores the hard samples first
+  if (!margins) margins = &own;
   for (const int b : c.batch_sizes)
     for (const int seed : c.seeds) {
       if (done.count({b, seed})) continue;
       models::TrainOptions t = c.train;
       t.batch_size = b;
       t.seed = seed;
-      const auto r = models::train_to_target(t, data, hooks);
+      const auto r = models::train_to_target(t, data, hooks, margins);
       traces::RelationRun run;
       run.batch_size = b;
       run.seed = seed;

@@ -50,9 +50,12 @@ struct CampaignReport {
 };
 
 // Throws Error when the store already holds a relation of that name made with other settings.
+// `margins`: what evaluations remember of the held-out samples, shared with the caller's other
+// campaigns on the same data (nullptr: this campaign's own).
 CampaignReport run_relation_campaign(const RelationCampaign& campaign, const models::data::DataSplit& data,
                                      const models::TrainHooks& hooks = {},
-                                     const std::function<void(const traces::RelationRun&)>& on_run = {});
+                                     const std::function<void(const traces::RelationRun&)>& on_run = {},
+                                     models::HeldOutMargins* margins = nullptr);
 
 // A dataset name as a record name: '/' (paths of idx:DIR, text:FILE ...) becomes '_'.
 std::string record_name(std::string dataset);

@@ -15,32 +15,33 @@
 #include <vector>
 
 #include "experiments/shard.hpp"
+#include "traces/cpu_threads.hpp"
 
 namespace pacer::experiments {
 
 struct DemoOptions {
-  bool quick = false;                      // fewer batch sizes, seeds and caps: under 2 minutes
-  std::string name = "demo";               // store file NAME.h5 and record names
+  bool quick = false;         // fewer batch sizes, seeds and caps: under 2 minutes
+  std::string name = "demo";  // store file NAME.h5 and record names
   std::filesystem::path out_dir = "pacer-out/demo";
-  std::string device = "jetson-nano";      // catalog device, emulated
-  std::string workload = "cnn";            // registry name; its default input shape unless @shape is given
-  int threads = 2;                         // CPU intra-op threads of the training
+  std::string device = "jetson-nano";        // catalog device, emulated
+  std::string workload = "cnn";              // registry name; its default input shape unless @shape is given
+  int threads = traces::free_cpu_threads();  // CPU intra-op threads of the training
   std::string pretrain_dataset = "fmnist-pretrain";
   std::string proxy_dataset = "fmnist-proxy";
   std::vector<std::string> targets = {"fmnist-target-a"};
   // Empty / zero / NaN: the demo's settings for --quick or the full run.
   std::vector<int> batch_sizes;
   std::vector<int> seeds;
-  int caps = 0;                            // caps spread over 30-75% of the board's power range
-  std::vector<double> caps_w;              // explicit caps (override `caps`)
-  int64_t eval_every = 0;                  // samples between evaluations
-  int64_t eval_samples = 0;                // held-out samples per evaluation
-  int64_t max_train = -1;                  // training samples per dataset (0: all)
-  int64_t budget = 0;                      // samples before a fine-tuning run is censored
+  int caps = 0;                // caps spread over 30-75% of the board's power range
+  std::vector<double> caps_w;  // explicit caps (override `caps`)
+  int64_t eval_every = 0;      // samples between evaluations
+  int64_t eval_samples = 0;    // held-out samples per evaluation
+  int64_t max_train = -1;      // training samples per dataset (0: all)
+  int64_t budget = 0;          // samples before a fine-tuning run is censored
   int64_t pretrain_budget = 0;
   double pretrain_target = NAN;
-  double target = NAN;                     // held-out metric to reach (NaN: each dataset's default)
-  int calibration_points = 8;              // planner-chosen points the analytical model is fitted on
+  double target = NAN;         // held-out metric to reach (NaN: each dataset's default)
+  int calibration_points = 8;  // planner-chosen points the analytical model is fitted on
   // Policies choose under cap x (1 - guard). NaN (auto): the calibrated model's cross-validated
   // peak-power error, between 3% and 25%, so a model that is less sure of its peaks keeps further
   // from the cap.

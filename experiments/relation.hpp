@@ -36,7 +36,8 @@ struct RelationRequest {
   // (shard_store); runs already in `store` are not run again.
   std::optional<Shard> shard;
 
-  // A campaign's training settings: campaign_training() plus screening of evaluations.
+  // A campaign's training settings: campaign_training(), with a 250-sample screen when evaluations
+  // stop by screening (eval_stop "screened"; the default, "hardest-first", is exact and needs none).
   static models::TrainOptions relation_training() {
     models::TrainOptions t = campaign_training();
     t.screen_samples = 250;

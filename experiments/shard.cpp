@@ -221,13 +221,14 @@ CampaignReport run_relation_jobs(const RelationCampaign& c, const models::data::
   const auto all = relation_jobs(c.batch_sizes, c.seeds);
   CampaignReport report;
   if (!c.store.empty()) traces::Store::open_or_create(c.store);  // a shard without jobs still leaves a store
+  models::HeldOutMargins margins;  // the jobs' runs share one held-out split: each scores the hard samples first
   for (const size_t j : jobs) {
     // One job is a campaign of one (b, seed); the lr rule and base batch come from the whole
     // campaign (c.train), so every shard trains exactly as the serial campaign would.
     RelationCampaign one = c;
     one.batch_sizes = {all.at(j).first};
     one.seeds = {all.at(j).second};
-    const CampaignReport r = run_relation_campaign(one, data, hooks);
+    const CampaignReport r = run_relation_campaign(one, data, hooks, {}, &margins);
     report.set = r.set;
     report.resumed_runs += r.new_runs == 0;
     report.new_runs += r.new_runs;

@@ -36,7 +36,7 @@ std::string pick_record(const traces::Store& store, const std::string& group, co
   if (!wanted.empty()) return wanted;
   std::vector<std::string> names;
   for (const auto& n : store.list(group))
-    if (group != "relations" || (n.find("-true") == std::string::npos)) names.push_back(n);
+    if (group != "relations" || !traces::is_true_relation(n)) names.push_back(n);
   if (names.size() == 1) return names.front();
   throw OptionError(
       option, fmt::format("{} holds {} {} records; name one", store.path().string(), names.empty() ? "no" : "several",
@@ -133,7 +133,7 @@ void check_memory(const ValidateOptions& opt, const Setup& su) {
 // The oracle's true relation: the target trained at every batch size, as a relation campaign.
 RelationCampaign target_campaign(const ValidateOptions& opt, const Setup& su) {
   RelationCampaign campaign;
-  campaign.name = record_name(opt.target_dataset) + "-true";
+  campaign.name = traces::true_relation_name(record_name(opt.target_dataset));
   campaign.dataset = opt.target_dataset;
   campaign.metric = su.info.metric;
   campaign.train = su.train;

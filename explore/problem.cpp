@@ -21,6 +21,41 @@ std::string join(const std::vector<std::string>& v) {
   return s.empty() ? "none" : s;
 }
 
+// A relation that plays a role of its own: a target (<workload>.target, a validation's true
+// relation) or the looser-level runs of another relation.
+bool is_role_relation(const std::string& name) {
+  const std::string target = traces::zeus::target_name(""), looser = traces::zeus::looser_name("");
+  auto ends_with = [&](const std::string& suffix) {
+    return name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  return traces::is_true_relation(name) || ends_with(target) || ends_with(looser);
+}
+
+// The proxy when none is named: <workload>.proxy, or the store's one relation with no other role.
+std::string default_proxy(const traces::Store& store, const std::string& workload) {
+  if (store.has("relations", traces::zeus::proxy_name(workload))) return traces::zeus::proxy_name(workload);
+  std::vector<std::string> plain;
+  for (const auto& n : store.list("relations"))
+    if (!is_role_relation(n)) plain.push_back(n);
+  if (plain.size() == 1) return plain.front();
+  throw OptionError("relation",
+                    fmt::format("no '{}' in {} and {} relations that could be the proxy ({}); name one",
+                                traces::zeus::proxy_name(workload), store.path().string(), plain.size(), join(plain)));
+}
+
+// The target when none is named: <workload>.target, or the store's one true relation (made by
+// `pacer validate`); "" when there is none. Several true relations: name one.
+std::string default_target(const traces::Store& store, const std::string& workload, const std::string& proxy) {
+  if (store.has("relations", traces::zeus::target_name(workload))) return traces::zeus::target_name(workload);
+  std::vector<std::string> trues;
+  for (const auto& n : store.list("relations"))
+    if (traces::is_true_relation(n) && n != proxy) trues.push_back(n);
+  if (trues.size() > 1)
+    throw OptionError("target", fmt::format("{} holds {} target relations ({}); name one", store.path().string(),
+                                            trues.size(), join(trues)));
+  return trues.empty() ? std::string() : trues.front();
+}
+
 }  // namespace
 
 PolicyContext Problem::context() const {
@@ -61,26 +96,14 @@ std::unique_ptr<Problem> load_problem(const traces::Store& store, const ProblemS
   }
 
   const auto relations = store.list("relations");
-  std::string proxy = spec.relation;
-  if (proxy.empty()) {
-    if (store.has("relations", traces::zeus::proxy_name(pb->workload)))
-      proxy = traces::zeus::proxy_name(pb->workload);
-    else if (relations.size() == 1)
-      proxy = relations.front();
-    else
-      throw OptionError("relation", fmt::format("no '{}' in {} and {} relations to choose from ({}); name one",
-                                                traces::zeus::proxy_name(pb->workload), store.path().string(),
-                                                relations.size(), join(relations)));
-  }
+  const std::string proxy = spec.relation.empty() ? default_proxy(store, pb->workload) : spec.relation;
   if (!store.has("relations", proxy))
     throw Error(fmt::format("{} has no relation '{}' (relations: {}): run pacer relation or pacer import first",
                             store.path().string(), proxy, join(relations)));
   pb->proxy_set = store.read_relation(proxy);
   if (store.has("relations", traces::zeus::looser_name(proxy)))
     pb->proxy_looser_set = store.read_relation(traces::zeus::looser_name(proxy));
-  std::string target = spec.target;
-  if (target.empty() && store.has("relations", traces::zeus::target_name(pb->workload)))
-    target = traces::zeus::target_name(pb->workload);
+  const std::string target = spec.target.empty() ? default_target(store, pb->workload, proxy) : spec.target;
   if (!target.empty()) {
     if (!store.has("relations", target))
       throw Error(

@@ -21,8 +21,10 @@ struct ProblemSpec {
   std::string model;                // model record name (instead of a profile)
   std::string device;               // catalog device whose frequency table is the model's grid ("": store's)
   std::vector<int> batch_sizes;     // the model's grid of b ("": the relation's batch sizes)
-  std::string relation;             // proxy relation ("": "<workload>.proxy", or the store's only relation)
-  std::string target;               // target relation ("": "<workload>.target" when present)
+  std::string relation;             // proxy relation ("": "<workload>.proxy", or the store's one relation
+                                    // that is not a target or looser-level relation)
+  std::string target;               // target relation ("": "<workload>.target", or the store's one true
+                                    // relation, traces::true_relation_name; none when absent)
   std::optional<PowerBasis> basis;  // feasibility power (default: peak where the data has it)
   IndexOptions index;
 };

@@ -4,6 +4,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <limits>
 #include <map>
@@ -12,6 +13,22 @@
 #include "traces/error.hpp"
 
 namespace pacer::traces::import {
+
+std::filesystem::path shared_data_dir(const std::string& option) {
+  std::error_code ec;
+  if (const char* env = std::getenv("PACER_DATA_DIR"); env && *env) {
+    if (std::filesystem::is_directory(env, ec)) return env;
+    throw SettingError(option, fmt::format("PACER_DATA_DIR is {}, which is not a folder: give the shared data "
+                                           "folder (it holds zeus/ and jetson/loudva/)",
+                                           env));
+  }
+  const std::filesystem::path beside = PACER_SHARED_DATA_DIR;
+  if (std::filesystem::is_directory(beside, ec)) return beside.lexically_normal();
+  throw SettingError(option, fmt::format("the shared data folder is not at {} (beside the checkout pacer was built "
+                                         "from): give the folder of the data set, or set PACER_DATA_DIR to the "
+                                         "shared data folder",
+                                         beside.lexically_normal().string()));
+}
 
 std::string read_text(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);

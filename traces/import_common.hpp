@@ -7,6 +7,12 @@
 
 namespace pacer::traces::import {
 
+// The folder of the shared real data sets (zeus/, jetson/loudva/, ...): $PACER_DATA_DIR when set,
+// else shared/data beside pacer's source checkout (../shared/data, fixed when pacer is built), so
+// that the importers find it from any working directory. Throws SettingError(option) saying what to
+// pass when neither is a folder (SettingError: exit 1).
+std::filesystem::path shared_data_dir(const std::string& option);
+
 // The whole file; throws Error naming it when it cannot be read.
 std::string read_text(const std::filesystem::path& path);
 

@@ -197,6 +197,12 @@ ProfileTable base_table(const ImportOptions& o, const std::string& what) {
 
 }  // namespace
 
+std::filesystem::path default_dir(const DeviceSpec& device) {
+  std::string board = device.name;
+  if (board.rfind("jetson-", 0) == 0) board = board.substr(7);
+  return import::shared_data_dir("dir") / "jetson" / "loudva" / board;
+}
+
 ImportResult import_dir(const ImportOptions& o) {
   const Listing l = list_dir(o.dir);
   if (l.sweeps.empty() && l.perf.empty() && l.power.empty())

@@ -140,6 +140,16 @@ double RelationSet::std_samples(int b) const {
   return sample_std(reached_samples(runs, b));
 }
 
+std::string true_relation_name(const std::string& dataset_record) {
+  return dataset_record + "-true";
+}
+
+bool is_true_relation(const std::string& relation_name) {
+  const std::string suffix = true_relation_name("");
+  return relation_name.size() > suffix.size() &&
+         relation_name.compare(relation_name.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
 std::map<int, double> RelationSet::relation_vector() const {
   std::map<int, double> r;
   const auto bs = batch_sizes();

@@ -196,6 +196,12 @@ struct RelationSet {
   std::map<int, double> relation_vector() const;
 };
 
+// The record name of a target's true relation, the one `pacer validate` trains for its oracle (the
+// target at every batch size): "<dataset record>-true". select, sweep and simulate take the store's
+// one true relation as the target, and the one relation of no such role as the proxy.
+std::string true_relation_name(const std::string& dataset_record);
+bool is_true_relation(const std::string& relation_name);
+
 // ---------------------------------------------------------------------------------------------
 // A learning curve of the runs of a relation: per run (batch size, seed), the metric at increasing
 // sample counts. From a relation campaign, every evaluation (source "evaluations"); from the Zeus

@@ -13,6 +13,7 @@
 
 #include "traces/csv.hpp"
 #include "traces/error.hpp"
+#include "traces/import_common.hpp"
 #include "traces/stats.hpp"
 #include "traces/units.hpp"
 
@@ -173,6 +174,10 @@ std::vector<double> protocol_caps_w(const ProfileTable& profile, int count) {
   }
   if (!any || count < 1) return {};
   return cap_grid_w(lo, hi, count);
+}
+
+std::filesystem::path default_data_dir() {
+  return import::shared_data_dir("data-dir") / "zeus";
 }
 
 ImportResult import_traces(const ImportOptions& options) {

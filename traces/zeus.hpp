@@ -43,6 +43,10 @@ struct ImportResult {
   std::vector<std::string> skipped;  // "<workload>: <why>"
 };
 
+// Where the Zeus CSV files are when no folder is given: shared_data_dir()/zeus (throws SettingError
+// "data-dir" when the shared data folder is not found).
+std::filesystem::path default_data_dir();
+
 // Reads the two CSV files from options.data_dir. Throws Error naming a missing file or a bad row.
 ImportResult import_traces(const ImportOptions& options);
 // Same, from the CSV texts (tests write fixtures in the Zeus format).

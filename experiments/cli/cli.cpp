@@ -13,6 +13,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "traces/cpu_threads.hpp"
 #include "traces/error.hpp"
 
 namespace pacer::cli {
@@ -64,7 +65,8 @@ po::options_description common_options() {
   po::options_description d("General options");
   d.add_options()("help,h", "show this help and exit")(
       "config", po::value<std::string>()->value_name("FILE"),
-      "read options from an INI file (keys = option names, at the top or in a [COMMAND] section)")(
+      "read options from an INI file (keys = option names, at the top or in a [COMMAND] section); a relative path "
+      "not found here is looked up in pacer's checkout (experiments/specs/*.ini)")(
       "log-level", po::value<std::string>()->default_value("info")->value_name("LEVEL"),
       "stderr verbosity: error, warn, info, debug");
   return d;
@@ -79,14 +81,25 @@ void print_command_help(const Command& c, const po::options_description& own, st
 
 // Options of a [COMMAND] section apply to that command; sections of other commands are ignored,
 // so one experiment file can configure several steps. Unknown keys are usage errors.
-void store_config_file(const std::string& file, const Command& c, const po::options_description& all,
+// A relative path that is not in the working directory names a file of pacer's source checkout
+// (experiments/specs/...), so that the shipped specs work from any folder.
+void store_config_file(const std::string& given, const Command& c, const po::options_description& all,
                        po::variables_map& vm) {
+  std::string file = given;
   std::error_code ec;
+  const std::filesystem::path in_checkout = std::filesystem::path(PACER_SOURCE_DIR) / given;
+  if (std::filesystem::path(given).is_relative() && !std::filesystem::exists(given, ec) &&
+      std::filesystem::is_regular_file(in_checkout, ec))
+    file = in_checkout.string();
   // A folder opens as an empty stream on Linux: it would be read as a file with no options.
   if (std::filesystem::is_directory(file, ec))
-    throw UsageError(fmt::format("--config: '{}' is a folder, not a config file: name the INI file in it", file));
+    throw UsageError(fmt::format("--config: '{}' is a folder, not a config file: name the INI file in it", given));
   std::ifstream in(file);
-  if (!in) throw Error(fmt::format("config file '{}' cannot be read (check the path)", file));
+  if (!in)
+    throw Error(
+        fmt::format("config file '{}' cannot be read (check the path; a relative one is looked up in the "
+                    "working directory, then in {})",
+                    given, PACER_SOURCE_DIR));
   std::ostringstream text;
   text << in.rdbuf();
   store_config_text(text.str(), file, c.name, all, vm);
@@ -251,6 +264,7 @@ int front_main(int argc, char** argv, const std::string& full_program) {
   std::error_code ec;
   const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
   const auto full = (ec ? std::filesystem::path(argv[0]) : self).parent_path() / full_program;
+  traces::set_default_openmp_wait_policy();  // before the OpenMP runtime of the training program loads
   ::execv(full.c_str(), argv);
   const int err = errno;
   std::cerr << fmt::format(
@@ -258,6 +272,12 @@ int front_main(int argc, char** argv, const std::string& full_program) {
       "build it beside this program (CMake target pacer_train)\n",
       full.string(), std::strerror(err));
   return 1;
+}
+
+void restart_with_default_wait_policy(char** argv) {
+  // The OpenMP runtime linked into this program has already read its environment: only a new image
+  // of the program sees the policy. Without /proc (or when exec fails) it runs on as it is.
+  if (traces::set_default_openmp_wait_policy()) ::execv("/proc/self/exe", argv);
 }
 
 }  // namespace pacer::cli

@@ -17,10 +17,11 @@ void common_options(po::options_description& d, const std::string& default_out) 
       "out,o", po::value<std::string>()->default_value(default_out)->value_name("DIR"),
       "output folder (trace store, checkpoint, report)")(
       "device", po::value<std::string>()->default_value("jetson-nano"), "catalog device to emulate (`pacer devices`)")(
-      "threads", po::value<int>()->default_value(2), "CPU intra-op threads of the training")(
       "guard", po::value<std::string>()->default_value("auto"),
       "policies choose under cap x (1 - guard), so noise and model error keep the measured peak under the cap: a "
       "fraction, or auto (the calibrated model's cross-validated peak-power error, 3% to 25%)");
+  add_threads_option(d, experiments::DemoOptions{}.threads,
+                     "CPU intra-op threads of the training (default: the CPUs free now)", "");
   add_shard_options(d, {"prepare", "proxy", "oracle", "runs"});
 }
 
@@ -38,7 +39,6 @@ experiments::DemoOptions common(const po::variables_map& vm) {
   o.out_dir = vm["out"].as<std::string>();
   o.device = vm["device"].as<std::string>();
   o.threads = vm["threads"].as<int>();
-  require_range(o.threads, 1, 256, "--threads", "threads");
   const std::string guard = vm["guard"].as<std::string>();
   if (guard == "0" || guard == "0%") {
     o.guard = 0;

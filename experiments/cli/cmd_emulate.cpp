@@ -1,15 +1,19 @@
 // `pacer emulate`: serves a live fake Jetson sysfs tree for a catalog device until interrupted, kept
 // updated from the emulated Jetson, so another process (pacer profile --device jetson --sysfs-root
 // DIR, or any tool reading sysfs) runs against it as against a board: hardware in the loop.
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cmath>
 #include <ctime>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 
 #include "dnn/workload.hpp"
 #include "experiments/cli/cli.hpp"
@@ -24,6 +28,48 @@ namespace pacer::cli {
 namespace {
 
 namespace fs = std::filesystem;
+
+// --detach: forks; the caller waits until the child serves the tree, says where and how to stop it,
+// and returns. Returns the caller's exit code, or nothing in the child (which goes on serving), with
+// `ready_fd` the pipe the child reports readiness on.
+std::optional<int> detach(const fs::path& root, const std::string& device, int* ready_fd) {
+  int fds[2];
+  if (::pipe(fds) != 0) throw Error("cannot create a pipe to detach the emulator");
+  const pid_t pid = ::fork();
+  if (pid < 0) throw Error("cannot start the detached emulator (fork failed)");
+  if (pid == 0) {
+    ::close(fds[0]);
+    ::setsid();  // out of the caller's session: a Ctrl-C there does not reach it
+    *ready_fd = fds[1];
+    return std::nullopt;
+  }
+  ::close(fds[1]);
+  char ok = 0;
+  const bool ready = ::read(fds[0], &ok, 1) == 1;
+  ::close(fds[0]);
+  if (!ready) {  // the child stopped before serving; it printed why
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    return WIFEXITED(status) && WEXITSTATUS(status) != 0 ? WEXITSTATUS(status) : 1;
+  }
+  std::cout << fmt::format("serving emulated {} at {} in the background, pid {} (also in {}): stop it with kill {}\n",
+                           device, root.string(), pid, (root / "pacer-emulator" / "pid").string(), pid);
+  return 0;
+}
+
+// The detached child, once serving: tells the caller and sends its own output to ROOT/pacer-emulator/log.
+void report_ready(int ready_fd, const fs::path& root) {
+  const char ok = 1;
+  [[maybe_unused]] const auto written = ::write(ready_fd, &ok, 1);
+  ::close(ready_fd);
+  const int log = ::open((root / "pacer-emulator" / "log").c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+  const int null = ::open("/dev/null", O_RDONLY);
+  if (null >= 0) ::dup2(null, STDIN_FILENO);
+  if (log >= 0) {
+    ::dup2(log, STDOUT_FILENO);
+    ::dup2(log, STDERR_FILENO);
+  }
+}
 
 int run_emulate(const po::variables_map& vm) {
   const auto spec = traces::find_device(vm["device"].as<std::string>());
@@ -40,6 +86,9 @@ int run_emulate(const po::variables_map& vm) {
   eo.seed = vm["seed"].as<uint64_t>();
   if (fs::exists(root) && !fs::is_directory(root))
     throw UsageError(fmt::format("--root {} exists and is not a directory", root.string()));
+  int ready_fd = -1;
+  if (vm["detach"].as<bool>())
+    if (const auto caller = detach(root, spec.name, &ready_fd)) return *caller;
 
   const hw::ModelFactory factory = [spec](const std::string& workload) -> std::shared_ptr<const models::DeviceModel> {
     return std::make_shared<hw::WorkloadPhysics>(spec, models::describe_workload(workload));
@@ -63,6 +112,7 @@ int run_emulate(const po::variables_map& vm) {
   if (lo.fault_from_request < 0) throw UsageError("--fault-from-request must be >= 0");
   hw::LiveEmulatedTree tree(root, std::move(emu), factory, lo);
   tree.start();
+  if (ready_fd >= 0) report_ready(ready_fd, root);
   std::cout << fmt::format("serving emulated {} at {} (time scale {:g}){}\n", spec.name, root.string(), time_scale,
                            duration_s > 0 ? fmt::format(" for {}", units::format(duration_s, units::Dimension::Time))
                                           : "; stop with Ctrl-C")
@@ -116,6 +166,9 @@ Command make() {
         "time-scale", number_opt(l.time_scale), "wall seconds per device second [1]")("tick", duration_opt(l.tick_s),
                                                                                       "update period of the tree [s]")(
         "duration", duration_opt(0.0, "0s (until interrupted)"), "stop after this long [s]")(
+        "detach", po::bool_switch()->default_value(false),
+        "serve in the background: return once the tree is served, printing the pid to stop it with (kill PID; also "
+        "in ROOT/pacer-emulator/pid); its later output goes to ROOT/pacer-emulator/log")(
         "sensor-noise", number_opt(e.sensor_noise_rel), "relative sigma of a power reading [1]")(
         "circuit-cap", power_opt(e.power_cap_w, "0W (none)"), "circuit-level power cap that throttles the clock [W]")(
         "seed", po::value<uint64_t>()->default_value(e.seed), "random seed")(

@@ -42,7 +42,8 @@ void check_import_output(const po::variables_map& vm) {
 int run_import_zeus(const po::variables_map& vm) {
   check_import_output(vm);
   traces::zeus::ImportOptions o;
-  o.data_dir = vm["data-dir"].as<std::string>();
+  o.data_dir =
+      vm.count("data-dir") ? std::filesystem::path(vm["data-dir"].as<std::string>()) : traces::zeus::default_data_dir();
   o.gpu = vm["gpu"].as<std::string>();
   o.min_runs = vm["min-runs"].as<int>();
   if (o.min_runs < 1) throw UsageError("--min-runs: must be at least 1");
@@ -111,8 +112,9 @@ Command make() {
                     "GPU of the power trace: the <gpu> of any summary_power_<gpu>.csv in the data folder")(
         "out,o", po::value<std::string>()->required()->value_name("FILE"),
         "trace store to write (HDF5; created if absent)")(
-        "data-dir", po::value<std::string>()->default_value("../shared/data/zeus")->value_name("DIR"),
-        "folder holding the Zeus CSV files (relative to the working directory; in a config file, to its folder)")(
+        "data-dir", po::value<std::string>()->value_name("DIR"),
+        "folder holding the Zeus CSV files (default: zeus/ in $PACER_DATA_DIR, else in the shared/data folder "
+        "beside pacer's checkout; a relative path in a config file is relative to its folder)")(
         "min-runs", po::value<int>()->default_value(3), "runs that must reach the target at every batch size [runs]");
   };
   c.run = run_import_zeus;
@@ -124,8 +126,8 @@ PACER_REGISTER_COMMAND(make);
 int run_import_loudva(const po::variables_map& vm) {
   check_import_output(vm);
   traces::loudva::ImportOptions o;
-  o.dir = vm["dir"].as<std::string>();
   o.device = traces::find_device(vm["device"].as<std::string>());
+  o.dir = vm.count("dir") ? std::filesystem::path(vm["dir"].as<std::string>()) : traces::loudva::default_dir(o.device);
   if (vm.count("nvpmodel-conf")) o.nvpmodel_conf = vm["nvpmodel-conf"].as<std::string>();
   o.workload = vm["workload"].as<std::string>();
   const std::string out = vm["out"].as<std::string>();
@@ -164,7 +166,9 @@ Command make_loudva() {
       "time per mini-batch = b / throughput, power = the tegrastats mean. Inference measurements, labelled so.\n"
       "Then: pacer calibrate STORE --name <workload>.";
   c.add_options = [](po::options_description& d) {
-    d.add_options()("dir", po::value<std::string>()->required(), "folder holding one board's LoudVA CSV files")(
+    d.add_options()("dir", po::value<std::string>()->value_name("DIR"),
+                    "folder holding one board's LoudVA CSV files (default: jetson/loudva/<device without jetson-> in "
+                    "$PACER_DATA_DIR, else in the shared/data folder beside pacer's checkout)")(
         "device", po::value<std::string>()->required(), "the board measured: catalog name or INI file")(
         "out,o", po::value<std::string>()->required(), "trace store to write (HDF5; created if absent)")(
         "nvpmodel-conf", po::value<std::string>(),

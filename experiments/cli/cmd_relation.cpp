@@ -34,6 +34,19 @@ experiments::RelationRequest request_from(const po::variables_map& vm) {
   require_range(t.base_lr, 1e-7, 1.0, "--lr", "");
   t.eval_every_samples = vm["eval-every"].as<int64_t>();
   t.eval_max_samples = vm["eval-samples"].as<int64_t>();
+  t.eval_stop = vm["eval-stop"].as<std::string>();
+  if (t.eval_stop != t.kHardestFirst && t.eval_stop != t.kScreened && t.eval_stop != t.kFull)
+    throw UsageError(
+        fmt::format("--eval-stop: '{}' is not {}, {} or {}", t.eval_stop, t.kHardestFirst, t.kScreened, t.kFull));
+  // A screen is set only for screened evaluations (--screen-samples 0, no screen, goes with any).
+  const bool screen_set = (!vm["screen-samples"].defaulted() && vm["screen-samples"].as<int64_t>() > 0) ||
+                          !vm["screen-margin"].defaulted() || !vm["eval-stop-z"].defaulted();
+  if (screen_set && t.eval_stop != t.kScreened)
+    throw UsageError(fmt::format("--screen-samples, --screen-margin and --eval-stop-z apply to --eval-stop {} only",
+                                 t.kScreened));
+  if (!vm["estimate-samples"].defaulted() && t.eval_stop != t.kHardestFirst)
+    throw UsageError(fmt::format("--estimate-samples applies to --eval-stop {} only", t.kHardestFirst));
+  t.estimate_samples = vm["estimate-samples"].as<int64_t>();
   t.screen_samples = vm["screen-samples"].as<int64_t>();
   t.screen_margin = vm["screen-margin"].as<double>();
   require_range(t.screen_margin, 0.0, 1.0, "--screen-margin", "");
@@ -121,11 +134,25 @@ Command make() {
         ("seeds", po::value<std::string>()->default_value(fmt::format("{}", fmt::join(r.seeds, ","))), "seeds: list 0,1,2 or range 0-4 (data order; initialisation when from scratch)")
         ("target", po::value<std::string>(), "target held-out metric, fraction or percent (default: the dataset's, see `pacer workloads --datasets`)");
     add_count_option(d, "eval-every", t.eval_every_samples, int64_t{1}, kMaxSamples, "evaluate every N training samples [samples]");
-    add_count_option(d, "eval-samples", t.eval_max_samples, int64_t{0}, kMaxSamples, "held-out samples used per evaluation, 0: all [samples]");
-    add_count_option(d, "screen-samples", t.screen_samples, int64_t{0}, kMaxSamples, "score this many held-out samples first; full evaluation only near the target, 0: always full [samples]");
-    d.add_options()
-        ("screen-margin", po::value<double>()->default_value(t.screen_margin, fmt::format("{:g}", t.screen_margin)), "screening runs the full evaluation when the score is within this of the target [fraction]")
-        ("eval-stop-z", po::value<double>()->default_value(t.eval_stop_z, fmt::format("{:g}", t.eval_stop_z)), "after the screen, an evaluation stops once the score so far plus this many standard errors on the rest cannot reach the target; 0: off [1]");
+    add_count_option(d, "eval-samples", t.eval_max_samples, int64_t{0}, kMaxSamples,
+                     "held-out samples used per evaluation, 0: all [samples]");
+    d.add_options()("eval-stop", po::value<std::string>()->default_value(t.eval_stop),
+                    "how an evaluation that cannot reach the target stops early: hardest-first (exact: the samples "
+                    "missed last time first, stop once even all the rest right would miss), screened (statistical: the "
+                    "options below), full (never)");
+    add_count_option(d, "estimate-samples", t.estimate_samples, int64_t{0}, kMaxSamples,
+                     "--eval-stop hardest-first: after a stop, score this many of the unscored held-out samples to "
+                     "estimate the evaluation's score for the learning curve, 0: record the bound it stopped on "
+                     "[samples]");
+    add_count_option(d, "screen-samples", t.screen_samples, int64_t{0}, kMaxSamples,
+                     "--eval-stop screened: score this many held-out samples first; full evaluation only near the "
+                     "target, 0: no screen [samples]");
+    d.add_options()(
+        "screen-margin", po::value<double>()->default_value(t.screen_margin, fmt::format("{:g}", t.screen_margin)),
+        "--eval-stop screened: go on past the screen when the score is within this of the target [fraction]")(
+        "eval-stop-z", po::value<double>()->default_value(t.eval_stop_z, fmt::format("{:g}", t.eval_stop_z)),
+        "--eval-stop screened: after the screen, stop once the score so far plus this many standard errors on the rest "
+        "cannot reach the target; 0: off [1]");
     add_count_option(d, "budget", t.budget_samples, int64_t{1}, kMaxSamples, "stop a run that has not reached the target after N samples (censored) [samples]");
     add_threads_option(d, t.threads, "CPU intra-op threads (default: the CPUs free now)", "libtorch's default");
     d.add_options()

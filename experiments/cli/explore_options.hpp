@@ -24,9 +24,11 @@ inline void add_problem_options(po::options_description& d, bool with_profile = 
       "batch-sizes", po::value<std::string>()->default_value(""),
       "model grid batch sizes, \"4,8,16\" or \"4:128\" [samples] (default: the relation's)")(
       "relation", po::value<std::string>()->default_value(""),
-      "proxy relation, the one the device knows (default: <workload>.proxy, or the store's only relation)")(
+      "proxy relation, the one the device knows (default: <workload>.proxy, or the store's one relation that is "
+      "not a target)")(
       "target", po::value<std::string>()->default_value(""),
-      "target relation for the oracle and the replay (default: <workload>.target when present)")(
+      "target relation for the oracle and the replay (default: <workload>.target, or the one <dataset>-true relation "
+      "that pacer validate trains)")(
       "feasibility", po::value<std::string>()->default_value("auto"),
       "power compared with the cap: auto (peak where the data has it, else mean) | peak | mean")(
       "eta", po::value<double>()->default_value(explore::IndexOptions{}.eta),

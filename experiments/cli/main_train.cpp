@@ -3,6 +3,7 @@
 #include "experiments/cli/cli.hpp"
 
 int main(int argc, char** argv) {
+  pacer::cli::restart_with_default_wait_policy(argv);
   pacer::models::install_learned_trainer();
   return pacer::cli::main(argc, argv);
 }

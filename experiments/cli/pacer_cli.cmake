@@ -6,3 +6,7 @@ add_library(pacer_cli STATIC
   ${CMAKE_CURRENT_LIST_DIR}/options.cpp
 )
 target_link_libraries(pacer_cli PUBLIC pacer_traces Boost::program_options)
+# A relative --config path that is not in the working directory is looked up in this checkout
+# (cli.cpp), so `--config experiments/specs/NAME.ini` works from any folder.
+get_filename_component(PACER_CLI_SOURCE_DIR ${CMAKE_CURRENT_LIST_DIR}/../.. ABSOLUTE)
+target_compile_definitions(pacer_cli PRIVATE PACER_SOURCE_DIR="${PACER_CLI_SOURCE_DIR}")

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <iostream>
 
+#include "traces/cpu_threads.hpp"
 #include "traces/error.hpp"
 #include "traces/store.hpp"
 
@@ -54,12 +55,13 @@ std::filesystem::path store_for(const po::variables_map& vm, const std::filesyst
 namespace {
 
 // Runs one stage as n local shard processes, each this command again with --shard i/n (and
-// --stage when the campaign has stages), and merges them into the campaign's store.
-void run_stage_locally(const experiments::JobList& list, int n, bool add_stage) {
+// --stage when the campaign has stages) and `extra` options, and merges them into the campaign's store.
+void run_stage_locally(const experiments::JobList& list, int n, bool add_stage, const std::vector<std::string>& extra) {
   std::vector<std::vector<std::string>> args;
   for (int i = 0; i < n; ++i) {
     auto a = invocation_args();
     if (add_stage) a.insert(a.end(), {"--stage", list.stage});
+    a.insert(a.end(), extra.begin(), extra.end());
     a.insert(a.end(), {"--shard", fmt::format("{}/{}", i, n)});
     args.push_back(std::move(a));
   }
@@ -101,11 +103,15 @@ std::optional<int> run_shard_front(const po::variables_map& vm, const std::vecto
     return 0;
   }
   if (n == 1) return std::nullopt;
+  // The shards share this machine's free CPUs, unless the threads are given.
+  std::vector<std::string> threads;
+  if (vm.count("threads") && vm["threads"].defaulted())
+    threads = {"--threads", std::to_string(std::max(1, traces::free_cpu_threads() / n))};
   if (only) {
-    run_stage_locally(*only, n, false);
+    run_stage_locally(*only, n, false, threads);
     return 0;
   }
-  for (const auto& list : stages) run_stage_locally(list, n, staged);
+  for (const auto& list : stages) run_stage_locally(list, n, staged, threads);
   if (!staged) return 0;
   spdlog::info("every stage merged into {}: completing the campaign from it", stages.front().store.string());
   return std::nullopt;

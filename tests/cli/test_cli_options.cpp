@@ -11,6 +11,7 @@
 
 #include "tests/support/run_pacer.hpp"
 #include "traces/cpu_threads.hpp"
+#include "traces/error.hpp"
 #include "traces/store.hpp"
 
 namespace fs = std::filesystem;
@@ -141,6 +142,53 @@ TEST_F(CliOptions, ThreadsDefaultToTheFreeCpus) {
   ASSERT_EQ(sched_setaffinity(0, sizeof(saved), &saved), 0);
   EXPECT_TRUE(has(relation.out, "--threads arg (=1)")) << relation.out;
   EXPECT_TRUE(has(validate.out, "--threads arg (=1)")) << validate.out;
+}
+
+// The thread default counts a neighbour that runs now, not only the 1-minute load average (which
+// needs about a minute to see a process that just started): on 2 quiet CPUs beside one busy process
+// it is 1 thread, where the load average alone gave 2 and the OpenMP team ran 24x slower.
+TEST(CpuThreads, TheDefaultLeavesTheCpusThatAreBusyNow) {
+  using pacer::traces::CpuLoad;
+  using pacer::traces::free_cpu_threads;
+  EXPECT_EQ(free_cpu_threads(CpuLoad{2, 2, 0.0, 0}), 2);
+  EXPECT_EQ(free_cpu_threads(CpuLoad{2, 2, 0.1, 1}), 1);  // a neighbour started seconds ago
+  EXPECT_EQ(free_cpu_threads(CpuLoad{2, 2, 1.2, 0}), 1);  // a neighbour between bursts
+  EXPECT_EQ(free_cpu_threads(CpuLoad{2, 2, 7.0, 6}), 1);  // never below one
+  EXPECT_EQ(free_cpu_threads(CpuLoad{16, 16, 2.4, 3}), 13);
+  // A 4-CPU cpuset on a 64-CPU node at load 32: its share of the load is 2 busy CPUs, not 32.
+  EXPECT_EQ(free_cpu_threads(CpuLoad{4, 64, 32.0, 30}), 2);
+  const CpuLoad parsed = pacer::traces::parse_loadavg("1.52 0.98 0.40 3/455 12345\n");
+  EXPECT_DOUBLE_EQ(parsed.load_1min, 1.52);
+  EXPECT_EQ(parsed.running_others, 2);  // the reading task is one of the 3
+  EXPECT_THROW(pacer::traces::parse_loadavg("1.52 0.98"), pacer::Error);
+  EXPECT_THROW(pacer::traces::parse_loadavg("-1 0 0 1/2 3"), pacer::Error);
+  const CpuLoad now = pacer::traces::read_cpu_load();
+  EXPECT_EQ(now.cpus, pacer::traces::cpus_available());
+  EXPECT_GE(now.online_cpus, now.cpus);
+}
+
+// The OpenMP runtime's own view (OMP_DISPLAY_ENV=verbose, printed by libgomp when it loads) of a
+// training command: a spin count of 1000, whether started through the `pacer` front or as
+// pacer-train itself (which restarts once to set it); a user's own policy is kept.
+TEST_F(CliOptions, TrainingThreadsSpinBrieflyUnlessTheUserChoseAWaitPolicy) {
+  const std::string front = PACER_BINARY;
+  const std::string full = (fs::path(front).parent_path() / "pacer-train").string();
+  auto spin_count = [&](const std::string& env, const std::string& program) {
+    const std::string err = path("omp.txt");
+    const std::string cmd = "env -u OMP_WAIT_POLICY -u GOMP_SPINCOUNT OMP_DISPLAY_ENV=verbose " + env + " " + program +
+                            " workloads >/dev/null 2>" + err + " </dev/null";
+    EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+    const std::string text = pacer::testing::slurp(err);
+    const auto at = text.rfind("GOMP_SPINCOUNT = '");  // the last start's view
+    if (at == std::string::npos) return std::string("none");
+    return text.substr(at + 18, text.find('\'', at + 18) - at - 18);
+  };
+  if (spin_count("", front) == "none") GTEST_SKIP() << "the OpenMP runtime is not libgomp (no OMP_DISPLAY_ENV)";
+  EXPECT_EQ(spin_count("", front), "1000");  // the runtime's default spins 300000 times
+  EXPECT_EQ(spin_count("", full), "1000");
+  EXPECT_EQ(spin_count("OMP_WAIT_POLICY=ACTIVE", front), "30000000000");
+  EXPECT_EQ(spin_count("OMP_WAIT_POLICY=PASSIVE", full), "0");
+  EXPECT_EQ(spin_count("GOMP_SPINCOUNT=20000", full), "20000");
 }
 
 // A library option error carries the option's key; the CLI names the flag.

@@ -4,6 +4,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -103,6 +104,7 @@ TEST(Train, ReachesTheTargetAndIsReproducibleFromTheSeed) {
 TEST(Train, ScreeningDecidesOnlyOnFullEvaluations) {
   const auto data = quadrants(2000);
   auto o = quick(16, 3);
+  o.eval_stop = pm::TrainOptions::kScreened;
   o.screen_samples = 40;
   o.screen_margin = 0.1;
   const auto r = pm::train_to_target(o, data);
@@ -156,8 +158,8 @@ TEST(Train, EarlyStoppedEvaluationsGiveTheSameSamplesToTarget) {
     o.eval_every_samples = 32;
     o.target = 0.97;
     auto full = o;
-    full.screen_samples = 0;
-    full.eval_stop_z = 0;
+    full.eval_stop = pm::TrainOptions::kFull;
+    o.eval_stop = pm::TrainOptions::kScreened;
     o.screen_samples = 40;
     o.screen_margin = 0.05;
     const auto a = pm::train_to_target(o, data);
@@ -170,6 +172,57 @@ TEST(Train, EarlyStoppedEvaluationsGiveTheSameSamplesToTarget) {
     for (const auto& e : f.history) scored_full += e.eval_samples;
   }
   EXPECT_LT(scored_early, scored_full * 3 / 4);
+}
+
+// Hardest-first evaluations score the samples missed last time first and stop once the target is
+// out of reach even with every unscored sample right. Over a small campaign (2 batch sizes x 2
+// seeds sharing one memory of the held-out samples, as `pacer relation` does) every run stops after
+// exactly the samples of full evaluations, every evaluation that stopped early was below the target
+// on the full split too, its score (estimated for the learning curve) is close to the full one,
+// and far fewer samples are scored.
+TEST(Train, HardestFirstEvaluationsStopWhereFullOnesDo) {
+  const auto data = quadrants(4000);
+  const int64_t n = data.eval.size();
+  int64_t scored_hard = 0, scored_full = 0, stopped = 0;
+  double worst_estimate = 0, sum_error = 0;
+  pm::HeldOutMargins campaign;
+  for (int b : {8, 32})
+    for (int seed : {1, 2}) {
+      auto o = quick(b, seed);
+      o.eval_every_samples = 32;
+      o.target = 0.97;
+      o.eval_stop = pm::TrainOptions::kHardestFirst;
+      o.estimate_samples = 100;  // of the 800 held-out samples
+      auto full = o;
+      full.eval_stop = pm::TrainOptions::kFull;
+      const auto h = pm::train_to_target(o, data, {}, &campaign);
+      const auto f = pm::train_to_target(full, data);
+      ASSERT_TRUE(f.reached) << "b=" << b;
+      EXPECT_EQ(h.reached, f.reached);
+      EXPECT_EQ(h.samples, f.samples) << "b=" << b << " seed=" << seed;
+      EXPECT_DOUBLE_EQ(h.final_metric, f.final_metric);
+      ASSERT_EQ(h.history.size(), f.history.size());
+      for (size_t i = 0; i < h.history.size(); ++i) {
+        const auto& e = h.history[i];
+        EXPECT_EQ(e.samples, f.history[i].samples);
+        if (e.eval_samples == n) {
+          EXPECT_DOUBLE_EQ(e.metric, f.history[i].metric);  // the same count, in another order
+        } else {
+          ++stopped;
+          EXPECT_LT(e.metric, 0.97);
+          EXPECT_LT(f.history[i].metric, 0.97);  // the full evaluation could not reach it either
+          worst_estimate = std::max(worst_estimate, std::abs(e.metric - f.history[i].metric));
+          sum_error += std::abs(e.metric - f.history[i].metric);
+        }
+        scored_hard += e.eval_samples;
+        scored_full += f.history[i].eval_samples;
+      }
+    }
+  EXPECT_GT(stopped, 20);
+  // The estimate from 100 of the unscored samples (the bound it stopped on was off by up to 0.7).
+  EXPECT_LT(sum_error / static_cast<double>(stopped), 0.03);
+  EXPECT_LT(worst_estimate, 0.15);
+  EXPECT_LT(scored_hard, scored_full / 2);
 }
 
 TEST(Train, RunsThatMissTheTargetAreCensoredAtTheBudget) {
@@ -260,9 +313,16 @@ TEST(Train, TinyTransformerLearnsARepeatingText) {
   o.eval_max_samples = 64;
   o.target = 0.9;
   o.budget_samples = 8000;
+  o.eval_stop = pm::TrainOptions::kFull;  // the untrained start's own score, not a bound
   const auto r = pm::train_to_target(o, data);
   EXPECT_TRUE(r.reached) << "char accuracy " << r.final_metric;
   EXPECT_LT(r.history.front().metric, 0.3);
+  // Hardest-first evaluations (labels per position) stop after the same samples.
+  o.eval_stop = pm::TrainOptions::kHardestFirst;
+  const auto h = pm::train_to_target(o, data);
+  EXPECT_EQ(h.reached, r.reached);
+  EXPECT_EQ(h.samples, r.samples);
+  EXPECT_DOUBLE_EQ(h.final_metric, r.final_metric);
 }
 
 // Issue 16, item 10: a batch that does not fit in memory is one line that says so and what to do,

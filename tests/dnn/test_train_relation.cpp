@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -93,6 +94,42 @@ TEST_F(Relation, CensoredRunsAreRecorded) {
   }
   EXPECT_TRUE(std::isnan(set.mean_samples(16)));
   EXPECT_NE(r.err.find("CENSORED"), std::string::npos);
+}
+
+// The default evaluation stop, hardest-first, is exact: a whole campaign (3 batch sizes x 2 seeds,
+// the runs sharing one memory of the held-out samples) gives the relation of full evaluations, run
+// for run, with fewer held-out samples scored; the statistical screen is refused with it.
+TEST_F(Relation, HardestFirstCampaignGivesTheRelationOfFullEvaluations) {
+  const std::string campaign = common() + " --checkpoint none --batch-sizes 8,16,32 --seeds 0,1 --target 0.9 --budget 4096";
+  auto r = pacer(campaign + " --eval-stop full --name full");
+  ASSERT_EQ(r.code, 0) << r.err;
+  r = pacer(campaign + " --name hard --estimate-samples 10 --log-level debug");  // the default stop
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto store = pacer::traces::Store::open(dir / "s.h5");
+  const auto full = store.read_relation("full"), hard = store.read_relation("hard");
+  ASSERT_EQ(full.runs.size(), 6u);
+  ASSERT_EQ(hard.runs.size(), full.runs.size());
+  int reached = 0;
+  for (size_t i = 0; i < full.runs.size(); ++i) {
+    EXPECT_EQ(hard.runs[i].batch_size, full.runs[i].batch_size);
+    EXPECT_EQ(hard.runs[i].seed, full.runs[i].seed);
+    EXPECT_EQ(hard.runs[i].reached, full.runs[i].reached) << i;
+    EXPECT_EQ(hard.runs[i].samples, full.runs[i].samples) << i;
+    EXPECT_DOUBLE_EQ(hard.runs[i].final_metric, full.runs[i].final_metric) << i;
+    reached += full.runs[i].reached;
+  }
+  EXPECT_GE(reached, 4);
+  // Debug lines "evaluation at S samples scored K of N held-out samples": some stopped early.
+  int partial = 0;
+  for (size_t at = r.err.find(" scored "); at != std::string::npos; at = r.err.find(" scored ", at + 1)) {
+    const long k = std::atol(r.err.c_str() + at + 8);
+    const auto of = r.err.find(" of ", at);
+    partial += k < std::atol(r.err.c_str() + of + 4);
+  }
+  EXPECT_GT(partial, 0) << r.err.substr(0, 2000);
+  r = pacer(campaign + " --name s --screen-samples 100");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--screen-samples"), std::string::npos) << r.err;
 }
 
 TEST_F(Relation, PretrainWritesTheCheckpointThatFineTuningStartsFrom) {

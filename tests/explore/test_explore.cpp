@@ -5,10 +5,16 @@
 #include <random>
 #include <set>
 
+#include <unistd.h>
+
+#include <filesystem>
+
 #include "explore/policy.hpp"
+#include "explore/problem.hpp"
 #include "explore/space.hpp"
 #include "explore/sweep.hpp"
 #include "traces/error.hpp"
+#include "traces/store.hpp"
 
 namespace pacer::explore {
 namespace {
@@ -83,6 +89,39 @@ TEST(Space, FromProfileUsesPeakWhenEveryPointHasIt) {
   EXPECT_EQ(mean_space.basis(), PowerBasis::Mean);
   EXPECT_DOUBLE_EQ(mean_space.power_w(1, 2), 5.6);
   EXPECT_THROW(Space::from_profile(t, PowerBasis::Peak), Error);
+}
+
+// A store with a proxy and the true relation `pacer validate` trains (the README's flow): select,
+// sweep and simulate take them as proxy and target without being told (they stopped at "2
+// relations to choose from"); an ambiguous store gets one error naming the option to set.
+TEST(Problem, ChoosesTheProxyAndTheTargetByRole) {
+  const auto path = std::filesystem::temp_directory_path() / ("pacer-problem-" + std::to_string(::getpid()) + ".h5");
+  std::filesystem::remove(path);
+  {
+    auto store = traces::Store::open_or_create(path);
+    store.write_profile(hand_profile(), "hand");
+    store.write_relation(relation("fmnist-proxy", {{4, 400}, {8, 1000}}));
+    store.write_relation(relation(traces::true_relation_name("fmnist-target-a"), {{4, 800}, {8, 1000}}));
+  }
+  auto choose = [&] { return load_problem(traces::Store::open(path), ProblemSpec{}); };
+  const auto pb = choose();
+  EXPECT_EQ(pb->proxy_set.name, "fmnist-proxy");
+  ASSERT_TRUE(pb->target_set);
+  EXPECT_EQ(pb->target_set->name, "fmnist-target-a-true");
+  ASSERT_TRUE(pb->target);
+  auto option_of = [&] {
+    try {
+      choose();
+    } catch (const OptionError& e) {
+      return e.option;
+    }
+    return std::string("none");
+  };
+  traces::Store::open(path).write_relation(relation(traces::true_relation_name("fmnist-target-b"), {{4, 900}}));
+  EXPECT_EQ(option_of(), "target");  // two targets: name one
+  traces::Store::open(path).write_relation(relation("fmnist-other", {{4, 500}}));
+  EXPECT_EQ(option_of(), "relation");  // two relations could be the proxy
+  std::filesystem::remove(path);
 }
 
 TEST(Policies, OursPicksFastestFeasibleByProxy) {
