@@ -62,14 +62,6 @@ std::map<std::string, fs::path> chip_dirs(const fs::path& root, const traces::De
   return out;
 }
 
-std::string read_or(const fs::path& p, const std::string& fallback) {
-  try {
-    return real_sysfs_io().read(p);
-  } catch (const IoError&) {
-    return fallback;
-  }
-}
-
 }  // namespace
 
 void write_small_file_atomic(const fs::path& path, const std::string& content) {

@@ -14,18 +14,6 @@
 namespace pacer::hw {
 namespace fs = std::filesystem;
 
-namespace {
-
-std::string read_or(const fs::path& p, const std::string& fallback) {
-  try {
-    return real_sysfs_io().read(p);
-  } catch (const IoError&) {
-    return fallback;
-  }
-}
-
-}  // namespace
-
 SleepingExecutor::SleepingExecutor(fs::path emulator_dir, std::string workload, double answer_timeout_s)
     : dir_(std::move(emulator_dir)), workload_(std::move(workload)), answer_timeout_s_(answer_timeout_s) {
   if (!fs::exists(dir_ / "response"))

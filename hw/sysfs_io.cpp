@@ -33,8 +33,8 @@ std::string SysfsIo::read(const std::filesystem::path& path) const {
     out.append(buf, static_cast<size_t>(n));
   }
   ::close(fd);
-  while (!out.empty() && (out.back() == '\n' || out.back() == ' ' || out.back() == '\0' || out.back() == '\r' ||
-                          out.back() == '\t'))
+  while (!out.empty() &&
+         (out.back() == '\n' || out.back() == ' ' || out.back() == '\0' || out.back() == '\r' || out.back() == '\t'))
     out.pop_back();
   return out;
 }
@@ -92,6 +92,14 @@ long long parse_sysfs_int(const std::string& text, const std::filesystem::path& 
   if (ec != std::errc() || p == b)
     throw Error(fmt::format("{} holds '{}', not an integer: is this a Jetson sysfs tree?", origin.string(), text));
   return v;
+}
+
+std::string read_or(const std::filesystem::path& path, const std::string& fallback) {
+  try {
+    return real_sysfs_io().read(path);
+  } catch (const IoError&) {
+    return fallback;
+  }
 }
 
 }  // namespace pacer::hw

@@ -41,6 +41,9 @@ void write_retrying_busy(SysfsIo& io, const std::filesystem::path& path, const s
 // The process-wide real-file implementation.
 SysfsIo& real_sysfs_io();
 
+// The text of a real file, or `fallback` when it cannot be read (IoError).
+std::string read_or(const std::filesystem::path& path, const std::string& fallback);
+
 // Parses an integer sysfs value ("921600000\n"); throws Error naming the file on garbage.
 long long parse_sysfs_int(const std::string& text, const std::filesystem::path& origin);
 

@@ -91,14 +91,44 @@ ErrorSummary mape(const DeviceModel& model, const std::vector<traces::ProfilePoi
   return e;
 }
 
+namespace {
+
+// Errors of several held-out sets pooled into one, each set weighted by its points (the error of
+// every held-out point alike); a figure no set has stays NaN.
+struct PooledErrors {
+  double time = 0, mean = 0, peak = 0;
+  int time_n = 0, mean_n = 0, peak_n = 0, points = 0;
+  void add(const ErrorSummary& e) {
+    points += e.points;
+    const auto one = [&](double v, double& sum, int& n) {
+      if (std::isfinite(v)) {
+        sum += v * e.points;
+        n += e.points;
+      }
+    };
+    one(e.time_mape, time, time_n);
+    one(e.power_mean_mape, mean, mean_n);
+    one(e.power_peak_mape, peak, peak_n);
+  }
+  ErrorSummary summary() const {
+    ErrorSummary out;
+    out.points = points;
+    if (time_n) out.time_mape = time / time_n;
+    if (mean_n) out.power_mean_mape = mean / mean_n;
+    if (peak_n) out.power_peak_mape = peak / peak_n;
+    return out;
+  }
+};
+
+}  // namespace
+
 ErrorSummary cross_validate(const std::vector<traces::ProfilePoint>& points, const FitFunction& fit, int folds,
                             int min_train) {
   const int n = static_cast<int>(points.size());
   if (folds == 1 || n < min_train + 1) return {};
   if (folds <= 0) folds = n <= 30 ? n : 10;
   folds = std::min(folds, n);
-  double st = 0, sm = 0, sp = 0;
-  int nt = 0, nm = 0, np = 0, predicted = 0;
+  PooledErrors pooled;
   for (int fold = 0; fold < folds; ++fold) {
     std::vector<traces::ProfilePoint> train, test;
     for (int i = 0; i < n; ++i) (i % folds == fold ? test : train).push_back(points[static_cast<size_t>(i)]);
@@ -111,24 +141,9 @@ ErrorSummary cross_validate(const std::vector<traces::ProfilePoint>& points, con
       spdlog::debug("cross-validation fold {} skipped: {}", fold, e.what());
       continue;
     }
-    const auto e = mape(*model, test);
-    predicted += e.points;
-    const auto add = [&](double v, double& s, int& c) {
-      if (std::isfinite(v)) {
-        s += v * e.points;
-        c += e.points;
-      }
-    };
-    add(e.time_mape, st, nt);
-    add(e.power_mean_mape, sm, nm);
-    add(e.power_peak_mape, sp, np);
+    pooled.add(mape(*model, test));
   }
-  ErrorSummary out;
-  out.points = predicted;
-  if (nt) out.time_mape = st / nt;
-  if (nm) out.power_mean_mape = sm / nm;
-  if (np) out.power_peak_mape = sp / np;
-  return out;
+  return pooled.summary();
 }
 
 void put_metrics(traces::ModelRecord& record, const ErrorSummary& fit, const ErrorSummary& cv, int cv_folds) {
@@ -390,8 +405,7 @@ ErrorSummary cross_validate_settings(const std::vector<traces::ProfilePoint>& po
   std::vector<std::vector<double>> settings;
   for (const auto& p : points)
     if (std::find(settings.begin(), settings.end(), p.knob) == settings.end()) settings.push_back(p.knob);
-  double st = 0, sm = 0, sp = 0;
-  int nt = 0, nm = 0, np = 0, predicted = 0;
+  PooledErrors pooled;
   for (const auto& held : settings) {
     std::vector<traces::ProfilePoint> train = anchors, test;
     for (const auto& p : points) (p.knob == held ? test : train).push_back(p);
@@ -404,20 +418,9 @@ ErrorSummary cross_validate_settings(const std::vector<traces::ProfilePoint>& po
     }
     const auto e = mape(*model, test);
     if (per_setting) per_setting->push_back({held, e});
-    predicted += e.points;
-    const auto add = [&](double v, double& s, int& c) {
-      if (std::isfinite(v)) s += v * e.points, c += e.points;
-    };
-    add(e.time_mape, st, nt);
-    add(e.power_mean_mape, sm, nm);
-    add(e.power_peak_mape, sp, np);
+    pooled.add(e);
   }
-  ErrorSummary out;
-  out.points = predicted;
-  if (nt) out.time_mape = st / nt;
-  if (nm) out.power_mean_mape = sm / nm;
-  if (np) out.power_peak_mape = sp / np;
-  return out;
+  return pooled.summary();
 }
 
 AnalyticalFitOptions choose_voltage(const std::vector<traces::ProfilePoint>& points,
