@@ -75,7 +75,8 @@ std::string line_with(const std::string& text, const std::string& needle) {
   if (pos == std::string::npos) return "";
   const auto begin = text.rfind('\n', pos);
   const auto end = text.find('\n', pos);
-  return text.substr(begin == std::string::npos ? 0 : begin + 1, end == std::string::npos ? std::string::npos : end - begin - 1);
+  return text.substr(begin == std::string::npos ? 0 : begin + 1,
+                     end == std::string::npos ? std::string::npos : end - begin - 1);
 }
 
 std::string wait_policy_now() {
@@ -295,7 +296,8 @@ int run_bench(const po::variables_map& vm) {
   }
   if (vm.count("baseline") && !vm["campaign"].as<bool>()) throw UsageError("--baseline: applies to --campaign only");
   if (vm.count("baseline") && ::access(vm["baseline"].as<std::string>().c_str(), X_OK) != 0)
-    throw UsageError(fmt::format("--baseline: {} is not an executable pacer program", vm["baseline"].as<std::string>()));
+    throw UsageError(
+        fmt::format("--baseline: {} is not an executable pacer program", vm["baseline"].as<std::string>()));
   run_throughput(sw, vm.count("csv") ? vm["csv"].as<std::string>() : "");
   if (vm["campaign"].as<bool>())
     run_campaign_bench(vm.count("baseline") ? fs::path(vm["baseline"].as<std::string>()) : fs::path());
@@ -329,8 +331,7 @@ Command make() {
         "also time the default relation campaign, once per evaluation stop (minutes)")(
         "baseline", po::value<std::string>()->value_name("FILE"),
         "--campaign: also time the default campaign with this pacer program of another build (before/after in one "
-        "run)")(
-        "csv", po::value<std::string>()->value_name("FILE"), "also write the throughput table as CSV")(
+        "run)")("csv", po::value<std::string>()->value_name("FILE"), "also write the throughput table as CSV")(
         "contention", po::bool_switch()->default_value(false),
         "measure each point quiet and beside one busy process, under each --wait-policies, each in a fresh process")(
         "wait-policies",
