@@ -142,7 +142,7 @@ class MobileNetV2 : public Network, public nn::Module {
     features_->push_back(conv(s.input_shape[0], cin, 3, 1));
     features_->push_back(nn::BatchNorm2d(cin));
     features_->push_back(nn::ReLU6());
-    const int settings[7][4] = {{1, 16, 1, 1}, {6, 24, 2, 1}, {6, 32, 3, 2}, {6, 64, 4, 2},
+    const int settings[7][4] = {{1, 16, 1, 1}, {6, 24, 2, 1},  {6, 32, 3, 2}, {6, 64, 4, 2},
                                 {6, 96, 3, 1}, {6, 160, 3, 2}, {6, 320, 1, 1}};
     for (const auto& st : settings) {
       const int64_t cout = mobilenet_divisible(st[1] * s.width);
@@ -203,8 +203,7 @@ class CharTransformer : public Network, public nn::Module {
   }
   at::Tensor forward(const at::Tensor& tokens) override {
     const auto t = tokens.size(1);
-    if (t > spec_.input_shape[0])
-      throw Error("chartransformer: input longer than the context length it was built for");
+    if (t > spec_.input_shape[0]) throw Error("chartransformer: input longer than the context length it was built for");
     auto pos = torch::arange(t, torch::TensorOptions().dtype(torch::kLong).device(tokens.device()));
     auto x = token_(tokens) + position_(pos).unsqueeze(0);
     auto mask = torch::ones({t, t}, torch::TensorOptions().dtype(torch::kBool).device(tokens.device())).triu(1);

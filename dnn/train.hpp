@@ -28,8 +28,8 @@ std::string learning_rate_rule(double base_lr, int base_batch);
 struct StepRunnerOptions {
   std::string workload = "cnn";  // registry name, optionally with @shape
   int batch_size = 32;
-  std::string device = "cpu";    // "cpu" | "cuda" | "cuda:N"
-  int threads = 0;               // CPU intra-op threads, 0: libtorch's default
+  std::string device = "cpu";  // "cpu" | "cuda" | "cuda:N"
+  int threads = 0;             // CPU intra-op threads, 0: libtorch's default
   int seed = 0;
   std::string optimizer = "adam";  // "adam" | "adamw"
   double learning_rate = 1e-3;
@@ -55,14 +55,14 @@ class StepRunner {
 };
 
 struct Evaluation {
-  int64_t samples = 0;    // training samples seen before this evaluation
+  int64_t samples = 0;  // training samples seen before this evaluation
   // Accuracy or character accuracy, fraction in [0, 1]. An evaluation that stopped early (fewer
   // eval_samples than the split) reports an estimate below the target: the score of the samples it
   // scored (screened), or the hardest samples' score plus the rest's estimated from an even sample
   // of it (hardest-first, TrainOptions::estimate_samples). Learning curves store it.
   double metric = NAN;
-  double loss = NAN;      // mean cross-entropy on the held-out split (estimated as the metric is)
-  double wall_time_s = 0; // since the start of the run (evaluations included)
+  double loss = NAN;         // mean cross-entropy on the held-out split (estimated as the metric is)
+  double wall_time_s = 0;    // since the start of the run (evaluations included)
   int64_t eval_samples = 0;  // held-out samples scored (fewer when the evaluation stopped early)
 };
 
@@ -86,14 +86,14 @@ struct TrainOptions {
   std::string workload = "cnn";
   int batch_size = 32;
   int seed = 0;
-  int threads = 0;                  // 0: libtorch's default
+  int threads = 0;  // 0: libtorch's default
   std::string device = "cpu";
-  std::string optimizer = "adam";   // "adam" | "adamw"
-  double base_lr = 1e-3;            // learning rate at base_batch
-  int base_batch = 64;              // the largest batch size of the campaign
-  double weight_decay = 0.0;        // AdamW decoupled decay (0.01 is AdamW's usual default)
+  std::string optimizer = "adam";  // "adam" | "adamw"
+  double base_lr = 1e-3;           // learning rate at base_batch
+  int base_batch = 64;             // the largest batch size of the campaign
+  double weight_decay = 0.0;       // AdamW decoupled decay (0.01 is AdamW's usual default)
   int64_t eval_every_samples = 4096;
-  int64_t eval_max_samples = 0;     // evaluate on the first N held-out samples, 0: all
+  int64_t eval_max_samples = 0;  // evaluate on the first N held-out samples, 0: all
   // How an evaluation that cannot reach the target stops before scoring every held-out sample
   // (higher-is-better metrics; reaching the target is only ever decided on the full split):
   //  kHardestFirst: scores the samples in increasing order of the margin each had when it was last
@@ -125,9 +125,9 @@ struct TrainOptions {
 struct TrainResult {
   bool reached = false;
   bool stopped_by_hook = false;
-  int64_t samples = 0;           // samples seen at the stopping evaluation (the budget if censored)
+  int64_t samples = 0;  // samples seen at the stopping evaluation (the budget if censored)
   double wall_time_s = 0;
-  double eval_time_s = 0;        // part of wall_time_s spent evaluating
+  double eval_time_s = 0;  // part of wall_time_s spent evaluating
   double final_metric = NAN;
   double learning_rate = NAN;
   std::vector<Evaluation> history;

@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "experiments/campaign.hpp"
-#include "experiments/shard.hpp"
 #include "dnn/data/datasets.hpp"
 #include "dnn/train.hpp"
+#include "experiments/campaign.hpp"
+#include "experiments/shard.hpp"
 
 namespace pacer::experiments {
 

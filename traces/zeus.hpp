@@ -56,11 +56,17 @@ ImportResult import_text(const std::string& power_csv, const std::string& train_
 std::vector<double> protocol_caps_w(const ProfileTable& profile, int count = 10);
 
 // Names under which the importer stores the relations of a workload.
-inline std::string proxy_name(const std::string& workload) { return workload + ".proxy"; }
-inline std::string target_name(const std::string& workload) { return workload + ".target"; }
+inline std::string proxy_name(const std::string& workload) {
+  return workload + ".proxy";
+}
+inline std::string target_name(const std::string& workload) {
+  return workload + ".target";
+}
 // Name of the relation holding the runs of `relation` at a looser metric level (the store's
 // convention, read by explore::load_problem).
-inline std::string looser_name(const std::string& relation) { return relation + ".looser"; }
+inline std::string looser_name(const std::string& relation) {
+  return relation + ".looser";
+}
 
 // Nominal training-set size used to express epochs as samples. It cancels exactly in every
 // time-to-accuracy (time per epoch x epochs), so it only sets the scale of the sample counts.

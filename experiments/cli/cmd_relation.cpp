@@ -42,8 +42,8 @@ experiments::RelationRequest request_from(const po::variables_map& vm) {
   const bool screen_set = (!vm["screen-samples"].defaulted() && vm["screen-samples"].as<int64_t>() > 0) ||
                           !vm["screen-margin"].defaulted() || !vm["eval-stop-z"].defaulted();
   if (screen_set && t.eval_stop != t.kScreened)
-    throw UsageError(fmt::format("--screen-samples, --screen-margin and --eval-stop-z apply to --eval-stop {} only",
-                                 t.kScreened));
+    throw UsageError(
+        fmt::format("--screen-samples, --screen-margin and --eval-stop-z apply to --eval-stop {} only", t.kScreened));
   if (!vm["estimate-samples"].defaulted() && t.eval_stop != t.kHardestFirst)
     throw UsageError(fmt::format("--estimate-samples applies to --eval-stop {} only", t.kHardestFirst));
   t.estimate_samples = vm["estimate-samples"].as<int64_t>();
@@ -91,9 +91,10 @@ int run_relation(const po::variables_map& vm) {
     try {
       return experiments::run_relation(r, progress_hooks());
     } catch (const experiments::MissingCheckpoint& e) {
-      throw Error(fmt::format("checkpoint {} not found: create it with `pacer relation --pretrain --workload {} "
-                              "--checkpoint {}` (or pass --checkpoint none to train from scratch)",
-                              e.path, e.workload, e.path));
+      throw Error(
+          fmt::format("checkpoint {} not found: create it with `pacer relation --pretrain --workload {} "
+                      "--checkpoint {}` (or pass --checkpoint none to train from scratch)",
+                      e.path, e.workload, e.path));
     }
   }();
   const auto& report = out.report;
@@ -126,14 +127,19 @@ Command make() {
     // The library request's defaults are the command's.
     const experiments::RelationRequest r;
     const models::TrainOptions& t = r.train;
-    d.add_options()
-        ("workload", po::value<std::string>()->default_value(r.workload), "workload (`pacer workloads`); the data's shape is used when no @shape is given")
-        ("dataset", po::value<std::string>()->default_value(r.dataset), "dataset to train on (see above)")
-        ("checkpoint", po::value<std::string>(), "pre-trained weights (default pacer-out/WORKLOAD-{fmnist,austen}-pretrain.pt; 'none': from scratch)")
-        ("batch-sizes", po::value<std::string>()->default_value(fmt::format("{}", fmt::join(r.batch_sizes, ","))), "batch sizes: list 4,8,16 or doubling range 4:64")
-        ("seeds", po::value<std::string>()->default_value(fmt::format("{}", fmt::join(r.seeds, ","))), "seeds: list 0,1,2 or range 0-4 (data order; initialisation when from scratch)")
-        ("target", po::value<std::string>(), "target held-out metric, fraction or percent (default: the dataset's, see `pacer workloads --datasets`)");
-    add_count_option(d, "eval-every", t.eval_every_samples, int64_t{1}, kMaxSamples, "evaluate every N training samples [samples]");
+    d.add_options()("workload", po::value<std::string>()->default_value(r.workload),
+                    "workload (`pacer workloads`); the data's shape is used when no @shape is given")(
+        "dataset", po::value<std::string>()->default_value(r.dataset), "dataset to train on (see above)")(
+        "checkpoint", po::value<std::string>(),
+        "pre-trained weights (default pacer-out/WORKLOAD-{fmnist,austen}-pretrain.pt; 'none': from scratch)")(
+        "batch-sizes", po::value<std::string>()->default_value(fmt::format("{}", fmt::join(r.batch_sizes, ","))),
+        "batch sizes: list 4,8,16 or doubling range 4:64")(
+        "seeds", po::value<std::string>()->default_value(fmt::format("{}", fmt::join(r.seeds, ","))),
+        "seeds: list 0,1,2 or range 0-4 (data order; initialisation when from scratch)")(
+        "target", po::value<std::string>(),
+        "target held-out metric, fraction or percent (default: the dataset's, see `pacer workloads --datasets`)");
+    add_count_option(d, "eval-every", t.eval_every_samples, int64_t{1}, kMaxSamples,
+                     "evaluate every N training samples [samples]");
     add_count_option(d, "eval-samples", t.eval_max_samples, int64_t{0}, kMaxSamples,
                      "held-out samples used per evaluation, 0: all [samples]");
     d.add_options()("eval-stop", po::value<std::string>()->default_value(t.eval_stop),
@@ -153,22 +159,26 @@ Command make() {
         "eval-stop-z", po::value<double>()->default_value(t.eval_stop_z, fmt::format("{:g}", t.eval_stop_z)),
         "--eval-stop screened: after the screen, stop once the score so far plus this many standard errors on the rest "
         "cannot reach the target; 0: off [1]");
-    add_count_option(d, "budget", t.budget_samples, int64_t{1}, kMaxSamples, "stop a run that has not reached the target after N samples (censored) [samples]");
+    add_count_option(d, "budget", t.budget_samples, int64_t{1}, kMaxSamples,
+                     "stop a run that has not reached the target after N samples (censored) [samples]");
     add_threads_option(d, t.threads, "CPU intra-op threads (default: the CPUs free now)", "libtorch's default");
-    d.add_options()
-        ("device", po::value<std::string>()->default_value(t.device), "training device: cpu | cuda | cuda:N")
-        ("lr", po::value<double>()->default_value(t.base_lr, fmt::format("{:g}", t.base_lr)), "learning rate at the largest batch size (sqrt rule below it) [1]")
-        ("optimizer", po::value<std::string>()->default_value(r.optimizer), "adam | adamw | auto (adam for images, adamw for text)")
-        ("split-seed", po::value<int>()->default_value(static_cast<int>(r.data.split_seed)), "seed of the 80/20 train / held-out split");
-    add_count_option(d, "max-train", r.data.max_train, int64_t{0}, kMaxSamples, "use at most N training samples, 0: all [samples]");
-    d.add_options()
-        ("out", po::value<std::string>()->default_value(r.store.string()), "trace store (HDF5) to write")
-        ("name", po::value<std::string>(), "record name under /relations (default: the dataset)")
-        ("pretrain", po::bool_switch()->default_value(false), "pre-train and write --checkpoint instead (dataset default: the pre-training split)");
+    d.add_options()("device", po::value<std::string>()->default_value(t.device),
+                    "training device: cpu | cuda | cuda:N")(
+        "lr", po::value<double>()->default_value(t.base_lr, fmt::format("{:g}", t.base_lr)),
+        "learning rate at the largest batch size (sqrt rule below it) [1]")(
+        "optimizer", po::value<std::string>()->default_value(r.optimizer),
+        "adam | adamw | auto (adam for images, adamw for text)")(
+        "split-seed", po::value<int>()->default_value(static_cast<int>(r.data.split_seed)),
+        "seed of the 80/20 train / held-out split");
+    add_count_option(d, "max-train", r.data.max_train, int64_t{0}, kMaxSamples,
+                     "use at most N training samples, 0: all [samples]");
+    d.add_options()("out", po::value<std::string>()->default_value(r.store.string()), "trace store (HDF5) to write")(
+        "name", po::value<std::string>(), "record name under /relations (default: the dataset)")(
+        "pretrain", po::bool_switch()->default_value(false),
+        "pre-train and write --checkpoint instead (dataset default: the pre-training split)");
     add_count_option(d, "pretrain-batch", r.pretrain_batch, 1, kMaxBatchSize, "batch size of --pretrain");
-    d.add_options()
-        ("pretrain-seed", po::value<int>()->default_value(r.pretrain_seed), "seed of --pretrain")
-        ("init", po::value<std::string>(), "--pretrain: start from these weights instead of a fresh initialisation");
+    d.add_options()("pretrain-seed", po::value<int>()->default_value(r.pretrain_seed), "seed of --pretrain")(
+        "init", po::value<std::string>(), "--pretrain: start from these weights instead of a fresh initialisation");
     add_shard_options(d);
   };
   c.run = run_relation;

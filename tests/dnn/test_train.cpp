@@ -123,7 +123,9 @@ TEST(Train, ScreeningDecidesOnlyOnFullEvaluations) {
       // Stopped later by the bound: even 3.09 standard errors above the score so far miss it.
       const double m = static_cast<double>(e.eval_samples);
       const double se = std::sqrt(e.metric * (1 - e.metric) / m);
-      EXPECT_LT((e.metric * m + (static_cast<double>(full) - m) * std::min(1.0, e.metric + 3.09 * se)) / static_cast<double>(full), 0.95)
+      EXPECT_LT((e.metric * m + (static_cast<double>(full) - m) * std::min(1.0, e.metric + 3.09 * se)) /
+                    static_cast<double>(full),
+                0.95)
           << "stopped after " << e.eval_samples << " at " << e.metric;
     }
   }

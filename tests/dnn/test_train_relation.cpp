@@ -35,7 +35,6 @@ class Relation : public ::testing::Test {
     return "relation --dataset idx:" + (dir / "idx").string() + " --threads 1 --eval-every 64 --lr 0.002 --out " +
            (dir / "s.h5").string();
   }
-
 };
 
 }  // namespace
@@ -83,7 +82,8 @@ TEST_F(Relation, WritesARelationSetAndResumesWithoutRedoingRuns) {
 }
 
 TEST_F(Relation, CensoredRunsAreRecorded) {
-  const auto r = pacer(common() + " --checkpoint none --batch-sizes 16 --seeds 0,1 --target 99.9% --budget 128 --name c");
+  const auto r =
+      pacer(common() + " --checkpoint none --batch-sizes 16 --seeds 0,1 --target 99.9% --budget 128 --name c");
   ASSERT_EQ(r.code, 0) << r.err;
   const auto set = pacer::traces::Store::open(dir / "s.h5").read_relation("c");
   ASSERT_EQ(set.runs.size(), 2u);
@@ -100,7 +100,8 @@ TEST_F(Relation, CensoredRunsAreRecorded) {
 // the runs sharing one memory of the held-out samples) gives the relation of full evaluations, run
 // for run, with fewer held-out samples scored; the statistical screen is refused with it.
 TEST_F(Relation, HardestFirstCampaignGivesTheRelationOfFullEvaluations) {
-  const std::string campaign = common() + " --checkpoint none --batch-sizes 8,16,32 --seeds 0,1 --target 0.9 --budget 4096";
+  const std::string campaign =
+      common() + " --checkpoint none --batch-sizes 8,16,32 --seeds 0,1 --target 0.9 --budget 4096";
   auto r = pacer(campaign + " --eval-stop full --name full");
   ASSERT_EQ(r.code, 0) << r.err;
   r = pacer(campaign + " --name hard --estimate-samples 10 --log-level debug");  // the default stop
