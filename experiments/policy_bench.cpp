@@ -6,6 +6,7 @@
 #include <cmath>
 #include <map>
 #include <regex>
+#include <set>
 
 #include "explore/policy.hpp"
 #include "explore/sweep.hpp"
@@ -57,8 +58,10 @@ std::string constants(const explore::RelationModelOptions& c) {
 
 }  // namespace
 
-PolicyBenchResult run_policy_bench(const PolicyBenchOptions& o) {
+PolicyBenchResult run_policy_bench(const PolicyBenchOptions& options) {
   PolicyBenchResult result;
+  PolicyBenchOptions o = options;
+  if (o.zeus_dir.empty()) o.zeus_dir = traces::zeus::default_data_dir();
   result.gpus = o.gpus.empty() ? zeus_gpus(o.zeus_dir) : o.gpus;
   if (result.gpus.empty() || !fs::exists(o.zeus_dir / "summary_train.csv"))
     throw Error(
@@ -105,7 +108,10 @@ PolicyBenchResult run_policy_bench(const PolicyBenchOptions& o) {
     result.grid.push_back({grid[g], mean(all), max_of(all)});
   }
   std::vector<double> held_rows;
-  for (const auto& [workload, unused] : regrets[0]) {
+  std::set<std::string> workloads;
+  for (const auto& r : regrets)
+    for (const auto& [workload, unused] : r) workloads.insert(workload);
+  for (const auto& workload : workloads) {
     // The least mean regret on the other workloads, then the least max (both to 1e-4: ties of
     // choices that differ only in rounding go to the lower max).
     size_t best = 0;
@@ -115,7 +121,8 @@ PolicyBenchResult run_policy_bench(const PolicyBenchOptions& o) {
     };
     for (size_t g = 1; g < grid.size(); ++g)
       if (key(g) < key(best)) best = g;
-    const auto& held = regrets[best].at(workload);
+    const auto it = regrets[best].find(workload);  // no feasible row of the workload there: nothing held out
+    const std::vector<double> held = it == regrets[best].end() ? std::vector<double>{} : it->second;
     held_rows.insert(held_rows.end(), held.begin(), held.end());
     result.folds.push_back({workload, grid[best], mean(held), max_of(held)});
   }

@@ -15,8 +15,8 @@
 namespace pacer::experiments {
 
 struct PolicyBenchOptions {
-  std::filesystem::path zeus_dir = "../shared/data/zeus";
-  std::vector<std::string> gpus;  // empty: every summary_power_<gpu>.csv in zeus_dir
+  std::filesystem::path zeus_dir;  // empty: traces::zeus::default_data_dir()
+  std::vector<std::string> gpus;   // empty: every summary_power_<gpu>.csv in zeus_dir
   std::vector<double> own_weights = {0.25, 0.5, 0.75};
   std::vector<double> shrinks = {0.5, 1, 2, 4};
   int caps_per_workload = 10;

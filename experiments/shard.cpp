@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <fstream>
 #include <regex>
@@ -282,7 +283,15 @@ LocalShardsReport run_local_shards(const fs::path& exe, const std::vector<std::v
   if (n < 1) throw UsageError("the number of local shard processes must be at least 1");
   const auto t0 = std::chrono::steady_clock::now();
   std::vector<pid_t> pids;
-  for (const auto& args : shard_args) pids.push_back(spawn(exe, args));
+  try {
+    for (const auto& args : shard_args) pids.push_back(spawn(exe, args));
+  } catch (const Error&) {  // the shards already started stop (SIGTERM) and are waited for
+    for (const pid_t pid : pids) ::kill(pid, SIGTERM);
+    for (const pid_t pid : pids)
+      while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+      }
+    throw;
+  }
   std::vector<std::string> failed;
   for (int i = 0; i < n; ++i) {
     int status = 0;

@@ -42,7 +42,9 @@ NvpmodelMode parse_nvpmodel_query(const std::string& output, const std::string& 
       continue;
     }
     if (named && !s.empty() && s.find_first_not_of("0123456789") == std::string::npos && s.size() < 5) {
-      m.id = static_cast<int>(*units::to_integer(s, 0, 9999));  // digits only, under 5: always a number
+      const auto id = units::to_integer(s, 0, kMaxPowerModeId);
+      if (!id) break;  // not a mode id: the error below
+      m.id = static_cast<int>(*id);
       return m;
     }
   }

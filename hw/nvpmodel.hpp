@@ -7,6 +7,9 @@
 
 namespace pacer::hw {
 
+// The largest nvpmodel mode id pacer accepts (ids are small: 0 .. 15 on every board NVIDIA ships).
+inline constexpr int kMaxPowerModeId = 9999;
+
 inline constexpr const char* kDefaultNvpmodel = "/usr/sbin/nvpmodel";
 
 struct NvpmodelMode {

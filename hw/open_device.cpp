@@ -100,6 +100,8 @@ static OpenedDevice open_device_with_sensor(const DeviceRequest& r) {
       if (!idx) throw OptionError("device", fmt::format("'{}' is not nvml:INDEX (a GPU index 0 .. 1023)", s));
       o.index = static_cast<unsigned>(*idx);
     }
+    if (r.knob != "gpu_freq" && r.knob != "power_limit")
+      throw OptionError("knob", fmt::format("'{}' is not a knob of an NVML GPU (its power limit)", r.knob));
     out.device = std::make_unique<NvmlDevice>(o);
     out.spec.name = out.device->name();
     return out;

@@ -23,6 +23,7 @@
 #include "hw/sysfs_io.hpp"
 #include "traces/error.hpp"
 #include "traces/store.hpp"
+#include "traces/units.hpp"
 
 namespace pacer::hw {
 namespace fs = std::filesystem;
@@ -95,9 +96,13 @@ RestoreState read_state_file(const fs::path& file) {
       throw Error(fmt::format("{}:{}: malformed line '{}'; delete the file after restoring by hand", file.string(),
                               lineno, line));
     const std::string key = line.substr(0, eq), value = line.substr(eq + 1);
-    if (key == "pid")
-      s.pid = std::atol(value.c_str());
-    else if (key == "device")
+    if (key == "pid") {
+      const auto pid = units::to_integer(value, 0, INT32_MAX);
+      if (!pid)
+        throw Error(fmt::format("{}:{}: '{}' is not a process id; delete the file after restoring by hand",
+                                file.string(), lineno, value));
+      s.pid = static_cast<decltype(s.pid)>(*pid);
+    } else if (key == "device")
       s.device = value;
     else if (key == "root")
       s.sysfs_root = value;
@@ -111,11 +116,11 @@ RestoreState read_state_file(const fs::path& file) {
       // PATH<TAB>ID<TAB>NAME
       const auto t1 = value.find('\t');
       const auto t2 = t1 == std::string::npos ? std::string::npos : value.find('\t', t1 + 1);
-      char* end = nullptr;
       const std::string id =
           t1 == std::string::npos ? "" : value.substr(t1 + 1, t2 == std::string::npos ? t2 : t2 - t1 - 1);
-      const long mode_id = std::strtol(id.c_str(), &end, 10);
-      if (t1 == std::string::npos || id.empty() || *end != '\0' || mode_id < 0 || mode_id > 1000)
+      const auto parsed = units::to_integer(id, 0, kMaxPowerModeId);
+      const long mode_id = parsed ? static_cast<long>(*parsed) : -1;
+      if (t1 == std::string::npos || !parsed)
         throw Error(
             fmt::format("{}:{}: malformed nvpmodel line; delete the file after restoring the power mode by hand "
                         "(nvpmodel -m ID)",

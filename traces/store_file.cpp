@@ -19,6 +19,7 @@
 #include <set>
 
 #include "traces/error.hpp"
+#include "traces/units.hpp"
 
 namespace pacer::traces::file {
 namespace fs = std::filesystem;
@@ -248,12 +249,15 @@ void remove_stale_temporaries(const fs::path& path) {
     if (name.rfind(prefix, 0) != 0) continue;
     const std::string pid_text = name.substr(prefix.size());
     if (pid_text.empty() || pid_text.find_first_not_of("0123456789") != std::string::npos) continue;
-    const long pid = std::strtol(pid_text.c_str(), nullptr, 10);
+    const long pid = static_cast<long>(units::to_integer(pid_text, 0, INT32_MAX).value_or(0));
+    if (pid == 0) continue;
     if (pid == ::getpid() || (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)) fs::remove(entry.path(), ec);
   }
 }
 
-fs::path lock_path(const fs::path& store) { return store.string() + ".lock"; }
+fs::path lock_path(const fs::path& store) {
+  return store.string() + ".lock";
+}
 
 WriteLock::WriteLock(const fs::path& store) {
   const fs::path lock = lock_path(store);

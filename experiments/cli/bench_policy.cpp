@@ -1,6 +1,7 @@
 // `pacer bench policy`: the leave-one-workload-out choice of the pacer policy's constants on the
 // Zeus traces (experiments/policy_bench.hpp does the work; this file parses and prints).
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <iostream>
 
@@ -29,7 +30,7 @@ std::vector<double> parse_numbers(const std::string& text, const std::string& op
 
 int run_bench_policy(const po::variables_map& vm) {
   experiments::PolicyBenchOptions o;
-  o.zeus_dir = vm["zeus-dir"].as<std::string>();
+  o.zeus_dir = vm["zeus-dir"].as<std::string>();  // "": the shared data's zeus/
   o.gpus = split_list(vm["gpus"].as<std::string>());
   o.own_weights = parse_numbers(vm["own-weights"].as<std::string>(), "--own-weights");
   for (double w : o.own_weights)
@@ -61,13 +62,14 @@ Command make() {
       "constants the code uses).";
   const experiments::PolicyBenchOptions d0;
   c.add_options = [d0](po::options_description& d) {
-    d.add_options()("zeus-dir", po::value<std::string>()->default_value(d0.zeus_dir.string()),
-                    "folder with summary_train.csv and summary_power_<gpu>.csv")(
+    d.add_options()("zeus-dir", po::value<std::string>()->default_value(d0.zeus_dir.string())->value_name("DIR"),
+                    "folder with summary_train.csv and summary_power_<gpu>.csv (default: zeus/ of the shared data: "
+                    "$PACER_DATA_DIR, else shared/data beside the checkout)")(
         "gpus", po::value<std::string>()->default_value(""),
         "GPUs, comma-separated (default: every one in the folder)")(
-        "own-weights", po::value<std::string>()->default_value("0.25,0.5,0.75"),
+        "own-weights", po::value<std::string>()->default_value(fmt::format("{:g}", fmt::join(d0.own_weights, ","))),
         "grid of the weight of a run's own count against its learning-curve prediction [1], comma-separated")(
-        "shrinks", po::value<std::string>()->default_value("0.5,1,2,4"),
+        "shrinks", po::value<std::string>()->default_value(fmt::format("{:g}", fmt::join(d0.shrinks, ","))),
         "grid of the seed-noise weight of the shrinkage [1], comma-separated")(
         "caps-per-workload", bounded(10, 1, kMaxCapsPerWorkload, "caps-per-workload"),
         "caps per workload, evenly spaced over its power range (the protocol: 10) [caps]")(

@@ -145,15 +145,32 @@ void run_throughput(const Sweep& sw, const std::string& csv_path) {
 double eval_share_pct(const std::string& err) {
   const std::string line = line_with(err, "evaluation took");
   const auto at = line.find("evaluation took ");
-  return at == std::string::npos ? NAN : std::atof(line.c_str() + at + 16);
+  if (at == std::string::npos) return NAN;
+  const std::string rest = line.substr(at + 16);
+  return units::to_number(rest.substr(0, rest.find_first_not_of("0123456789.eE+-"))).value_or(NAN);
 }
+
+// A scratch folder of a benchmark, removed with everything in it on every way out.
+struct ScratchDir {
+  fs::path path;
+  explicit ScratchDir(const std::string& name)
+      : path(fs::temp_directory_path() / fmt::format("{}-{}", name, ::getpid())) {
+    fs::create_directories(path);
+  }
+  ~ScratchDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+};
 
 // The default relation campaign, timed through this executable: once per way evaluations stop
 // early, on the same threads, with the samples-to-target compared with full evaluations'; then,
 // with a `baseline` program (another build's pacer), once more through it with its own defaults.
 void run_campaign_bench(const fs::path& baseline) {
-  const fs::path dir = fs::temp_directory_path() / fmt::format("pacer-bench-train-{}", ::getpid());
-  fs::create_directories(dir);
+  const ScratchDir scratch("pacer-bench-train");
+  const fs::path& dir = scratch.path;
   const std::string ckpt = (dir / "cnn-pretrain.pt").string();
   const int threads = experiments::RelationRequest{}.train.threads;
   std::cout << fmt::format("\ndefault relation campaign (cnn, fmnist-proxy, b 4..64, seeds 0,1,2, {} threads):\n",
@@ -164,7 +181,8 @@ void run_campaign_bench(const fs::path& baseline) {
   std::cout << fmt::format("  {:<32} {:>8} {:>12} {:>16} {:>26}\n", "campaign (pacer relation ...)", "wall s",
                            "x pretrain", "evaluation share", "samples-to-target as full");
   std::vector<traces::RelationRun> reference;
-  std::vector<std::string> modes = {"full", "screened", "hardest-first"};
+  std::vector<std::string> modes = {models::TrainOptions::kFull, models::TrainOptions::kScreened,
+                                    models::TrainOptions::kHardestFirst};
   if (!baseline.empty()) modes.push_back("");  // the baseline build's own default
   for (const std::string& mode : modes) {
     const fs::path store = dir / ((mode.empty() ? "baseline" : mode) + ".h5");
@@ -183,8 +201,6 @@ void run_campaign_bench(const fs::path& baseline) {
                              camp.wall_s / pre.wall_s, eval_share_pct(camp.err),
                              fmt::format("{} of {} runs", same, reference.size()));
   }
-  std::error_code ec;
-  fs::remove_all(dir, ec);
 }
 
 // ----- contention: throughput beside a busy process -------------------------------------------
@@ -253,8 +269,8 @@ double child_rate(const Sweep& sw, const std::string& w, int b, int t, const Wai
 }
 
 void run_contention(const Sweep& sw, const std::vector<std::string>& policy_names) {
-  const fs::path dir = fs::temp_directory_path() / fmt::format("pacer-bench-contention-{}", ::getpid());
-  fs::create_directories(dir);
+  const ScratchDir scratch("pacer-bench-contention");
+  const fs::path& dir = scratch.path;
   std::vector<WaitPolicy> policies;
   for (const auto& n : policy_names) policies.push_back(wait_policy(n));
   const traces::CpuLoad quiet = traces::read_cpu_load();
@@ -288,13 +304,14 @@ void run_contention(const Sweep& sw, const std::vector<std::string>& policy_name
       "pacer trains with GOMP_SPINCOUNT={} (unless OMP_WAIT_POLICY or GOMP_SPINCOUNT is set) and, by default,\n"
       "the free CPUs: {} thread(s) at the start of this run, {} beside the busy process\n",
       traces::kOpenMpSpinCount, traces::free_cpu_threads(quiet), busy_default_threads);
-  std::error_code ec;
-  fs::remove_all(dir, ec);
 }
 
 int run_bench(const po::variables_map& vm) {
   const Sweep sw = sweep_from(vm);
   if (vm["contention"].as<bool>()) {
+    for (const char* other : {"campaign", "baseline", "csv"})
+      if (vm.count(other) && !vm[other].defaulted())
+        throw UsageError(fmt::format("--{}: does not apply to --contention (which prints its own tables)", other));
     run_contention(sw, split_list(vm["wait-policies"].as<std::string>()));
     return 0;
   }
