@@ -112,7 +112,8 @@ void check_outputs(const ValidateOptions& opt, const fs::path& out) {
   traces::check_store_output(opt.store, "store", traces::StoreCreation::must_exist);
   if (out != opt.store)
     traces::check_store_output(out, opt.out.empty() ? "shard" : "out", traces::StoreCreation::file_and_folder);
-  const bool whole = !opt.shard && !opt.only_jobs && opt.stage.empty();
+  // Stage "runs" on its own writes the whole record too; the oracle stage writes none.
+  const bool whole = !opt.shard && !opt.only_jobs && opt.stage != "oracle" && out == opt.store;
   traces::check_record_output(out, {"validations", validation_name(opt), "name",
                                     whole ? opt.caps_w.size() * opt.policies.size() * opt.seeds.size() : 0,
                                     opt.replace ? traces::Replace::always : traces::Replace::if_not_smaller});
@@ -285,16 +286,6 @@ std::map<traces::ValidationRowKey, traces::ValidationRow> stored_rows(const trac
   return out;
 }
 
-// A whole validation replaces its record: it may not shrink it unless asked (checked before any run).
-void check_replace(const ValidateOptions& opt, const traces::Store& store, const std::string& name, size_t rows) {
-  if (opt.replace || !store.has("validations", name)) return;
-  const size_t old = store.read_validation(name).rows.size();
-  if (old > rows)
-    throw SettingError("replace", fmt::format("{} already holds validation '{}' with {} rows and this one has {}: ask "
-                                              "to replace it, or choose another name",
-                                              store.path().string(), name, old, rows));
-}
-
 // Stage "runs": the jobs `jobs` (indices of (b, seed) in the space's order), each writing its rows
 // (and the first seed's power traces) to `out` when it ends; jobs whose rows are stored are not run.
 traces::ValidationResult run_jobs(const ValidateOptions& opt, const Setup& su, const models::data::DataSplit& data,
@@ -309,7 +300,6 @@ traces::ValidationResult run_jobs(const ValidateOptions& opt, const Setup& su, c
   const auto stored = stored_rows(v, {out, opt.store});
   traces::Store store = traces::Store::open_or_create(out);
   const bool whole = jobs.size() == su.problem->space->batch_sizes().size() * opt.seeds.size() && out == opt.store;
-  if (whole) check_replace(opt, store, v.name, choices.size() * opt.seeds.size());
   for (const auto& ch : choices)  // infeasible: a row without a run, the same in every shard
     if (!ch.selection.feasible)
       for (int seed : opt.seeds) v.rows.push_back(make_row(opt, ch, seed, nullptr, v.name));
