@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "traces/csv.hpp"
 #include "traces/error.hpp"
 #include "traces/units.hpp"
 
@@ -416,8 +417,8 @@ std::string format_budget(const std::vector<BudgetPoint>& points) {
 std::string budget_csv(const std::vector<BudgetPoint>& points) {
   std::string out = "cut,proxy_share[1],policy,rows,feasible,mean_regret[1],max_regret[1],same_choice[1]\n";
   for (const auto& p : points)
-    out += fmt::format("\"{}\",{:.6g},{},{},{},{:.6g},{:.6g},{:.6g}\n", p.cut, p.share, p.policy, p.rows, p.feasible,
-                       p.mean_regret, p.max_regret, p.same_choice);
+    out += fmt::format("{},{:.6g},{},{},{},{:.6g},{:.6g},{:.6g}\n", traces::csv_field(p.cut), p.share, p.policy, p.rows,
+                       p.feasible, p.mean_regret, p.max_regret, p.same_choice);
   return out;
 }
 

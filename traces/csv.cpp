@@ -6,9 +6,8 @@
 #include "traces/error.hpp"
 
 namespace pacer::traces {
-namespace {
 
-std::string quote(const std::string& s) {
+std::string csv_field(const std::string& s) {
   if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
   std::string out = "\"";
   for (char c : s) {
@@ -16,6 +15,12 @@ std::string quote(const std::string& s) {
     out += c;
   }
   return out + "\"";
+}
+
+namespace {
+
+std::string quote(const std::string& s) {
+  return csv_field(s);
 }
 
 std::string num(double v) {

@@ -16,6 +16,9 @@ std::string to_csv(const PowerSeries& series);
 std::string to_csv(const DeviceSpec& device);
 std::string to_csv(const ValidationResult& result);
 
+// One CSV field: quoted (quotes doubled) when it holds a comma, a quote or a line break.
+std::string csv_field(const std::string& s);
+
 // Minimal CSV reader shared by importers: splits records, honours double quotes. Throws Error
 // naming `origin` and the line on a malformed row (unterminated quote).
 struct CsvTable {
