@@ -66,6 +66,9 @@ void stop(pid_t pid) {
 pid_t spawn(const std::string& args, const fs::path& log) {
   const pid_t pid = ::fork();
   if (pid == 0) {
+    // A test run in the background inherits SIGINT ignored; the signal tests need the defaults.
+    ::signal(SIGINT, SIG_DFL);
+    ::signal(SIGTERM, SIG_DFL);
     ::execl("/bin/sh", "sh", "-c",
             ("exec " + std::string(PACER_BINARY) + " " + args + " >" + log.string() + " 2>&1").c_str(),
             static_cast<char*>(nullptr));
@@ -269,8 +272,15 @@ TEST(CliHw, PowerModeProfileStoppedBySignalPutsBackTheBootMode) {
   test::TempDir tmp;
   const fs::path root = tmp.path() / "board";
   const pid_t emulator = serve("jetson-agx-orin", root);
-  ASSERT_TRUE(fs::exists(root / "pacer-emulator/nvpmodel")) << test::slurp(tmp.path() / "emulate.txt");
+  struct StopEmulator {  // on every way out of the test, failed assertions included
+    pid_t pid;
+    ~StopEmulator() { stop(pid); }
+  } stop_emulator{emulator};
   const fs::path mode = root / "pacer-emulator/nvpmodel_mode", state = tmp.path() / "state";
+  // The emulator writes its pid file first, then its nvpmodel and the mode file.
+  for (int i = 0; i < 3000 && !(fs::exists(root / "pacer-emulator/nvpmodel") && fs::exists(mode)); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_TRUE(fs::exists(root / "pacer-emulator/nvpmodel")) << test::slurp(tmp.path() / "emulate.txt");
   ASSERT_EQ(test::slurp(mode), "0");
   for (int sig : {SIGTERM, SIGINT}) {
     const pid_t pid =
@@ -292,7 +302,6 @@ TEST(CliHw, PowerModeProfileStoppedBySignalPutsBackTheBootMode) {
     EXPECT_EQ(test::slurp(root / "sys/devices/system/cpu/cpu11/online"), "1") << "signal " << sig;
     EXPECT_FALSE(fs::exists(state)) << "signal " << sig;
   }
-  stop(emulator);
 }
 
 // Imported real Nano modes (LoudVA: MAXN and 5W, clocks free within each mode) with the MAXN
