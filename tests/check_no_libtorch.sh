@@ -12,7 +12,8 @@ for program in "$@"; do
   fi
 done
 full="$(dirname "${!#}")/pacer-train"
-if [ -x "$full" ] && ! ldd "$full" | grep -q libtorch; then
+# ldd's whole output first: `ldd | grep -q` under pipefail fails when grep stops reading early (SIGPIPE).
+if [ -x "$full" ] && ! grep -q libtorch <<<"$(ldd "$full")"; then
   echo "FAIL: control: ldd shows no libtorch even for $full" >&2
   status=1
 fi
