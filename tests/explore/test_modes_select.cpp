@@ -12,6 +12,7 @@
 #include "explore/problem.hpp"
 #include "models/mode_model.hpp"
 #include "models/uncertainty.hpp"
+#include "tests/support/mode_models.hpp"
 #include "traces/catalog.hpp"
 #include "traces/error.hpp"
 #include "traces/power_modes.hpp"
@@ -23,13 +24,7 @@ namespace {
 namespace fs = std::filesystem;
 
 std::unique_ptr<models::ModeModel> orin_model(const traces::DeviceSpec& d) {
-  models::AnalyticalParams a;
-  a.voltage.floor_v = 1;
-  a.voltage.knee_hz = 500e6;
-  a.voltage.slope_v_per_hz = 0.5e-9;
-  a.time = {0.004, 0.0002, 1.5e6, 3e6};
-  a.power_mean = {8, 3, 2e-9, 1.2e-8, 16, 0, 0};
-  a.power_peak = {8, 3, 3e-9, 1.6e-8, 16, 0, 0};
+  const models::AnalyticalParams a = pacer::testing::synthetic_orin_gpu_params();
   traces::ModelRecord r;
   r.kind = "analytical";
   auto gpu = std::make_unique<models::AnalyticalModel>(a, r);

@@ -8,6 +8,7 @@
 
 #include "models/calibrate.hpp"
 #include "models/mode_model.hpp"
+#include "tests/support/mode_models.hpp"
 #include "traces/catalog.hpp"
 #include "traces/error.hpp"
 #include "traces/import_loudva.hpp"
@@ -19,13 +20,7 @@ namespace {
 const std::filesystem::path kLoudva = std::filesystem::path(PACER_SHARED_DIR) / "data/jetson/loudva";
 
 std::unique_ptr<ModeModel> truth(const traces::DeviceSpec& d, const ModeTerms& terms) {
-  AnalyticalParams a;
-  a.voltage.floor_v = 1;
-  a.voltage.knee_hz = 500e6;
-  a.voltage.slope_v_per_hz = 0.5e-9;
-  a.time = {0.004, 0.0002, 1.5e6, 3e6};
-  a.power_mean = {8, 3, 2e-9, 1.2e-8, 16, 0, 0};
-  a.power_peak = {8, 3, 3e-9, 1.6e-8, 16, 0, 0};
+  const AnalyticalParams a = pacer::testing::synthetic_orin_gpu_params();
   traces::ModelRecord r;
   r.kind = "analytical";
   r.settings["voltage"] = "fit";
