@@ -44,10 +44,14 @@ class Validate : public ::testing::Test {
     auto r = pacer("profile --device emulated:jetson-nano --workload cnn@1x12x12 --batch-sizes 8,32 --store " + store +
                    " --sensor-rate 100Hz --min-power-samples 30 --measured-batches 1000");
     ASSERT_EQ(r.code, 0) << r.err;
-    r = pacer("relation --dataset idx:" + (dir / "idx").string() +
-              " --checkpoint none --threads 1 --eval-every 64 "
-              "--lr 0.002 --batch-sizes 8,32 --seeds 0 --target 0.9 --budget 4096 --name proxy --out " +
-              store);
+    ASSERT_NO_FATAL_FAILURE(proxy(store));
+  }
+  // The proxy relation at b = 8, 32, in `store`.
+  void proxy(const std::string& store) const {
+    const auto r = pacer("relation --dataset idx:" + (dir / "idx").string() +
+                         " --checkpoint none --threads 1 --eval-every 64 "
+                         "--lr 0.002 --batch-sizes 8,32 --seeds 0 --target 0.9 --budget 4096 --name proxy --out " +
+                         store);
     ASSERT_EQ(r.code, 0) << r.err;
   }
 };
@@ -379,11 +383,7 @@ TEST_F(Validate, EveryRunOnAJetsonRecordsItsNodeAndBoardModel) {
                  "--measured-batches 10 --store " +
                  store);
   ASSERT_EQ(r.code, 0) << r.err;
-  r = pacer("relation --dataset idx:" + (dir / "idx").string() +
-            " --checkpoint none --threads 1 --eval-every 64 "
-            "--lr 0.002 --batch-sizes 8,32 --seeds 0 --target 0.9 --budget 4096 --name proxy --out " +
-            store);
-  ASSERT_EQ(r.code, 0) << r.err;
+  ASSERT_NO_FATAL_FAILURE(proxy(store));
   ::setenv("SLURMD_NODENAME", "tx2-03", 1);
   r =
       pacer(fmt::format("validate --store {} --device jetson --sysfs-root {} --target-dataset idx:{} --checkpoint none "
