@@ -12,6 +12,7 @@
 #include "explore/policy.hpp"
 #include "explore/problem.hpp"
 #include "explore/space.hpp"
+#include "tests/support/temp_store.hpp"
 #include "explore/sweep.hpp"
 #include "traces/error.hpp"
 #include "traces/store.hpp"
@@ -95,8 +96,7 @@ TEST(Space, FromProfileUsesPeakWhenEveryPointHasIt) {
 // sweep and simulate take them as proxy and target without being told (they stopped at "2
 // relations to choose from"); an ambiguous store gets one error naming the option to set.
 TEST(Problem, ChoosesTheProxyAndTheTargetByRole) {
-  const auto path = std::filesystem::temp_directory_path() / ("pacer-problem-" + std::to_string(::getpid()) + ".h5");
-  std::filesystem::remove(path);
+  const testing::TempStore path("problem");
   {
     auto store = traces::Store::open_or_create(path);
     store.write_profile(hand_profile(), "hand");
@@ -121,7 +121,6 @@ TEST(Problem, ChoosesTheProxyAndTheTargetByRole) {
   EXPECT_EQ(option_of(), "target");  // two targets: name one
   traces::Store::open(path).write_relation(relation("fmnist-other", {{4, 500}}));
   EXPECT_EQ(option_of(), "relation");  // two relations could be the proxy
-  std::filesystem::remove(path);
 }
 
 TEST(Policies, OursPicksFastestFeasibleByProxy) {

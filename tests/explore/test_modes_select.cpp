@@ -13,6 +13,7 @@
 #include "models/mode_model.hpp"
 #include "models/uncertainty.hpp"
 #include "tests/support/mode_models.hpp"
+#include "tests/support/temp_store.hpp"
 #include "traces/catalog.hpp"
 #include "traces/error.hpp"
 #include "traces/power_modes.hpp"
@@ -40,8 +41,7 @@ std::unique_ptr<models::ModeModel> orin_model(const traces::DeviceSpec& d) {
 }
 
 TEST(ModesSelect, ChoosesTheFastestFeasibleModeAndBatchSize) {
-  const fs::path path = fs::temp_directory_path() / ("pacer-modes-select-" + std::to_string(::getpid()) + ".h5");
-  fs::remove(path);
+  const testing::TempStore path("modes-select");
   const auto d = traces::find_device("jetson-agx-orin");
   const auto model = orin_model(d);
   traces::RelationSet rel;
@@ -83,14 +83,12 @@ TEST(ModesSelect, ChoosesTheFastestFeasibleModeAndBatchSize) {
     EXPECT_EQ(pb->space->knob_settings()[r.choice.knob_index], best_knob) << cap;
     EXPECT_EQ(pb->space->batch_sizes()[r.choice.batch_index], best_b) << cap;
   }
-  fs::remove(path);
 }
 
 // A calibrated model's uncertainty is printed with the choice it makes, and a choice whose power
 // lies within 1 sigma of the cap says so.
 TEST(ModesSelect, PrintsTheModelsUncertaintyWithTheChoice) {
-  const fs::path path = fs::temp_directory_path() / ("pacer-modes-sigma-" + std::to_string(::getpid()) + ".h5");
-  fs::remove(path);
+  const testing::TempStore path("modes-sigma");
   const auto d = traces::find_device("jetson-agx-orin");
   auto record = orin_model(d)->to_record();
   record.metrics["time_mape_lomo"] = 4;
@@ -118,7 +116,6 @@ TEST(ModesSelect, PrintsTheModelsUncertaintyWithTheChoice) {
   ProblemSpec spec;
   spec.model = record.name;
   const auto pb = load_problem(traces::Store::open(path), spec);
-  fs::remove(path);
   ASSERT_TRUE(pb->model_uncertainty.has_value());
   // Peak basis: sigma = max(3% * sqrt(pi/2), 2.5%) = 3.76% of the choice's peak power.
   const double sigma = 0.03 * std::sqrt(std::numbers::pi / 2);

@@ -10,6 +10,7 @@
 #include <filesystem>
 
 #include "explore/pacer_policy.hpp"
+#include "tests/support/temp_store.hpp"
 #include "traces/error.hpp"
 #include "traces/zeus.hpp"
 
@@ -205,8 +206,7 @@ TEST(ProxyBudget, DefaultCutsFollowTheCurvesSource) {
 TEST(ProxyBudget, ZeusFullCutIsTheSweepAndLooserLevelsCostLess) {
   const fs::path dir = fs::path(PACER_SHARED_DIR) / "data" / "zeus";
   if (!fs::exists(dir / "summary_train.csv")) GTEST_SKIP() << "no Zeus traces under " << dir;
-  const fs::path store_path = fs::temp_directory_path() / ("pacer-budget-" + std::to_string(::getpid()) + ".h5");
-  fs::remove(store_path);
+  const testing::TempStore store_path("budget");
   {
     traces::zeus::ImportOptions o;
     o.data_dir = dir;
@@ -239,7 +239,6 @@ TEST(ProxyBudget, ZeusFullCutIsTheSweepAndLooserLevelsCostLess) {
     if (p.cut == "full") {
       EXPECT_DOUBLE_EQ(p.same_choice, 1.0);
     }
-  fs::remove(store_path);
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include "models/calibrate.hpp"
 #include "models/uncertainty.hpp"
 #include "test_calib_fixtures.hpp"
+#include "tests/support/temp_store.hpp"
 #include "traces/catalog.hpp"
 #include "traces/store.hpp"
 
@@ -118,12 +119,9 @@ TEST(Uncertainty, CalibrationStoresTheSpreadBesideTheHeldOutErrorAndTheStoreKeep
         << target;
   EXPECT_GE(m.at("power_mean_sigma_pct"), 2.0 * 0.9) << "no model beats the spread of its measurements";
 
-  const auto path =
-      std::filesystem::temp_directory_path() / ("pacer-uncertainty-" + std::to_string(::getpid()) + ".h5");
-  std::filesystem::remove(path);
+  const pacer::testing::TempStore path("uncertainty");
   traces::Store::open_or_create(path).write_model(cal.record);
   const auto back = read_uncertainty(traces::Store::open(path).read_model(cal.record.name));
-  std::filesystem::remove(path);
   ASSERT_TRUE(back.has_value());
   EXPECT_EQ(back->basis, "heldout");
   EXPECT_EQ(back->floating_clocks, "cpu, emc");
