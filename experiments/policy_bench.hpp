@@ -6,6 +6,10 @@
 // its GPUs held out together) the constants with the least mean regret on the other workloads
 // (then the least max regret) are chosen and scored on the held-out one. The table gives each
 // fold's choice and held-out regret, and every grid point's regret on all the data.
+// With resplits > 0 it also measures how much of each policy's regret comes from which runs the
+// proxy drew (outside the protocol): the proxy is re-drawn as a random half of each batch size's
+// runs (traces::zeus::ImportOptions::split_seed 1..N), the target keeps all runs, and pacer (the
+// code's constants), Algorithm 1 and Ours-robust are scored on every split.
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -20,6 +24,22 @@ struct PolicyBenchOptions {
   std::vector<double> own_weights = {0.25, 0.5, 0.75};
   std::vector<double> shrinks = {0.5, 1, 2, 4};
   int caps_per_workload = 10;
+  int resplits = 0;  // random proxy halves to score the policies on (0: none)
+};
+
+// The goal the issue set for the pacer policy on the Zeus traces: mean and max regret.
+inline constexpr double kRegretGoalMean = 0.005;
+inline constexpr double kRegretGoalMax = 0.03;
+
+// One policy on one GPU over the re-splits: `workload` empty for the GPU's workloads together.
+struct ResplitRow {
+  std::string gpu, workload, policy;
+  int splits = 0;
+  double mean_regret = 0;     // over every (workload, cap) row of every split
+  double median_max = 0;      // of the splits' max regret
+  double p90_max = 0;         // 90th percentile of the splits' max regret
+  double share_over_max = 0;  // splits whose max regret exceeds kRegretGoalMax
+  double share_goal_met = 0;  // splits with mean <= kRegretGoalMean and max <= kRegretGoalMax
 };
 
 struct PolicyBenchFold {
@@ -38,8 +58,10 @@ struct PolicyBenchResult {
   std::vector<PolicyBenchFold> folds;
   double held_out_mean = 0, held_out_max = 0;  // over every fold's held-out rows
   std::vector<PolicyBenchPoint> grid;
+  std::vector<ResplitRow> resplits;  // per GPU and policy, then per GPU, workload and policy
   std::string markdown() const;
-  std::string csv() const;  // the grid on all the data and the folds
+  std::string csv() const;          // the grid on all the data and the folds
+  std::string resplits_csv() const;  // the re-split rows
 };
 
 PolicyBenchResult run_policy_bench(const PolicyBenchOptions& options);

@@ -13,6 +13,10 @@ void check_output_file(const fs::path& path, const std::string& option) {
     throw SettingError(option, fmt::format("{}: {}", path.string(), why));
 }
 
+fs::path companion_csv(const fs::path& csv, const std::string& suffix) {
+  return fs::path(csv).replace_extension("").string() + suffix + ".csv";
+}
+
 void check_output_folder(const fs::path& dir, const std::string& option) {
   if (dir.empty()) throw SettingError(option, "no folder given");
   std::error_code ec;

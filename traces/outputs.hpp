@@ -15,6 +15,10 @@ namespace pacer::traces {
 // accepts a new file. SettingError(option) otherwise.
 void check_output_file(const std::filesystem::path& path, const std::string& option);
 
+// A companion CSV written beside `csv`: "<csv without its extension><suffix>.csv"
+// ("rows.csv", "-summary" -> "rows-summary.csv").
+std::filesystem::path companion_csv(const std::filesystem::path& csv, const std::string& suffix);
+
 // A folder the command writes files into, created when missing: it is a folder (or can be made
 // one) and accepts new files. SettingError(option) otherwise.
 void check_output_folder(const std::filesystem::path& dir, const std::string& option);

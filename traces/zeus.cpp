@@ -8,8 +8,10 @@
 #include <fstream>
 #include <limits>
 #include <map>
+#include <random>
 #include <set>
 #include <sstream>
+#include <vector>
 
 #include "traces/csv.hpp"
 #include "traces/error.hpp"
@@ -113,12 +115,36 @@ int last_epoch(const std::map<double, int>& m) {
   return e;
 }
 
+// The run indices of batch size `b` a relation keeps: all of them for the target; for the proxy the
+// first half by run index (at least one) or, with a split seed, as many drawn at random: a
+// Fisher-Yates shuffle driven by a 64-bit engine seeded from (seed, workload, b), written out so
+// that a seed gives the same split on every standard library.
+std::vector<int> kept_runs(const RunMetrics& runs, const std::string& workload, int b, bool proxy, uint64_t seed) {
+  std::vector<int> ids;
+  for (const auto& [run, metrics] : runs) ids.push_back(run);  // std::map: ordered by run index
+  if (!proxy) return ids;
+  const size_t keep = std::max<size_t>(1, ids.size() / 2);
+  if (seed != 0) {
+    uint64_t h = seed * 0x9E3779B97F4A7C15ull ^ static_cast<uint64_t>(b);
+    for (unsigned char c : workload) h = (h ^ c) * 0x100000001B3ull;
+    std::mt19937_64 engine(h);
+    for (size_t i = ids.size(); i > 1; --i) std::swap(ids[i - 1], ids[engine() % i]);
+    std::sort(ids.begin(), ids.begin() + static_cast<std::ptrdiff_t>(keep));
+  }
+  ids.resize(keep);
+  return ids;
+}
+
+std::string proxy_runs_label(uint64_t split_seed) {
+  return split_seed == 0 ? "first half of the runs" : fmt::format("a random half of the runs, split seed {}", split_seed);
+}
+
 RelationSet make_relation(const Key& key, const TrainData& d, const std::vector<int>& batches, double target,
-                          bool higher_is_better, int64_t spe, bool proxy) {
+                          bool higher_is_better, int64_t spe, bool proxy, uint64_t split_seed) {
   RelationSet s;
   s.name = proxy ? proxy_name(key.name()) : target_name(key.name());
   s.workload = key.name();
-  s.dataset = key.dataset + (proxy ? " (zeus train trace, first half of the runs)" : " (zeus train trace, all runs)");
+  s.dataset = key.dataset + " (zeus train trace, " + (proxy ? proxy_runs_label(split_seed) : "all runs") + ")";
   s.metric = key.dataset == "librispeech" ? "wer" : "validation_metric";
   s.higher_is_better = higher_is_better;
   s.target = target;
@@ -132,11 +158,8 @@ RelationSet make_relation(const Key& key, const TrainData& d, const std::vector<
   }
   for (int b : batches) {
     const RunMetrics& runs = d.by_batch.at(b);
-    const size_t n = runs.size();
-    const size_t keep = proxy ? std::max<size_t>(1, n / 2) : n;
-    size_t i = 0;
-    for (const auto& [run, metrics] : runs) {  // std::map: ordered by run index
-      if (i++ >= keep) break;
+    for (const int run : kept_runs(runs, key.name(), b, proxy, split_seed)) {
+      const auto& metrics = runs.at(run);
       RelationRun r;
       r.batch_size = b;
       r.seed = run;
@@ -333,17 +356,18 @@ ImportResult import_text(const std::string& power_csv, const std::string& train_
       p.samples = spe;
       t.points.push_back(p);
     }
-    w.proxy = make_relation(key, d, batches, target, hib, spe, true);
+    w.proxy = make_relation(key, d, batches, target, hib, spe, true, options.split_seed);
     w.proxy_curve = make_curve(w.proxy, d);
-    w.target = make_relation(key, d, batches, target, hib, spe, false);
+    w.target = make_relation(key, d, batches, target, hib, spe, false, options.split_seed);
     // The next looser level than the target: the last point of the proxy's learning curve before it.
     double looser = kNaN;
     for (double m : candidates)
       if ((hib ? m < target : m > target) && (std::isnan(looser) || (hib ? m > looser : m < looser))) looser = m;
     if (!std::isnan(looser)) {
-      w.proxy_looser = make_relation(key, d, batches, looser, hib, spe, true);
+      w.proxy_looser = make_relation(key, d, batches, looser, hib, spe, true, options.split_seed);
       w.proxy_looser.name = looser_name(w.proxy.name);
-      w.proxy_looser.dataset = key.dataset + " (zeus train trace, first half of the runs, looser metric level)";
+      w.proxy_looser.dataset =
+          key.dataset + " (zeus train trace, " + proxy_runs_label(options.split_seed) + ", looser metric level)";
     }
     result.workloads.push_back(std::move(w));
   }

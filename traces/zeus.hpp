@@ -9,6 +9,7 @@
 //  - the proxy relation uses the first half of the runs of each batch size (by run index, >= 1),
 //    the target relation (oracle, scoring) all runs;
 //  - P_max takes 10 evenly spaced values from the lowest to the highest average power.
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -21,6 +22,11 @@ struct ImportOptions {
   std::filesystem::path data_dir;  // holds summary_power_<gpu>.csv and summary_train.csv
   std::string gpu = "v100";        // any GPU with a summary_power_<gpu>.csv in data_dir
   int min_runs = 3;                // runs that must reach the target at every batch size
+  // 0: the protocol's proxy, the first half of each batch size's runs by run index. Otherwise a
+  // re-split, outside the protocol, to measure how much a policy's regret owes to which runs the
+  // proxy drew: the same number of runs, drawn at random (reproducibly from the seed, the workload
+  // and the batch size); the target keeps all runs.
+  uint64_t split_seed = 0;
 };
 
 struct Workload {

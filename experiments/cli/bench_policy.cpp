@@ -37,13 +37,22 @@ int run_bench_policy(const po::variables_map& vm) {
     if (w > 1) throw UsageError(fmt::format("--own-weights: {:g} is above 1", w));
   o.shrinks = parse_numbers(vm["shrinks"].as<std::string>(), "--shrinks");
   o.caps_per_workload = vm["caps-per-workload"].as<int>();
+  o.resplits = vm["resplits"].as<int>();
   const std::string csv = vm["csv"].as<std::string>();
+  const std::string resplits_csv = o.resplits > 0 && !csv.empty() ? traces::companion_csv(csv, "-resplits").string() : "";
   if (!csv.empty()) traces::check_output_file(csv, "csv");
+  if (!resplits_csv.empty()) traces::check_output_file(resplits_csv, "csv");
+  if (o.resplits > 0)
+    std::cerr << fmt::format("scoring the policies on {} random proxy halves per GPU as well\n", o.resplits);
   const auto result = experiments::run_policy_bench(o);
   std::cout << result.markdown();
   if (!csv.empty()) {
     traces::write_file_atomic(csv, result.csv());
     std::cerr << fmt::format("wrote {}\n", csv);
+  }
+  if (!resplits_csv.empty()) {
+    traces::write_file_atomic(resplits_csv, result.resplits_csv());
+    std::cerr << fmt::format("wrote {}\n", resplits_csv);
   }
   return 0;
 }
@@ -73,7 +82,11 @@ Command make() {
         "grid of the seed-noise weight of the shrinkage [1], comma-separated")(
         "caps-per-workload", bounded(10, 1, kMaxCapsPerWorkload, "caps-per-workload"),
         "caps per workload, evenly spaced over its power range (the protocol: 10) [caps]")(
-        "csv", po::value<std::string>()->default_value("")->value_name("FILE"), "also write the tables as CSV");
+        "resplits", bounded(0, 0, 10000, "resplits"),
+        "also score pacer, ours and ours-robust on this many random proxy halves per GPU (outside the protocol: "
+        "how much of a policy's regret comes from which runs the proxy drew) [splits]")(
+        "csv", po::value<std::string>()->default_value("")->value_name("FILE"),
+        "also write the tables as CSV (the re-splits to FILE's stem + \"-resplits.csv\")");
   };
   c.run = run_bench_policy;
   return c;

@@ -30,7 +30,7 @@ int run_sweep(const po::variables_map& vm) {
   traces::check_record_name_option("sweeps", vm["name"].as<std::string>(), "name");
   const auto csv = vm["csv"].as<std::string>();
   const std::string summary_path =
-      csv.empty() ? "" : std::filesystem::path(csv).replace_extension("").string() + "-summary.csv";
+      csv.empty() ? "" : traces::companion_csv(csv, "-summary").string();
   if (!csv.empty()) {
     traces::check_output_file(csv, "csv");
     traces::check_output_file(summary_path, "csv");

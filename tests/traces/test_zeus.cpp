@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <set>
+#include <vector>
 
 #include "traces/error.hpp"
 #include "traces/zeus.hpp"
@@ -106,6 +108,43 @@ TEST(Zeus, ReplayProtocolOnFixture) {
   EXPECT_FALSE(s.target.higher_is_better);
   EXPECT_DOUBLE_EQ(s.target.target, 50);
   EXPECT_DOUBLE_EQ(mean_epochs(s.target, 8), 4.0);
+}
+
+// A split seed re-draws the proxy as a random half of each batch size's runs: as many runs as the
+// protocol's first half, the same draw for a seed, other draws for other seeds, the looser level
+// and the learning curve over the same runs, and the target untouched.
+TEST(Zeus, SplitSeedDrawsAReproducibleRandomHalf) {
+  ImportOptions o;
+  const auto protocol = find(import_text(kPower, kTrain, o), "toy.net.adam");
+  const auto proxy_seeds = [](const RelationSet& s, int b) {
+    std::vector<int> seeds;
+    for (const auto& r : s.runs)
+      if (r.batch_size == b) seeds.push_back(r.seed);
+    return seeds;
+  };
+  std::set<std::vector<int>> draws32;
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    o.split_seed = seed;
+    const auto w = find(import_text(kPower, kTrain, o), "toy.net.adam");
+    const auto again = find(import_text(kPower, kTrain, o), "toy.net.adam");
+    for (int b : {8, 16, 32}) {
+      const auto seeds = proxy_seeds(w.proxy, b);
+      EXPECT_EQ(seeds.size(), proxy_seeds(protocol.proxy, b).size()) << b;
+      EXPECT_EQ(seeds, proxy_seeds(again.proxy, b)) << "seed " << seed << " is not reproducible";
+      EXPECT_TRUE(std::is_sorted(seeds.begin(), seeds.end()));
+      EXPECT_EQ(std::set<int>(seeds.begin(), seeds.end()).size(), seeds.size()) << "a run drawn twice";
+      EXPECT_EQ(proxy_seeds(w.target, b), proxy_seeds(protocol.target, b));
+    }
+    draws32.insert(proxy_seeds(w.proxy, 32));
+    EXPECT_EQ(proxy_seeds(w.proxy_looser, 8), proxy_seeds(w.proxy, 8));
+    for (const auto& p : w.proxy_curve.points) {
+      const auto seeds = proxy_seeds(w.proxy, p.batch_size);
+      EXPECT_NE(std::find(seeds.begin(), seeds.end(), p.seed), seeds.end()) << "curve of a run not in the proxy";
+    }
+    EXPECT_NE(w.proxy.dataset.find("split seed"), std::string::npos);
+  }
+  // Two of five runs: ten possible draws; twenty seeds find several of them.
+  EXPECT_GE(draws32.size(), 5u);
 }
 
 TEST(Zeus, BadInputIsAClearError) {
