@@ -340,8 +340,18 @@ traces::ModelRecord AnalyticalModel::to_record() const {
 }
 
 // ---------------------------------------------------------------------------------------------
-std::unique_ptr<AnalyticalModel> fit_analytical(const std::vector<traces::ProfilePoint>& points,
-                                                const AnalyticalFitOptions& options, FitExtras* extras) {
+namespace {
+
+// The fit's inputs, checked: one observation list per target and what the search ranges need.
+struct FitInputs {
+  std::vector<Obs> time_obs, mean_obs, peak_obs;
+  std::set<double> freqs;
+  int b_min = 0, b_max = 0;
+  bool use_table = false;  // V(f) from the catalog's table, else fitted
+};
+
+FitInputs check_inputs(const std::vector<traces::ProfilePoint>& points, const AnalyticalFitOptions& options,
+                       const FitExtras* extras) {
   static const std::vector<double> none;
   const auto& compute_share = extras ? extras->compute_share : none;
   const auto check = [&](size_t n, const char* what) {
@@ -361,9 +371,8 @@ std::unique_ptr<AnalyticalModel> fit_analytical(const std::vector<traces::Profil
         "the analytical model needs at least 4 profiled points (it has 4 time parameters), got {}: profile more "
         "points or let the planner pick 4 or more",
         points.size()));
-  std::vector<Obs> time_obs, mean_obs, peak_obs;
-  std::set<double> freqs;
-  int b_min = points.front().batch_size, b_max = b_min;
+  FitInputs in;
+  in.b_min = in.b_max = points.front().batch_size;
   for (size_t pi = 0; pi < points.size(); ++pi) {
     const auto& p = points[pi];
     const double share = compute_share.empty() ? 1.0 : compute_share[pi];
@@ -377,32 +386,32 @@ std::unique_ptr<AnalyticalModel> fit_analytical(const std::vector<traces::Profil
           fmt::format("profile point (f = {:g} Hz, b = {}) has a non-positive or missing frequency, batch "
                       "size, time or mean power",
                       f, p.batch_size));
-    freqs.insert(f);
-    b_min = std::min(b_min, p.batch_size);
-    b_max = std::max(b_max, p.batch_size);
+    in.freqs.insert(f);
+    in.b_min = std::min(in.b_min, p.batch_size);
+    in.b_max = std::max(in.b_max, p.batch_size);
     if (!(share > 0 && share <= 1)) throw Error(fmt::format("compute share {:g} is not in (0, 1]", share));
     const std::vector<double>* power_extra =
         extras && !extras->power_columns.empty() ? &extras->power_columns[pi] : nullptr;
-    time_obs.push_back({f, p.batch_size, p.time_per_batch_mean_s, share, nullptr});
-    mean_obs.push_back({f, p.batch_size, p.power_mean_w, share, power_extra});
+    in.time_obs.push_back({f, p.batch_size, p.time_per_batch_mean_s, share, nullptr});
+    in.mean_obs.push_back({f, p.batch_size, p.power_mean_w, share, power_extra});
     if (std::isfinite(p.power_peak_w) && p.power_peak_w > 0)
-      peak_obs.push_back({f, p.batch_size, p.power_peak_w, share, power_extra});
+      in.peak_obs.push_back({f, p.batch_size, p.power_peak_w, share, power_extra});
   }
-  if (freqs.size() < 2)
+  if (in.freqs.size() < 2)
     throw Error(
         "the analytical model needs points at 2 or more GPU frequencies to separate the frequency-bound "
         "part of the time from the rest");
   if (options.voltage != "auto" && options.voltage != "catalog" && options.voltage != "fit")
     throw Error(fmt::format("voltage mode '{}' is not one of auto, catalog, fit", options.voltage));
-  const bool use_table = options.voltage == "catalog" || (options.voltage == "auto" && !options.voltage_table.empty());
-  if (use_table && options.voltage_table.empty())
+  in.use_table = options.voltage == "catalog" || (options.voltage == "auto" && !options.voltage_table.empty());
+  if (in.use_table && options.voltage_table.empty())
     throw Error("the device has no V(f) table in the catalog; fit V(f) instead (voltage mode fit)");
+  return in;
+}
 
-  AnalyticalParams params;
-  traces::ModelRecord record;
-  record.kind = "analytical";
-  const double pw = options.prior_weight;
-  // Time: t = t0 + t1·b + w0/f + w1·b/f, linear; t1 and w0 carry the weak priors (extra columns too).
+// Time: t = t0 + t1·b + w0/f + w1·b/f, linear; t1 and w0 carry the weak priors (extra columns too).
+TimeParams fit_time(const std::vector<Obs>& time_obs, double prior_weight, FitExtras* extras,
+                    traces::ModelRecord& record) {
   const Eigen::Index kt =
       extras && !extras->time_columns.empty() ? static_cast<Eigen::Index>(extras->time_columns.front().size()) : 0;
   Eigen::MatrixXd x(static_cast<Eigen::Index>(time_obs.size()), 4 + kt);
@@ -419,78 +428,97 @@ std::unique_ptr<AnalyticalModel> fit_analytical(const std::vector<traces::Profil
     x(r, 2) = 1.0 / f;
     x(r, 3) = b / f;
   }
-  const auto ts = solve_relative(x, targets(time_obs), time_shrink, pw, true);
-  params.time = {ts.beta(0), ts.beta(1), ts.beta(2), ts.beta(3)};
+  const auto ts = solve_relative(x, targets(time_obs), time_shrink, prior_weight, true);
   if (extras) extras->time_coef.assign(ts.beta.data() + 4, ts.beta.data() + 4 + kt);
   for (int i = 0; i < 4; ++i) push(record, kTimeNames[i], ts.beta(i), ts.stderr(i));
-  const double half_prior = std::sqrt(static_cast<double>(b_min) * b_max);
-  const double lh_lo = std::log(std::max(0.25, b_min / 8.0));
-  const double lh_hi = std::log(b_max * 8.0);
-  const PowerProblem mean_problem{&mean_obs, &params.time, pw, half_prior, lh_lo, lh_hi};
+  return {ts.beta(0), ts.beta(1), ts.beta(2), ts.beta(3)};
+}
 
-  double log_half = 0;
+// V(f) relative to its floor (the scale of V is not identifiable from power, only its shape): a
+// knee and a slope, searched on a grid and refined by golden sections, each point profiled over the
+// batch half-saturation. Returns the curve; records the knee and slope with their errors.
+VoltageCurve fit_voltage(const PowerProblem& mean_problem, const std::set<double>& freqs,
+                         traces::ModelRecord& record) {
+  const double f_lo = *freqs.begin();
+  const double f_hi = *freqs.rbegin();
+  const double span = f_hi - f_lo;
+  const auto curve = [](double knee_hz, double log_slope_per_ghz) {
+    VoltageCurve c;
+    c.floor_v = 1.0;
+    c.knee_hz = knee_hz;
+    c.slope_v_per_hz = std::exp(log_slope_per_ghz) / 1e9;
+    return c;
+  };
+  const double knee_lo = f_lo - 0.25 * span, knee_hi = f_hi;
+  const double ls_lo = std::log(0.02), ls_hi = std::log(4.0);
+  const auto profiled = [&](double knee, double ls) {
+    const auto c = curve(knee, ls);
+    return mean_problem.objective(c, mean_problem.best_log_half(c, 9));
+  };
+  double best = std::numeric_limits<double>::infinity(), knee = knee_hi, ls = 0;
+  for (int i = 0; i < 10; ++i)
+    for (int j = 0; j < 10; ++j) {
+      const double k = knee_lo + (knee_hi - knee_lo) * i / 9.0;
+      const double s = ls_lo + (ls_hi - ls_lo) * j / 9.0;
+      const double o = profiled(k, s);
+      if (o < best) {
+        best = o;
+        knee = k;
+        ls = s;
+      }
+    }
+  double knee_step = (knee_hi - knee_lo) / 9.0, ls_step = (ls_hi - ls_lo) / 9.0;
+  for (int round = 0; round < 2; ++round) {
+    knee = golden_min([&](double k) { return profiled(k, ls); }, knee - knee_step, knee + knee_step, 16);
+    ls = golden_min([&](double s) { return profiled(knee, s); }, ls - ls_step, ls + ls_step, 16);
+    knee_step /= 2;
+    ls_step /= 2;
+  }
+  const VoltageCurve v = curve(knee, ls);
+  const auto& obs = *mean_problem.obs;
+  const double fit_obj = profiled(knee, ls);
+  const double s2 = fit_obj / std::max(1.0, static_cast<double>(obs.size()) - 7.0);
+  const double se_knee = obs.size() > 7
+                             ? profile_stderr([&](double k) { return profiled(k, ls); }, knee, 0.02 * span, s2)
+                             : traces::kNaN;
+  const double se_ls =
+      obs.size() > 7 ? profile_stderr([&](double s) { return profiled(knee, s); }, ls, 0.05, s2) : traces::kNaN;
+  push(record, "volt_knee_hz", v.knee_hz, se_knee);
+  push(record, "volt_slope_v_per_hz", v.slope_v_per_hz, v.slope_v_per_hz * se_ls);
+  return v;
+}
+
+}  // namespace
+
+std::unique_ptr<AnalyticalModel> fit_analytical(const std::vector<traces::ProfilePoint>& points,
+                                                const AnalyticalFitOptions& options, FitExtras* extras) {
+  const FitInputs in = check_inputs(points, options, extras);
+  AnalyticalParams params;
+  traces::ModelRecord record;
+  record.kind = "analytical";
+  const double pw = options.prior_weight;
+  params.time = fit_time(in.time_obs, pw, extras, record);
+  const double half_prior = std::sqrt(static_cast<double>(in.b_min) * in.b_max);
+  const double lh_lo = std::log(std::max(0.25, in.b_min / 8.0));
+  const double lh_hi = std::log(in.b_max * 8.0);
+  const PowerProblem mean_problem{&in.mean_obs, &params.time, pw, half_prior, lh_lo, lh_hi};
+
   auto& v = params.voltage;
-  if (use_table) {
+  if (in.use_table) {
     v.table = options.voltage_table;
     std::sort(v.table.begin(), v.table.end(),
               [](const traces::VoltagePoint& a, const traces::VoltagePoint& b) { return a.freq_hz < b.freq_hz; });
-    log_half = mean_problem.best_log_half(v, 25);
   } else {
-    // V relative to its floor: the scale of V is not identifiable from power, only its shape.
-    const double f_lo = *freqs.begin();
-    const double f_hi = *freqs.rbegin();
-    const double span = f_hi - f_lo;
-    const auto curve = [](double knee_hz, double log_slope_per_ghz) {
-      VoltageCurve c;
-      c.floor_v = 1.0;
-      c.knee_hz = knee_hz;
-      c.slope_v_per_hz = std::exp(log_slope_per_ghz) / 1e9;
-      return c;
-    };
-    const double knee_lo = f_lo - 0.25 * span, knee_hi = f_hi;
-    const double ls_lo = std::log(0.02), ls_hi = std::log(4.0);
-    const auto profiled = [&](double knee, double ls) {
-      const auto c = curve(knee, ls);
-      return mean_problem.objective(c, mean_problem.best_log_half(c, 9));
-    };
-    double best = std::numeric_limits<double>::infinity(), knee = knee_hi, ls = 0;
-    for (int i = 0; i < 10; ++i)
-      for (int j = 0; j < 10; ++j) {
-        const double k = knee_lo + (knee_hi - knee_lo) * i / 9.0;
-        const double s = ls_lo + (ls_hi - ls_lo) * j / 9.0;
-        const double o = profiled(k, s);
-        if (o < best) {
-          best = o;
-          knee = k;
-          ls = s;
-        }
-      }
-    double knee_step = (knee_hi - knee_lo) / 9.0, ls_step = (ls_hi - ls_lo) / 9.0;
-    for (int round = 0; round < 2; ++round) {
-      knee = golden_min([&](double k) { return profiled(k, ls); }, knee - knee_step, knee + knee_step, 16);
-      ls = golden_min([&](double s) { return profiled(knee, s); }, ls - ls_step, ls + ls_step, 16);
-      knee_step /= 2;
-      ls_step /= 2;
-    }
-    v = curve(knee, ls);
-    log_half = mean_problem.best_log_half(v, 25);
-    const double fit_obj = profiled(knee, ls);
-    const double s2 = fit_obj / std::max(1.0, static_cast<double>(mean_obs.size()) - 7.0);
-    const double se_knee = mean_obs.size() > 7
-                               ? profile_stderr([&](double k) { return profiled(k, ls); }, knee, 0.02 * span, s2)
-                               : traces::kNaN;
-    const double se_ls =
-        mean_obs.size() > 7 ? profile_stderr([&](double s) { return profiled(knee, s); }, ls, 0.05, s2) : traces::kNaN;
-    push(record, "volt_knee_hz", v.knee_hz, se_knee);
-    push(record, "volt_slope_v_per_hz", v.slope_v_per_hz, v.slope_v_per_hz * se_ls);
+    v = fit_voltage(mean_problem, in.freqs, record);
   }
+  const double log_half = mean_problem.best_log_half(v, 25);
 
   const PowerFit mean = finish_power(mean_problem, v, log_half);
   params.power_mean = mean.params;
   if (extras) extras->power_mean_coef = extras->power_peak_coef = mean.extra;
   push_power(record, "power_mean_", mean.params, mean.stderr);
-  if (peak_obs.size() >= 4) {
-    const PowerProblem peak_problem{&peak_obs, &params.time, pw, half_prior, lh_lo, lh_hi};
+  if (in.peak_obs.size() >= 4) {
+    const PowerProblem peak_problem{&in.peak_obs, &params.time, pw, half_prior, lh_lo, lh_hi};
     const PowerFit peak = finish_power(peak_problem, v, peak_problem.best_log_half(v, 25));
     params.power_peak = peak.params;
     params.has_peak = true;
