@@ -7,9 +7,11 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <sstream>
 
 #include "models/calibrate.hpp"
 #include "traces/error.hpp"
+#include "traces/units.hpp"
 
 namespace pacer::models {
 namespace {
@@ -156,9 +158,9 @@ std::unique_ptr<ModeModel> modes_from_record(const traces::ModelRecord& record) 
   top.gpu_freq_hz = get("max_gpu_freq_hz");
   top.mem_freq_hz = get("max_mem_freq_hz");
   top.gpu_tpcs = static_cast<int>(get("max_gpu_tpcs"));
-  traces::KnobSpace knob = traces::KnobSpace::power_mode();
-  if (record.settings.count("knob_dims") && record.settings.at("knob_dims") == "5")
-    knob.dims.push_back({"gpu_tpcs", "1"});
+  const auto dims = record.settings.find("knob_dims");
+  const traces::KnobSpace knob =
+      traces::power_mode_knob(dims == record.settings.end() ? 0 : units::to_integer(dims->second, 0, 16).value_or(0));
   ModeTerms terms;
   for (const auto& [name, member] : kTermNames) terms.*member = get(name);
   return std::make_unique<ModeModel>(knob, top, analytical_from_record(gpu), terms, record);
@@ -224,7 +226,7 @@ FitFunction mode_fit(const std::vector<traces::ProfilePoint>& used, const std::v
       return fit_modes(all, o);
     };
   };
-  std::string per_mode;
+  std::vector<LomoEntry> lomo;
   double best = std::numeric_limits<double>::infinity();
   bool chosen_terms = true;
   std::string choice = "leave-one-mode-out MAPE time / P mean:";
@@ -244,9 +246,7 @@ FitFunction mode_fit(const std::vector<traces::ProfilePoint>& used, const std::v
       best = score;
       chosen_terms = terms;
     }
-    for (const auto& s : per)
-      per_mode += fmt::format("{}{}|{}|{:.4g}|{:.4g}", per_mode.empty() ? "" : ";", tag, fmt::join(s.knob, ","),
-                              s.error.time_mape, s.error.power_mean_mape);
+    for (const auto& s : per) lomo.push_back({terms, s.knob, s.error.time_mape, s.error.power_mean_mape});
   }
   const std::string tag = chosen_terms ? "caps" : "gpu";
   for (const char* what : {"time", "power_mean", "power_peak"})
@@ -254,9 +254,39 @@ FitFunction mode_fit(const std::vector<traces::ProfilePoint>& used, const std::v
   settings["mode_choice"] =
       choice + (std::isfinite(best) ? fmt::format(" -> {}", chosen_terms ? "GPU + cap terms" : "GPU only")
                                     : " -> GPU + cap terms (too few modes to cross-validate)");
-  settings["lomo_per_mode"] = per_mode;
-  settings["lomo_format"] = "candidate|knob|time_mape|power_mean_mape (percent, the mode held out)";
+  write_lomo(lomo, settings);
   return fit_with(chosen_terms);
+}
+
+void write_lomo(const std::vector<LomoEntry>& entries, std::map<std::string, std::string>& settings) {
+  std::string text;
+  for (const auto& e : entries)
+    text += fmt::format("{}{}|{}|{:.4g}|{:.4g}", text.empty() ? "" : ";", e.cap_terms ? "caps" : "gpu",
+                        fmt::join(e.knob, ","), e.time_mape, e.power_mean_mape);
+  settings["lomo_per_mode"] = text;
+  settings["lomo_format"] = "candidate|knob|time_mape|power_mean_mape (percent, the mode held out)";
+}
+
+std::vector<LomoEntry> read_lomo(const traces::ModelRecord& record) {
+  std::vector<LomoEntry> out;
+  const auto it = record.settings.find("lomo_per_mode");
+  if (it == record.settings.end()) return out;
+  const auto number = [](const std::string& t) { return units::to_number(t).value_or(traces::kNaN); };
+  std::stringstream items(it->second);
+  for (std::string item; std::getline(items, item, ';');) {
+    std::vector<std::string> f;
+    std::stringstream fields(item);
+    for (std::string x; std::getline(fields, x, '|');) f.push_back(x);
+    if (f.size() != 4) continue;
+    LomoEntry e;
+    e.cap_terms = f[0] == "caps";
+    std::stringstream ks(f[1]);
+    for (std::string x; std::getline(ks, x, ',');) e.knob.push_back(number(x));
+    e.time_mape = number(f[2]);
+    e.power_mean_mape = number(f[3]);
+    out.push_back(std::move(e));
+  }
+  return out;
 }
 
 std::vector<traces::ProfilePoint> sweep_as_mode_points(const std::vector<traces::ProfilePoint>& sweep,

@@ -7,6 +7,7 @@
 //   power  P = P_gpu(f, s, b) - p_host (1 - cores cpu_freq^2 / (cores_max cpu_max^2)) - p_emc (1 - emc_freq / emc_max)
 // Host code per step slows with the CPU clock, memory-bound work with the EMC clock; host power
 // follows the online cores and the square of their clock. docs/models.md, "Power modes".
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -56,6 +57,18 @@ struct ModeFitOptions {
 std::unique_ptr<ModeModel> fit_modes(const std::vector<traces::ProfilePoint>& points, const ModeFitOptions& options);
 
 std::unique_ptr<ModeModel> modes_from_record(const traces::ModelRecord& record);
+
+// One mode's errors when it was held out, for one candidate of the leave-one-mode-out choice
+// between the GPU-only model and the one with cap terms; stored with the calibrated model.
+struct LomoEntry {
+  bool cap_terms = false;    // the candidate: GPU + cap terms, else GPU only
+  std::vector<double> knob;  // the mode held out
+  double time_mape = traces::kNaN, power_mean_mape = traces::kNaN;  // [%]
+};
+// Writes the entries into a record's settings ("lomo_per_mode", with its format in "lomo_format").
+void write_lomo(const std::vector<LomoEntry>& entries, std::map<std::string, std::string>& settings);
+// Reads them back; none when the record has none (a model of another kind, or an older record).
+std::vector<LomoEntry> read_lomo(const traces::ModelRecord& record);
 
 // The points of a GPU-frequency profile as power-mode points: the board's maxima with the GPU
 // clock each point pinned (a sweep taken in MAXN with the GPU clock locked, as LoudVA's).

@@ -14,12 +14,16 @@
 
 namespace pacer::traces {
 
-KnobSpace power_mode_knob(const DeviceSpec& device) {
+KnobSpace power_mode_knob(size_t dims) {
   KnobSpace k = KnobSpace::power_mode();
-  if (std::any_of(device.power_modes.begin(), device.power_modes.end(),
-                  [](const PowerModeSpec& m) { return m.gpu_tpcs > 0; }))
-    k.dims.push_back({"gpu_tpcs", "1"});
+  if (dims > k.dims.size()) k.dims.push_back({"gpu_tpcs", "1"});
   return k;
+}
+
+KnobSpace power_mode_knob(const DeviceSpec& device) {
+  const bool tpcs = std::any_of(device.power_modes.begin(), device.power_modes.end(),
+                                [](const PowerModeSpec& m) { return m.gpu_tpcs > 0; });
+  return power_mode_knob(KnobSpace::power_mode().dims.size() + (tpcs ? 1 : 0));
 }
 
 ModeCaps mode_maxima(const DeviceSpec& device) {

@@ -30,6 +30,8 @@ struct ModeCaps {
 
 // KnobSpace::power_mode() plus a gpu_tpcs dimension when any mode of `device` names its TPC count.
 KnobSpace power_mode_knob(const DeviceSpec& device);
+// The same knob from its number of dimensions (4, or 5 with gpu_tpcs), as records store it.
+KnobSpace power_mode_knob(size_t dims);
 
 // The highest cap of each kind over the device's modes (the board's maxima as far as the catalog
 // knows them; MAXN on every Jetson).

@@ -6,11 +6,11 @@
 #include <iostream>
 #include <optional>
 #include <set>
-#include <sstream>
 
 #include "experiments/cli/cli.hpp"
 #include "experiments/cli/options.hpp"
 #include "models/calibrate.hpp"
+#include "models/mode_model.hpp"
 #include "models/uncertainty.hpp"
 #include "traces/catalog.hpp"
 #include "traces/error.hpp"
@@ -45,31 +45,16 @@ std::string fmt_value(double v) {
   return std::isfinite(v) ? fmt::format("{:.4g}", v) : "-";
 }
 
-// A number in a model record's setting text; NaN (printed "-") when the record holds no number.
-double setting_number(const std::string& text) {
-  return units::to_number(text).value_or(traces::kNaN);
-}
-
 // Each mode's errors when it was held out, per candidate (settings "lomo_per_mode").
 std::string format_lomo(const traces::ModelRecord& record) {
-  const auto it = record.settings.find("lomo_per_mode");
-  if (it == record.settings.end() || it->second.empty()) return "";
+  const auto entries = models::read_lomo(record);
+  if (entries.empty()) return "";
   std::string out =
       fmt::format("{:<10} {:<52} {:>10} {:>10}\n", "candidate", "mode held out", "time [%]", "P mean [%]");
-  std::stringstream items(it->second);
-  for (std::string item; std::getline(items, item, ';');) {
-    std::vector<std::string> f;
-    std::stringstream fields(item);
-    for (std::string x; std::getline(fields, x, '|');) f.push_back(x);
-    if (f.size() != 4) continue;
-    std::vector<double> knob;
-    std::stringstream ks(f[1]);
-    for (std::string x; std::getline(ks, x, ',');) knob.push_back(setting_number(x));
-    traces::KnobSpace space = traces::KnobSpace::power_mode();
-    if (knob.size() == 5) space.dims.push_back({"gpu_tpcs", "1"});
-    out += fmt::format("{:<10} {:<52} {:>10} {:>10}\n", f[0] == "caps" ? "GPU+caps" : "GPU only", space.format(knob),
-                       fmt_value(setting_number(f[2])), fmt_value(setting_number(f[3])));
-  }
+  for (const auto& e : entries)
+    out += fmt::format("{:<10} {:<52} {:>10} {:>10}\n", e.cap_terms ? "GPU+caps" : "GPU only",
+                       traces::power_mode_knob(e.knob.size()).format(e.knob), fmt_value(e.time_mape),
+                       fmt_value(e.power_mean_mape));
   return out;
 }
 

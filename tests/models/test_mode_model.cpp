@@ -106,6 +106,23 @@ TEST(ModeModel, RecoversDataOfItsOwnFormAndChoosesTheCapTerms) {
   EXPECT_NE(cal.record.settings.at("mode_choice").find("-> GPU + cap terms"), std::string::npos)
       << cal.record.settings.at("mode_choice");
   EXPECT_DOUBLE_EQ(mt.at("time_mape_lomo"), mt.at("time_mape_lomo_caps"));
+  // The per-mode errors stored with the record read back: one entry per mode and candidate, each on
+  // the device's knob, and the mean over the modes of each candidate is its aggregate.
+  const auto lomo = read_lomo(cal.record);
+  const size_t modes = traces::mode_settings(d).size();
+  ASSERT_EQ(lomo.size(), 2 * modes);
+  for (const bool caps : {false, true}) {
+    double time = 0, power = 0;
+    for (const auto& e : lomo)
+      if (e.cap_terms == caps) {
+        EXPECT_EQ(traces::power_mode_knob(e.knob.size()), traces::power_mode_knob(d));
+        time += e.time_mape / static_cast<double>(modes);
+        power += e.power_mean_mape / static_cast<double>(modes);
+      }
+    const std::string tag = caps ? "caps" : "gpu";
+    EXPECT_NEAR(time, mt.at("time_mape_lomo_" + tag), 1e-3 * (1 + time)) << tag;  // stored to 4 digits
+    EXPECT_NEAR(power, mt.at("power_mean_mape_lomo_" + tag), 1e-3 * (1 + power)) << tag;
+  }
 
   // Four modes without the sweep leave the cap terms undetermined: the choice falls to whichever
   // candidate extrapolates better, and the errors say so (docs/models.md, "Power modes").
