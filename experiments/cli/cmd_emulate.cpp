@@ -2,6 +2,7 @@
 // updated from the emulated Jetson, so another process (pacer profile --device jetson --sysfs-root
 // DIR, or any tool reading sysfs) runs against it as against a board: hardware in the loop.
 #include <fcntl.h>
+#include <poll.h>
 #include <fmt/format.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
@@ -29,6 +30,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// How long `--detach` waits for the emulator to serve its tree (it takes well under a second).
+constexpr int kDetachStartTimeoutS = 60;
+
 // --detach: forks; the caller waits until the child serves the tree, says where and how to stop it,
 // and returns. Returns the caller's exit code, or nothing in the child (which goes on serving), with
 // `ready_fd` the pipe the child reports readiness on.
@@ -44,10 +48,23 @@ std::optional<int> detach(const fs::path& root, const std::string& device, int* 
     return std::nullopt;
   }
   ::close(fds[1]);
+  // The child writes one byte once it serves, or closes the pipe by exiting first (it printed why).
+  // A child that does neither within kDetachStartTimeoutS is stopped rather than waited on forever.
+  pollfd p{fds[0], POLLIN, 0};
+  int polled = 0;
+  while ((polled = ::poll(&p, 1, kDetachStartTimeoutS * 1000)) < 0 && errno == EINTR) {
+  }
   char ok = 0;
-  const bool ready = ::read(fds[0], &ok, 1) == 1;
+  const bool ready = polled > 0 && ::read(fds[0], &ok, 1) == 1;
   ::close(fds[0]);
-  if (!ready) {  // the child stopped before serving; it printed why
+  if (!ready) {
+    if (polled == 0) {
+      ::kill(pid, SIGTERM);
+      std::cerr << fmt::format(
+          "pacer: the detached emulator (pid {}) did not start serving {} within {} s and was stopped; run it "
+          "without --detach to see where it stops\n",
+          pid, root.string(), kDetachStartTimeoutS);
+    }
     int status = 0;
     ::waitpid(pid, &status, 0);
     return WIFEXITED(status) && WEXITSTATUS(status) != 0 ? WEXITSTATUS(status) : 1;
