@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "traces/error.hpp"
+#include "traces/shell.hpp"
 #include "traces/store.hpp"
 
 namespace pacer::experiments {
@@ -50,7 +51,7 @@ std::string script_tail(const std::string& name, bool pdf) {
 
 bool has_pdfcairo(const std::string& gnuplot) {
   static const bool yes = [&] {
-    const std::string cmd = gnuplot + " -e \"set terminal pdfcairo\" >/dev/null 2>&1";
+    const std::string cmd = traces::shell_quote(gnuplot) + " -e 'set terminal pdfcairo' >/dev/null 2>&1";
     return std::system(cmd.c_str()) == 0;
   }();
   return yes;
@@ -70,7 +71,9 @@ RenderResult run(const std::string& name, const std::string& data, const std::st
     return result;
   }
   const fs::path log = fs::absolute(dir) / (name + ".gnuplot.log");  // the command runs inside dir
-  const std::string cmd = fmt::format("cd '{}' && '{}' '{}.gp' >'{}' 2>&1", dir.string(), gp, name, log.string());
+  const std::string cmd =
+      fmt::format("cd {} && {} {} >{} 2>&1", traces::shell_quote(dir.string()), traces::shell_quote(gp),
+                  traces::shell_quote(name + ".gp"), traces::shell_quote(log.string()));
   const int status = std::system(cmd.c_str());
   std::vector<fs::path> images = {dir / (name + ".png"), dir / (name + ".svg")};
   if (pdf) images.push_back(dir / (name + ".pdf"));

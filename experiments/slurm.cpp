@@ -6,31 +6,21 @@
 #include <sys/wait.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cstdio>
 #include <fstream>
 #include <map>
 #include <regex>
 
 #include "traces/error.hpp"
+#include "traces/shell.hpp"
 #include "traces/store.hpp"
 
 namespace pacer::experiments {
 
 namespace fs = std::filesystem;
+using traces::shell_quote;
 
 namespace {
-
-std::string quote(const std::string& s) {
-  if (!s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
-        return std::isalnum(static_cast<unsigned char>(c)) ||
-               std::string_view("/._-+:=,@%").find(c) != std::string_view::npos;
-      }))
-    return s;
-  std::string q = "'";
-  for (const char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
 
 struct Captured {
   int exit_code = -1;
@@ -81,7 +71,7 @@ fs::path submitted_path(const JobList& jobs) {
 std::string submit_script(const fs::path& script, const std::string& dependency) {
   const std::string cmd =
       fmt::format("sbatch --parsable{} {}", dependency.empty() ? "" : " --dependency=afterok:" + dependency,
-                  quote(script.string()));
+                  shell_quote(script.string()));
   const Captured c = run_capture(cmd);
   static const std::regex id(R"((\d+)(;\S+)?\s*)");
   std::smatch m;
@@ -95,8 +85,8 @@ std::string submit_script(const fs::path& script, const std::string& dependency)
 
 std::vector<JobList> read_job_lists(const SlurmOptions& o) {
   if (o.spec.empty()) throw Error("a Slurm campaign needs its spec file (the INI file of the campaign)");
-  const std::string cmd = fmt::format("{} {} --config {} --list-jobs", quote(pacer_binary(o).string()),
-                                      quote(o.campaign), quote(fs::absolute(o.spec).string()));
+  const std::string cmd = fmt::format("{} {} --config {} --list-jobs", shell_quote(pacer_binary(o).string()),
+                                      shell_quote(o.campaign), shell_quote(fs::absolute(o.spec).string()));
   const Captured c = run_capture(cmd);
   if (c.exit_code != 0)
     throw Error(
@@ -206,10 +196,10 @@ std::string array_script(const SlurmOptions& o, const JobList& jobs, int shards,
       "# Written by `pacer slurm submit`; `pacer slurm status` reads the shard stores.\n",
       o.campaign, jobs.record, jobs.stage.empty() ? "" : ", stage " + jobs.stage, jobs.jobs.size(), shards, shards,
       shard_store(jobs.store, {0, shards}, jobs.stage).string());
-  const std::string stage = jobs.stage.empty() ? "" : fmt::format(" --stage {}", quote(jobs.stage));
-  array +=
-      fmt::format("exec {} {} --config {}{} --shard \"${{SLURM_ARRAY_TASK_ID}}/{}\"\n", quote(pacer_binary(o).string()),
-                  quote(o.campaign), quote(fs::absolute(o.spec).string()), stage, shards);
+  const std::string stage = jobs.stage.empty() ? "" : fmt::format(" --stage {}", shell_quote(jobs.stage));
+  array += fmt::format("exec {} {} --config {}{} --shard \"${{SLURM_ARRAY_TASK_ID}}/{}\"\n",
+                       shell_quote(pacer_binary(o).string()), shell_quote(o.campaign),
+                       shell_quote(fs::absolute(o.spec).string()), stage, shards);
   return array;
 }
 
@@ -220,8 +210,9 @@ std::string merge_script(const SlurmOptions& o, const JobList& jobs, int shards)
   merge +=
       fmt::format("# Merges the {} shard stores{} into {} (keeping what it holds) once every array task succeeded.\n",
                   shards, jobs.stage.empty() ? "" : " of stage " + jobs.stage, jobs.store.string());
-  merge += fmt::format("exec {} merge --update {}", quote(pacer_binary(o).string()), quote(jobs.store.string()));
-  for (const auto& p : shard_stores(jobs.store, shards, jobs.stage)) merge += " " + quote(p.string());
+  merge +=
+      fmt::format("exec {} merge --update {}", shell_quote(pacer_binary(o).string()), shell_quote(jobs.store.string()));
+  for (const auto& p : shard_stores(jobs.store, shards, jobs.stage)) merge += " " + shell_quote(p.string());
   return merge + "\n";
 }
 
@@ -232,8 +223,8 @@ std::string finish_script(const SlurmOptions& o, const JobList& jobs) {
   if (!o.gres.empty()) s += fmt::format("#SBATCH --gres={}\n", o.gres);
   s += fmt::format("# Once every stage is merged into {}: the whole campaign, which finds every job done.\n",
                    jobs.store.string());
-  s += fmt::format("exec {} {} --config {}\n", quote(pacer_binary(o).string()), quote(o.campaign),
-                   quote(fs::absolute(o.spec).string()));
+  s += fmt::format("exec {} {} --config {}\n", shell_quote(pacer_binary(o).string()), shell_quote(o.campaign),
+                   shell_quote(fs::absolute(o.spec).string()));
   return s;
 }
 
@@ -300,7 +291,7 @@ SubmitReport slurm_submit(const SlurmOptions& o) {
   if (std::ifstream old(submitted_path(first)); old) {
     std::string first_array, id;
     old >> first_array;
-    while (old >> id) run_capture("scancel " + quote(id));
+    while (old >> id) run_capture("scancel " + shell_quote(id));
   }
   std::string after;  // the job the next one waits for
   std::vector<std::string> dependents;

@@ -9,6 +9,7 @@
 
 #include "traces/csv.hpp"
 #include "traces/error.hpp"
+#include "traces/stats.hpp"
 #include "traces/units.hpp"
 
 namespace pacer::explore {
@@ -132,16 +133,15 @@ double extrapolate_samples(std::vector<std::pair<int64_t, double>> points, doubl
   }
   if (distinct.size() < 2) return traces::kNaN;
   const size_t k = std::min(distinct.size(), static_cast<size_t>(std::max(2, last_points)));
-  double sx = 0, sy = 0, sxx = 0, sxy = 0;
+  std::vector<double> log_n_seen, metric;
   for (size_t i = distinct.size() - k; i < distinct.size(); ++i) {
-    const double x = std::log(static_cast<double>(distinct[i].first)), y = distinct[i].second;
-    sx += x, sy += y, sxx += x * x, sxy += x * y;
+    log_n_seen.push_back(std::log(static_cast<double>(distinct[i].first)));
+    metric.push_back(distinct[i].second);
   }
-  const double n = static_cast<double>(k), vxx = sxx / n - (sx / n) * (sx / n);
-  if (!(vxx > 0)) return traces::kNaN;
-  const double slope = (sxy / n - (sx / n) * (sy / n)) / vxx, intercept = sy / n - slope * sx / n;
-  if (higher_is_better ? !(slope > 0) : !(slope < 0)) return traces::kNaN;  // not moving toward the target
-  const double log_n = (target - intercept) / slope;
+  const traces::Line line = traces::least_squares_line(log_n_seen, metric);
+  if (line.constant) return traces::kNaN;  // the sample counts are one, up to rounding
+  if (higher_is_better ? !(line.slope > 0) : !(line.slope < 0)) return traces::kNaN;  // not moving toward the target
+  const double log_n = (target - line.intercept) / line.slope;
   if (!std::isfinite(log_n) || log_n > 60) return traces::kNaN;
   return std::max(std::exp(log_n), static_cast<double>(distinct.back().first));
 }

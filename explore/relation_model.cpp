@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <vector>
+
+#include "traces/stats.hpp"
 
 namespace pacer::explore {
 namespace {
@@ -15,27 +18,20 @@ constexpr double kMinBetweenVar = 1e-8;
 // matters: on the Zeus traces the last step takes 1.6x the looser level's samples at b = 16 and 3.5x
 // at b = 4096, so one offset for every b would bias the large and small batch sizes apart.
 struct GapLine {
-  double intercept = traces::kNaN, slope = 0;
-  double at(int batch_size) const { return intercept + slope * std::log(static_cast<double>(batch_size)); }
-  bool valid() const { return !std::isnan(intercept); }
+  traces::Line line;
+  double at(int batch_size) const { return line.at(std::log(static_cast<double>(batch_size))); }
+  bool valid() const { return !std::isnan(line.intercept); }
 };
 
 GapLine fit_gap(const traces::RelationSet& set, const std::map<std::pair<int, int>, double>& looser_log) {
-  double sx = 0, sy = 0, sxx = 0, sxy = 0;
-  int n = 0;
+  std::vector<double> log_b, gap;
   for (const auto& r : set.runs) {
     const auto it = looser_log.find({r.batch_size, r.seed});
     if (!r.reached || r.samples <= 0 || it == looser_log.end()) continue;
-    const double x = std::log(static_cast<double>(r.batch_size));
-    const double y = std::log(static_cast<double>(r.samples)) - it->second;
-    sx += x, sy += y, sxx += x * x, sxy += x * y, ++n;
+    log_b.push_back(std::log(static_cast<double>(r.batch_size)));
+    gap.push_back(std::log(static_cast<double>(r.samples)) - it->second);
   }
-  GapLine g;
-  if (n == 0) return g;
-  const double mx = sx / n, my = sy / n, vxx = sxx / n - mx * mx;
-  g.slope = vxx > 1e-12 ? (sxy / n - mx * my) / vxx : 0.0;
-  g.intercept = my - g.slope * mx;
-  return g;
+  return {traces::least_squares_line(log_b, gap)};
 }
 
 // Step 1: log samples-to-target of every run, by batch size; censored runs without a learning

@@ -13,6 +13,7 @@
 #include "hw/emulated_tree.hpp"
 #include "hw/sysfs_io.hpp"
 #include "traces/error.hpp"
+#include "traces/shell.hpp"
 
 namespace pacer::hw {
 namespace fs = std::filesystem;
@@ -57,12 +58,6 @@ long long read_ll(const fs::path& p) {
   } catch (const Error&) {
     return -1;
   }
-}
-
-std::string sh_quote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
 }
 
 }  // namespace
@@ -118,10 +113,11 @@ fs::path write_fake_nvpmodel(const fs::path& root, const traces::DeviceSpec& dev
   const fs::path script = ctl / "nvpmodel", state = ctl / "nvpmodel_mode";
   std::string names, sets;
   for (const auto& m : device.power_modes) {
-    names += fmt::format("    {}) name={} ;;\n", m.id, sh_quote(m.name));
+    names += fmt::format("    {}) name={} ;;\n", m.id, traces::shell_quote(m.name));
     sets += fmt::format("    {})\n", m.id);
     for (const auto& [path, value] : mode_writes(root, device, traces::resolved_caps(m, device)))
-      sets += fmt::format("      printf '%s\\n' {} > {} || exit 1\n", sh_quote(value), sh_quote(path.string()));
+      sets += fmt::format("      printf '%s\\n' {} > {} || exit 1\n", traces::shell_quote(value),
+                          traces::shell_quote(path.string()));
     sets += "      ;;\n";
   }
   const std::string text = fmt::format(
@@ -142,7 +138,7 @@ fs::path write_fake_nvpmodel(const fs::path& root, const traces::DeviceSpec& dev
       "    printf '%s\\n' \"$2\" > \"$state\" ;;\n"
       "  *) echo 'usage: nvpmodel -q | -m ID' >&2; exit 2 ;;\n"
       "esac\n",
-      device.name, root.string(), sh_quote(state.string()), names, sets);
+      device.name, root.string(), traces::shell_quote(state.string()), names, sets);
   write_small_file_atomic(script, text);
   ::chmod(script.c_str(), 0755);
   write_small_file_atomic(state, std::to_string(device.power_modes.front().id));

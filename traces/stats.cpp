@@ -24,6 +24,20 @@ double sample_std(const std::vector<double>& values) {
   return std::sqrt(ss / static_cast<double>(values.size() - 1));
 }
 
+Line least_squares_line(const std::vector<double>& x, const std::vector<double>& y) {
+  if (x.size() != y.size())
+    throw Error(fmt::format("a least-squares line needs as many x as y (got {} and {})", x.size(), y.size()));
+  Line line;
+  if (x.empty()) return line;
+  double sx = 0, sy = 0, sxx = 0, sxy = 0;
+  for (size_t i = 0; i < x.size(); ++i) sx += x[i], sy += y[i], sxx += x[i] * x[i], sxy += x[i] * y[i];
+  const double n = static_cast<double>(x.size()), mx = sx / n, my = sy / n, vxx = sxx / n - mx * mx;
+  line.constant = !(vxx > 1e-12);
+  line.slope = line.constant ? 0.0 : (sxy / n - mx * my) / vxx;
+  line.intercept = my - line.slope * mx;
+  return line;
+}
+
 double trapezoid_energy_j(const std::vector<double>& time_s, const std::vector<double>& power_w, double duration_s) {
   const size_t n = std::min(time_s.size(), power_w.size());
   if (n == 0) return std::numeric_limits<double>::quiet_NaN();

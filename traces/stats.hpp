@@ -1,6 +1,7 @@
 #pragma once
-// The one home of the small formulas every layer uses: mean and spread, trapezoid energy of a
-// sampled power series, and time to accuracy from time per mini-batch and samples to the target.
+// The one home of the small formulas every layer uses: mean and spread, the least-squares line,
+// trapezoid energy of a sampled power series, and time to accuracy from time per mini-batch and
+// samples to the target.
 #include <cmath>
 #include <cstddef>
 #include <limits>
@@ -12,6 +13,18 @@ namespace pacer::traces {
 double mean(const std::vector<double>& values);
 // Sample standard deviation (n - 1); 0 for one value, NaN for none.
 double sample_std(const std::vector<double>& values);
+
+// A straight line y = intercept + slope * x.
+struct Line {
+  double intercept = std::numeric_limits<double>::quiet_NaN(), slope = 0;
+  bool constant = true;  // fitted to one distinct x: the mean of y, slope 0
+  double at(double x) const { return intercept + slope * x; }
+};
+// Least-squares line through the points (x[i], y[i]). When the x's are one value (their variance
+// at most 1e-12, so rounding of equal x's counts as one) the line is the constant mean of y and
+// `constant` is set; a caller that needs a slope treats that as no line. No points: NaN intercept.
+// x and y of different lengths: Error.
+Line least_squares_line(const std::vector<double>& x, const std::vector<double>& y);
 
 // Trapezoid energy of samples (t_i, p_i), J. With `duration_s` finite, the first sample holds from
 // t = 0 and the last to `duration_s`, so a run shorter than the sensor period still gets power x time.

@@ -23,6 +23,7 @@
 #include "experiments/shard.hpp"
 #include "traces/cpu_threads.hpp"
 #include "traces/error.hpp"
+#include "traces/shell.hpp"
 #include "traces/store.hpp"
 #include "traces/units.hpp"
 
@@ -58,7 +59,8 @@ Timed run_self(const std::string& args, const fs::path& dir, const std::string& 
                const fs::path& program = {}) {
   const fs::path err = dir / "stderr.txt";
   const std::string exe = program.empty() ? experiments::self_executable().string() : program.string();
-  const std::string cmd = fmt::format("env {} '{}' {} >/dev/null 2>'{}' </dev/null", env, exe, args, err.string());
+  const std::string cmd = fmt::format("env {} {} {} >/dev/null 2>{} </dev/null", env, traces::shell_quote(exe), args,
+                                      traces::shell_quote(err.string()));
   const auto t0 = Clock::now();
   const int status = std::system(cmd.c_str());
   Timed t;
@@ -175,7 +177,8 @@ void run_campaign_bench(const fs::path& baseline) {
   const int threads = experiments::RelationRequest{}.train.threads;
   std::cout << fmt::format("\ndefault relation campaign (cnn, fmnist-proxy, b 4..64, seeds 0,1,2, {} threads):\n",
                            threads);
-  const Timed pre = run_self(fmt::format("relation --pretrain --checkpoint '{}' --threads {}", ckpt, threads), dir);
+  const Timed pre = run_self(
+      fmt::format("relation --pretrain --checkpoint {} --threads {}", traces::shell_quote(ckpt), threads), dir);
   if (pre.code != 0) throw Error("bench train: pre-training failed: " + line_with(pre.err, "error"));
   std::cout << fmt::format("  pre-training (pacer relation --pretrain): {:.1f} s\n", pre.wall_s);
   std::cout << fmt::format("  {:<32} {:>8} {:>12} {:>16} {:>26}\n", "campaign (pacer relation ...)", "wall s",
@@ -186,8 +189,8 @@ void run_campaign_bench(const fs::path& baseline) {
   if (!baseline.empty()) modes.push_back("");  // the baseline build's own default
   for (const std::string& mode : modes) {
     const fs::path store = dir / ((mode.empty() ? "baseline" : mode) + ".h5");
-    const std::string args =
-        fmt::format("relation --checkpoint '{}' --out '{}' --threads {}", ckpt, store.string(), threads);
+    const std::string args = fmt::format("relation --checkpoint {} --out {} --threads {}", traces::shell_quote(ckpt),
+                                         traces::shell_quote(store.string()), threads);
     const Timed camp = mode.empty() ? run_self(args, dir, "", baseline) : run_self(args + " --eval-stop " + mode, dir);
     if (camp.code != 0) throw Error("bench train: relation campaign failed: " + camp.err.substr(0, 300));
     const auto runs = traces::Store::open(store).read_relation("fmnist-proxy").runs;
@@ -250,9 +253,10 @@ WaitPolicy wait_policy(const std::string& name) {
 // samples/s of one (workload, b, threads) point measured by a child under `policy`.
 double child_rate(const Sweep& sw, const std::string& w, int b, int t, const WaitPolicy& policy, const fs::path& dir) {
   const fs::path csv = dir / "point.csv";
-  const Timed r = run_self(fmt::format("bench train --workloads '{}' --batch-sizes {} --threads {} --min-time {}s "
-                                       "--device {} --csv '{}'",
-                                       w, b, t, sw.min_time_s, sw.device, csv.string()),
+  const Timed r = run_self(fmt::format("bench train --workloads {} --batch-sizes {} --threads {} --min-time {}s "
+                                       "--device {} --csv {}",
+                                       traces::shell_quote(w), b, t, sw.min_time_s, traces::shell_quote(sw.device),
+                                       traces::shell_quote(csv.string())),
                            dir, policy.env);
   if (r.code != 0)
     throw Error(

@@ -287,3 +287,18 @@ TEST(Report, MissingStoreIsAnErrorAndWritesNothing) {
   EXPECT_FALSE(fs::exists(dir / "out"));
   fs::remove_all(dir);
 }
+
+// gnuplot runs through sh inside the output folder: a folder named with a quote, a space and a $
+// still renders (the command quotes it with traces::shell_quote).
+TEST(Report, RendersIntoAFolderWithQuotesAndSpacesInItsName) {
+  if (experiments::gnuplot_path().empty()) GTEST_SKIP() << "gnuplot not installed: nothing to render";
+  const auto dir = temp_dir("quote") / "it's a $HOME";
+  experiments::Plot plot;
+  plot.name = "line";
+  plot.series.push_back({"y = x", "linespoints", {1, 2, 3}, {1, 2, 3}, {}});
+  const auto out = experiments::render(plot, dir);
+  EXPECT_TRUE(out.rendered);
+  EXPECT_GT(fs::file_size(dir / "line.png"), 100u);
+  EXPECT_GT(fs::file_size(dir / "line.svg"), 100u);
+  fs::remove_all(dir.parent_path());
+}
