@@ -33,7 +33,7 @@ std::unique_ptr<models::ModeModel> orin_model(const traces::DeviceSpec& d) {
   terms.time_cpu_s = 0.004;
   terms.power_mean_host_w = terms.power_peak_host_w = 6;
   traces::ModelRecord mr;
-  mr.name = "w@jetson-agx-orin:modes";
+  mr.name = "w@" + d.name + ":modes";
   mr.workload = "w";
   mr.device = d.name;
   return std::make_unique<models::ModeModel>(traces::power_mode_knob(d), traces::mode_maxima(d), std::move(gpu), terms,
