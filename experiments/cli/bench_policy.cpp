@@ -68,7 +68,10 @@ Command make() {
       "For each workload held out (all its GPUs together), the constants with the least mean regret on the\n"
       "other workloads (then the least max) are chosen and scored on it. Prints each fold, the held-out\n"
       "regret over all folds, and every grid point on all the data (explore/relation_model.hpp: the\n"
-      "constants the code uses).";
+      "constants the code uses). With --resplits N, also scores pacer (the code's constants), Algorithm 1 and\n"
+      "Ours-robust on N random draws of the proxy's half of the runs per GPU: how often each misses the\n"
+      + fmt::format("goal (mean <= {:g} %, max <= {:g} %) because of which runs the proxy drew.",
+                    100 * experiments::kRegretGoalMean, 100 * experiments::kRegretGoalMax);
   const experiments::PolicyBenchOptions d0;
   c.add_options = [d0](po::options_description& d) {
     d.add_options()("zeus-dir", po::value<std::string>()->default_value(d0.zeus_dir.string())->value_name("DIR"),
