@@ -385,7 +385,7 @@ std::vector<size_t> jobs_in(const std::vector<size_t>& jobs, size_t from, size_t
 void run_stage(const Demo& d, const fs::path& out, const std::vector<size_t>& jobs) {
   const DemoOptions& opt = *d.opt;
   traces::Store::open_or_create(out);  // a shard whose jobs were all done before still leaves a store
-  if (opt.stage == "prepare") {
+  if (opt.stage == kStagePrepare) {
     if (jobs.empty()) return;
     if (prepared(d)) {
       std::cout << fmt::format("prepare: the checkpoint, profile and calibration are in {} already\n",
@@ -397,7 +397,7 @@ void run_stage(const Demo& d, const fs::path& out, const std::vector<size_t>& jo
     return;
   }
   RelationCampaign c = proxy_campaign(d);
-  if (opt.stage == "proxy") {
+  if (opt.stage == kStageProxy) {
     c.store = out;
     if (out != d.store_path) c.resume_from = d.store_path;
     const auto r = run_relation_jobs(c, models::data::load_dataset(opt.proxy_dataset, d.dopt), jobs);
@@ -455,6 +455,7 @@ std::vector<JobList> experiment_jobs(const DemoOptions& opt) {
 }
 
 int run_demo(const DemoOptions& opt) {
+  check_stage("an experiment", experiment_stages(), opt.stage, opt.shard.has_value());
   if (!opt.stage.empty()) return run_demo_stage(opt);
   const auto t0 = Clock::now();
   const Demo d = prepare(opt);
