@@ -52,8 +52,7 @@ TEST(ExperimentShards, StagesInLocalShardsEqualTheExperimentInOneProcess) {
   EXPECT_NE(r.out.find("[7/7] report"), std::string::npos) << r.out;
 
   const auto a = traces::Store::open(dir / "jobs" / "e.h5"), b = traces::Store::open(dir / "whole" / "e.h5");
-  for (const std::string group : {"profiles", "relations", "models", "sweeps", "runs", "validations"})
-    EXPECT_EQ(a.list(group), b.list(group)) << group;
+  for (const char* group : traces::kStoreGroups) EXPECT_EQ(a.list(group), b.list(group)) << group;
   EXPECT_EQ(a.read_profile("cnn@1x28x28"), b.read_profile("cnn@1x28x28"));
   EXPECT_EQ(a.read_profile("cnn@1x28x28-predicted"), b.read_profile("cnn@1x28x28-predicted"));
   for (const auto& name : b.list("models")) EXPECT_EQ(a.read_model(name), b.read_model(name)) << name;
