@@ -172,7 +172,7 @@ struct Profiled {
 Profiled profiled_from(const Demo& d, const traces::ProfileTable& measured, const traces::ModelRecord& model) {
   Profiled out;
   out.measured = measured;
-  out.predicted_name = d.workload + "-predicted";
+  out.predicted_name = models::predicted_profile_name(d.workload);
   out.guard = d.opt->guard;
   if (std::isnan(out.guard)) {
     const auto it = model.metrics.find("power_peak_mape_cv");
@@ -194,7 +194,7 @@ std::string model_name(const traces::ProfileTable& measured) {
 // What steps 2 and 3 left in the experiment's store, for a later stage of a sharded experiment.
 Profiled read_profiled(const Demo& d) {
   const traces::Store store = traces::Store::open(d.store_path);
-  if (!store.has("profiles", d.workload) || !store.has("profiles", d.workload + "-predicted"))
+  if (!store.has("profiles", d.workload) || !store.has("profiles", models::predicted_profile_name(d.workload)))
     throw Error(
         fmt::format("{} holds no profile and calibration of {}: run the experiment's prepare stage first (and "
                     "merge it into the store)",
@@ -370,7 +370,7 @@ void sweep_targets(const Demo& d, const Profiled& pr, const std::string& proxy_n
 bool prepared(const Demo& d) {
   if (!fs::exists(d.ckpt) || !fs::exists(d.store_path)) return false;
   const traces::Store store = traces::Store::open(d.store_path);
-  return store.has("profiles", d.workload) && store.has("profiles", d.workload + "-predicted");
+  return store.has("profiles", d.workload) && store.has("profiles", models::predicted_profile_name(d.workload));
 }
 
 // The indices among `jobs` in [from, from + count), counted from `from`.
@@ -385,7 +385,7 @@ std::vector<size_t> jobs_in(const std::vector<size_t>& jobs, size_t from, size_t
 void run_stage(const Demo& d, const fs::path& out, const std::vector<size_t>& jobs) {
   const DemoOptions& opt = *d.opt;
   traces::Store::open_or_create(out);  // a shard whose jobs were all done before still leaves a store
-  if (opt.stage == "prepare") {
+  if (opt.stage == kStagePrepare) {
     if (jobs.empty()) return;
     if (prepared(d)) {
       std::cout << fmt::format("prepare: the checkpoint, profile and calibration are in {} already\n",
@@ -397,7 +397,7 @@ void run_stage(const Demo& d, const fs::path& out, const std::vector<size_t>& jo
     return;
   }
   RelationCampaign c = proxy_campaign(d);
-  if (opt.stage == "proxy") {
+  if (opt.stage == kStageProxy) {
     c.store = out;
     if (out != d.store_path) c.resume_from = d.store_path;
     const auto r = run_relation_jobs(c, models::data::load_dataset(opt.proxy_dataset, d.dopt), jobs);
@@ -455,6 +455,7 @@ std::vector<JobList> experiment_jobs(const DemoOptions& opt) {
 }
 
 int run_demo(const DemoOptions& opt) {
+  check_stage("an experiment", experiment_stages(), opt.stage, opt.shard.has_value());
   if (!opt.stage.empty()) return run_demo_stage(opt);
   const auto t0 = Clock::now();
   const Demo d = prepare(opt);

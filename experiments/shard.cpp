@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -98,6 +99,29 @@ const JobList& find_stage(const std::vector<JobList>& stages, const std::string&
                                stages.empty() ? "the" : stages.front().campaign, stage, fmt::join(names, ", ")));
 }
 
+const std::vector<std::string>& validate_stages() {
+  static const std::vector<std::string> stages = {kStageOracle, kStageRuns};
+  return stages;
+}
+
+const std::vector<std::string>& experiment_stages() {
+  static const std::vector<std::string> stages = [] {
+    std::vector<std::string> out = {kStagePrepare, kStageProxy};
+    out.insert(out.end(), validate_stages().begin(), validate_stages().end());
+    return out;
+  }();
+  return stages;
+}
+
+void check_stage(const std::string& campaign, const std::vector<std::string>& stages, const std::string& stage,
+                 bool part) {
+  if (!stage.empty() && std::find(stages.begin(), stages.end(), stage) == stages.end())
+    throw OptionError("stage", fmt::format("'{}' is not a stage of {} ({})", stage, campaign, fmt::join(stages, ", ")));
+  if (part && stage.empty())
+    throw OptionError("stage",
+                      fmt::format("a shard of {} runs one of its stages ({})", campaign, fmt::join(stages, ", then ")));
+}
+
 JobList parse_job_list(const std::string& text) {
   JobList list;
   std::istringstream in(text);
@@ -161,17 +185,18 @@ std::vector<std::string> bs_seed_labels(const std::string& prefix, const std::ve
 std::vector<JobList> validate_job_lists(const std::string& record, const std::string& oracle_record,
                                         const fs::path& store, const std::vector<int>& batch_sizes,
                                         const std::vector<int>& seeds) {
-  return {JobList{"validate", oracle_record, store, bs_seed_labels("", batch_sizes, seeds), "oracle"},
-          JobList{"validate", record, store, bs_seed_labels("configurations chosen at ", batch_sizes, seeds), "runs"}};
+  return {
+      JobList{"validate", oracle_record, store, bs_seed_labels("", batch_sizes, seeds), kStageOracle},
+      JobList{"validate", record, store, bs_seed_labels("configurations chosen at ", batch_sizes, seeds), kStageRuns}};
 }
 
 std::vector<JobList> experiment_job_lists(const std::string& name, const fs::path& store,
                                           const std::vector<std::string>& targets, const std::vector<int>& batch_sizes,
                                           const std::vector<int>& seeds) {
-  JobList prepare{"experiment", name, store, {"pre-train, profile, calibrate"}, "prepare"};
-  JobList proxy{"experiment", name, store, bs_seed_labels("", batch_sizes, seeds), "proxy"};
-  JobList oracle{"experiment", name, store, {}, "oracle"};
-  JobList runs{"experiment", name, store, {}, "runs"};
+  JobList prepare{"experiment", name, store, {"pre-train, profile, calibrate"}, kStagePrepare};
+  JobList proxy{"experiment", name, store, bs_seed_labels("", batch_sizes, seeds), kStageProxy};
+  JobList oracle{"experiment", name, store, {}, kStageOracle};
+  JobList runs{"experiment", name, store, {}, kStageRuns};
   for (const auto& t : targets) {
     for (auto& label : bs_seed_labels(t + " ", batch_sizes, seeds)) oracle.jobs.push_back(label);
     for (auto& label : bs_seed_labels(t + " configurations chosen at ", batch_sizes, seeds)) runs.jobs.push_back(label);

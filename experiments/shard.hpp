@@ -55,6 +55,21 @@ std::vector<JobList> parse_job_lists(const std::string& text);
 // The stage named `stage` ("" : the only one); throws UsageError naming the stages otherwise.
 const JobList& find_stage(const std::vector<JobList>& stages, const std::string& stage);
 
+// The stages of the campaigns that run in stages, each name written once: the job lists, the
+// options' help and the checks of a stage take them from here.
+inline constexpr const char* kStagePrepare = "prepare";  // experiment: pre-train, profile, calibrate
+inline constexpr const char* kStageProxy = "proxy";      // experiment: the proxy relation
+inline constexpr const char* kStageOracle = "oracle";    // validation: the target's relation, for the oracle
+inline constexpr const char* kStageRuns = "runs";        // validation: the runs of the chosen configurations
+// A validation's stages in order (oracle, runs); an experiment's: prepare, proxy, then a validation's.
+const std::vector<std::string>& validate_stages();
+const std::vector<std::string>& experiment_stages();
+// The check of a campaign's stage before any work: throws OptionError for the option "stage" when
+// `stage` is neither "" (every stage) nor one of `stages`, or when `part` (a shard, or a part of the
+// jobs) is asked for without a stage. `campaign` names the campaign in the message ("a validation").
+void check_stage(const std::string& campaign, const std::vector<std::string>& stages, const std::string& stage,
+                 bool part);
+
 // The jobs of a relation campaign: (batch size, seed) in campaign order.
 std::vector<std::pair<int, int>> relation_jobs(const std::vector<int>& batch_sizes, const std::vector<int>& seeds);
 JobList relation_job_list(const std::string& record, const std::filesystem::path& store,

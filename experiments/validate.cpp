@@ -113,7 +113,7 @@ void check_outputs(const ValidateOptions& opt, const fs::path& out) {
   if (out != opt.store)
     traces::check_store_output(out, opt.out.empty() ? "shard" : "out", traces::StoreCreation::file_and_folder);
   // Stage "runs" on its own writes the whole record too; the oracle stage writes none.
-  const bool whole = !opt.shard && !opt.only_jobs && opt.stage != "oracle" && out == opt.store;
+  const bool whole = !opt.shard && !opt.only_jobs && opt.stage != kStageOracle && out == opt.store;
   traces::check_record_output(out, {"validations", validation_name(opt), "name",
                                     whole ? opt.caps_w.size() * opt.policies.size() * opt.seeds.size() : 0,
                                     opt.replace ? traces::Replace::always : traces::Replace::if_not_smaller});
@@ -425,18 +425,11 @@ std::vector<size_t> selected_jobs(const ValidateOptions& opt, size_t count) {
   return all;
 }
 
-void check_stage(const ValidateOptions& opt) {
-  if (opt.stage != "" && opt.stage != "oracle" && opt.stage != "runs")
-    throw OptionError("stage", fmt::format("'{}' is not a stage of a validation (oracle, runs)", opt.stage));
-  if ((opt.shard || opt.only_jobs) && opt.stage.empty())
-    throw OptionError("stage", "a shard of a validation runs one of its stages (oracle, then runs)");
-}
-
 }  // namespace
 
 ValidateReport run_validate(const ValidateOptions& opt) {
   const auto t_start = Clock::now();
-  check_stage(opt);
+  check_stage("a validation", validate_stages(), opt.stage, opt.shard || opt.only_jobs);
   ValidateReport report;
   report.out = !opt.out.empty() ? opt.out : opt.shard ? shard_store(opt.store, *opt.shard, opt.stage) : opt.store;
   check_outputs(opt, report.out);
@@ -450,7 +443,7 @@ ValidateReport run_validate(const ValidateOptions& opt) {
   RelationCampaign oracle = target_campaign(opt, su);
   auto body = [&] {
     const auto data = models::data::load_dataset(opt.target_dataset, opt.data);
-    if (opt.stage == "runs") {
+    if (opt.stage == kStageRuns) {
       report.target_relation = complete_target(opt, oracle);
     } else {
       spdlog::info("oracle: training {} on {} at every batch size ({} x {} runs)", su.train.workload,
@@ -458,10 +451,10 @@ ValidateReport run_validate(const ValidateOptions& opt) {
       oracle.store = report.out;
       if (report.out != opt.store) oracle.resume_from = opt.store;
       const CampaignReport r =
-          opt.stage == "oracle" ? run_relation_jobs(oracle, data, jobs) : run_relation_campaign(oracle, data);
+          opt.stage == kStageOracle ? run_relation_jobs(oracle, data, jobs) : run_relation_campaign(oracle, data);
       report.training_runs += r.new_runs;
       report.target_relation = r.set;
-      if (opt.stage == "oracle") {
+      if (opt.stage == kStageOracle) {
         report.jobs = static_cast<int>(jobs.size());
         report.resumed_jobs = report.jobs - r.new_runs;
         return;

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 #include <set>
+#include <string_view>
 
 #include "models/interpolating.hpp"
 #include "models/mode_model.hpp"
@@ -219,6 +220,18 @@ std::string model_record_name(const std::string& workload, const std::string& de
   std::string name = fmt::format("{}@{}:{}", workload, device.empty() ? "unknown" : device, kind);
   std::replace(name.begin(), name.end(), '/', '_');
   return name;
+}
+
+namespace {
+constexpr std::string_view kPredictedSuffix = "-predicted";
+}  // namespace
+
+std::string predicted_profile_name(const std::string& measured_name) {
+  return measured_name + std::string(kPredictedSuffix);
+}
+
+bool is_predicted_profile_name(const std::string& profile_name) {
+  return profile_name.ends_with(kPredictedSuffix);
 }
 
 namespace {

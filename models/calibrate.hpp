@@ -115,6 +115,12 @@ traces::ProfileTable predict_table(const DeviceModel& model, const traces::Profi
                                    const std::vector<std::vector<double>>& settings,
                                    const std::vector<int>& batch_sizes);
 
+// The name of the predicted table that calibration writes beside measured profile `measured_name`
+// ("<name>-predicted"): the model's output for a whole grid, never a measurement.
+std::string predicted_profile_name(const std::string& measured_name);
+// Whether `profile_name` names such a predicted table.
+bool is_predicted_profile_name(const std::string& profile_name);
+
 // "<workload>@<device>:<kind>" with '/' replaced (record names may not contain '/').
 std::string model_record_name(const std::string& workload, const std::string& device, const std::string& kind);
 

@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <tuple>
+#include <utility>
+
 #include "traces/columns.hpp"
 #include "traces/error.hpp"
 
@@ -331,6 +334,33 @@ ValidationResult read_validation(const GroupReader& g) {
   v.knob = read_knob_space(g);
   v.rows = read_rows(g, kValidationRowColumns, {&v.knob, v.metric});
   return v;
+}
+
+namespace {
+
+// The reader of each alternative of StoreRecord, in its order: a reader out of place does not
+// compile (alternative I is built from reader I's record).
+constexpr auto kRecordReaders = std::make_tuple(&read_profile, &read_relation, &read_curve, &read_model, &read_sweep,
+                                                &read_series, &read_validation);
+static_assert(std::tuple_size_v<decltype(kRecordReaders)> == std::variant_size_v<StoreRecord>);
+
+template <size_t I>
+StoreRecord read_alternative(const GroupReader& g) {
+  return StoreRecord(std::in_place_index<I>, std::get<I>(kRecordReaders)(g));
+}
+
+template <size_t... I>
+StoreRecord read_indexed(size_t group, const GroupReader& g, std::index_sequence<I...>) {
+  static constexpr StoreRecord (*kReaders[])(const GroupReader&) = {&read_alternative<I>...};
+  return kReaders[group](g);
+}
+
+}  // namespace
+
+StoreRecord read_record(size_t group, const GroupReader& g) {
+  constexpr size_t kGroups = std::variant_size_v<StoreRecord>;
+  if (group >= kGroups) throw Error(fmt::format("no store group number {} (a store has {})", group, kGroups));
+  return read_indexed(group, g, std::make_index_sequence<kGroups>{});
 }
 
 }  // namespace pacer::traces::codec

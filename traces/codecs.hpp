@@ -3,6 +3,7 @@
 // the field tables of traces/columns.hpp; docs/trace-store.md documents it.
 #include "traces/h5io.hpp"
 #include "traces/records.hpp"
+#include "traces/store.hpp"
 
 namespace pacer::traces::codec {
 
@@ -23,5 +24,9 @@ ModelRecord read_model(const h5::GroupReader& g);
 SweepResult read_sweep(const h5::GroupReader& g);
 PowerSeries read_series(const h5::GroupReader& g);
 ValidationResult read_validation(const h5::GroupReader& g);
+
+// The record at `g` of group kStoreGroups[group], as alternative `group` of StoreRecord (each
+// alternative read by its type's reader above).
+StoreRecord read_record(size_t group, const h5::GroupReader& g);
 
 }  // namespace pacer::traces::codec

@@ -4,6 +4,7 @@
 
 #include <H5Cpp.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <atomic>
 #include <functional>
@@ -73,27 +74,10 @@ void read_everything(const fs::path& path) {
     check_schema(f, path);
     GroupReader root(path.string(), "", f.openGroup("/"));
     if (root.has("device")) (void)codec::read_device(root.sub("device"));
-    for (const char* group : kStoreGroups) {
-      if (!root.has(group)) continue;
-      const GroupReader g = root.sub(group);
-      const std::string name(group);
-      for (const auto& child : g.children()) {
-        const GroupReader r = g.sub(child);
-        if (name == "profiles")
-          (void)codec::read_profile(r);
-        else if (name == "relations")
-          (void)codec::read_relation(r);
-        else if (name == "curves")
-          (void)codec::read_curve(r);
-        else if (name == "models")
-          (void)codec::read_model(r);
-        else if (name == "sweeps")
-          (void)codec::read_sweep(r);
-        else if (name == "runs")
-          (void)codec::read_series(r);
-        else
-          (void)codec::read_validation(r);
-      }
+    for (size_t i = 0; i < std::size(kStoreGroups); ++i) {
+      if (!root.has(kStoreGroups[i])) continue;
+      const GroupReader g = root.sub(kStoreGroups[i]);
+      for (const auto& child : g.children()) (void)codec::read_record(i, g.sub(child));
     }
     return 0;
   });
@@ -380,6 +364,20 @@ ValidationResult Store::read_validation(const std::string& name) const {
 }
 void Store::write_validation(const ValidationResult& result, Replace replace) {
   put(path_, "validations", result.name, result, replace, &Store::read_validation);
+}
+
+StoreRecord Store::read_record(const std::string& group, const std::string& name) const {
+  const auto index = find_store_group(group);
+  if (!index)
+    throw Error(fmt::format("{}: no record group '{}' in a trace store (its groups: {})", path_.string(), group,
+                            fmt::join(kStoreGroups, ", ")));
+  return get(path_, group, name, [&](const GroupReader& g) { return codec::read_record(*index, g); });
+}
+
+std::optional<size_t> find_store_group(const std::string& group) {
+  for (size_t i = 0; i < std::size(kStoreGroups); ++i)
+    if (group == kStoreGroups[i]) return i;
+  return std::nullopt;
 }
 
 void reseal_store(const fs::path& path) {

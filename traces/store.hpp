@@ -15,19 +15,29 @@
 // another's record. A record is not replaced by one with fewer rows unless the caller asks for it.
 // The file layer is traces/store_file.hpp, the record layouts traces/codecs.cpp and columns.hpp.
 #include <filesystem>
+#include <iterator>
+#include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "traces/records.hpp"
 
 namespace pacer::traces {
 
-// Whether a write may replace a stored record of the same name that has more rows (profile points,
-// relation runs, sweep or validation rows) than the new one.
 // The record groups under the root (besides /device), in listing order.
 inline constexpr const char* kStoreGroups[] = {"profiles", "relations", "curves", "models",
                                                "sweeps",   "runs",      "validations"};
+// A record of any group as its own type: kStoreGroups[i] holds the records of alternative i. Code
+// that handles every group (reading a whole store back, `pacer export`) dispatches on this type.
+using StoreRecord =
+    std::variant<ProfileTable, RelationSet, LearningCurve, ModelRecord, SweepResult, PowerSeries, ValidationResult>;
+static_assert(std::size(kStoreGroups) == std::variant_size_v<StoreRecord>, "one record type per store group");
+// The index of `group` in kStoreGroups; nothing when it is not a group of the store.
+std::optional<size_t> find_store_group(const std::string& group);
 
+// Whether a write may replace a stored record of the same name that has more rows (profile points,
+// relation runs, sweep or validation rows) than the new one.
 enum class Replace {
   if_not_smaller,  // refuse, with an error naming both row counts: nothing measured is lost by accident
   always,          // the caller asked to replace the record whatever it held
@@ -75,6 +85,9 @@ class Store {
 
   ValidationResult read_validation(const std::string& name) const;
   void write_validation(const ValidationResult& result, Replace replace = Replace::if_not_smaller);
+
+  // The record group/name as its group's type; Error for a group that is not one of kStoreGroups.
+  StoreRecord read_record(const std::string& group, const std::string& name) const;
 
  private:
   explicit Store(std::filesystem::path path) : path_(std::move(path)) {}

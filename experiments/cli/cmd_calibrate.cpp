@@ -34,7 +34,7 @@ std::string pick_profile(const traces::Store& store, const po::variables_map& vm
   // The predicted tables this command writes are not measurements: never pick one by default.
   std::vector<std::string> measured;
   for (const auto& n : names)
-    if (n.size() < 10 || n.substr(n.size() - 10) != "-predicted") measured.push_back(n);
+    if (!models::is_predicted_profile_name(n)) measured.push_back(n);
   if (measured.size() == 1) return measured.front();
   if (measured.empty()) throw Error(fmt::format("{} holds no profile: run pacer profile first", store.path().string()));
   throw UsageError(fmt::format("--name: {} holds several profiles ({}); name one", store.path().string(),
@@ -201,7 +201,7 @@ int run_calibrate(const po::variables_map& vm) {
       settings.assign(seen.begin(), seen.end());
     }
     auto predicted = models::predict_table(*cal.model, table, settings, table.batch_sizes());
-    const std::string pname = name + "-predicted";
+    const std::string pname = models::predicted_profile_name(name);
     store.write_profile(predicted, pname, traces::Replace::always);  // derived from the model: always redone
     std::cout << fmt::format("wrote {}:/profiles/{} ({} settings x {} batch sizes)\n", path, pname, settings.size(),
                              table.batch_sizes().size());
@@ -239,7 +239,9 @@ Command make() {
         "learned only: reference workload's full profile, NAME in the same store or FILE.h5:NAME")(
         "predictions-csv", po::value<std::string>(),
         "write one row per measured point: knob values, b, used_for_fit, measured and predicted time and power (CSV)")(
-        "predict", "also write the predicted table for the device's whole grid as profile <name>-predicted")(
+        "predict", fmt::format("also write the predicted table for the device's whole grid as profile {}",
+                               models::predicted_profile_name("<name>"))
+                       .c_str())(
         "device", po::value<std::string>(),
         "device (catalog name or INI file) for the frequency check and V(f) (default: the store's /device)")(
         "voltage", po::value<std::string>()->default_value(o.analytical.voltage),

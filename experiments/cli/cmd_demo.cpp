@@ -1,6 +1,7 @@
 // `pacer demo` (the README's main job) and `pacer experiment` (the same pipeline, every setting open,
 // usually from a spec file: experiments/specs/*.ini).
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "experiments/cli/cli.hpp"
 #include "experiments/cli/options.hpp"
@@ -22,7 +23,7 @@ void common_options(po::options_description& d, const std::string& default_out) 
       "fraction, or auto (the calibrated model's cross-validated peak-power error, 3% to 25%)");
   add_threads_option(d, experiments::DemoOptions{}.threads,
                      "CPU intra-op threads of the training (default: the CPUs free now)", "");
-  add_shard_options(d, {"prepare", "proxy", "oracle", "runs"});
+  add_shard_options(d, experiments::experiment_stages());
 }
 
 // --list-jobs, --jobs and --shard first (docs/cluster.md), then the pipeline (whole, or a stage).
@@ -105,14 +106,15 @@ Command make_experiment() {
   c.name = "experiment";
   c.summary = "the demo's pipeline with every setting open (specs: experiments/specs/*.ini)";
   c.order = 6;
-  c.description =
+  c.description = fmt::format(
       "pre-train -> profile (emulated --device, full grid, virtual time) -> calibrate -> proxy relation ->\n"
       "validate every policy and the oracle on each of --targets with real training -> sweep -> report.\n"
       "Unset values take the demo's settings (--quick or full). Usually driven by a spec file:\n"
       "  pacer experiment --config experiments/specs/vision-nano.ini\n"
-      "Rerunning resumes from NAME.h5 in --out. On several processes or machines it runs in stages (prepare,\n"
-      "proxy, oracle, runs) of independent jobs: --jobs N, or --stage S --shard I/N and `pacer slurm submit\n"
-      "--campaign experiment` (docs/cluster.md).";
+      "Rerunning resumes from NAME.h5 in --out. On several processes or machines it runs in stages\n"
+      "({}) of independent jobs: --jobs N, or --stage S --shard I/N and\n"
+      "`pacer slurm submit --campaign experiment` (docs/cluster.md).",
+      fmt::join(experiments::experiment_stages(), ", "));
   c.add_options = [](po::options_description& d) {
     common_options(d, "pacer-out/experiment");
     d.add_options()("name", po::value<std::string>()->default_value("experiment"), "store NAME.h5 and record names")(

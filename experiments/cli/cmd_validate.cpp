@@ -55,7 +55,7 @@ int run_validate_cmd(const po::variables_map& vm) {
     if (!report.summary.empty()) std::cout << "\nVerdict:\n" << experiments::format_verdict(report);
     std::cout << fmt::format(
         "{} real training runs, {:.0f} s wall; {} in {}\n", report.training_runs, report.wall_time_s,
-        o.stage == "oracle" ? "the oracle's relation" : "stored as validations/" + report.result.name,
+        o.stage == experiments::kStageOracle ? "the oracle's relation" : "stored as validations/" + report.result.name,
         report.out.string());
   } catch (const experiments::MissingCheckpoint& e) {
     throw Error(
@@ -71,7 +71,7 @@ Command make() {
   c.name = "validate";
   c.summary = "train the chosen configurations for real on a device and compare with the predictions";
   c.order = 70;
-  c.description =
+  c.description = fmt::format(
       "For each cap, pins the configuration chosen by each policy and by the oracle (the target trained\n"
       "at every batch size, then the fastest feasible (f, b)) and trains --workload on --target-dataset to\n"
       "the target accuracy while sampling power. Reports measured time to accuracy (mean ± std over seeds),\n"
@@ -80,7 +80,8 @@ Command make() {
       "the CPU's; both are stored. Needs a store with a profile and a proxy relation (pacer profile,\n"
       "pacer relation); writes relations/<dataset>-true, validations/NAME and runs/*. Every (b, seed) job's\n"
       "results are stored when it ends: running the command again runs only the missing jobs. Two stages\n"
-      "(--stage oracle, then runs) shard over machines or Slurm (--list-jobs, --shard, --jobs; docs/cluster.md).";
+      "(--stage {}) shard over machines or Slurm (--list-jobs, --shard, --jobs; docs/cluster.md).",
+      fmt::join(experiments::validate_stages(), ", then "));
   c.add_options = [](po::options_description& d) {
     // The library's defaults are the command's.
     const experiments::ValidateOptions v;
@@ -114,7 +115,7 @@ Command make() {
         ("watchdog-time", duration_opt(v.watchdog_duration_s), "... for longer than this [s] (device time) stops the run and restores the clock; 0: off")
         ("name", po::value<std::string>(), "record name under /validations (default validate-<dataset>)")
         ("replace", "replace a validation record of this name even when it has more rows");
-    add_shard_options(d, {"oracle", "runs"});
+    add_shard_options(d, experiments::validate_stages());
   };
   c.run = run_validate_cmd;
   return c;

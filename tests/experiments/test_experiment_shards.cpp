@@ -5,9 +5,13 @@
 // record, up to the wall time of each training run.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 
+#include "experiments/demo.hpp"
+#include "experiments/shard.hpp"
 #include "tests/support/run_pacer.hpp"
+#include "traces/error.hpp"
 #include "traces/store.hpp"
 
 namespace fs = std::filesystem;
@@ -48,8 +52,7 @@ TEST(ExperimentShards, StagesInLocalShardsEqualTheExperimentInOneProcess) {
   EXPECT_NE(r.out.find("[7/7] report"), std::string::npos) << r.out;
 
   const auto a = traces::Store::open(dir / "jobs" / "e.h5"), b = traces::Store::open(dir / "whole" / "e.h5");
-  for (const std::string group : {"profiles", "relations", "models", "sweeps", "runs", "validations"})
-    EXPECT_EQ(a.list(group), b.list(group)) << group;
+  for (const char* group : traces::kStoreGroups) EXPECT_EQ(a.list(group), b.list(group)) << group;
   EXPECT_EQ(a.read_profile("cnn@1x28x28"), b.read_profile("cnn@1x28x28"));
   EXPECT_EQ(a.read_profile("cnn@1x28x28-predicted"), b.read_profile("cnn@1x28x28-predicted"));
   for (const auto& name : b.list("models")) EXPECT_EQ(a.read_model(name), b.read_model(name)) << name;
@@ -62,6 +65,59 @@ TEST(ExperimentShards, StagesInLocalShardsEqualTheExperimentInOneProcess) {
   for (auto* v : {&va, &vb})
     for (auto& row : v->rows) row.wall_time_s = 0;
   EXPECT_EQ(va, vb);
+  fs::remove_all(dir);
+}
+
+// The stages a campaign lists its jobs in are the ones its --stage takes.
+TEST(ExperimentShards, JobListsAreInTheCampaignsStages) {
+  auto names = [](const std::vector<experiments::JobList>& lists) {
+    std::vector<std::string> out;
+    for (const auto& l : lists) out.push_back(l.stage);
+    return out;
+  };
+  EXPECT_EQ(names(experiments::experiment_job_lists("e", "e.h5", {"t"}, {16}, {0})),
+            (std::vector<std::string>{"prepare", "proxy", "oracle", "runs"}));
+  EXPECT_EQ(names(experiments::experiment_job_lists("e", "e.h5", {"t"}, {16}, {0})), experiments::experiment_stages());
+  EXPECT_EQ(names(experiments::validate_job_lists("v", "t-true", "v.h5", {16}, {0})), experiments::validate_stages());
+}
+
+// A shard of an experiment runs one of its stages: --shard without --stage is one usage error that
+// names both options, before any output, in `pacer demo` and `pacer experiment` as in `pacer
+// validate`; the library refuses the same options (a pipeline run whole would ignore the shard).
+TEST(ExperimentShards, AShardWithoutAStageIsAUsageError) {
+  const fs::path dir = fs::temp_directory_path() / ("pacer-test-experiment-stage-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  for (const std::string command : {"demo", "experiment"}) {
+    const auto r = pacer::testing::run_pacer(command + " --quick --shard 0/2 --out " + (dir / command).string(), dir);
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_NE(r.err.find("--shard needs --stage"), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_FALSE(fs::exists(dir / command)) << command;
+  }
+
+  experiments::DemoOptions o;
+  o.out_dir = dir / "library";
+  o.device = "no-such-board";  // the pipeline, were it started, would stop here with another error
+  o.shard = experiments::Shard{0, 2};
+  try {
+    experiments::run_demo(o);
+    ADD_FAILURE() << "a shard without a stage ran";
+  } catch (const OptionError& e) {
+    EXPECT_EQ(e.option, "stage");
+    EXPECT_STREQ(e.what(),
+                 "a shard of an experiment runs one of its stages (prepare, then proxy, then oracle, then runs)");
+  }
+  o.shard.reset();
+  o.stage = "sweep";
+  try {
+    experiments::run_demo(o);
+    ADD_FAILURE() << "an unknown stage ran";
+  } catch (const OptionError& e) {
+    EXPECT_EQ(e.option, "stage");
+    EXPECT_STREQ(e.what(), "'sweep' is not a stage of an experiment (prepare, proxy, oracle, runs)");
+  }
+  EXPECT_FALSE(fs::exists(o.out_dir));
   fs::remove_all(dir);
 }
 

@@ -30,8 +30,7 @@ inline int read_all_records(const std::string& path) {
   attempt([&] {
     if (store.has_device()) (void)store.read_device();
   });
-  const char* groups[] = {"profiles", "relations", "models", "sweeps", "runs", "validations"};
-  for (const char* g : groups) {
+  for (const char* g : traces::kStoreGroups) {
     std::vector<std::string> names;
     try {
       names = store.list(g);
@@ -39,16 +38,8 @@ inline int read_all_records(const std::string& path) {
       continue;
     }
     for (const auto& n : names) {
-      const std::string group = g;
-      attempt([&] {
-        if (group == "profiles") (void)store.read_profile(n);
-        else if (group == "relations") (void)store.read_relation(n);
-        else if (group == "models") (void)store.read_model(n);
-        else if (group == "sweeps") (void)store.read_sweep(n);
-        else if (group == "runs") (void)store.read_series(n);
-        else (void)store.read_validation(n);
-      });
-      attempt([&] { (void)store.has(group, n); });
+      attempt([&] { (void)store.read_record(g, n); });
+      attempt([&] { (void)store.has(g, n); });
     }
   }
   return ok;

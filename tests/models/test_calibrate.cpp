@@ -308,6 +308,15 @@ int run_pacer(const std::string& args, const std::filesystem::path& out) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+// The predicted table is named after the measured profile; only that suffix marks one.
+TEST(Calibrate, PredictedProfileNameIsTheMeasuredNameWithItsSuffix) {
+  EXPECT_EQ(predicted_profile_name("cnn@1x28x28"), "cnn@1x28x28-predicted");
+  EXPECT_TRUE(is_predicted_profile_name(predicted_profile_name("synthetic")));
+  EXPECT_FALSE(is_predicted_profile_name("synthetic"));
+  EXPECT_FALSE(is_predicted_profile_name("synthetic-predicted-v2"));
+  EXPECT_FALSE(is_predicted_profile_name("predicted"));
+}
+
 TEST(CalibCli, CalibrateWritesTheModelAndThePredictedTableAndRejectsBadInput) {
   const auto nano = traces::find_device("jetson-nano");
   const auto dir = std::filesystem::temp_directory_path() / ("pacer_calib_cli_" + std::to_string(::getpid()));

@@ -54,12 +54,8 @@ class StoreDamage : public ::testing::Test {
           try {
             const Store s = Store::open(path_);
             if (s.has_device()) (void)s.read_device();
-            for (const auto& n : s.list("profiles")) (void)s.read_profile(n);
-            for (const auto& n : s.list("relations")) (void)s.read_relation(n);
-            for (const auto& n : s.list("models")) (void)s.read_model(n);
-            for (const auto& n : s.list("sweeps")) (void)s.read_sweep(n);
-            for (const auto& n : s.list("runs")) (void)s.read_series(n);
-            for (const auto& n : s.list("validations")) (void)s.read_validation(n);
+            for (const char* g : pacer::traces::kStoreGroups)
+              for (const auto& n : s.list(g)) (void)s.read_record(g, n);
           } catch (const pacer::Error&) {
           }
         },

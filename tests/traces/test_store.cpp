@@ -1,4 +1,5 @@
 #include <H5Cpp.h>
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -11,6 +12,7 @@
 #include "traces/catalog.hpp"
 #include "traces/csv.hpp"
 #include "traces/error.hpp"
+#include "traces/export.hpp"
 #include "traces/store.hpp"
 
 using namespace pacer;
@@ -112,6 +114,59 @@ TEST(Store, EveryRecordTypeRoundTrips) {
   EXPECT_EQ(again.read_sweep(s.name), s);
   EXPECT_EQ(again.read_series(ps.name), ps);
   EXPECT_EQ(again.list("relations"), std::vector<std::string>{"fmnist-proxy"});
+}
+
+// Every group of kStoreGroups reads back as its own record type (StoreRecord) and exports as that
+// type's CSV: a group whose place in kStoreGroups and in StoreRecord differ fails here.
+TEST(Store, EveryGroupReadsBackAsItsRecordTypeAndExportsAsItsCsv) {
+  TempDir dir;
+  auto store = Store::open_or_create(dir.path / "c.h5");
+  LearningCurve curve;
+  curve.name = "fmnist-proxy";
+  curve.metric = "accuracy";
+  curve.source = "evaluations";
+  curve.points = {{8, 0, 1000, 0.4}, {8, 0, 2000, 0.61}};
+  const std::vector<StoreRecord> written = {sample_profile(), sample_relation(),  curve, sample_model(), sample_sweep(),
+                                            sample_series(),  sample_validation()};
+  store.write_profile(std::get<ProfileTable>(written[0]), "p");
+  store.write_relation(std::get<RelationSet>(written[1]));
+  store.write_curve(std::get<LearningCurve>(written[2]));
+  store.write_model(std::get<ModelRecord>(written[3]));
+  store.write_sweep(std::get<SweepResult>(written[4]));
+  store.write_series(std::get<PowerSeries>(written[5]));
+  store.write_validation(std::get<ValidationResult>(written[6]));
+  store.write_device(find_device("jetson-nano"));
+
+  std::string listing = fmt::format("{} (schema {}):\n  device\n", store.path().string(), kSchemaVersion);
+  for (size_t i = 0; i < std::size(kStoreGroups); ++i) {
+    const std::string group = kStoreGroups[i];
+    ASSERT_EQ(find_store_group(group), i);
+    const auto names = store.list(group);
+    ASSERT_EQ(names.size(), 1u) << group;
+    const StoreRecord back = store.read_record(group, names[0]);
+    EXPECT_EQ(back.index(), i) << group;
+    EXPECT_EQ(back, written[i]) << group;
+    const std::string csv = std::visit([](const auto& r) { return to_csv(r); }, written[i]);
+    EXPECT_EQ(export_csv(store, group + "/" + names[0]), csv) << group;
+    listing += fmt::format("  {}/{}\n", group, names[0]);
+  }
+  EXPECT_EQ(format_store_contents(store), listing);
+  EXPECT_EQ(export_csv(store, "device"), to_csv(find_device("jetson-nano")));
+  EXPECT_EQ(export_record_forms(),
+            "profiles/NAME, relations/NAME, curves/NAME, models/NAME, sweeps/NAME, runs/NAME, validations/NAME or "
+            "device");
+
+  EXPECT_FALSE(find_store_group("device"));
+  EXPECT_THROW((void)store.read_record("device", "x"), Error);
+  try {
+    (void)export_csv(store, "traces/p");
+    ADD_FAILURE() << "an unknown group was exported";
+  } catch (const UsageError& e) {
+    EXPECT_STREQ(e.what(),
+                 "unknown group 'traces' (profiles, relations, curves, models, sweeps, runs, validations, device)");
+  }
+  EXPECT_THROW((void)export_csv(store, "profiles"), UsageError);
+  EXPECT_THROW((void)export_csv(store, "profiles/missing"), Error);
 }
 
 TEST(LearningCurve, FirstReachingFollowsTheMetricsDirection) {
