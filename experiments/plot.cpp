@@ -2,15 +2,12 @@
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
-#include <sys/wait.h>
 
 #include <cmath>
-#include <cstdlib>
-#include <fstream>
 #include <sstream>
 
 #include "traces/error.hpp"
-#include "traces/shell.hpp"
+#include "traces/process.hpp"
 #include "traces/store.hpp"
 
 namespace pacer::experiments {
@@ -20,13 +17,17 @@ namespace {
 std::string esc(const std::string& s) {
   std::string out;
   for (char c : s) {
-    if (c == '\'') out += "''";  // text is plain (noenhanced): '_' and '@' print as they are
-    else out += c;
+    if (c == '\'')
+      out += "''";  // text is plain (noenhanced): '_' and '@' print as they are
+    else
+      out += c;
   }
   return out;
 }
 
-std::string num(double v) { return std::isfinite(v) ? fmt::format("{:.10g}", v) : "NaN"; }
+std::string num(double v) {
+  return std::isfinite(v) ? fmt::format("{:.10g}", v) : "NaN";
+}
 
 // Header and the rendering tail shared by plots and heat maps: PNG first, then SVG and PDF by
 // replotting, so one script renders every format.
@@ -45,15 +46,23 @@ std::string script_tail(const std::string& name, bool pdf) {
       "set terminal svg size 960,600 dynamic noenhanced font 'DejaVu Sans,11'\n"
       "set output '{0}.svg'\nreplot\n",
       name);
-  if (pdf) s += fmt::format("set terminal pdfcairo size 8in,5in noenhanced font 'DejaVu Sans,10'\nset output '{0}.pdf'\nreplot\n", name);
+  if (pdf)
+    s += fmt::format(
+        "set terminal pdfcairo size 8in,5in noenhanced font 'DejaVu Sans,10'\nset output '{0}.pdf'\nreplot\n", name);
   return s + "unset output\n";
 }
 
+constexpr const char* kInstallGnuplot = "apt-get install gnuplot-nox";
+
+traces::RunOptions gnuplot_options() {
+  traces::RunOptions o;
+  o.missing_hint = kInstallGnuplot;
+  return o;
+}
+
 bool has_pdfcairo(const std::string& gnuplot) {
-  static const bool yes = [&] {
-    const std::string cmd = traces::shell_quote(gnuplot) + " -e 'set terminal pdfcairo' >/dev/null 2>&1";
-    return std::system(cmd.c_str()) == 0;
-  }();
+  static const bool yes =
+      traces::run_program(gnuplot, {"-e", "set terminal pdfcairo"}, gnuplot_options()).exit_code == 0;
   return yes;
 }
 
@@ -67,27 +76,25 @@ RenderResult run(const std::string& name, const std::string& data, const std::st
   traces::write_file_atomic(dir / (name + ".gp"), script);
   result.files = {dir / (name + ".dat"), dir / (name + ".gp")};
   if (gp.empty()) {
-    spdlog::warn("gnuplot not found (apt-get install gnuplot-nox): wrote {}.gp and {}.dat without images", name, name);
+    spdlog::warn("gnuplot not found ({}): wrote {}.gp and {}.dat without images", kInstallGnuplot, name, name);
     return result;
   }
-  const fs::path log = fs::absolute(dir) / (name + ".gnuplot.log");  // the command runs inside dir
-  const std::string cmd =
-      fmt::format("cd {} && {} {} >{} 2>&1", traces::shell_quote(dir.string()), traces::shell_quote(gp),
-                  traces::shell_quote(name + ".gp"), traces::shell_quote(log.string()));
-  const int status = std::system(cmd.c_str());
+  traces::RunOptions o = gnuplot_options();
+  o.cwd = dir;  // the script names its data and images relative to its folder
+  const auto r = traces::run_program(gp, {name + ".gp"}, o);
   std::vector<fs::path> images = {dir / (name + ".png"), dir / (name + ".svg")};
   if (pdf) images.push_back(dir / (name + ".pdf"));
   std::string first_error;
   {
-    std::ifstream in(log);
+    std::istringstream in(r.output);
     std::string line;
     while (std::getline(in, line))
-      if (first_error.empty() && line.find_first_not_of(" \t^") != std::string::npos && line.find("warning") == std::string::npos)
+      if (first_error.empty() && line.find_first_not_of(" \t^") != std::string::npos &&
+          line.find("warning") == std::string::npos)
         first_error = line;
   }
   std::error_code ec;
-  fs::remove(log, ec);
-  bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  bool ok = r.exit_code == 0;
   for (const auto& img : images) ok = ok && fs::exists(img) && fs::file_size(img) > 0;
   if (!ok) {
     for (const auto& img : images) fs::remove(img, ec);
@@ -133,17 +140,22 @@ RenderResult render(const Plot& p, const fs::path& dir) {
     const auto& s = p.series[i];
     parts.push_back(fmt::format("'{}.dat' index {} using 1:2 with {} title '{}'", p.name, i, s.style, esc(s.title)));
     if (!s.labels.empty())
-      parts.push_back(fmt::format("'{}.dat' index {} using 1:2:3 with labels offset 1.2,0.8 font ',9' notitle", p.name, i));
+      parts.push_back(
+          fmt::format("'{}.dat' index {} using 1:2:3 with labels offset 1.2,0.8 font ',9' notitle", p.name, i));
   }
   for (size_t i = 0; i < p.vlines.size(); ++i) {
-    body << fmt::format("set arrow from {0},graph 0 to {0},graph 1 nohead dt 2 lw 2 lc rgb '#cc0000'\n", num(p.vlines[i]));
+    body << fmt::format("set arrow from {0},graph 0 to {0},graph 1 nohead dt 2 lw 2 lc rgb '#cc0000'\n",
+                        num(p.vlines[i]));
     if (i < p.vline_titles.size())
-      body << fmt::format("set label '{}' at {},graph 0.97 right offset -0.5,0 tc rgb '#cc0000'\n", esc(p.vline_titles[i]), num(p.vlines[i]));
+      body << fmt::format("set label '{}' at {},graph 0.97 right offset -0.5,0 tc rgb '#cc0000'\n",
+                          esc(p.vline_titles[i]), num(p.vlines[i]));
   }
   for (size_t i = 0; i < p.hlines.size(); ++i) {
-    body << fmt::format("set arrow from graph 0,first {0} to graph 1,first {0} nohead dt 2 lw 2 lc rgb '#cc0000'\n", num(p.hlines[i]));
+    body << fmt::format("set arrow from graph 0,first {0} to graph 1,first {0} nohead dt 2 lw 2 lc rgb '#cc0000'\n",
+                        num(p.hlines[i]));
     if (i < p.hline_titles.size())
-      body << fmt::format("set label '{}' at graph 0.02,first {} offset 0,0.7 tc rgb '#cc0000'\n", esc(p.hline_titles[i]), num(p.hlines[i]));
+      body << fmt::format("set label '{}' at graph 0.02,first {} offset 0,0.7 tc rgb '#cc0000'\n",
+                          esc(p.hline_titles[i]), num(p.hlines[i]));
   }
   body << "plot ";
   for (size_t i = 0; i < parts.size(); ++i) body << (i ? ", \\\n     " : "") << parts[i];
@@ -165,8 +177,9 @@ RenderResult render(const Heatmap& m, const fs::path& dir) {
   body << ")\nset ytics (";
   for (size_t i = 0; i < rows; ++i) body << (i ? ", " : "") << fmt::format("'{}' {}", esc(m.ynames[i]), rows - 1 - i);
   body << fmt::format(")\nset xrange [-0.5:{}]\nset yrange [-0.5:{}]\n", m.xnames.size() - 0.5, rows - 0.5);
-  body << fmt::format("plot '{0}.dat' using 1:2:3 with image, '{0}.dat' using 1:2:(sprintf('{1}', $3)) with labels font ',11'\n",
-                      m.name, m.value_format);
+  body << fmt::format(
+      "plot '{0}.dat' using 1:2:3 with image, '{0}.dat' using 1:2:(sprintf('{1}', $3)) with labels font ',11'\n",
+      m.name, m.value_format);
   return run(m.name, data.str(), body.str(), dir);
 }
 

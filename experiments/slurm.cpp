@@ -3,15 +3,14 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
-#include <sys/wait.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <fstream>
 #include <map>
 #include <regex>
 
 #include "traces/error.hpp"
+#include "traces/process.hpp"
 #include "traces/shell.hpp"
 #include "traces/store.hpp"
 
@@ -22,21 +21,11 @@ using traces::shell_quote;
 
 namespace {
 
-struct Captured {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr together
-};
-
-Captured run_capture(const std::string& command) {
-  Captured c;
-  FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
-  if (!pipe) throw Error(fmt::format("cannot run '{}'", command));
-  char buf[4096];
-  size_t n = 0;
-  while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) c.output.append(buf, n);
-  const int status = ::pclose(pipe);
-  c.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return c;
+// sbatch and scancel: the Slurm client, found on PATH.
+traces::ProgramResult run_slurm(const std::string& program, const std::vector<std::string>& args) {
+  traces::RunOptions o;
+  o.missing_hint = "install Slurm's client (apt-get install slurm-wlm), or submit from a machine of the cluster";
+  return traces::run_program(program, args, o);
 }
 
 fs::path pacer_binary(const SlurmOptions& o) {
@@ -69,15 +58,16 @@ fs::path submitted_path(const JobList& jobs) {
 }
 
 std::string submit_script(const fs::path& script, const std::string& dependency) {
-  const std::string cmd =
-      fmt::format("sbatch --parsable{} {}", dependency.empty() ? "" : " --dependency=afterok:" + dependency,
-                  shell_quote(script.string()));
-  const Captured c = run_capture(cmd);
+  std::vector<std::string> args = {"--parsable"};
+  if (!dependency.empty()) args.push_back("--dependency=afterok:" + dependency);
+  args.push_back(script.string());
+  const auto c = run_slurm("sbatch", args);
   static const std::regex id(R"((\d+)(;\S+)?\s*)");
   std::smatch m;
   if (c.exit_code != 0 || !std::regex_match(c.output, m, id))
-    throw Error(fmt::format("`{}` failed (exit {}): {}: is Slurm reachable from this machine (sinfo)?", cmd,
-                            c.exit_code, c.output.empty() ? "no output" : c.output.substr(0, c.output.find('\n'))));
+    throw Error(fmt::format("`{}` failed (exit {}): {}: is Slurm reachable from this machine (sinfo)?",
+                            traces::command_line("sbatch", args), c.exit_code,
+                            c.output.empty() ? "no output" : c.output.substr(0, c.output.find('\n'))));
   return m[1].str();
 }
 
@@ -85,12 +75,18 @@ std::string submit_script(const fs::path& script, const std::string& dependency)
 
 std::vector<JobList> read_job_lists(const SlurmOptions& o) {
   if (o.spec.empty()) throw Error("a Slurm campaign needs its spec file (the INI file of the campaign)");
-  const std::string cmd = fmt::format("{} {} --config {} --list-jobs", shell_quote(pacer_binary(o).string()),
-                                      shell_quote(o.campaign), shell_quote(fs::absolute(o.spec).string()));
-  const Captured c = run_capture(cmd);
+  const std::string pacer = pacer_binary(o).string();
+  const std::vector<std::string> args = {o.campaign, "--config", fs::absolute(o.spec).string(), "--list-jobs"};
+  traces::ProgramResult c;
+  try {
+    c = traces::run_program(pacer, args);
+  } catch (const Error& e) {  // a --pacer that is not a program
+    if (o.pacer.empty()) throw;
+    throw SettingError("pacer", e.what());
+  }
   if (c.exit_code != 0)
-    throw Error(
-        fmt::format("the campaign's job list could not be read (`{}` exit {}): {}", cmd, c.exit_code, c.output));
+    throw Error(fmt::format("the campaign's job list could not be read (`{}` exit {}): {}",
+                            traces::command_line(pacer, args), c.exit_code, c.output));
   return parse_job_lists(c.output);
 }
 
@@ -291,7 +287,7 @@ SubmitReport slurm_submit(const SlurmOptions& o) {
   if (std::ifstream old(submitted_path(first)); old) {
     std::string first_array, id;
     old >> first_array;
-    while (old >> id) run_capture("scancel " + shell_quote(id));
+    while (old >> id) run_slurm("scancel", {id});
   }
   std::string after;  // the job the next one waits for
   std::vector<std::string> dependents;

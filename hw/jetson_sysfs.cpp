@@ -13,7 +13,6 @@
 #include <sstream>
 #include <thread>
 
-#include "hw/child_process.hpp"
 #include "traces/rails.hpp"
 #include "traces/units.hpp"
 

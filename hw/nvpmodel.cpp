@@ -5,8 +5,8 @@
 #include <cctype>
 #include <sstream>
 
-#include "hw/child_process.hpp"
 #include "traces/error.hpp"
+#include "traces/process.hpp"
 #include "traces/units.hpp"
 
 namespace pacer::hw {
@@ -52,17 +52,26 @@ NvpmodelMode parse_nvpmodel_query(const std::string& output, const std::string& 
       fmt::format("`{} -q` printed no power mode ('NV Power Mode: NAME' and its id): '{}'", program, quoted(output)));
 }
 
+namespace {
+constexpr const char* kNvpmodelHint = "nvpmodel ships with L4T on a Jetson (/usr/sbin/nvpmodel); give its path";
+
+traces::RunOptions run_options(double timeout_s) {
+  traces::RunOptions o;
+  o.timeout_s = timeout_s;
+  o.missing_hint = kNvpmodelHint;
+  return o;
+}
+}  // namespace
+
 Nvpmodel::Nvpmodel(fs::path binary, double timeout_s) : binary_(std::move(binary)), timeout_s_(timeout_s) {
   std::error_code ec;
   if (!fs::exists(binary_, ec))
-    throw OptionError("nvpmodel", fmt::format("{} does not exist: nvpmodel ships with L4T on a Jetson "
-                                              "(/usr/sbin/nvpmodel); give its path",
-                                              binary_.string()));
+    throw OptionError("nvpmodel", fmt::format("{} does not exist: {}", binary_.string(), kNvpmodelHint));
   if (binary_.is_relative()) binary_ = fs::absolute(binary_);
 }
 
 NvpmodelMode Nvpmodel::query() const {
-  const auto r = run_program(binary_, {"-q"}, timeout_s_);
+  const auto r = traces::run_program(binary_, {"-q"}, run_options(timeout_s_));
   if (r.timed_out) throw Error(fmt::format("`{} -q` did not finish within {:g} s", binary_.string(), timeout_s_));
   if (r.exit_code != 0)
     throw Error(fmt::format("`{} -q` failed (exit {}): '{}'", binary_.string(), r.exit_code, quoted(r.output)));
@@ -70,7 +79,7 @@ NvpmodelMode Nvpmodel::query() const {
 }
 
 void Nvpmodel::set(int mode_id) const {
-  const auto r = run_program(binary_, {"-m", std::to_string(mode_id)}, timeout_s_);
+  const auto r = traces::run_program(binary_, {"-m", std::to_string(mode_id)}, run_options(timeout_s_));
   if (r.timed_out)
     throw Error(fmt::format("`{} -m {}` did not finish within {:g} s", binary_.string(), mode_id, timeout_s_));
   if (r.exit_code != 0)

@@ -18,7 +18,6 @@
 #include <mutex>
 #include <sstream>
 
-#include "hw/child_process.hpp"
 #include "hw/nvpmodel.hpp"
 #include "hw/sysfs_io.hpp"
 #include "traces/error.hpp"
@@ -176,6 +175,18 @@ std::vector<std::string> replay_restore(const std::vector<RestoreWrite>& writes,
     }
   }
   return wrong;
+}
+
+std::string unsafe_program_reason(const fs::path& program) {
+  if (!program.is_absolute()) return "it is not an absolute path";
+  struct stat st {};
+  if (::stat(program.c_str(), &st) != 0) return fmt::format("it cannot be found ({})", std::strerror(errno));
+  if (!S_ISREG(st.st_mode)) return "it is not a regular file";
+  if (!(st.st_mode & S_IXUSR)) return "it is not executable";
+  if (st.st_mode & (S_IWGRP | S_IWOTH)) return fmt::format("other users may write it (mode {:o})", st.st_mode & 07777);
+  if (st.st_uid != 0 && st.st_uid != ::getuid())
+    return fmt::format("it belongs to user {}, neither root nor you", st.st_uid);
+  return "";
 }
 
 void replay_mode_restore(const ModeRestore& mode) {

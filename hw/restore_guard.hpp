@@ -63,9 +63,14 @@ bool process_alive(long pid);
 // for a single failed write.
 std::vector<std::string> replay_restore(const std::vector<RestoreWrite>& writes, SysfsIo& io);
 
+// A program path is one pacer may run on a restore (from a state file, possibly as root): an
+// absolute path to a regular file that is executable and writable by nobody but its owner, owned by
+// root or by this user. Returns the reason when it is not ("" when it is).
+std::string unsafe_program_reason(const std::filesystem::path& program);
+
 // Puts a saved power mode back: `nvpmodel -m ID`, then checks `nvpmodel -q` reports it. Throws
-// Error when it fails or when the saved program is not one pacer may run (unsafe_program_reason in
-// hw/child_process.hpp: a state file must not choose what runs as root).
+// Error when it fails or when the saved program is not one pacer may run (unsafe_program_reason: a
+// state file must not choose what runs as root).
 void replay_mode_restore(const ModeRestore& mode);
 
 // Registers writes to replay from a signal handler. At most a few guards may be armed at once

@@ -8,9 +8,9 @@
 #include <mutex>
 #include <thread>
 
-#include "hw/child_process.hpp"
 #include "traces/error.hpp"
 #include "traces/import_tegrastats.hpp"
+#include "traces/process.hpp"
 #include "traces/rails.hpp"
 
 namespace pacer::hw {
@@ -18,7 +18,7 @@ namespace pacer::hw {
 struct TegrastatsPower::State {
   std::mutex mu;
   std::condition_variable cv;
-  std::unique_ptr<ChildProcess> child;
+  std::unique_ptr<traces::ChildProcess> child;
   std::thread thread;
   std::string program;
   long pid = -1;
@@ -120,7 +120,8 @@ TegrastatsPower::TegrastatsPower(TegrastatsOptions o) : state_(std::make_shared<
   const long ms = std::max(1L, std::lround(o.interval_s * 1000));
   State& s = *state_;
   s.program = o.binary.string();
-  s.child = std::make_unique<ChildProcess>(o.binary, std::vector<std::string>{"--interval", std::to_string(ms)});
+  s.child =
+      std::make_unique<traces::ChildProcess>(o.binary, std::vector<std::string>{"--interval", std::to_string(ms)});
   s.pid = s.child->pid();
   s.thread = std::thread([st = state_] { st->run(); });
   std::unique_lock lock(s.mu);

@@ -1,6 +1,7 @@
 #pragma once
-// Quoting for the POSIX shell: the one home of how pacer writes a word into a command line or a
-// generated script (the Slurm batch scripts, the emulated board's nvpmodel).
+// Quoting for the POSIX shell: the one home of how pacer writes a word into a generated script (the
+// Slurm batch scripts, the emulated board's nvpmodel) or a command line shown to the user. pacer
+// itself runs programs without a shell (traces/process.hpp).
 #include <string>
 #include <string_view>
 

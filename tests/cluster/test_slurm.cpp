@@ -180,6 +180,26 @@ TEST_F(Campaign, DryRunWritesTheScripts) {
   EXPECT_NE(st.out.find("shard 3/6 (1 job): missing"), std::string::npos) << st.out;
 }
 
+// Without Slurm's client on PATH, submit is one line saying what to install and submits nothing;
+// a --pacer that is no program is a usage line naming the option.
+TEST_F(Campaign, SubmitWithoutSlurmSaysWhatToInstall) {
+  const fs::path spec = write_spec("noslurm", "shards = 2\n");
+  const fs::path empty_bin = g_dir / "empty-bin";
+  fs::create_directories(empty_bin);
+  const std::string path = std::getenv("PATH") ? std::getenv("PATH") : "";
+  ::setenv("PATH", empty_bin.c_str(), 1);
+  const auto r = run_pacer("slurm submit --config " + spec.string(), g_dir);
+  ::setenv("PATH", path.c_str(), 1);
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_NE(r.err.find("sbatch not found on PATH: install Slurm's client (apt-get install slurm-wlm)"),
+            std::string::npos)
+      << r.err;
+  EXPECT_FALSE(fs::exists(g_dir / "noslurm" / "slurm" / "relations.submitted"));
+  const auto bad = run_pacer("slurm status --pacer /nonexistent/pacer --config " + spec.string(), g_dir);
+  EXPECT_EQ(bad.code, 1) << bad.err;
+  EXPECT_NE(bad.err.find("--pacer: /nonexistent/pacer does not exist"), std::string::npos) << bad.err;
+}
+
 // A validation of the serial relation (as its proxy) on a profile of the emulated Nano: target
 // Fashion-MNIST half B, 3 batch sizes x 2 seeds per stage, the pacer policy and the oracle at one cap.
 const char* kValidation =
@@ -193,12 +213,14 @@ fs::path write_validate_spec(const std::string& name, const std::string& slurm) 
   const fs::path base = g_dir / "validate-base.h5";
   if (!fs::exists(base)) {
     const fs::path profile = g_dir / "validate-profile.h5";
-    auto r = run_pacer("profile --device emulated:jetson-nano --workload cnn-w0.5@1x28x28 --batch-sizes 8,16,32 "
-                       "--store " + profile.string(),
-                       g_dir);
+    auto r = run_pacer(
+        "profile --device emulated:jetson-nano --workload cnn-w0.5@1x28x28 --batch-sizes 8,16,32 "
+        "--store " +
+            profile.string(),
+        g_dir);
     EXPECT_EQ(r.code, 0) << r.err;
-    r = run_pacer("merge " + base.string() + " " + profile.string() + " " + (g_dir / "serial" / "relations.h5").string(),
-                  g_dir);
+    r = run_pacer(
+        "merge " + base.string() + " " + profile.string() + " " + (g_dir / "serial" / "relations.h5").string(), g_dir);
     EXPECT_EQ(r.code, 0) << r.err;
   }
   const auto prof = Store::open(base).read_profile("cnn-w0.5@1x28x28");

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -288,8 +289,8 @@ TEST(Report, MissingStoreIsAnErrorAndWritesNothing) {
   fs::remove_all(dir);
 }
 
-// gnuplot runs through sh inside the output folder: a folder named with a quote, a space and a $
-// still renders (the command quotes it with traces::shell_quote).
+// gnuplot runs inside the output folder (its working folder, no sh): a folder named with a quote, a
+// space and a $ still renders.
 TEST(Report, RendersIntoAFolderWithQuotesAndSpacesInItsName) {
   if (experiments::gnuplot_path().empty()) GTEST_SKIP() << "gnuplot not installed: nothing to render";
   const auto dir = temp_dir("quote") / "it's a $HOME";
@@ -301,4 +302,28 @@ TEST(Report, RendersIntoAFolderWithQuotesAndSpacesInItsName) {
   EXPECT_GT(fs::file_size(dir / "line.png"), 100u);
   EXPECT_GT(fs::file_size(dir / "line.svg"), 100u);
   fs::remove_all(dir.parent_path());
+}
+
+// A script gnuplot rejects: the error names the script and quotes gnuplot's own output (captured,
+// not through a log file), and no image and no log is left behind.
+TEST(Report, AGnuplotErrorQuotesGnuplotAndLeavesNoImage) {
+  if (experiments::gnuplot_path().empty()) GTEST_SKIP() << "gnuplot not installed: nothing to render";
+  const auto dir = temp_dir("gnuplot-error");
+  experiments::Plot plot;
+  plot.name = "bad";
+  plot.series.push_back({"y = x", "linespoints", {1, 2, 3}, {1, 2, 3}, {}});
+  plot.extra = "set pacer_no_such_setting";
+  try {
+    experiments::render(plot, dir);
+    ADD_FAILURE() << "gnuplot accepted an unknown setting";
+  } catch (const std::exception& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(what.rfind("gnuplot failed on " + (dir / "bad.gp").string() + ": ", 0), 0u) << what;
+    EXPECT_NE(what.find("pacer_no_such_setting"), std::string::npos) << what;
+  }
+  std::vector<std::string> left;
+  for (const auto& f : fs::directory_iterator(dir)) left.push_back(f.path().filename().string());
+  std::sort(left.begin(), left.end());
+  EXPECT_EQ(left, (std::vector<std::string>{"bad.dat", "bad.gp"}));
+  fs::remove_all(dir);
 }
