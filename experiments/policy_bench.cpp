@@ -5,13 +5,13 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
-#include <regex>
 #include <set>
 #include <tuple>
 
 #include "explore/policy.hpp"
 #include "explore/sweep.hpp"
 #include "traces/error.hpp"
+#include "traces/import_common.hpp"
 #include "traces/zeus.hpp"
 
 namespace pacer::experiments {
@@ -21,19 +21,6 @@ namespace fs = std::filesystem;
 
 // Regrets of the pacer policy per workload (every GPU pooled) for one setting of the constants.
 using Regrets = std::map<std::string, std::vector<double>>;
-
-std::vector<std::string> zeus_gpus(const fs::path& dir) {
-  std::vector<std::string> gpus;
-  std::error_code ec;
-  const std::regex name("summary_power_(.+)\\.csv");
-  for (const auto& e : fs::directory_iterator(dir, ec)) {
-    std::smatch m;
-    const std::string file = e.path().filename().string();
-    if (std::regex_match(file, m, name)) gpus.push_back(m[1].str());
-  }
-  std::sort(gpus.begin(), gpus.end());
-  return gpus;
-}
 
 double mean(const std::vector<double>& v) {
   double s = 0;
@@ -117,13 +104,16 @@ std::vector<ResplitRow> run_resplits(const PolicyBenchOptions& o, const std::vec
                                                  explore::Policy::OursRobust};
   // (gpu, workload, policy) -> per split, its rows
   std::map<std::tuple<std::string, std::string, std::string>, std::vector<std::vector<double>>> rows;
-  for (int split = 1; split <= o.resplits; ++split)
-    for (const auto& gpu : gpus) {
+  const std::string train_csv = traces::import::read_text(traces::zeus::train_trace(o.zeus_dir));
+  for (const auto& gpu : gpus) {
+    // Read once per GPU (run_policy_bench has imported it already: the file is there); split per draw.
+    const std::string power_csv = traces::import::read_text(traces::zeus::power_trace(o.zeus_dir, gpu));
+    for (int split = 1; split <= o.resplits; ++split) {
       traces::zeus::ImportOptions zo;
       zo.data_dir = o.zeus_dir;
       zo.gpu = gpu;
       zo.split_seed = static_cast<uint64_t>(split);
-      for (const auto& w : traces::zeus::import_traces(zo).workloads) {
+      for (const auto& w : traces::zeus::import_text(power_csv, train_csv, zo).workloads) {
         const auto by_policy = workload_regrets(w, explore::RelationModelOptions{}, policies, o.caps_per_workload);
         for (const auto p : policies) {
           const std::string name(explore::to_string(p));
@@ -134,6 +124,7 @@ std::vector<ResplitRow> run_resplits(const PolicyBenchOptions& o, const std::vec
         }
       }
     }
+  }
   std::vector<ResplitRow> out, per_workload;
   for (const auto& gpu : gpus)
     for (const auto p : policies) {
@@ -161,8 +152,8 @@ PolicyBenchResult run_policy_bench(const PolicyBenchOptions& options) {
   PolicyBenchResult result;
   PolicyBenchOptions o = options;
   if (o.zeus_dir.empty()) o.zeus_dir = traces::zeus::default_data_dir();
-  result.gpus = o.gpus.empty() ? zeus_gpus(o.zeus_dir) : o.gpus;
-  if (result.gpus.empty() || !fs::exists(o.zeus_dir / "summary_train.csv"))
+  result.gpus = o.gpus.empty() ? traces::zeus::available_gpus(o.zeus_dir) : o.gpus;
+  if (result.gpus.empty() || !fs::exists(traces::zeus::train_trace(o.zeus_dir)))
     throw Error(
         fmt::format("{}: no Zeus traces (summary_train.csv and summary_power_<gpu>.csv) here; give the folder "
                     "of shared/data/zeus",

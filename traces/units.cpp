@@ -102,26 +102,31 @@ double parse(std::string_view text, Dimension dim, std::string_view bare_unit, s
   return number * scale;
 }
 
-std::optional<double> to_number(std::string_view text) {
+namespace {
+
+// A T filling the whole trimmed text, an explicit '+' allowed (but not "+-"); nothing otherwise.
+template <typename T>
+std::optional<T> parse_whole(std::string_view text) {
   const std::string_view s = trim(text);
   const char* first = s.data();
   const char* last = s.data() + s.size();
   if (first != last && *first == '+' && (last - first < 2 || first[1] != '-')) ++first;
-  double v = 0;
+  T v = 0;
   const auto [ptr, ec] = std::from_chars(first, last, v);
-  if (ec != std::errc() || ptr != last || first == last || !std::isfinite(v)) return std::nullopt;
+  if (ec != std::errc() || ptr != last || first == last) return std::nullopt;
   return v;
 }
 
+}  // namespace
+
+std::optional<double> to_number(std::string_view text) {
+  const auto v = parse_whole<double>(text);
+  return v && std::isfinite(*v) ? v : std::nullopt;
+}
+
 std::optional<int64_t> to_integer(std::string_view text, int64_t lo, int64_t hi) {
-  const std::string_view s = trim(text);
-  const char* first = s.data();
-  const char* last = s.data() + s.size();
-  if (first != last && *first == '+' && (last - first < 2 || first[1] != '-')) ++first;
-  int64_t v = 0;
-  const auto [ptr, ec] = std::from_chars(first, last, v);
-  if (ec != std::errc() || ptr != last || first == last || v < lo || v > hi) return std::nullopt;
-  return v;
+  const auto v = parse_whole<int64_t>(text);
+  return v && *v >= lo && *v <= hi ? v : std::nullopt;
 }
 
 std::vector<double> parse_list(std::string_view text, Dimension dim, std::string_view bare_unit,

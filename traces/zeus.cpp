@@ -1,6 +1,7 @@
 #include "traces/zeus.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cctype>
@@ -203,18 +204,35 @@ std::filesystem::path default_data_dir() {
   return import::shared_data_dir("data-dir") / "zeus";
 }
 
+std::filesystem::path power_trace(const std::filesystem::path& dir, const std::string& gpu) {
+  return dir / fmt::format("summary_power_{}.csv", gpu);
+}
+
+std::filesystem::path train_trace(const std::filesystem::path& dir) {
+  return dir / "summary_train.csv";
+}
+
+std::vector<std::string> available_gpus(const std::filesystem::path& dir) {
+  const std::string prefix = "summary_power_", suffix = ".csv";
+  std::vector<std::string> gpus;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string f = e.path().filename().string();
+    if (f.size() > prefix.size() + suffix.size() && f.rfind(prefix, 0) == 0 &&
+        f.compare(f.size() - suffix.size(), suffix.size(), suffix) == 0)
+      gpus.push_back(f.substr(prefix.size(), f.size() - prefix.size() - suffix.size()));
+  }
+  std::sort(gpus.begin(), gpus.end());
+  return gpus;
+}
+
 ImportResult import_traces(const ImportOptions& options) {
-  const auto power = options.data_dir / fmt::format("summary_power_{}.csv", options.gpu);
-  const auto train = options.data_dir / "summary_train.csv";
+  const auto power = power_trace(options.data_dir, options.gpu);
+  const auto train = train_trace(options.data_dir);
   if (!std::filesystem::exists(power)) {
-    std::string have;
-    if (std::filesystem::is_directory(options.data_dir))
-      for (const auto& e : std::filesystem::directory_iterator(options.data_dir)) {
-        const auto f = e.path().filename().string();
-        if (f.rfind("summary_power_", 0) == 0) have += " " + f.substr(14, f.size() - 18);
-      }
-    throw Error(fmt::format("no power trace for GPU '{}' ({} is missing); available:{}", options.gpu, power.string(),
-                            have.empty() ? " none (check the data folder)" : have));
+    const auto have = available_gpus(options.data_dir);
+    throw Error(fmt::format("no power trace for GPU '{}' ({} is missing); available: {}", options.gpu, power.string(),
+                            have.empty() ? "none (check the data folder)" : fmt::format("{}", fmt::join(have, " "))));
   }
   return import_text(read_file(power), read_file(train), options);
 }

@@ -53,6 +53,12 @@ struct ImportResult {
 // "data-dir" when the shared data folder is not found).
 std::filesystem::path default_data_dir();
 
+// The two files of a Zeus trace folder: summary_power_<gpu>.csv and summary_train.csv.
+std::filesystem::path power_trace(const std::filesystem::path& dir, const std::string& gpu);
+std::filesystem::path train_trace(const std::filesystem::path& dir);
+// The GPUs with a power trace in `dir`, sorted (none when it is not a readable folder).
+std::vector<std::string> available_gpus(const std::filesystem::path& dir);
+
 // Reads the two CSV files from options.data_dir. Throws Error naming a missing file or a bad row.
 ImportResult import_traces(const ImportOptions& options);
 // Same, from the CSV texts (tests write fixtures in the Zeus format).
