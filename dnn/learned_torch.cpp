@@ -7,11 +7,11 @@
 #include <cstring>
 #include <sstream>
 
+#include "base/error.hpp"
 #include "dnn/learned_trainer.hpp"
 #include "models/learned.hpp"
-#include "traces/error.hpp"
 
-namespace pacer::models {
+namespace pacer::dnn {
 
 namespace {
 
@@ -33,10 +33,10 @@ struct Data {
   torch::Tensor x, y, mask;
 };
 
-Data make_data(const LearnedModel::Net& net, const std::vector<traces::ProfilePoint>& points) {
+Data make_data(const models::LearnedModel::Net& net, const std::vector<traces::ProfilePoint>& points) {
   const auto n = static_cast<int64_t>(points.size());
   const auto in = static_cast<int64_t>(net.knob.dims.size() + 1);
-  Data d{torch::zeros({n, in}), torch::zeros({n, kLearnedOutputs}), torch::zeros({n, kLearnedOutputs})};
+  Data d{torch::zeros({n, in}), torch::zeros({n, models::kLearnedOutputs}), torch::zeros({n, models::kLearnedOutputs})};
   auto xa = d.x.accessor<float, 2>();
   auto ya = d.y.accessor<float, 2>();
   auto ma = d.mask.accessor<float, 2>();
@@ -47,8 +47,8 @@ Data make_data(const LearnedModel::Net& net, const std::vector<traces::ProfilePo
                               net.knob.dims.size()));
     const auto f = learned_features(net, p.knob, p.batch_size);
     for (int64_t j = 0; j < in; ++j) xa[i][j] = f[static_cast<size_t>(j)];
-    const double y[kLearnedOutputs] = {p.time_per_batch_mean_s, p.power_mean_w, p.power_peak_w};
-    for (int j = 0; j < kLearnedOutputs; ++j) {
+    const double y[models::kLearnedOutputs] = {p.time_per_batch_mean_s, p.power_mean_w, p.power_peak_w};
+    for (int j = 0; j < models::kLearnedOutputs; ++j) {
       if (std::isfinite(y[j]) && y[j] > 0 && std::isfinite(net.output_mean[static_cast<size_t>(j)])) {
         ya[i][j] = static_cast<float>((std::log(y[j]) - net.output_mean[static_cast<size_t>(j)]) /
                                       net.output_std[static_cast<size_t>(j)]);
@@ -59,7 +59,7 @@ Data make_data(const LearnedModel::Net& net, const std::vector<traces::ProfilePo
   return d;
 }
 
-torch::nn::Sequential build(const LearnedModel::Net& net, const std::vector<int>& hidden, int in) {
+torch::nn::Sequential build(const models::LearnedModel::Net& net, const std::vector<int>& hidden, int in) {
   torch::nn::Sequential seq;
   int prev = in;
   for (int h : hidden) {
@@ -67,7 +67,7 @@ torch::nn::Sequential build(const LearnedModel::Net& net, const std::vector<int>
     seq->push_back(torch::nn::SiLU());
     prev = h;
   }
-  seq->push_back(torch::nn::Linear(prev, kLearnedOutputs));
+  seq->push_back(torch::nn::Linear(prev, models::kLearnedOutputs));
   (void)net;
   return seq;
 }
@@ -79,7 +79,7 @@ std::vector<torch::nn::Linear> linears(torch::nn::Sequential& seq) {
   return out;
 }
 
-void load_weights(torch::nn::Sequential& seq, const LearnedModel::Net& net) {
+void load_weights(torch::nn::Sequential& seq, const models::LearnedModel::Net& net) {
   torch::NoGradGuard guard;
   auto ls = linears(seq);
   for (size_t k = 0; k < ls.size(); ++k) {
@@ -89,10 +89,10 @@ void load_weights(torch::nn::Sequential& seq, const LearnedModel::Net& net) {
   }
 }
 
-void store_weights(torch::nn::Sequential& seq, LearnedModel::Net& net) {
+void store_weights(torch::nn::Sequential& seq, models::LearnedModel::Net& net) {
   net.layers.clear();
   for (auto& l : linears(seq)) {
-    LearnedModel::Layer layer;
+    models::LearnedModel::Layer layer;
     layer.out = static_cast<int>(l->weight.size(0));
     layer.in = static_cast<int>(l->weight.size(1));
     const auto w = l->weight.detach().contiguous();
@@ -130,7 +130,7 @@ void train(torch::nn::Sequential& seq, const Data& d, int epochs, double lr, dou
   }
 }
 
-traces::ModelRecord base_record(const std::string& trained, const LearnedOptions& options, int points) {
+traces::ModelRecord base_record(const std::string& trained, const models::LearnedOptions& options, int points) {
   traces::ModelRecord r;
   r.kind = "learned";
   r.settings["trained"] = trained;
@@ -143,13 +143,14 @@ traces::ModelRecord base_record(const std::string& trained, const LearnedOptions
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
-std::unique_ptr<LearnedModel> torch_train_learned(const std::vector<traces::ProfilePoint>& points,
-                                                  const traces::KnobSpace& knob, const LearnedOptions& options) {
+std::unique_ptr<models::LearnedModel> torch_train_learned(const std::vector<traces::ProfilePoint>& points,
+                                                          const traces::KnobSpace& knob,
+                                                          const models::LearnedOptions& options) {
   if (points.size() < 2) throw Error(fmt::format("the learned model needs at least 2 points, got {}", points.size()));
   if (options.hidden.empty()) throw Error("the learned model needs at least one hidden layer");
   ThreadScope threads(options.threads);
   torch::manual_seed(options.seed);
-  LearnedModel::Net net;
+  models::LearnedModel::Net net;
   net.knob = knob;
   net.knob_scale = options.knob_scale;
   if (net.knob_scale.empty()) {
@@ -166,9 +167,9 @@ std::unique_ptr<LearnedModel> torch_train_learned(const std::vector<traces::Prof
   for (const auto& p : points) lb = std::max(lb, std::log2(static_cast<double>(p.batch_size)));
   net.log2_batch_scale = lb;
   // Standardise each log target over its finite values.
-  net.output_mean.assign(kLearnedOutputs, traces::kNaN);
-  net.output_std.assign(kLearnedOutputs, 1.0);
-  for (int j = 0; j < kLearnedOutputs; ++j) {
+  net.output_mean.assign(models::kLearnedOutputs, traces::kNaN);
+  net.output_std.assign(models::kLearnedOutputs, 1.0);
+  for (int j = 0; j < models::kLearnedOutputs; ++j) {
     double s = 0, ss = 0;
     int n = 0;
     for (const auto& p : points) {
@@ -194,17 +195,17 @@ std::unique_ptr<LearnedModel> torch_train_learned(const std::vector<traces::Prof
   const auto data = make_data(net, points);
   train(seq, data, options.epochs, options.learning_rate, options.weight_decay, {}, 0.0);
   store_weights(seq, net);
-  return std::make_unique<LearnedModel>(std::move(net),
-                                        base_record("scratch", options, static_cast<int>(points.size())));
+  return std::make_unique<models::LearnedModel>(std::move(net),
+                                                base_record("scratch", options, static_cast<int>(points.size())));
 }
 
-std::unique_ptr<LearnedModel> torch_transfer_learned(const LearnedModel& reference,
-                                                     const std::vector<traces::ProfilePoint>& points,
-                                                     const LearnedOptions& options) {
+std::unique_ptr<models::LearnedModel> torch_transfer_learned(const models::LearnedModel& reference,
+                                                             const std::vector<traces::ProfilePoint>& points,
+                                                             const models::LearnedOptions& options) {
   if (points.empty()) throw Error("learned transfer needs at least one point of the new workload");
   ThreadScope threads(options.threads);
   torch::manual_seed(options.seed);
-  LearnedModel::Net net = reference.net();
+  models::LearnedModel::Net net = reference.net();
   if (!options.knob_scale.empty()) {
     if (options.knob_scale.size() != net.knob.dims.size())
       throw Error("learned transfer: the new knob has a different number of dimensions than the reference");
@@ -233,11 +234,11 @@ std::unique_ptr<LearnedModel> torch_transfer_learned(const LearnedModel& referen
   train(seq, data, options.transfer_epochs, options.transfer_learning_rate, 0.0, anchor, options.anchor_weight);
   store_weights(seq, net);
   auto record = base_record("transfer", options, static_cast<int>(points.size()));
-  return std::make_unique<LearnedModel>(std::move(net), std::move(record));
+  return std::make_unique<models::LearnedModel>(std::move(net), std::move(record));
 }
 
 void install_learned_trainer() {
-  set_learned_trainer({&torch_train_learned, &torch_transfer_learned});
+  models::set_learned_trainer({&torch_train_learned, &torch_transfer_learned});
 }
 
-}  // namespace pacer::models
+}  // namespace pacer::dnn

@@ -3,10 +3,10 @@
 
 #include <cmath>
 
+#include "base/error.hpp"
 #include "dnn/nets.hpp"
-#include "traces/error.hpp"
 
-namespace pacer::models {
+namespace pacer::dnn {
 namespace {
 
 namespace nn = torch::nn;
@@ -106,11 +106,11 @@ TORCH_MODULE(Block);
 class ResNet : public Network, public nn::Module {
  public:
   explicit ResNet(const NetSpec& s) : spec_(s) {
-    int64_t cin = scaled_channels(64, s.width, 4);
+    int64_t cin = models::scaled_channels(64, s.width, 4);
     stem_ = register_module("stem", conv(s.input_shape[0], cin, 3, 1));
     stem_bn_ = register_module("stem_bn", nn::BatchNorm2d(cin));
     for (size_t stage = 0; stage < s.blocks.size(); ++stage) {
-      const int64_t cout = scaled_channels(64.0 * (1 << stage), s.width, 4);
+      const int64_t cout = models::scaled_channels(64.0 * (1 << stage), s.width, 4);
       for (int b = 0; b < s.blocks[stage]; ++b) {
         blocks_->push_back(BasicBlock(cin, cout, (stage > 0 && b == 0) ? 2 : 1));
         cin = cout;
@@ -138,20 +138,20 @@ class ResNet : public Network, public nn::Module {
 class MobileNetV2 : public Network, public nn::Module {
  public:
   explicit MobileNetV2(const NetSpec& s) : spec_(s) {
-    int64_t cin = mobilenet_divisible(32 * s.width);
+    int64_t cin = models::mobilenet_divisible(32 * s.width);
     features_->push_back(conv(s.input_shape[0], cin, 3, 1));
     features_->push_back(nn::BatchNorm2d(cin));
     features_->push_back(nn::ReLU6());
     const int settings[7][4] = {{1, 16, 1, 1}, {6, 24, 2, 1},  {6, 32, 3, 2}, {6, 64, 4, 2},
                                 {6, 96, 3, 1}, {6, 160, 3, 2}, {6, 320, 1, 1}};
     for (const auto& st : settings) {
-      const int64_t cout = mobilenet_divisible(st[1] * s.width);
+      const int64_t cout = models::mobilenet_divisible(st[1] * s.width);
       for (int i = 0; i < st[2]; ++i) {
         features_->push_back(InvertedResidual(cin, cout, i == 0 ? st[3] : 1, st[0]));
         cin = cout;
       }
     }
-    const int64_t last = s.width > 1 ? mobilenet_divisible(1280 * s.width) : 1280;
+    const int64_t last = s.width > 1 ? models::mobilenet_divisible(1280 * s.width) : 1280;
     features_->push_back(conv(cin, last, 1, 1));
     features_->push_back(nn::BatchNorm2d(last));
     features_->push_back(nn::ReLU6());
@@ -173,7 +173,7 @@ class MobileNetV2 : public Network, public nn::Module {
 class SmallCnn : public Network, public nn::Module {
  public:
   explicit SmallCnn(const NetSpec& s) : spec_(s) {
-    const int64_t c1 = scaled_channels(16, s.width, 4), c2 = scaled_channels(32, s.width, 4);
+    const int64_t c1 = models::scaled_channels(16, s.width, 4), c2 = models::scaled_channels(32, s.width, 4);
     conv1_ = register_module("conv1", conv(s.input_shape[0], c1, 3, 1, 1, true));
     conv2_ = register_module("conv2", conv(c1, c2, 3, 1, 1, true));
     fc_ = register_module("fc", nn::Linear(c2 * (s.input_shape[1] / 4) * (s.input_shape[2] / 4), s.num_classes));
@@ -237,4 +237,4 @@ int64_t count_parameters(Network& network) {
   return n;
 }
 
-}  // namespace pacer::models
+}  // namespace pacer::dnn

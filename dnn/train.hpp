@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "dnn/data/samples.hpp"
-#include "dnn/workload.hpp"
+#include "models/workloads/workload.hpp"
 
-namespace pacer::models {
+namespace pacer::dnn {
 
 // True when libtorch was built with CUDA and a GPU is visible.
 bool cuda_available();
@@ -44,7 +44,7 @@ class StepRunner {
 
   // One forward + backward + optimizer step; returns when the device has finished it.
   void step();
-  const WorkloadInfo& workload() const;
+  const traces::WorkloadInfo& workload() const;
   const std::string& device() const;
 
  private:
@@ -156,4 +156,4 @@ TrainResult train_to_target(const TrainOptions& options, const data::DataSplit& 
 // Checkpoints hold the workload name and its weights and buffers. Written atomically.
 void check_checkpoint(const std::string& path, const std::string& workload);
 
-}  // namespace pacer::models
+}  // namespace pacer::dnn

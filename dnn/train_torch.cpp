@@ -15,12 +15,12 @@
 #include <sstream>
 #include <vector>
 
+#include "base/error.hpp"
 #include "dnn/nets.hpp"
 #include "dnn/train.hpp"
-#include "traces/error.hpp"
-#include "traces/store.hpp"
+#include "traces/store/store.hpp"
 
-namespace pacer::models {
+namespace pacer::dnn {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -104,11 +104,11 @@ TensorSet to_tensors(const data::Samples& s, const torch::Device& device) {
 
 // A workload named without a shape takes the data's shape (cnn on CIFAR becomes cnn@3x32x32).
 NetSpec resolve(const std::string& workload, const data::Samples& train) {
-  NetSpec spec = parse_workload(workload);
+  NetSpec spec = models::parse_workload(workload);
   if (spec.task != train.task)
     throw Error(fmt::format("workload {} is a {} network but the data is {}", spec.base, spec.task, train.task));
   if (workload.find('@') == std::string::npos)
-    spec = parse_workload(fmt::format("{}@{}", spec.base, fmt::join(train.sample_shape, "x")));
+    spec = models::parse_workload(fmt::format("{}@{}", spec.base, fmt::join(train.sample_shape, "x")));
   if (spec.input_shape != train.sample_shape)
     throw Error(fmt::format("workload {} expects input {} but the data has {}", spec.name,
                             fmt::join(spec.input_shape, "x"), fmt::join(train.sample_shape, "x")));
@@ -368,7 +368,7 @@ std::string learning_rate_rule(double base_lr, int base_batch) {
 
 // ----- StepRunner ----------------------------------------------------------------------------
 struct StepRunner::Impl {
-  WorkloadInfo info;
+  traces::WorkloadInfo info;
   std::string device_name;
   torch::Device device = torch::kCPU;
   std::unique_ptr<Network> net;
@@ -383,12 +383,12 @@ StepRunner::StepRunner(const StepRunnerOptions& o) : impl_(std::make_unique<Impl
 }
 
 void StepRunner::init(const StepRunnerOptions& o) {
-  impl_->info = describe_workload(o.workload);
+  impl_->info = models::describe_workload(o.workload);
   impl_->device_name = o.device;
   impl_->device = parse_device(o.device);
   set_threads(o.threads);
   torch::manual_seed(o.seed);
-  const NetSpec spec = parse_workload(o.workload);
+  const NetSpec spec = models::parse_workload(o.workload);
   impl_->net = build_network(spec);
   impl_->net->module().to(impl_->device);
   impl_->net->module().train();
@@ -417,7 +417,7 @@ void StepRunner::step() {
   });
 }
 
-const WorkloadInfo& StepRunner::workload() const {
+const traces::WorkloadInfo& StepRunner::workload() const {
   return impl_->info;
 }
 const std::string& StepRunner::device() const {
@@ -541,4 +541,4 @@ TrainResult train_to_target_in_torch(const TrainOptions& o, const data::DataSpli
 
 }  // namespace
 
-}  // namespace pacer::models
+}  // namespace pacer::dnn

@@ -4,9 +4,9 @@
 
 #include <cmath>
 
-#include "traces/error.hpp"
-#include "traces/stats.hpp"
-#include "traces/units.hpp"
+#include "base/error.hpp"
+#include "base/stats.hpp"
+#include "base/units.hpp"
 
 namespace pacer::explore {
 namespace {
@@ -56,8 +56,8 @@ ChoiceReport choose(const Problem& pb, const PolicyContext& ctx, Policy policy, 
     c.selection = select(p, ctx, cap_w);
     const auto& s = c.selection;
     if (s.feasible && pb.target && pb.target->has(s.batch_index))
-      c.target_time_s = traces::time_to_accuracy_s(space.time_per_batch_s(s.batch_index, s.knob_index),
-                                                   pb.target->samples_by_batch[s.batch_index], s.batch_size);
+      c.target_time_s = base::time_to_accuracy_s(space.time_per_batch_s(s.batch_index, s.knob_index),
+                                                 pb.target->samples_by_batch[s.batch_index], s.batch_size);
     r.others.push_back(std::move(c));
   }
   return r;

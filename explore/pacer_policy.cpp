@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "traces/error.hpp"
+#include "base/error.hpp"
 
 namespace pacer::explore {
 namespace {

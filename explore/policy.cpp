@@ -5,11 +5,11 @@
 
 #include <algorithm>
 
+#include "base/error.hpp"
+#include "base/stats.hpp"
+#include "base/units.hpp"
 #include "explore/pacer_policy.hpp"
 #include "explore/relation_model.hpp"
-#include "traces/error.hpp"
-#include "traces/stats.hpp"
-#include "traces/units.hpp"
 
 namespace pacer::explore {
 namespace {
@@ -27,7 +27,7 @@ bool better(const Candidate& a, const Candidate& b) {
 }
 
 double predicted_time(const Space& s, const Relation& r, size_t bi, size_t ki) {
-  return traces::time_to_accuracy_s(s.time_per_batch_s(bi, ki), r.samples_by_batch[bi], s.batch_sizes()[bi]);
+  return base::time_to_accuracy_s(s.time_per_batch_s(bi, ki), r.samples_by_batch[bi], s.batch_sizes()[bi]);
 }
 
 Selection make_selection(Policy p, const Index& index, const Relation* rel, size_t bi, size_t ki, std::string method) {
@@ -206,8 +206,8 @@ Selection select_zeus(Policy p, const PolicyContext& ctx, double cap_w, std::vec
   return per_batch_policy(
       p, index, *ctx.proxy, cap_w, [&](size_t bi) { return index.best_feasible_knob(bi, cap_w, Objective::ZeusCost); },
       [&](size_t bi, size_t ki) {
-        return traces::time_to_accuracy_s(index.unit_cost(bi, ki, Objective::ZeusCost), ctx.proxy->samples_by_batch[bi],
-                                          s.batch_sizes()[bi]);
+        return base::time_to_accuracy_s(index.unit_cost(bi, ki, Objective::ZeusCost), ctx.proxy->samples_by_batch[bi],
+                                        s.batch_sizes()[bi]);
       },
       "front", per_batch);
 }

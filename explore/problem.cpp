@@ -5,12 +5,12 @@
 #include <algorithm>
 #include <cmath>
 
+#include "base/error.hpp"
+#include "base/units.hpp"
 #include "sim/replay.hpp"
-#include "traces/catalog.hpp"
-#include "traces/error.hpp"
-#include "traces/power_modes.hpp"
-#include "traces/units.hpp"
-#include "traces/zeus.hpp"
+#include "traces/catalog/catalog.hpp"
+#include "traces/catalog/power_modes.hpp"
+#include "traces/import/zeus.hpp"
 
 namespace pacer::explore {
 namespace {

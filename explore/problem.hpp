@@ -12,7 +12,7 @@
 #include "explore/space.hpp"
 #include "models/device_model.hpp"
 #include "models/uncertainty.hpp"
-#include "traces/store.hpp"
+#include "traces/store/store.hpp"
 
 namespace pacer::explore {
 

@@ -7,10 +7,10 @@
 #include <map>
 #include <set>
 
+#include "base/error.hpp"
+#include "base/stats.hpp"
+#include "base/units.hpp"
 #include "traces/csv.hpp"
-#include "traces/error.hpp"
-#include "traces/stats.hpp"
-#include "traces/units.hpp"
 
 namespace pacer::explore {
 namespace {
@@ -138,7 +138,7 @@ double extrapolate_samples(std::vector<std::pair<int64_t, double>> points, doubl
     log_n_seen.push_back(std::log(static_cast<double>(distinct[i].first)));
     metric.push_back(distinct[i].second);
   }
-  const traces::Line line = traces::least_squares_line(log_n_seen, metric);
+  const base::Line line = base::least_squares_line(log_n_seen, metric);
   if (line.constant) return traces::kNaN;  // the sample counts are one, up to rounding
   if (higher_is_better ? !(line.slope > 0) : !(line.slope < 0)) return traces::kNaN;  // not moving toward the target
   const double log_n = (target - line.intercept) / line.slope;

@@ -16,7 +16,7 @@
 #include "explore/problem.hpp"
 #include "explore/sweep.hpp"
 #include "traces/records.hpp"
-#include "traces/store.hpp"
+#include "traces/store/store.hpp"
 
 namespace pacer::explore {
 

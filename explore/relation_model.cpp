@@ -5,7 +5,7 @@
 #include <map>
 #include <vector>
 
-#include "traces/stats.hpp"
+#include "base/stats.hpp"
 
 namespace pacer::explore {
 namespace {
@@ -18,7 +18,7 @@ constexpr double kMinBetweenVar = 1e-8;
 // matters: on the Zeus traces the last step takes 1.6x the looser level's samples at b = 16 and 3.5x
 // at b = 4096, so one offset for every b would bias the large and small batch sizes apart.
 struct GapLine {
-  traces::Line line;
+  base::Line line;
   double at(int batch_size) const { return line.at(std::log(static_cast<double>(batch_size))); }
   bool valid() const { return !std::isnan(line.intercept); }
 };
@@ -31,7 +31,7 @@ GapLine fit_gap(const traces::RelationSet& set, const std::map<std::pair<int, in
     log_b.push_back(std::log(static_cast<double>(r.batch_size)));
     gap.push_back(std::log(static_cast<double>(r.samples)) - it->second);
   }
-  return {traces::least_squares_line(log_b, gap)};
+  return {base::least_squares_line(log_b, gap)};
 }
 
 // Step 1: log samples-to-target of every run, by batch size; censored runs without a learning

@@ -4,9 +4,9 @@
 
 #include <memory>
 
+#include "base/error.hpp"
+#include "base/units.hpp"
 #include "explore/choose.hpp"
-#include "traces/error.hpp"
-#include "traces/units.hpp"
 
 namespace pacer::explore {
 namespace {

@@ -7,8 +7,8 @@
 #include <numeric>
 #include <set>
 
-#include "traces/error.hpp"
-#include "traces/units.hpp"
+#include "base/error.hpp"
+#include "base/units.hpp"
 
 namespace pacer::explore {
 

@@ -8,10 +8,10 @@
 #include <set>
 #include <random>
 
+#include "base/error.hpp"
+#include "base/stats.hpp"
+#include "base/units.hpp"
 #include "sim/replay.hpp"
-#include "traces/error.hpp"
-#include "traces/stats.hpp"
-#include "traces/units.hpp"
 
 namespace pacer::explore {
 
@@ -58,7 +58,7 @@ std::vector<traces::SweepRow> sweep(const SweepWorkload& w, const SweepOptions& 
           r.replayed_energy_j = rep.energy_mean_j;
         } else if (w.target && w.target->has(sel.batch_index)) {
           r.replayed_time_mean_s =
-              traces::time_to_accuracy_s(s.time_per_batch_s(sel.batch_index, sel.knob_index),
+              base::time_to_accuracy_s(s.time_per_batch_s(sel.batch_index, sel.knob_index),
                                          w.target->samples_by_batch[sel.batch_index], sel.batch_size);
           r.replayed_energy_j = s.energy_power_w(sel.batch_index, sel.knob_index) * r.replayed_time_mean_s;
         }

@@ -5,10 +5,10 @@
 #include <string>
 #include <vector>
 
+#include "base/stats.hpp"
 #include "explore/policy.hpp"
 #include "explore/problem.hpp"
 #include "traces/records.hpp"
-#include "traces/stats.hpp"
 
 namespace pacer::explore {
 
@@ -37,7 +37,7 @@ inline double guarded_cap_w(double cap_w, double guard) {
 
 // The one cap grid: `count` caps evenly spaced from `lo_w` to `hi_w` (the last exactly `hi_w`; one
 // cap: `hi_w`), each rounded to a multiple of `step_w` when `step_w` > 0.
-using traces::cap_grid_w;  // the one cap grid (traces/stats.hpp)
+using base::cap_grid_w;  // the one cap grid (base/stats.hpp)
 
 // What one problem contributes to a sweep (no device-wide cap: set one for several workloads).
 SweepWorkload sweep_workload(const Problem& problem, std::vector<double> caps_w);

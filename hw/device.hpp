@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "traces/error.hpp"
+#include "base/error.hpp"
 #include "traces/records.hpp"
 
 namespace pacer::hw {

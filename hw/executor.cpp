@@ -1,7 +1,7 @@
 #include "hw/executor.hpp"
 
-#include "hw/emulated.hpp"
-#include "traces/error.hpp"
+#include "base/error.hpp"
+#include "hw/emulator/emulated.hpp"
 
 namespace pacer::hw {
 

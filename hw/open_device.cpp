@@ -5,9 +5,9 @@
 
 #include <cstdlib>
 
-#include "traces/catalog.hpp"
-#include "traces/error.hpp"
-#include "traces/units.hpp"
+#include "base/error.hpp"
+#include "base/units.hpp"
+#include "traces/catalog/catalog.hpp"
 
 namespace pacer::hw {
 

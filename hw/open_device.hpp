@@ -10,11 +10,11 @@
 #include <string>
 
 #include "hw/device.hpp"
-#include "hw/emulated.hpp"
-#include "hw/jetson_sysfs.hpp"
-#include "hw/nvml.hpp"
-#include "hw/power_mode_device.hpp"
-#include "hw/tegrastats_power.hpp"
+#include "hw/emulator/emulated.hpp"
+#include "hw/jetson/jetson_sysfs.hpp"
+#include "hw/jetson/power_mode_device.hpp"
+#include "hw/jetson/tegrastats_power.hpp"
+#include "hw/nvml/nvml.hpp"
 #include "traces/workload.hpp"
 
 namespace pacer::hw {
@@ -31,7 +31,7 @@ struct DeviceRequest {
   // tree's own device (<root>/pacer-emulator/device).
   std::string board;
   // Where the power figures come from on a Jetson: "sysfs" (the INA3221 files) or "tegrastats" (a
-  // tegrastats child process, hw/tegrastats_power.hpp).
+  // tegrastats child process, hw/jetson/tegrastats_power.hpp).
   std::string power_source = "sysfs";
   TegrastatsOptions tegrastats;
   std::shared_ptr<const models::DeviceModel> model;  // replaces the default physics when set

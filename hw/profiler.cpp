@@ -12,12 +12,12 @@
 #include <set>
 #include <utility>
 
-#include "hw/emulated.hpp"
+#include "base/error.hpp"
+#include "base/stats.hpp"
+#include "base/units.hpp"
+#include "hw/emulator/emulated.hpp"
 #include "hw/sampler.hpp"
-#include "traces/error.hpp"
-#include "traces/stats.hpp"
-#include "traces/store.hpp"
-#include "traces/units.hpp"
+#include "traces/store/store.hpp"
 
 namespace pacer::hw {
 namespace {
@@ -353,8 +353,8 @@ traces::ProfilePoint ProfileSession::measure(const Setting& f, int b) {
                     "that the INA3221 driver is bound, then {}",
                     at_point(table_.knob, f, b), health.last_error, kept_note()));
 
-  p.time_per_batch_mean_s = traces::mean(run.times_s);
-  p.time_per_batch_std_s = traces::sample_std(run.times_s);
+  p.time_per_batch_mean_s = base::mean(run.times_s);
+  p.time_per_batch_std_s = base::sample_std(run.times_s);
   p.samples = static_cast<int64_t>(run.times_s.size()) * b;
   p.temperature_c = device_.temperature_c();
   fill_power(p, run, vacc, sampler.get());

@@ -19,7 +19,7 @@ struct ProfileOptions {
   // Settings of the device's one-dimensional knob to profile, SI in the knob's unit (GPU frequency
   // in Hz, power limit in W); empty: every setting of the device.
   std::vector<double> knob_values;
-  // Settings of a multi-dimensional knob (power modes: their caps, traces/power_modes.hpp); empty:
+  // Settings of a multi-dimensional knob (power modes: their caps, traces/catalog/power_modes.hpp); empty:
   // every setting of the device. Each must be one the device lists.
   std::vector<std::vector<double>> settings;
   int warmup_batches = 2;

@@ -8,8 +8,8 @@
 #include <cmath>
 #include <optional>
 
-#include "traces/error.hpp"
-#include "traces/stats.hpp"
+#include "base/error.hpp"
+#include "base/stats.hpp"
 
 namespace pacer::hw {
 
@@ -72,8 +72,8 @@ PowerStats PowerAccumulator::stats() const {
   const auto& t = series_.time_s;
   const auto& p = series_.power_w;
   s.peak_w = *std::max_element(p.begin(), p.end());
-  s.mean_w = traces::mean(p);
-  s.energy_j = traces::trapezoid_energy_j(t, p);
+  s.mean_w = base::mean(p);
+  s.energy_j = base::trapezoid_energy_j(t, p);
   s.duration_s = t.back() - t.front();
   s.rate_hz = s.duration_s > 0 ? static_cast<double>(p.size() - 1) / s.duration_s : traces::kNaN;
   if (!series_.gpu_power_w.empty()) {

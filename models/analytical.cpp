@@ -8,8 +8,8 @@
 #include <limits>
 #include <set>
 
+#include "base/error.hpp"
 #include "models/calibrate.hpp"
-#include "traces/error.hpp"
 
 namespace pacer::models {
 

@@ -9,11 +9,11 @@
 #include <set>
 #include <string_view>
 
+#include "base/error.hpp"
 #include "models/interpolating.hpp"
 #include "models/mode_model.hpp"
 #include "models/planner.hpp"
 #include "models/uncertainty.hpp"
-#include "traces/error.hpp"
 
 namespace pacer::models {
 

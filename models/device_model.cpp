@@ -2,11 +2,11 @@
 
 #include <fmt/format.h>
 
+#include "base/error.hpp"
 #include "models/analytical.hpp"
 #include "models/interpolating.hpp"
 #include "models/learned.hpp"
 #include "models/mode_model.hpp"
-#include "traces/error.hpp"
 
 namespace pacer::models {
 

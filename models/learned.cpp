@@ -7,8 +7,8 @@
 #include <map>
 #include <sstream>
 
-#include "traces/error.hpp"
-#include "traces/units.hpp"
+#include "base/error.hpp"
+#include "base/units.hpp"
 
 namespace pacer::models {
 

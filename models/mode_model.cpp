@@ -9,9 +9,9 @@
 #include <map>
 #include <sstream>
 
+#include "base/error.hpp"
+#include "base/units.hpp"
 #include "models/calibrate.hpp"
-#include "traces/error.hpp"
-#include "traces/units.hpp"
 
 namespace pacer::models {
 namespace {

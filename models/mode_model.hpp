@@ -14,7 +14,7 @@
 
 #include "models/analytical.hpp"
 #include "models/device_model.hpp"
-#include "traces/power_modes.hpp"
+#include "traces/catalog/power_modes.hpp"
 #include "traces/records.hpp"
 
 namespace pacer::models {

@@ -7,8 +7,8 @@
 #include <cmath>
 #include <limits>
 
+#include "base/error.hpp"
 #include "models/analytical.hpp"
-#include "traces/error.hpp"
 
 namespace pacer::models {
 

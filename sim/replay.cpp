@@ -6,8 +6,8 @@
 #include <cmath>
 #include <set>
 
-#include "traces/error.hpp"
-#include "traces/stats.hpp"
+#include "base/error.hpp"
+#include "base/stats.hpp"
 
 namespace pacer::sim {
 
@@ -22,7 +22,7 @@ ReplayResult replay(const PointCost& cost, int batch_size, const traces::Relatio
     s.reached = run.reached;
     ++r.seeds_total;
     if (run.reached) {
-      s.time_s = traces::time_to_accuracy_s(cost.time_per_batch_s, static_cast<double>(run.samples), batch_size);
+      s.time_s = base::time_to_accuracy_s(cost.time_per_batch_s, static_cast<double>(run.samples), batch_size);
       s.energy_j = cost.energy_power_w() * s.time_s;
       times.push_back(s.time_s);
       energies.push_back(s.energy_j);
@@ -40,10 +40,10 @@ ReplayResult replay(const PointCost& cost, int batch_size, const traces::Relatio
                     target.name, batch_size, have.empty() ? "none" : have, batch_size));
   }
   if (r.seeds_reached == 0) return r;  // every seed censored: no time to accuracy
-  r.time_mean_s = traces::mean(times);
-  r.energy_mean_j = traces::mean(energies);
-  r.time_std_s = traces::sample_std(times);
-  r.energy_std_j = traces::sample_std(energies);
+  r.time_mean_s = base::mean(times);
+  r.energy_mean_j = base::mean(energies);
+  r.time_std_s = base::sample_std(times);
+  r.energy_std_j = base::sample_std(energies);
   return r;
 }
 

@@ -8,10 +8,10 @@
 #include <random>
 #include <sstream>
 
+#include "base/error.hpp"
+#include "base/stats.hpp"
+#include "base/units.hpp"
 #include "traces/csv.hpp"
-#include "traces/error.hpp"
-#include "traces/units.hpp"
-#include "traces/stats.hpp"
 
 namespace pacer::sim {
 namespace {
@@ -235,7 +235,7 @@ class Simulator {
     // The sampler's view ends at its last reading; extended to the run's end with that reading
     // (the first reading is at t = 0).
     if (!r_.series.time_s.empty())
-      r_.energy_sampled_j = traces::trapezoid_energy_j(r_.series.time_s, r_.series.power_w, t_);
+      r_.energy_sampled_j = base::trapezoid_energy_j(r_.series.time_s, r_.series.power_w, t_);
   }
 
   const models::DeviceModel& model_;

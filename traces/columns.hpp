@@ -1,6 +1,6 @@
 #pragma once
 // The one declaration of every record's fields, gem5 ADD_STAT style: {name, unit, member}. The
-// HDF5 writer and reader (traces/codecs.cpp), the CSV export (traces/csv.cpp), the record
+// HDF5 writer and reader (traces/store/codecs.cpp), the CSV export (traces/csv.cpp), the record
 // comparisons (traces/records.cpp) and the schema in docs/trace-store.md (checked by
 // tests/traces/test_columns.cpp) all follow from these tables: a new column is one line here.
 //

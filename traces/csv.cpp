@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "base/error.hpp"
 #include "traces/columns.hpp"
-#include "traces/error.hpp"
 
 namespace pacer::traces {
 

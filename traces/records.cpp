@@ -5,9 +5,9 @@
 
 #include <fmt/format.h>
 
+#include "base/stats.hpp"
+#include "base/units.hpp"
 #include "traces/columns.hpp"
-#include "traces/stats.hpp"
-#include "traces/units.hpp"
 
 namespace pacer::traces {
 
@@ -133,11 +133,11 @@ std::vector<double> reached_samples(const std::vector<RelationRun>& runs, int b)
 }  // namespace
 
 double RelationSet::mean_samples(int b) const {
-  return mean(reached_samples(runs, b));
+  return base::mean(reached_samples(runs, b));
 }
 
 double RelationSet::std_samples(int b) const {
-  return sample_std(reached_samples(runs, b));
+  return base::sample_std(reached_samples(runs, b));
 }
 
 std::string true_relation_name(const std::string& dataset_record) {

@@ -5,7 +5,7 @@
 
 #include <cmath>
 
-#include "traces/error.hpp"
+#include "base/error.hpp"
 
 namespace pacer::traces {
 namespace {

@@ -1,6 +1,6 @@
 #pragma once
 // What one training sample of a workload costs: the plain description the emulated device (hw/)
-// needs. dnn/workload.hpp computes it from a network definition (describe_workload, libtorch);
+// needs. models/workloads/workload.hpp computes it from a network definition (describe_workload, libtorch);
 // hw/ and its tests take it as a value, so they build and link without libtorch.
 #include <cstdint>
 #include <string>

@@ -2,11 +2,11 @@
 
 #include <fmt/format.h>
 
+#include "base/error.hpp"
 #include "dnn/data/readers.hpp"
 #include "dnn/data/text.hpp"
-#include "traces/error.hpp"
 
-namespace pacer::models::data {
+namespace pacer::dnn::data {
 namespace fs = std::filesystem;
 
 namespace {
@@ -169,4 +169,4 @@ DataSplit load_dataset(const std::string& name, const DatasetOptions& o) {
   return finish(all, name, info.description, o);
 }
 
-}  // namespace pacer::models::data
+}  // namespace pacer::dnn::data

@@ -30,7 +30,7 @@
 
 #include "dnn/data/samples.hpp"
 
-namespace pacer::models::data {
+namespace pacer::dnn::data {
 
 struct DatasetOptions {
   uint64_t split_seed = 0;
@@ -57,4 +57,4 @@ DataSplit load_dataset(const std::string& name, const DatasetOptions& options = 
 // Fashion-MNIST class partition of the named sets (exposed for tests).
 Samples fmnist_partition(const std::string& name, const DatasetOptions& options);
 
-}  // namespace pacer::models::data
+}  // namespace pacer::dnn::data

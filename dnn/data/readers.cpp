@@ -13,9 +13,9 @@
 #include <map>
 #include <memory>
 
-#include "traces/error.hpp"
+#include "base/error.hpp"
 
-namespace pacer::models::data {
+namespace pacer::dnn::data {
 namespace fs = std::filesystem;
 
 namespace {
@@ -554,4 +554,4 @@ std::vector<std::string> rdata_character(const fs::path& base, const std::string
   return unserialize_character(stream, what);
 }
 
-}  // namespace pacer::models::data
+}  // namespace pacer::dnn::data

@@ -7,7 +7,7 @@
 
 #include "dnn/data/samples.hpp"
 
-namespace pacer::models::data {
+namespace pacer::dnn::data {
 
 // Reads a whole file, transparently gunzipping it when it starts with the gzip magic.
 std::vector<uint8_t> read_maybe_gzip(const std::filesystem::path& path);
@@ -46,4 +46,4 @@ std::vector<std::string> unserialize_character(const std::vector<uint8_t>& strea
 std::vector<uint8_t> inflate(const uint8_t* data, size_t size, size_t expected_size, bool gzip,
                              const std::string& what);
 
-}  // namespace pacer::models::data
+}  // namespace pacer::dnn::data

@@ -4,9 +4,9 @@
 
 #include <numeric>
 
-#include "traces/error.hpp"
+#include "base/error.hpp"
 
-namespace pacer::models::data {
+namespace pacer::dnn::data {
 
 int64_t Samples::sample_values() const {
   return std::accumulate(sample_shape.begin(), sample_shape.end(), int64_t{1}, std::multiplies<>());
@@ -82,4 +82,4 @@ Samples first(const Samples& samples, int64_t max_samples) {
   return samples.select(idx);
 }
 
-}  // namespace pacer::models::data
+}  // namespace pacer::dnn::data

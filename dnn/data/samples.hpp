@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-namespace pacer::models::data {
+namespace pacer::dnn::data {
 
 struct Samples {
   std::string task;                   // "image" | "text"
@@ -43,4 +43,4 @@ DataSplit split(const Samples& all, double train_fraction, uint64_t seed, const 
 // Keeps the first `max_samples` of `samples` (already shuffled data keeps its class balance).
 Samples first(const Samples& samples, int64_t max_samples);
 
-}  // namespace pacer::models::data
+}  // namespace pacer::dnn::data

@@ -5,9 +5,9 @@
 #include <fstream>
 #include <sstream>
 
-#include "traces/error.hpp"
+#include "base/error.hpp"
 
-namespace pacer::models::data {
+namespace pacer::dnn::data {
 
 int Vocabulary::id(char c) {
   if (c == '\n') return 0;
@@ -69,4 +69,4 @@ std::string read_text_file(const std::string& path) {
   return ss.str();
 }
 
-}  // namespace pacer::models::data
+}  // namespace pacer::dnn::data

@@ -8,7 +8,7 @@
 
 #include "dnn/data/samples.hpp"
 
-namespace pacer::models::data {
+namespace pacer::dnn::data {
 
 // 96 symbols: '\n', ' ', then the printable ASCII characters '!'..'~'.
 class Vocabulary {
@@ -29,4 +29,4 @@ Samples text_windows(std::string_view text, int context);
 // Reads a UTF-8 text file.
 std::string read_text_file(const std::string& path);
 
-}  // namespace pacer::models::data
+}  // namespace pacer::dnn::data

@@ -18,8 +18,8 @@
 
 #include "explore/policy.hpp"
 #include "explore/space.hpp"
-#include "traces/catalog.hpp"
-#include "traces/zeus.hpp"
+#include "traces/catalog/catalog.hpp"
+#include "traces/import/zeus.hpp"
 
 namespace {
 

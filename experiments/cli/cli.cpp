@@ -13,8 +13,8 @@
 #include <iostream>
 #include <sstream>
 
-#include "traces/cpu_threads.hpp"
-#include "traces/error.hpp"
+#include "base/cpu_threads.hpp"
+#include "base/error.hpp"
 
 namespace pacer::cli {
 namespace {
@@ -264,7 +264,7 @@ int front_main(int argc, char** argv, const std::string& full_program) {
   std::error_code ec;
   const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
   const auto full = (ec ? std::filesystem::path(argv[0]) : self).parent_path() / full_program;
-  traces::set_default_openmp_wait_policy();  // before the OpenMP runtime of the training program loads
+  base::set_default_openmp_wait_policy();  // before the OpenMP runtime of the training program loads
   ::execv(full.c_str(), argv);
   const int err = errno;
   std::cerr << fmt::format(
@@ -277,7 +277,7 @@ int front_main(int argc, char** argv, const std::string& full_program) {
 void restart_with_default_wait_policy(char** argv) {
   // The OpenMP runtime linked into this program has already read its environment: only a new image
   // of the program sees the policy. Without /proc (or when exec fails) it runs on as it is.
-  if (traces::set_default_openmp_wait_policy()) ::execv("/proc/self/exe", argv);
+  if (base::set_default_openmp_wait_policy()) ::execv("/proc/self/exe", argv);
 }
 
 }  // namespace pacer::cli

@@ -42,7 +42,7 @@ int main(int argc, char** argv);
 int front_main(int argc, char** argv, const std::string& full_program);
 
 // First call of a program that trains (pacer-train): when the OpenMP wait policy is not set yet
-// (traces::set_default_openmp_wait_policy; the front sets it before it hands over), sets it and
+// (base::set_default_openmp_wait_policy; the front sets it before it hands over), sets it and
 // restarts this program (exec, same pid and arguments) so that the OpenMP runtime, which reads it
 // once when it loads, trains under it.
 void restart_with_default_wait_policy(char** argv);

@@ -8,13 +8,13 @@
 #include <filesystem>
 #include <iostream>
 
+#include "base/error.hpp"
 #include "experiments/cli/cli.hpp"
 #include "experiments/cli/explore_options.hpp"
 #include "explore/problem.hpp"
 #include "explore/proxy_budget.hpp"
-#include "traces/error.hpp"
-#include "traces/outputs.hpp"
-#include "traces/store.hpp"
+#include "traces/store/outputs.hpp"
+#include "traces/store/store.hpp"
 
 namespace pacer::cli {
 namespace {

@@ -7,17 +7,17 @@
 #include <optional>
 #include <set>
 
+#include "base/error.hpp"
+#include "base/units.hpp"
 #include "experiments/cli/cli.hpp"
 #include "experiments/cli/options.hpp"
 #include "models/calibrate.hpp"
 #include "models/mode_model.hpp"
 #include "models/uncertainty.hpp"
-#include "traces/catalog.hpp"
-#include "traces/error.hpp"
-#include "traces/outputs.hpp"
-#include "traces/power_modes.hpp"
-#include "traces/store.hpp"
-#include "traces/units.hpp"
+#include "traces/catalog/catalog.hpp"
+#include "traces/catalog/power_modes.hpp"
+#include "traces/store/outputs.hpp"
+#include "traces/store/store.hpp"
 
 namespace pacer::cli {
 namespace {

@@ -3,11 +3,11 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "base/error.hpp"
+#include "experiments/campaigns/demo.hpp"
 #include "experiments/cli/cli.hpp"
 #include "experiments/cli/options.hpp"
 #include "experiments/cli/shard_options.hpp"
-#include "experiments/demo.hpp"
-#include "traces/error.hpp"
 
 namespace pacer::cli {
 namespace {

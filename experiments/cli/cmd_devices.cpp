@@ -3,9 +3,9 @@
 
 #include <iostream>
 
+#include "base/error.hpp"
 #include "experiments/cli/cli.hpp"
-#include "traces/catalog.hpp"
-#include "traces/error.hpp"
+#include "traces/catalog/catalog.hpp"
 
 namespace pacer::cli {
 namespace {

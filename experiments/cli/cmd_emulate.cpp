@@ -16,14 +16,14 @@
 #include <iostream>
 #include <optional>
 
-#include "dnn/workload.hpp"
+#include "base/error.hpp"
+#include "base/units.hpp"
 #include "experiments/cli/cli.hpp"
 #include "experiments/cli/options.hpp"
-#include "hw/emulated.hpp"
-#include "hw/emulated_tree.hpp"
-#include "traces/catalog.hpp"
-#include "traces/error.hpp"
-#include "traces/units.hpp"
+#include "hw/emulator/emulated.hpp"
+#include "hw/emulator/emulated_tree.hpp"
+#include "models/workloads/workload.hpp"
+#include "traces/catalog/catalog.hpp"
 
 namespace pacer::cli {
 namespace {

@@ -5,9 +5,9 @@
 #include <iostream>
 
 #include "experiments/cli/cli.hpp"
-#include "traces/export.hpp"
-#include "traces/outputs.hpp"
-#include "traces/store.hpp"
+#include "traces/store/export.hpp"
+#include "traces/store/outputs.hpp"
+#include "traces/store/store.hpp"
 
 namespace pacer::cli {
 namespace {

@@ -8,18 +8,18 @@
 #include <optional>
 #include <set>
 
+#include "base/error.hpp"
 #include "experiments/cli/cli.hpp"
 #include "experiments/cli/options.hpp"
-#include "traces/catalog.hpp"
-#include "traces/error.hpp"
-#include "traces/import_common.hpp"
-#include "traces/import_csv.hpp"
-#include "traces/import_loudva.hpp"
-#include "traces/import_tegrastats.hpp"
-#include "traces/outputs.hpp"
-#include "traces/power_modes.hpp"
-#include "traces/store.hpp"
-#include "traces/zeus.hpp"
+#include "traces/catalog/catalog.hpp"
+#include "traces/catalog/power_modes.hpp"
+#include "traces/import/common.hpp"
+#include "traces/import/csv_profiles.hpp"
+#include "traces/import/loudva.hpp"
+#include "traces/import/tegrastats.hpp"
+#include "traces/import/zeus.hpp"
+#include "traces/store/outputs.hpp"
+#include "traces/store/store.hpp"
 
 namespace pacer::cli {
 namespace {

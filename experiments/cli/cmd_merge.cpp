@@ -1,10 +1,10 @@
 // `pacer merge OUT.h5 IN.h5...`: joins the stores that the shards of a campaign wrote (--shard,
-// --jobs, Slurm array tasks) record by record (traces/merge.hpp has the rules).
+// --jobs, Slurm array tasks) record by record (traces/store/merge.hpp has the rules).
 #include <iostream>
 
+#include "base/error.hpp"
 #include "experiments/cli/cli.hpp"
-#include "traces/error.hpp"
-#include "traces/merge.hpp"
+#include "traces/store/merge.hpp"
 
 namespace pacer::cli {
 namespace {

@@ -7,14 +7,14 @@
 
 #include <iostream>
 
-#include "dnn/workload.hpp"
+#include "base/error.hpp"
+#include "base/units.hpp"
+#include "experiments/campaigns/profiling.hpp"
 #include "experiments/cli/cli.hpp"
 #include "experiments/cli/options.hpp"
 #include "experiments/cli/shard_options.hpp"
-#include "experiments/profiling.hpp"
-#include "experiments/shard.hpp"
-#include "traces/error.hpp"
-#include "traces/units.hpp"
+#include "experiments/cluster/shard.hpp"
+#include "models/workloads/workload.hpp"
 
 namespace pacer::cli {
 namespace {

@@ -8,11 +8,11 @@
 #include <algorithm>
 #include <iostream>
 
+#include "base/error.hpp"
+#include "experiments/campaigns/relation.hpp"
 #include "experiments/cli/cli.hpp"
 #include "experiments/cli/options.hpp"
 #include "experiments/cli/shard_options.hpp"
-#include "experiments/relation.hpp"
-#include "traces/error.hpp"
 
 namespace pacer::cli {
 namespace {
@@ -63,10 +63,10 @@ experiments::RelationRequest request_from(const po::variables_map& vm) {
   return r;
 }
 
-models::TrainHooks progress_hooks() {
-  models::TrainHooks hooks;
+dnn::TrainHooks progress_hooks() {
+  dnn::TrainHooks hooks;
   if (stderr_is_terminal())
-    hooks.on_progress = [](const models::TrainProgress& p) {
+    hooks.on_progress = [](const dnn::TrainProgress& p) {
       spdlog::info("  b={} seed={} samples={} {:.0f} samples/s metric={:.4f}", p.batch_size, p.seed, p.samples,
                    p.samples_per_s, p.metric);
     };
@@ -126,7 +126,7 @@ Command make() {
   c.add_options = [](po::options_description& d) {
     // The library request's defaults are the command's.
     const experiments::RelationRequest r;
-    const models::TrainOptions& t = r.train;
+    const dnn::TrainOptions& t = r.train;
     d.add_options()("workload", po::value<std::string>()->default_value(r.workload),
                     "workload (`pacer workloads`); the data's shape is used when no @shape is given")(
         "dataset", po::value<std::string>()->default_value(r.dataset), "dataset to train on (see above)")(

@@ -4,7 +4,7 @@
 #include <iostream>
 
 #include "experiments/cli/cli.hpp"
-#include "experiments/report.hpp"
+#include "experiments/report/report.hpp"
 
 namespace pacer::cli {
 namespace {

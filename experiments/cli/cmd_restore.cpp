@@ -5,11 +5,11 @@
 #include <filesystem>
 #include <iostream>
 
+#include "base/error.hpp"
 #include "experiments/cli/cli.hpp"
-#include "hw/jetson_sysfs.hpp"
-#include "hw/restore_guard.hpp"
-#include "hw/sysfs_io.hpp"
-#include "traces/error.hpp"
+#include "hw/jetson/jetson_sysfs.hpp"
+#include "hw/jetson/restore_guard.hpp"
+#include "hw/jetson/sysfs_io.hpp"
 
 namespace pacer::cli {
 namespace {

@@ -4,6 +4,8 @@
 
 #include <iostream>
 
+#include "base/error.hpp"
+#include "base/units.hpp"
 #include "experiments/cli/cli.hpp"
 #include "experiments/cli/explore_options.hpp"
 #include "explore/problem.hpp"
@@ -11,10 +13,8 @@
 #include "sim/replay.hpp"
 #include "sim/timeline.hpp"
 #include "traces/csv.hpp"
-#include "traces/error.hpp"
-#include "traces/outputs.hpp"
-#include "traces/store.hpp"
-#include "traces/units.hpp"
+#include "traces/store/outputs.hpp"
+#include "traces/store/store.hpp"
 
 namespace pacer::cli {
 namespace {

@@ -1,12 +1,12 @@
 // `pacer slurm submit|status --config SPEC.ini`: a campaign as a Slurm job array (one task per
-// shard) and a dependent merge job; experiments/slurm.hpp does the work, docs/cluster.md shows how.
+// shard) and a dependent merge job; experiments/cluster/slurm.hpp does the work, docs/cluster.md shows how.
 #include <fmt/format.h>
 
 #include <iostream>
 
+#include "base/error.hpp"
 #include "experiments/cli/cli.hpp"
-#include "experiments/slurm.hpp"
-#include "traces/error.hpp"
+#include "experiments/cluster/slurm.hpp"
 
 namespace pacer::cli {
 namespace {

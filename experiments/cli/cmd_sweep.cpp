@@ -9,15 +9,15 @@
 #include <iostream>
 #include <set>
 
+#include "base/error.hpp"
 #include "experiments/cli/cli.hpp"
 #include "experiments/cli/explore_options.hpp"
 #include "explore/choose.hpp"
 #include "explore/problem.hpp"
 #include "explore/sweep.hpp"
 #include "traces/csv.hpp"
-#include "traces/error.hpp"
-#include "traces/outputs.hpp"
-#include "traces/store.hpp"
+#include "traces/store/outputs.hpp"
+#include "traces/store/store.hpp"
 
 namespace pacer::cli {
 namespace {

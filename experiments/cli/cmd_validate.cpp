@@ -4,12 +4,12 @@
 
 #include <iostream>
 
+#include "base/error.hpp"
+#include "experiments/campaigns/validate.hpp"
 #include "experiments/cli/cli.hpp"
 #include "experiments/cli/options.hpp"
 #include "experiments/cli/shard_options.hpp"
-#include "experiments/validate.hpp"
 #include "explore/policy.hpp"
-#include "traces/error.hpp"
 
 namespace pacer::cli {
 namespace {
@@ -85,7 +85,7 @@ Command make() {
   c.add_options = [](po::options_description& d) {
     // The library's defaults are the command's.
     const experiments::ValidateOptions v;
-    const models::TrainOptions& t = v.train;
+    const dnn::TrainOptions& t = v.train;
     d.add_options()
         ("store", po::value<std::string>()->required(), "campaign trace store (HDF5) with the profile and the proxy relation")
         ("power-limits", po::value<units::PowerList>()->required(), "caps: list 4W,6W or range 3W:8W:1W [W]")

@@ -3,10 +3,10 @@
 
 #include <iostream>
 
-#include "experiments/cli/cli.hpp"
+#include "base/error.hpp"
 #include "dnn/data/datasets.hpp"
-#include "dnn/workload.hpp"
-#include "traces/error.hpp"
+#include "experiments/cli/cli.hpp"
+#include "models/workloads/workload.hpp"
 
 namespace pacer::cli {
 namespace {
@@ -33,7 +33,7 @@ int run_workloads(const po::variables_map& vm) {
   }
   if (vm["datasets"].as<bool>()) {
     std::cout << fmt::format("\n{:<20} {:<6} {:<14} {:>7}  {}\n", "DATASET", "TASK", "METRIC", "TARGET", "CONTENT");
-    for (const auto& d : models::data::dataset_catalog())
+    for (const auto& d : dnn::data::dataset_catalog())
       std::cout << fmt::format("{:<20} {:<6} {:<14} {:>7.3f}  {}\n", d.name, d.task, d.metric, d.default_target,
                                d.description);
     std::cout << "Also any folder or file: text:FILE (UTF-8), idx:DIR (IDX image/label files), cifar10:DIR and\n"

@@ -5,10 +5,10 @@
 
 #include <string>
 
+#include "base/error.hpp"
 #include "experiments/cli/cli.hpp"
 #include "experiments/cli/options.hpp"
 #include "explore/problem.hpp"
-#include "traces/error.hpp"
 
 namespace pacer::cli {
 

@@ -4,6 +4,6 @@
 
 int main(int argc, char** argv) {
   pacer::cli::restart_with_default_wait_policy(argv);
-  pacer::models::install_learned_trainer();
+  pacer::dnn::install_learned_trainer();
   return pacer::cli::main(argc, argv);
 }

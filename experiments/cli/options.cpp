@@ -6,8 +6,8 @@
 #include <cmath>
 #include <sstream>
 
-#include "traces/cpu_threads.hpp"
-#include "traces/error.hpp"
+#include "base/cpu_threads.hpp"
+#include "base/error.hpp"
 
 namespace pacer::units {
 namespace {
@@ -127,8 +127,8 @@ void add_threads_option(po::options_description& d, int default_threads, const s
                         const std::string& zero_means) {
   const std::string what =
       fmt::format("{}{}; at most the CPUs this process may use ({} here)", description,
-                  zero_means.empty() ? "" : fmt::format("; 0: {}", zero_means), traces::max_cpu_threads());
-  add_bounded<int>(d, "threads", default_threads, zero_means.empty() ? 1 : 0, traces::max_cpu_threads(), what);
+                  zero_means.empty() ? "" : fmt::format("; 0: {}", zero_means), base::max_cpu_threads());
+  add_bounded<int>(d, "threads", default_threads, zero_means.empty() ? 1 : 0, base::max_cpu_threads(), what);
 }
 
 std::vector<int> parse_int_list(const std::string& text, const std::string& what) {

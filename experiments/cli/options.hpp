@@ -8,8 +8,8 @@
 #include <cstdint>
 #include <string>
 
+#include "base/units.hpp"
 #include "traces/csv.hpp"
-#include "traces/units.hpp"
 
 namespace pacer::units {
 

@@ -7,9 +7,9 @@
 #include <algorithm>
 #include <iostream>
 
-#include "traces/cpu_threads.hpp"
-#include "traces/error.hpp"
-#include "traces/store.hpp"
+#include "base/cpu_threads.hpp"
+#include "base/error.hpp"
+#include "traces/store/store.hpp"
 
 namespace pacer::cli {
 
@@ -106,7 +106,7 @@ std::optional<int> run_shard_front(const po::variables_map& vm, const std::vecto
   // The shards share this machine's free CPUs, unless the threads are given.
   std::vector<std::string> threads;
   if (vm.count("threads") && vm["threads"].defaulted())
-    threads = {"--threads", std::to_string(std::max(1, traces::free_cpu_threads() / n))};
+    threads = {"--threads", std::to_string(std::max(1, base::free_cpu_threads() / n))};
   if (only) {
     run_stage_locally(*only, n, false, threads);
     return 0;

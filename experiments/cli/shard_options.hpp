@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "experiments/cli/cli.hpp"
-#include "experiments/shard.hpp"
+#include "experiments/cluster/shard.hpp"
 
 namespace pacer::cli {
 

@@ -10,13 +10,13 @@
 #include <map>
 #include <set>
 
+#include "base/error.hpp"
 #include "dnn/data/datasets.hpp"
 #include "dnn/data/readers.hpp"
 #include "dnn/data/text.hpp"
-#include "traces/error.hpp"
 
 namespace fs = std::filesystem;
-namespace pd = pacer::models::data;
+namespace pd = pacer::dnn::data;
 
 namespace {
 

@@ -4,13 +4,13 @@
 #include <algorithm>
 #include <cmath>
 
+#include "base/error.hpp"
 #include "dnn/learned_trainer.hpp"
 #include "models/calibrate.hpp"
 #include "models/learned.hpp"
 #include "models/planner.hpp"
 #include "tests/models/test_calib_fixtures.hpp"
-#include "traces/catalog.hpp"
-#include "traces/error.hpp"
+#include "traces/catalog/catalog.hpp"
 
 namespace pacer::models {
 namespace {
@@ -23,7 +23,7 @@ struct TransferSetup {
   LearnedOptions options;
 
   TransferSetup() {
-    install_learned_trainer();
+    dnn::install_learned_trainer();
     reference = testing::table_from(testing::nano_truth(nano), nano.gpu_freqs_hz, testing::paper_batches(), 0.01, 1,
                                     "reference");
     target = testing::table_from(testing::nano_truth_b(nano), nano.gpu_freqs_hz, testing::paper_batches(), 0.01, 2,

@@ -2,23 +2,23 @@
 // parameter counts, and the full-size networks take a training step.
 #include <gtest/gtest.h>
 
+#include "base/error.hpp"
 #include "dnn/nets.hpp"
 #include "dnn/train.hpp"
-#include "dnn/workload.hpp"
-#include "traces/error.hpp"
+#include "models/workloads/workload.hpp"
 
 namespace pm = pacer::models;
 
 TEST(Nets, CostWalkParameterCountEqualsTheBuiltNetwork) {
   for (const auto& name : pm::workload_names()) {
     const auto info = pm::describe_workload(name);
-    auto net = pm::build_network(pm::parse_workload(name));
-    EXPECT_EQ(info.parameters, pm::count_parameters(*net)) << name;
+    auto net = pacer::dnn::build_network(pm::parse_workload(name));
+    EXPECT_EQ(info.parameters, pacer::dnn::count_parameters(*net)) << name;
   }
   // Other input shapes change the classifier of the small CNN and nothing in the ResNet.
   for (const std::string name : {"cnn@3x32x32", "resnet18@1x28x28", "mobilenetv2-w0.5@3x32x32", "chartransformer@32"}) {
-    auto net = pm::build_network(pm::parse_workload(name));
-    EXPECT_EQ(pm::describe_workload(name).parameters, pm::count_parameters(*net)) << name;
+    auto net = pacer::dnn::build_network(pm::parse_workload(name));
+    EXPECT_EQ(pm::describe_workload(name).parameters, pacer::dnn::count_parameters(*net)) << name;
   }
 }
 
@@ -75,11 +75,11 @@ TEST(Nets, NamesAndShapesAreValidated) {
 
 TEST(Nets, FullSizeNetworksTakeATrainingStepAtBatchTwo) {
   for (const std::string name : {"resnet18", "mobilenetv2", "chartransformer"}) {
-    pm::StepRunnerOptions o;
+    pacer::dnn::StepRunnerOptions o;
     o.workload = name;
     o.batch_size = 2;
     o.threads = 1;
-    pm::StepRunner runner(o);
+    pacer::dnn::StepRunner runner(o);
     EXPECT_NO_THROW(runner.step()) << name;
     EXPECT_EQ(runner.workload().name, pm::describe_workload(name).name);
   }

@@ -5,7 +5,7 @@
 #include <torch/torch.h>
 
 #include "dnn/nets.hpp"
-#include "dnn/workload.hpp"
+#include "models/workloads/workload.hpp"
 
 namespace pm = pacer::models;
 
@@ -14,7 +14,7 @@ TEST(NetsTorch, EvaluationLogitsEqualTheTrainingPassBitForBit) {
   // 28x28 pools to 14 and 7; 13x13 and 11x10 drop an odd last row or column at each pooling.
   for (const std::string name : {"cnn@1x28x28", "cnn@1x13x13", "cnn@3x11x10"}) {
     const auto spec = pm::parse_workload(name);
-    auto net = pm::build_network(spec);
+    auto net = pacer::dnn::build_network(spec);
     net->module().eval();
     std::vector<int64_t> shape = {37};
     shape.insert(shape.end(), spec.input_shape.begin(), spec.input_shape.end());

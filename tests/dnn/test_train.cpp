@@ -11,14 +11,14 @@
 #include <filesystem>
 #include <fstream>
 
+#include "base/error.hpp"
 #include "dnn/data/samples.hpp"
 #include "dnn/data/text.hpp"
 #include "dnn/train.hpp"
-#include "traces/error.hpp"
 
 namespace fs = std::filesystem;
 namespace pm = pacer::models;
-namespace pd = pacer::models::data;
+namespace pd = pacer::dnn::data;
 
 namespace {
 
@@ -46,8 +46,8 @@ pd::DataSplit quadrants(int n, bool random_labels = false) {
   return pd::split(s, 0.8, 1, "quadrants");
 }
 
-pm::TrainOptions quick(int batch_size, int seed) {
-  pm::TrainOptions o;
+pacer::dnn::TrainOptions quick(int batch_size, int seed) {
+  pacer::dnn::TrainOptions o;
   o.workload = "cnn";
   o.batch_size = batch_size;
   o.seed = seed;
@@ -67,19 +67,19 @@ fs::path temp_file(const std::string& name) {
 }  // namespace
 
 TEST(Train, LearningRateScalesWithTheSquareRootOfTheBatchSize) {
-  EXPECT_DOUBLE_EQ(pm::scaled_learning_rate(1e-3, 64, 64), 1e-3);
-  EXPECT_DOUBLE_EQ(pm::scaled_learning_rate(1e-3, 64, 16), 5e-4);
-  EXPECT_DOUBLE_EQ(pm::scaled_learning_rate(4e-3, 128, 8), 1e-3);
-  EXPECT_EQ(pm::learning_rate_rule(0.001, 64), "lr = 0.001 * sqrt(b / 64)");
-  EXPECT_THROW(pm::scaled_learning_rate(0, 64, 4), pacer::Error);
-  const auto r = pm::train_to_target(quick(8, 0), quadrants(400));
+  EXPECT_DOUBLE_EQ(pacer::dnn::scaled_learning_rate(1e-3, 64, 64), 1e-3);
+  EXPECT_DOUBLE_EQ(pacer::dnn::scaled_learning_rate(1e-3, 64, 16), 5e-4);
+  EXPECT_DOUBLE_EQ(pacer::dnn::scaled_learning_rate(4e-3, 128, 8), 1e-3);
+  EXPECT_EQ(pacer::dnn::learning_rate_rule(0.001, 64), "lr = 0.001 * sqrt(b / 64)");
+  EXPECT_THROW(pacer::dnn::scaled_learning_rate(0, 64, 4), pacer::Error);
+  const auto r = pacer::dnn::train_to_target(quick(8, 0), quadrants(400));
   EXPECT_DOUBLE_EQ(r.learning_rate, 2e-3 * 0.5);
 }
 
 TEST(Train, ReachesTheTargetAndIsReproducibleFromTheSeed) {
   const auto data = quadrants(400);
-  const auto a = pm::train_to_target(quick(16, 3), data);
-  const auto b = pm::train_to_target(quick(16, 3), data);
+  const auto a = pacer::dnn::train_to_target(quick(16, 3), data);
+  const auto b = pacer::dnn::train_to_target(quick(16, 3), data);
   ASSERT_TRUE(a.reached);
   EXPECT_GE(a.final_metric, 0.95);
   EXPECT_GT(a.samples, 0);
@@ -95,7 +95,7 @@ TEST(Train, ReachesTheTargetAndIsReproducibleFromTheSeed) {
   EXPECT_LT(a.history.front().metric, 0.6);
   EXPECT_LE(a.eval_time_s, a.wall_time_s);
   // Another seed gives another data order, so another trajectory.
-  const auto c = pm::train_to_target(quick(16, 4), data);
+  const auto c = pacer::dnn::train_to_target(quick(16, 4), data);
   EXPECT_NE(a.history[1].loss, c.history[1].loss);
 }
 
@@ -104,10 +104,10 @@ TEST(Train, ReachesTheTargetAndIsReproducibleFromTheSeed) {
 TEST(Train, ScreeningDecidesOnlyOnFullEvaluations) {
   const auto data = quadrants(2000);
   auto o = quick(16, 3);
-  o.eval_stop = pm::TrainOptions::kScreened;
+  o.eval_stop = pacer::dnn::TrainOptions::kScreened;
   o.screen_samples = 40;
   o.screen_margin = 0.1;
-  const auto r = pm::train_to_target(o, data);
+  const auto r = pacer::dnn::train_to_target(o, data);
   ASSERT_TRUE(r.reached);
   const int64_t full = data.eval.size();
   EXPECT_EQ(r.history.back().eval_samples, full);
@@ -134,20 +134,20 @@ TEST(Train, ScreeningDecidesOnlyOnFullEvaluations) {
 
 TEST(Train, AnEvaluationStopsEarlyOnlyWhenTheRestCannotPlausiblyLiftItToTheTarget) {
   // 93% after 1000 of 2000 samples: se 0.81%, the rest at most 95.5%, the whole at most 94.25%.
-  EXPECT_TRUE(pm::evaluation_cannot_reach(930, 1000, 1000, 2000, 0.95, 3.09));
+  EXPECT_TRUE(pacer::dnn::evaluation_cannot_reach(930, 1000, 1000, 2000, 0.95, 3.09));
   // 94.5%: the rest at most 96.7%, the whole at most 95.6%: score on.
-  EXPECT_FALSE(pm::evaluation_cannot_reach(945, 1000, 1000, 2000, 0.95, 3.09));
+  EXPECT_FALSE(pacer::dnn::evaluation_cannot_reach(945, 1000, 1000, 2000, 0.95, 3.09));
   // ... unless z is small: at z = 1 the whole is at most 94.86%.
-  EXPECT_TRUE(pm::evaluation_cannot_reach(945, 1000, 1000, 2000, 0.95, 1.0));
+  EXPECT_TRUE(pacer::dnn::evaluation_cannot_reach(945, 1000, 1000, 2000, 0.95, 1.0));
   // 93% after only 250 samples: se 1.6%, the whole at most 97.4%: score on.
-  EXPECT_FALSE(pm::evaluation_cannot_reach(232.5, 250, 250, 2000, 0.95, 3.09));
+  EXPECT_FALSE(pacer::dnn::evaluation_cannot_reach(232.5, 250, 250, 2000, 0.95, 3.09));
   // Text, 64 labels per sample: the standard error counts the 100 samples, not the 6,400 labels
   // (with labels, 90% at z = 3.09 would stop; with samples the whole may still reach 98.3%).
-  EXPECT_FALSE(pm::evaluation_cannot_reach(0.9 * 6400, 6400, 100, 1000, 0.95, 3.09));
-  EXPECT_TRUE(pm::evaluation_cannot_reach(0.9 * 6400, 6400, 100, 1000, 0.95, 1.0));
+  EXPECT_FALSE(pacer::dnn::evaluation_cannot_reach(0.9 * 6400, 6400, 100, 1000, 0.95, 3.09));
+  EXPECT_TRUE(pacer::dnn::evaluation_cannot_reach(0.9 * 6400, 6400, 100, 1000, 0.95, 1.0));
   // Nothing scored yet, or everything scored: never an early stop.
-  EXPECT_FALSE(pm::evaluation_cannot_reach(0, 0, 0, 2000, 0.95, 3.09));
-  EXPECT_FALSE(pm::evaluation_cannot_reach(900, 1000, 1000, 1000, 0.95, 3.09));
+  EXPECT_FALSE(pacer::dnn::evaluation_cannot_reach(0, 0, 0, 2000, 0.95, 3.09));
+  EXPECT_FALSE(pacer::dnn::evaluation_cannot_reach(900, 1000, 1000, 1000, 0.95, 3.09));
 }
 
 // Stopping hopeless evaluations early changes the cost, not the answer: the same runs reach the
@@ -160,12 +160,12 @@ TEST(Train, EarlyStoppedEvaluationsGiveTheSameSamplesToTarget) {
     o.eval_every_samples = 32;
     o.target = 0.97;
     auto full = o;
-    full.eval_stop = pm::TrainOptions::kFull;
-    o.eval_stop = pm::TrainOptions::kScreened;
+    full.eval_stop = pacer::dnn::TrainOptions::kFull;
+    o.eval_stop = pacer::dnn::TrainOptions::kScreened;
     o.screen_samples = 40;
     o.screen_margin = 0.05;
-    const auto a = pm::train_to_target(o, data);
-    const auto f = pm::train_to_target(full, data);
+    const auto a = pacer::dnn::train_to_target(o, data);
+    const auto f = pacer::dnn::train_to_target(full, data);
     ASSERT_TRUE(f.reached) << "b=" << b;
     EXPECT_EQ(a.reached, f.reached);
     EXPECT_EQ(a.samples, f.samples) << "b=" << b;
@@ -187,18 +187,18 @@ TEST(Train, HardestFirstEvaluationsStopWhereFullOnesDo) {
   const int64_t n = data.eval.size();
   int64_t scored_hard = 0, scored_full = 0, stopped = 0;
   double worst_estimate = 0, sum_error = 0;
-  pm::HeldOutMargins campaign;
+  pacer::dnn::HeldOutMargins campaign;
   for (int b : {8, 32})
     for (int seed : {1, 2}) {
       auto o = quick(b, seed);
       o.eval_every_samples = 32;
       o.target = 0.97;
-      o.eval_stop = pm::TrainOptions::kHardestFirst;
+      o.eval_stop = pacer::dnn::TrainOptions::kHardestFirst;
       o.estimate_samples = 100;  // of the 800 held-out samples
       auto full = o;
-      full.eval_stop = pm::TrainOptions::kFull;
-      const auto h = pm::train_to_target(o, data, {}, &campaign);
-      const auto f = pm::train_to_target(full, data);
+      full.eval_stop = pacer::dnn::TrainOptions::kFull;
+      const auto h = pacer::dnn::train_to_target(o, data, {}, &campaign);
+      const auto f = pacer::dnn::train_to_target(full, data);
       ASSERT_TRUE(f.reached) << "b=" << b;
       EXPECT_EQ(h.reached, f.reached);
       EXPECT_EQ(h.samples, f.samples) << "b=" << b << " seed=" << seed;
@@ -230,7 +230,7 @@ TEST(Train, HardestFirstEvaluationsStopWhereFullOnesDo) {
 TEST(Train, RunsThatMissTheTargetAreCensoredAtTheBudget) {
   auto o = quick(16, 0);
   o.budget_samples = 320;
-  const auto r = pm::train_to_target(o, quadrants(400, /*random_labels=*/true));
+  const auto r = pacer::dnn::train_to_target(o, quadrants(400, /*random_labels=*/true));
   EXPECT_FALSE(r.reached);
   EXPECT_EQ(r.samples, 320);
   EXPECT_EQ(r.history.back().samples, 320);
@@ -239,18 +239,18 @@ TEST(Train, RunsThatMissTheTargetAreCensoredAtTheBudget) {
 
 TEST(Train, BatchHookSeesEverySampleAndCanStopTheRun) {
   std::vector<int64_t> seen;
-  pm::TrainHooks hooks;
+  pacer::dnn::TrainHooks hooks;
   hooks.on_batch = [&](int64_t samples, int b) {
     EXPECT_EQ(b, 8);
     seen.push_back(samples);
     return seen.size() < 5;
   };
   int progress_calls = 0;
-  hooks.on_progress = [&](const pm::TrainProgress& p) {
+  hooks.on_progress = [&](const pacer::dnn::TrainProgress& p) {
     ++progress_calls;
     EXPECT_EQ(p.batch_size, 8);
   };
-  const auto r = pm::train_to_target(quick(8, 0), quadrants(400), hooks);
+  const auto r = pacer::dnn::train_to_target(quick(8, 0), quadrants(400), hooks);
   EXPECT_TRUE(r.stopped_by_hook);
   EXPECT_EQ(seen, std::vector<int64_t>({8, 16, 24, 32, 40}));
   EXPECT_EQ(r.samples, 40);
@@ -262,15 +262,15 @@ TEST(Train, CheckpointsRoundTripAndNameTheirWorkload) {
   const fs::path ckpt = temp_file("ckpt.pt");
   auto o = quick(16, 1);
   o.save_checkpoint = ckpt.string();
-  const auto trained = pm::train_to_target(o, data);
+  const auto trained = pacer::dnn::train_to_target(o, data);
   ASSERT_TRUE(fs::exists(ckpt));
-  pm::check_checkpoint(ckpt.string(), "cnn@1x12x12");
-  EXPECT_THROW(pm::check_checkpoint(ckpt.string(), "resnet18"), pacer::Error);
+  pacer::dnn::check_checkpoint(ckpt.string(), "cnn@1x12x12");
+  EXPECT_THROW(pacer::dnn::check_checkpoint(ckpt.string(), "resnet18"), pacer::Error);
 
   // Fine-tuning from the checkpoint starts at the trained accuracy: the first evaluation is the same.
   auto f = quick(16, 1);
   f.init_checkpoint = ckpt.string();
-  const auto tuned = pm::train_to_target(f, data);
+  const auto tuned = pacer::dnn::train_to_target(f, data);
   EXPECT_TRUE(tuned.reached);
   EXPECT_EQ(tuned.samples, 0);
   EXPECT_DOUBLE_EQ(tuned.history.front().metric, trained.final_metric);
@@ -279,11 +279,11 @@ TEST(Train, CheckpointsRoundTripAndNameTheirWorkload) {
   auto w = quick(16, 1);
   w.workload = "cnn-w0.5";
   w.init_checkpoint = ckpt.string();
-  EXPECT_THROW(pm::train_to_target(w, data), pacer::Error);
+  EXPECT_THROW(pacer::dnn::train_to_target(w, data), pacer::Error);
   const fs::path bad = temp_file("bad.pt");
   { std::ofstream(bad) << "not a checkpoint"; }
   f.init_checkpoint = bad.string();
-  EXPECT_THROW(pm::train_to_target(f, data), pacer::Error);
+  EXPECT_THROW(pacer::dnn::train_to_target(f, data), pacer::Error);
   fs::remove(ckpt);
   fs::remove(bad);
 }
@@ -291,19 +291,19 @@ TEST(Train, CheckpointsRoundTripAndNameTheirWorkload) {
 TEST(Train, WorkloadMustFitTheData) {
   auto o = quick(16, 0);
   o.workload = "chartransformer-tiny";
-  EXPECT_THROW(pm::train_to_target(o, quadrants(100)), pacer::Error);
+  EXPECT_THROW(pacer::dnn::train_to_target(o, quadrants(100)), pacer::Error);
   o.workload = "cnn@1x28x28";
-  EXPECT_THROW(pm::train_to_target(o, quadrants(100)), pacer::Error);
+  EXPECT_THROW(pacer::dnn::train_to_target(o, quadrants(100)), pacer::Error);
   o.workload = "cnn";
   o.batch_size = 1000;
-  EXPECT_THROW(pm::train_to_target(o, quadrants(100)), pacer::Error);
+  EXPECT_THROW(pacer::dnn::train_to_target(o, quadrants(100)), pacer::Error);
 }
 
 TEST(Train, TinyTransformerLearnsARepeatingText) {
   std::string text;
   while (text.size() < 20000) text += "the cat sat on the mat. ";
   const auto data = pd::split(pd::text_windows(text, 32), 0.8, 0, "cats");
-  pm::TrainOptions o;
+  pacer::dnn::TrainOptions o;
   o.workload = "chartransformer-tiny";
   o.batch_size = 16;
   o.threads = 1;
@@ -315,13 +315,13 @@ TEST(Train, TinyTransformerLearnsARepeatingText) {
   o.eval_max_samples = 64;
   o.target = 0.9;
   o.budget_samples = 8000;
-  o.eval_stop = pm::TrainOptions::kFull;  // the untrained start's own score, not a bound
-  const auto r = pm::train_to_target(o, data);
+  o.eval_stop = pacer::dnn::TrainOptions::kFull;  // the untrained start's own score, not a bound
+  const auto r = pacer::dnn::train_to_target(o, data);
   EXPECT_TRUE(r.reached) << "char accuracy " << r.final_metric;
   EXPECT_LT(r.history.front().metric, 0.3);
   // Hardest-first evaluations (labels per position) stop after the same samples.
-  o.eval_stop = pm::TrainOptions::kHardestFirst;
-  const auto h = pm::train_to_target(o, data);
+  o.eval_stop = pacer::dnn::TrainOptions::kHardestFirst;
+  const auto h = pacer::dnn::train_to_target(o, data);
   EXPECT_EQ(h.reached, r.reached);
   EXPECT_EQ(h.samples, r.samples);
   EXPECT_DOUBLE_EQ(h.final_metric, r.final_metric);
@@ -342,7 +342,7 @@ TEST(TrainDeathTest, ABatchThatDoesNotFitIsOneLineWithoutAStackTrace) {
     o.workload = "resnet18";
     o.budget_samples = 4096;
     try {
-      pm::train_to_target(o, quadrants(5200));
+      pacer::dnn::train_to_target(o, quadrants(5200));
     } catch (const pacer::Error& e) {
       const std::string what = e.what();
       const bool one_line = what.find('\n') == std::string::npos && what.find("frame #") == std::string::npos;

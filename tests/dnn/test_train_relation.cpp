@@ -11,7 +11,7 @@
 #include <sstream>
 
 #include "tests/support/run_pacer.hpp"
-#include "traces/store.hpp"
+#include "traces/store/store.hpp"
 
 namespace fs = std::filesystem;
 

@@ -2,7 +2,7 @@
 // equal what describe_workload computes.
 #include <gtest/gtest.h>
 
-#include "dnn/workload.hpp"
+#include "models/workloads/workload.hpp"
 #include "tests/support/workloads.hpp"
 
 namespace pacer::models {

@@ -10,7 +10,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "traces/store.hpp"
+#include "traces/store/store.hpp"
 
 namespace {
 

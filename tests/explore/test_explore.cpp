@@ -9,13 +9,13 @@
 
 #include <filesystem>
 
+#include "base/error.hpp"
 #include "explore/policy.hpp"
 #include "explore/problem.hpp"
 #include "explore/space.hpp"
-#include "tests/support/temp_store.hpp"
 #include "explore/sweep.hpp"
-#include "traces/error.hpp"
-#include "traces/store.hpp"
+#include "tests/support/temp_store.hpp"
+#include "traces/store/store.hpp"
 
 namespace pacer::explore {
 namespace {

@@ -8,17 +8,17 @@
 #include <limits>
 #include <numbers>
 
+#include "base/error.hpp"
+#include "base/units.hpp"
 #include "explore/choose.hpp"
 #include "explore/problem.hpp"
 #include "models/mode_model.hpp"
 #include "models/uncertainty.hpp"
 #include "tests/support/mode_models.hpp"
 #include "tests/support/temp_store.hpp"
-#include "traces/catalog.hpp"
-#include "traces/error.hpp"
-#include "traces/power_modes.hpp"
-#include "traces/store.hpp"
-#include "traces/units.hpp"
+#include "traces/catalog/catalog.hpp"
+#include "traces/catalog/power_modes.hpp"
+#include "traces/store/store.hpp"
 
 namespace pacer::explore {
 namespace {

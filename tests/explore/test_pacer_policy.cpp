@@ -11,7 +11,7 @@
 #include "explore/pacer_policy.hpp"
 #include "explore/relation_model.hpp"
 #include "explore/sweep.hpp"
-#include "traces/zeus.hpp"
+#include "traces/import/zeus.hpp"
 
 namespace pacer::explore {
 namespace {

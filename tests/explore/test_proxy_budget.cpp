@@ -9,10 +9,10 @@
 #include <cmath>
 #include <filesystem>
 
+#include "base/error.hpp"
 #include "explore/pacer_policy.hpp"
 #include "tests/support/temp_store.hpp"
-#include "traces/error.hpp"
-#include "traces/zeus.hpp"
+#include "traces/import/zeus.hpp"
 
 namespace pacer::explore {
 namespace {

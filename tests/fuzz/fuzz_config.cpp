@@ -6,10 +6,10 @@
 #include <string>
 #include <vector>
 
+#include "base/error.hpp"
 #include "experiments/cli/cli.hpp"
 #include "experiments/cli/options.hpp"
 #include "fuzz_check.hpp"
-#include "traces/error.hpp"
 
 namespace po = boost::program_options;
 using namespace pacer;

@@ -3,9 +3,9 @@
 #include <cstdint>
 #include <string>
 
+#include "base/error.hpp"
 #include "fuzz_check.hpp"
 #include "traces/csv.hpp"
-#include "traces/error.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);

@@ -5,9 +5,9 @@
 #include <cstdint>
 #include <string>
 
+#include "base/error.hpp"
 #include "fuzz_check.hpp"
-#include "traces/catalog.hpp"
-#include "traces/error.hpp"
+#include "traces/catalog/catalog.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);

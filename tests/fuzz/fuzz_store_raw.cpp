@@ -11,8 +11,8 @@
 #include <fstream>
 #include <string>
 
+#include "base/error.hpp"
 #include "store_read_all.hpp"
-#include "traces/error.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const std::string path = pacer::fuzz::scratch_dir() + "/pacer-fuzz-raw-" + std::to_string(::getpid()) + ".h5";

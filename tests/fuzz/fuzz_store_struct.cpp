@@ -19,12 +19,12 @@
 #include <string>
 #include <vector>
 
-#include "../support/store_seal.hpp"
 #include "../support/sample_records.hpp"
+#include "../support/store_seal.hpp"
+#include "base/error.hpp"
 #include "store_read_all.hpp"
-#include "traces/catalog.hpp"
-#include "traces/error.hpp"
-#include "traces/store.hpp"
+#include "traces/catalog/catalog.hpp"
+#include "traces/store/store.hpp"
 
 namespace {
 

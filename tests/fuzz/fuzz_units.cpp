@@ -6,9 +6,9 @@
 #include <cstdint>
 #include <string>
 
+#include "base/error.hpp"
+#include "base/units.hpp"
 #include "fuzz_check.hpp"
-#include "traces/error.hpp"
-#include "traces/units.hpp"
 
 using pacer::units::Dimension;
 

@@ -1,13 +1,13 @@
-// Fuzzes the Zeus trace importer (traces/zeus.hpp) on both of its CSV inputs. The input is
+// Fuzzes the Zeus trace importer (traces/import/zeus.hpp) on both of its CSV inputs. The input is
 // "<summary_power csv>\n@@@\n<summary_train csv>"; without the separator the train CSV is the real
 // header alone. Only pacer::Error may escape; every imported workload is self-consistent.
 #include <cmath>
 #include <cstdint>
 #include <string>
 
+#include "base/error.hpp"
 #include "fuzz_check.hpp"
-#include "traces/error.hpp"
-#include "traces/zeus.hpp"
+#include "traces/import/zeus.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);

@@ -5,8 +5,8 @@
 #include <filesystem>
 #include <string>
 
-#include "traces/error.hpp"
-#include "traces/store.hpp"
+#include "base/error.hpp"
+#include "traces/store/store.hpp"
 
 namespace pacer::fuzz {
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "hw/sysfs_io.hpp"
+#include "hw/jetson/sysfs_io.hpp"
 
 namespace pacer::hw::test {
 

@@ -10,12 +10,12 @@
 #include <sstream>
 #include <thread>
 
-#include "helpers.hpp"
-#include "hw/emulated_modes.hpp"
-#include "hw/emulated_tree.hpp"
-#include "hw/restore_guard.hpp"
-#include "traces/catalog.hpp"
-#include "traces/store.hpp"
+#include "hw/emulator/emulated_modes.hpp"
+#include "hw/emulator/emulated_tree.hpp"
+#include "hw/jetson/restore_guard.hpp"
+#include "tests/hw/helpers.hpp"
+#include "traces/catalog/catalog.hpp"
+#include "traces/store/store.hpp"
 
 namespace pacer::hw {
 namespace {

@@ -13,15 +13,15 @@
 #include <mutex>
 #include <thread>
 
-#include "helpers.hpp"
-#include "hw/emulated_tree.hpp"
+#include "base/error.hpp"
+#include "hw/emulator/emulated_tree.hpp"
 #include "hw/executor.hpp"
-#include "hw/jetson_sysfs.hpp"
+#include "hw/jetson/jetson_sysfs.hpp"
 #include "hw/profiler.hpp"
 #include "hw/sampler.hpp"
-#include "traces/catalog.hpp"
-#include "traces/error.hpp"
-#include "traces/store.hpp"
+#include "tests/hw/helpers.hpp"
+#include "traces/catalog/catalog.hpp"
+#include "traces/store/store.hpp"
 
 namespace pacer::hw {
 namespace {

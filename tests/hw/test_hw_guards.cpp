@@ -9,17 +9,17 @@
 #include <cstdlib>
 #include <fstream>
 
-#include "helpers.hpp"
-#include "hw/emulated.hpp"
-#include "hw/emulated_tree.hpp"
+#include "base/error.hpp"
+#include "hw/emulator/emulated.hpp"
+#include "hw/emulator/emulated_tree.hpp"
 #include "hw/executor.hpp"
-#include "hw/jetson_sysfs.hpp"
-#include "hw/nvml.hpp"
+#include "hw/jetson/jetson_sysfs.hpp"
+#include "hw/jetson/restore_guard.hpp"
+#include "hw/nvml/nvml.hpp"
 #include "hw/profiler.hpp"
-#include "hw/restore_guard.hpp"
+#include "tests/hw/helpers.hpp"
 #include "tests/support/workloads.hpp"
-#include "traces/catalog.hpp"
-#include "traces/error.hpp"
+#include "traces/catalog/catalog.hpp"
 
 namespace pacer::hw {
 namespace {

@@ -3,14 +3,14 @@
 
 #include <cmath>
 
-#include "helpers.hpp"
-#include "hw/emulated.hpp"
+#include "base/error.hpp"
+#include "hw/emulator/emulated.hpp"
 #include "hw/executor.hpp"
 #include "hw/profiler.hpp"
+#include "tests/hw/helpers.hpp"
 #include "tests/support/workloads.hpp"
-#include "traces/catalog.hpp"
-#include "traces/error.hpp"
-#include "traces/store.hpp"
+#include "traces/catalog/catalog.hpp"
+#include "traces/store/store.hpp"
 
 namespace pacer::hw {
 namespace {

@@ -6,8 +6,8 @@
 #include <mutex>
 #include <thread>
 
+#include "base/error.hpp"
 #include "hw/sampler.hpp"
-#include "traces/error.hpp"
 
 namespace pacer::hw {
 namespace {

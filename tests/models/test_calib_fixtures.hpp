@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "models/analytical.hpp"
-#include "traces/catalog.hpp"
+#include "traces/catalog/catalog.hpp"
 #include "traces/records.hpp"
 
 namespace pacer::models::testing {

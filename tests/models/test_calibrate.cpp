@@ -7,13 +7,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/error.hpp"
 #include "models/analytical.hpp"
 #include "models/calibrate.hpp"
 #include "models/interpolating.hpp"
 #include "test_calib_fixtures.hpp"
-#include "traces/catalog.hpp"
-#include "traces/error.hpp"
-#include "traces/store.hpp"
+#include "traces/catalog/catalog.hpp"
+#include "traces/store/store.hpp"
 
 namespace pacer::models {
 namespace {

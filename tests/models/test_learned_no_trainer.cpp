@@ -4,11 +4,11 @@
 
 #include <string>
 
+#include "base/error.hpp"
 #include "models/calibrate.hpp"
 #include "models/learned.hpp"
 #include "tests/models/test_calib_fixtures.hpp"
-#include "traces/catalog.hpp"
-#include "traces/error.hpp"
+#include "traces/catalog/catalog.hpp"
 
 namespace pacer::models {
 namespace {

@@ -6,13 +6,13 @@
 #include <cmath>
 #include <filesystem>
 
+#include "base/error.hpp"
 #include "models/calibrate.hpp"
 #include "models/mode_model.hpp"
 #include "tests/support/mode_models.hpp"
-#include "traces/catalog.hpp"
-#include "traces/error.hpp"
-#include "traces/import_loudva.hpp"
-#include "traces/power_modes.hpp"
+#include "traces/catalog/catalog.hpp"
+#include "traces/catalog/power_modes.hpp"
+#include "traces/import/loudva.hpp"
 
 namespace pacer::models {
 namespace {

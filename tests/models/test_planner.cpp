@@ -4,11 +4,11 @@
 #include <algorithm>
 #include <set>
 
+#include "base/error.hpp"
 #include "models/calibrate.hpp"
 #include "models/planner.hpp"
 #include "test_calib_fixtures.hpp"
-#include "traces/catalog.hpp"
-#include "traces/error.hpp"
+#include "traces/catalog/catalog.hpp"
 
 namespace pacer::models {
 namespace {

@@ -9,8 +9,8 @@
 #include "models/calibrate.hpp"
 #include "models/planner.hpp"
 #include "test_calib_fixtures.hpp"
-#include "traces/catalog.hpp"
-#include "traces/import_loudva.hpp"
+#include "traces/catalog/catalog.hpp"
+#include "traces/import/loudva.hpp"
 
 namespace pacer::models {
 namespace {

@@ -13,8 +13,8 @@
 #include "models/uncertainty.hpp"
 #include "test_calib_fixtures.hpp"
 #include "tests/support/temp_store.hpp"
-#include "traces/catalog.hpp"
-#include "traces/store.hpp"
+#include "traces/catalog/catalog.hpp"
+#include "traces/store/store.hpp"
 
 namespace pacer::models {
 namespace {

@@ -13,9 +13,9 @@
 #include <cstdlib>
 #include <string>
 
-#include "traces/error.hpp"
-#include "traces/store.hpp"
-#include "traces/store_file.hpp"
+#include "base/error.hpp"
+#include "traces/store/store.hpp"
+#include "traces/store/store_file.hpp"
 
 namespace {
 

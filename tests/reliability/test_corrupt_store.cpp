@@ -11,10 +11,10 @@
 #include <functional>
 #include <string>
 
+#include "base/error.hpp"
 #include "tests/support/store_seal.hpp"
-#include "traces/catalog.hpp"
-#include "traces/error.hpp"
-#include "traces/store.hpp"
+#include "traces/catalog/catalog.hpp"
+#include "traces/store/store.hpp"
 
 namespace {
 namespace fs = std::filesystem;

@@ -19,9 +19,9 @@
 #include <thread>
 #include <vector>
 
+#include "base/error.hpp"
 #include "tests/support/child_pacer.hpp"
-#include "traces/error.hpp"
-#include "traces/store.hpp"
+#include "traces/store/store.hpp"
 
 namespace {
 namespace fs = std::filesystem;

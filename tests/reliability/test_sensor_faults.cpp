@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "tests/support/child_pacer.hpp"
-#include "traces/store.hpp"
+#include "traces/store/store.hpp"
 
 namespace {
 namespace fs = std::filesystem;

@@ -10,11 +10,11 @@
 #include <random>
 #include <string>
 
+#include "base/error.hpp"
 #include "tests/support/sample_records.hpp"
-#include "traces/catalog.hpp"
-#include "traces/error.hpp"
-#include "traces/store.hpp"
-#include "traces/store_file.hpp"
+#include "traces/catalog/catalog.hpp"
+#include "traces/store/store.hpp"
+#include "traces/store/store_file.hpp"
 
 namespace {
 namespace fs = std::filesystem;

@@ -16,10 +16,10 @@
 #include <thread>
 #include <vector>
 
+#include "base/error.hpp"
 #include "tests/support/sample_records.hpp"
-#include "traces/error.hpp"
-#include "traces/store.hpp"
-#include "traces/store_file.hpp"
+#include "traces/store/store.hpp"
+#include "traces/store/store_file.hpp"
 
 namespace {
 namespace fs = std::filesystem;

@@ -4,9 +4,9 @@
 
 #include <cmath>
 
+#include "base/error.hpp"
 #include "sim/replay.hpp"
 #include "sim/timeline.hpp"
-#include "traces/error.hpp"
 
 namespace pacer::sim {
 namespace {

@@ -5,7 +5,7 @@
 // writer would leave the file. (traces::reseal_store, the user's reseal, refuses such files.)
 #include <string>
 
-#include "traces/store_file.hpp"
+#include "traces/store/store_file.hpp"
 
 namespace pacer::testing {
 

@@ -1,13 +1,13 @@
 #pragma once
 // Test helper: a trace store path under the temporary folder, unique to the process, removed with
-// the writers' lock the store keeps beside it ("<store>.lock", traces/store_file.hpp) when the test
+// the writers' lock the store keeps beside it ("<store>.lock", traces/store/store_file.hpp) when the test
 // ends on any path, including a failed ASSERT. Without it every run left a lock file in /tmp.
 #include <unistd.h>
 
 #include <filesystem>
 #include <string>
 
-#include "traces/store_file.hpp"
+#include "traces/store/store_file.hpp"
 
 namespace pacer::testing {
 

@@ -1,0 +1,54 @@
+#pragma once
+// How many CPU threads a training run may use on this machine right now, and how its OpenMP threads
+// wait. Torch-free, so the CLI reads the default without loading the training library.
+#include <string>
+
+namespace pacer::base {
+
+// CPUs this process may run on (its affinity set, e.g. a cgroup's cpuset or `taskset`).
+int cpus_available();
+
+// The most intra-op threads a training run accepts: more than the CPUs only oversubscribes them.
+int max_cpu_threads();
+
+// How busy the machine is, as the thread default sees it.
+struct CpuLoad {
+  int cpus = 1;            // CPUs of this process's affinity set
+  int online_cpus = 1;     // CPUs of the machine (the load figures below are the machine's)
+  double load_1min = 0;    // 1-minute load average
+  int running_others = 0;  // tasks running right now besides the reading one
+};
+
+// Parses /proc/loadavg ("0.52 0.58 0.59 3/455 12345"): the 1-minute average and the running tasks
+// minus the reader. Throws Error on text that is not in that form.
+CpuLoad parse_loadavg(const std::string& text);
+
+// The machine's load now: /proc/loadavg read three times 10 ms apart, keeping the fewest running
+// tasks (a CPU-bound neighbour runs in every read; a passing blip does not), with this process's
+// CPUs. Without /proc/loadavg: getloadavg() and no running count.
+CpuLoad read_cpu_load();
+
+// The threads that are free under `load`: the CPUs minus the busy ones, at least 1. Busy is the
+// larger of the 1-minute load (slow to see a neighbour that just started) and the tasks running
+// now (blind to one that sleeps between bursts), scaled to this process's share of the machine's
+// CPUs when its affinity set is smaller (a Slurm job's cpuset does not see the other jobs' load).
+// More threads than free cores run many times slower than one (docs/reliability.md, contention).
+int free_cpu_threads(const CpuLoad& load);
+
+// free_cpu_threads(read_cpu_load()): the default of every `--threads` that trains.
+int free_cpu_threads();
+
+// pacer trains with a short OpenMP spin: a thread waiting at a barrier spins this many times (a
+// few microseconds) and then sleeps, where libgomp's default spins 300,000 times (milliseconds).
+// A team that shares its cores with other busy processes then hands them back instead of running
+// up to ten times slower, and on a quiet machine it stays close to the default, which sleeping at
+// once (OMP_WAIT_POLICY=PASSIVE) does not for small batches (docs/reliability.md, "Contention").
+// libgomp (the runtime pacer's libtorch uses) reads it once, when it is loaded, so it must be in the
+// environment before a program that trains starts.
+inline constexpr const char* kOpenMpSpinCount = "1000";
+
+// Sets GOMP_SPINCOUNT to kOpenMpSpinCount unless the user chose a wait policy (OMP_WAIT_POLICY or
+// GOMP_SPINCOUNT is set). True when it set the variable.
+bool set_default_openmp_wait_policy();
+
+}  // namespace pacer::base

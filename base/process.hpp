@@ -1,0 +1,71 @@
+#pragma once
+// Outside programs that pacer runs (sbatch, gnuplot, nvpmodel, tegrastats, pacer itself): started
+// with fork/exec from an argv list, never through sh, so an argument reaches the program exactly as
+// written (no quoting); stdin from /dev/null; stopped by pid, never by name. The one home of how
+// pacer starts a program, waits for it and reads what it printed.
+#include <sys/types.h>
+
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace pacer::base {
+
+struct RunOptions {
+  double timeout_s = 0;                // > 0: SIGKILL after this long (ProgramResult::timed_out); 0: wait for its end
+  bool merge_stderr = true;            // stderr into `output` (as sh's 2>&1); false: into `errors`
+  bool keep_stdout = true;             // false: stdout to /dev/null (as sh's >/dev/null)
+  std::filesystem::path cwd;           // the child's working folder; empty: this process's
+  std::vector<std::string> unset_env;  // names removed from the child's environment
+  std::vector<std::pair<std::string, std::string>> set_env;  // NAME, VALUE set in it
+  // What to do when the program cannot be found, for the error ("apt-get install gnuplot-nox").
+  std::string missing_hint = "install it or give the path of the program";
+};
+
+struct ProgramResult {
+  int exit_code = -1;  // its exit status; 128 + the signal when a signal ended it; -1 when timed out
+  bool timed_out = false;
+  std::string output;  // stdout, and stderr with merge_stderr, byte for byte
+  std::string errors;  // stderr without merge_stderr
+};
+
+// The program to start: `name` itself when it holds a '/', else the first executable `name` in a
+// folder of $PATH. Throws Error "<name> not found on PATH: <missing_hint>" (or "<path> does not
+// exist: ..." / "... is not executable: ...") when there is none.
+std::filesystem::path find_program(const std::string& name, const std::string& missing_hint);
+
+// Runs `program args...` to its end and returns what it printed and how it ended. `program` as for
+// find_program. Throws Error when it cannot be started (missing, not executable, exec refused).
+ProgramResult run_program(const std::string& program, const std::vector<std::string>& args, const RunOptions& o = {});
+
+// `program args...` as a line a user can paste into sh (shell_quote on each word), for messages.
+std::string command_line(const std::string& program, const std::vector<std::string>& args);
+
+// A long-running child whose stdout is read line by line (tegrastats); its stderr is this process's.
+// It gets SIGTERM when pacer dies (a reader must not outlive it). stop() sends SIGTERM to its pid,
+// waits up to `grace_s`, then SIGKILL; the destructor stops it.
+class ChildProcess {
+ public:
+  ChildProcess(const std::string& program, const std::vector<std::string>& args);
+  ~ChildProcess();
+  ChildProcess(const ChildProcess&) = delete;
+  ChildProcess& operator=(const ChildProcess&) = delete;
+
+  pid_t pid() const { return pid_; }
+  // The next line of stdout (without its newline), waiting at most `timeout_s`. Returns false at
+  // end of output (the child closed stdout or exited) or on timeout (`timed_out` says which).
+  bool read_line(std::string& line, double timeout_s, bool* timed_out = nullptr);
+  // Whether the child has exited; `status` receives its exit code (128 + signal when killed).
+  bool exited(int* status = nullptr);
+  void stop(double grace_s = 2.0);
+
+ private:
+  pid_t pid_ = -1;
+  int fd_ = -1;
+  std::string buffer_;
+  bool reaped_ = false;
+  int status_ = 0;
+};
+
+}  // namespace pacer::base

@@ -1,0 +1,410 @@
+#include "experiments/bench/model_bench.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <memory>
+#include <set>
+#include <sstream>
+
+#include "base/error.hpp"
+#include "hw/emulator/emulated.hpp"
+#include "hw/executor.hpp"
+#include "hw/profiler.hpp"
+#include "models/interpolating.hpp"
+#include "models/learned.hpp"
+#include "models/planner.hpp"
+#include "models/uncertainty.hpp"
+#include "models/workloads/workload.hpp"
+#include "traces/catalog/catalog.hpp"
+#include "traces/import/loudva.hpp"
+#include "traces/import/zeus.hpp"
+
+namespace pacer::experiments {
+namespace {
+
+ModelBenchRow row(std::string section, std::string device, std::string workload, std::string model) {
+  ModelBenchRow r;
+  r.section = std::move(section);
+  r.device = std::move(device);
+  r.workload = std::move(workload);
+  r.model = std::move(model);
+  return r;
+}
+
+std::string k_text(int k) {
+  return k == kAllPoints ? "all" : std::to_string(k);
+}
+std::string cell(double v) {
+  return std::isfinite(v) ? fmt::format("{:.2f}", v) : "-";
+}
+
+std::vector<traces::ProfilePoint> subset(const std::vector<traces::ProfilePoint>& all,
+                                         const std::vector<models::PlanPoint>& chosen, bool in) {
+  std::vector<traces::ProfilePoint> out;
+  for (const auto& p : all) {
+    const bool is = std::find(chosen.begin(), chosen.end(), models::PlanPoint{p.knob, p.batch_size}) != chosen.end();
+    if (is == in) out.push_back(p);
+  }
+  return out;
+}
+
+struct Evaluation {
+  const std::vector<traces::ProfilePoint>* points;
+  models::PlannerOptions planner;
+  models::FitFunction fit;
+  int min_points = 1;
+  int cv_folds = 0;
+  models::FitFunction fit_all;  // for k = all when set (a choice made once instead of in every fold)
+};
+
+// One model on one table for every k: fit on the planner's k points, score on the rest; for
+// "all", every point is predicted by a model that never saw it.
+void evaluate(std::vector<ModelBenchRow>& rows, const ModelBenchRow& base, const Evaluation& ev,
+              const std::vector<int>& ks) {
+  const auto& points = *ev.points;
+  std::vector<models::PlanPoint> cands;
+  for (const auto& p : points) cands.push_back({p.knob, p.batch_size});
+  for (int k : ks) {
+    ModelBenchRow r = base;
+    r.k = k;
+    if (k == kAllPoints) {
+      r.fit_points = static_cast<int>(points.size());
+      r.error = models::cross_validate(points, ev.fit_all ? ev.fit_all : ev.fit, ev.cv_folds, ev.min_points);
+      r.heldout_points = r.error.points;
+    } else {
+      if (k >= static_cast<int>(points.size()) || k < ev.min_points) continue;
+      auto opt = ev.planner;
+      opt.k = k;
+      const auto chosen = models::plan_points(cands, opt);
+      const auto train = subset(points, chosen, true);
+      const auto test = subset(points, chosen, false);
+      r.fit_points = static_cast<int>(train.size());
+      r.heldout_points = static_cast<int>(test.size());
+      try {
+        r.error = models::mape(*ev.fit(train), test);
+      } catch (const Error& e) {
+        r.note = e.what();  // too few distinct settings among k points for this model
+      }
+    }
+    spdlog::info("{} {} {} k={}: time {:.2f}% P mean {:.2f}% P peak {:.2f}%", base.device, base.workload, base.model,
+                 k_text(k), r.error.time_mape, r.error.power_mean_mape, r.error.power_peak_mape);
+    rows.push_back(r);
+  }
+}
+
+// Mean over workloads of each error, per (model, k).
+struct Agg {
+  double t = 0, m = 0, p = 0;
+  int nt = 0, nm = 0, np = 0, workloads = 0;
+  void add(const models::ErrorSummary& e) {
+    if (std::isfinite(e.time_mape)) t += e.time_mape, ++nt;
+    if (std::isfinite(e.power_mean_mape)) m += e.power_mean_mape, ++nm;
+    if (std::isfinite(e.power_peak_mape)) p += e.power_peak_mape, ++np;
+    ++workloads;
+  }
+  double time() const { return nt ? t / nt : traces::kNaN; }
+  double mean() const { return nm ? m / nm : traces::kNaN; }
+  double peak() const { return np ? p / np : traces::kNaN; }
+};
+
+std::map<std::pair<std::string, int>, Agg> aggregate(const std::vector<ModelBenchRow>& rows, const std::string& section,
+                                                     const std::string& device) {
+  std::map<std::pair<std::string, int>, Agg> agg;
+  for (const auto& r : rows)
+    if (r.section == section && r.device == device) agg[{r.model, r.k}].add(r.error);
+  return agg;
+}
+
+// The Markdown table of one (section, device): a row per k, for each model its time, mean-power and
+// (where measured) peak-power MAPE; then the goal verdict per model, computed from the rows.
+std::string table(const std::vector<ModelBenchRow>& rows, const std::string& section, const std::string& device,
+                  const std::vector<std::string>& model_names, const std::vector<int>& ks, const ModelGoal& goal,
+                  bool peak) {
+  const auto agg = aggregate(rows, section, device);
+  std::string md = "| k |";
+  std::string rule = "|---|";
+  for (const auto& m : model_names) {
+    md += fmt::format(" {} time | {} P mean |", m, m);
+    rule += "---|---|";
+    if (peak) md += fmt::format(" {} P peak |", m), rule += "---|";
+  }
+  md += "\n" + rule + "\n";
+  for (int k : ks) {
+    std::string line = fmt::format("| {} |", k_text(k));
+    bool any = false;
+    for (const auto& m : model_names) {
+      const auto it = agg.find({m, k});
+      any = any || it != agg.end();
+      const auto get = [&](double (Agg::*fn)() const) { return it == agg.end() ? traces::kNaN : (it->second.*fn)(); };
+      line += fmt::format(" {} | {} |", cell(get(&Agg::time)), cell(get(&Agg::mean)));
+      if (peak) line += fmt::format(" {} |", cell(get(&Agg::peak)));
+    }
+    if (any) md += line + "\n";
+  }
+  md += "\n";
+  for (const auto& m : model_names) {
+    const int k = goal_met_from(rows, section, device, m, goal);
+    md += fmt::format("Goal (power MAPE <= {:g}%, time MAPE <= {:g}%, k <= {}), {}: {}\n", goal.power_mape,
+                      goal.time_mape, goal.max_k, m, k ? fmt::format("met from k = {}", k) : std::string("NOT met"));
+  }
+  return md + "\n";
+}
+
+traces::ProfileTable emulated_profile(const traces::DeviceSpec& device, const std::string& workload,
+                                      const ModelBenchOptions& o, uint64_t seed) {
+  hw::EmulatorOptions eo;
+  eo.sensor_noise_rel = o.sensor_noise_rel;
+  eo.thermal_drift = o.thermal_drift;
+  eo.seed = seed;
+  auto dev = hw::EmulatedJetson::with_workload(device, models::describe_workload(workload), eo);
+  hw::VirtualExecutor exec(*dev);
+  hw::ProfileOptions po;
+  po.workload = workload;
+  po.batch_sizes = o.batch_sizes;
+  po.device_spec = device;
+  return hw::run_profile(*dev, exec, po).table;
+}
+
+std::vector<double> knob_maxima(const traces::ProfileTable& t) {
+  std::vector<double> m(t.knob.dims.size(), 0.0);
+  for (const auto& p : t.points)
+    for (size_t d = 0; d < m.size() && d < p.knob.size(); ++d) m[d] = std::max(m[d], p.knob[d]);
+  return m;
+}
+
+// The analytical model as pacer calibrate fits it: V(f) chosen by cross-validation on the fitted
+// points. Nested inside the cross-validation of k = all that would cost folds x 2 x folds fits, so
+// there the choice is made once on every point (analytical_fit_all).
+models::FitFunction analytical_fit(const models::AnalyticalFitOptions& aopt) {
+  return [aopt](const std::vector<traces::ProfilePoint>& p) -> std::unique_ptr<models::DeviceModel> {
+    return models::fit_analytical(p, models::choose_voltage(p, aopt, 0));
+  };
+}
+
+models::FitFunction analytical_fit_all(const std::vector<traces::ProfilePoint>& points,
+                                       const models::AnalyticalFitOptions& aopt) {
+  const auto chosen = models::choose_voltage(points, aopt, 0);
+  return [chosen](const std::vector<traces::ProfilePoint>& p) -> std::unique_ptr<models::DeviceModel> {
+    return models::fit_analytical(p, chosen);
+  };
+}
+
+models::FitFunction learned_fit(std::shared_ptr<models::LearnedModel> reference, models::LearnedOptions lo) {
+  return [reference, lo](const std::vector<traces::ProfilePoint>& p) -> std::unique_ptr<models::DeviceModel> {
+    return models::transfer_learned(*reference, p, lo);
+  };
+}
+
+models::FitFunction interpolating_fit(const traces::KnobSpace& knob) {
+  return [knob](const std::vector<traces::ProfilePoint>& p) -> std::unique_ptr<models::DeviceModel> {
+    return models::fit_interpolating(p, knob);
+  };
+}
+
+std::string section_emulated(std::vector<ModelBenchRow>& rows, const ModelBenchOptions& o) {
+  const auto device = traces::find_device(o.device);
+  if (o.workloads.size() < 2)
+    throw Error(
+        "the emulated section needs 2 or more workloads (each is the next one's "
+        "transfer reference)");
+  std::map<std::string, traces::ProfileTable> tables;
+  for (size_t i = 0; i < o.workloads.size(); ++i) {
+    spdlog::info("profiling {} on the emulated {} ({} batch sizes x {} clocks)", o.workloads[i], device.name,
+                 o.batch_sizes.size(), device.gpu_freqs_hz.size());
+    tables[o.workloads[i]] = emulated_profile(device, o.workloads[i], o, o.seed + i);
+  }
+  models::LearnedOptions lo;
+  lo.seed = o.seed;
+  lo.knob_scale = {device.max_freq_hz()};
+  models::AnalyticalFitOptions aopt;
+  aopt.voltage_table = device.voltage_table;
+  const std::string label = device.name + " (emulated)";
+  for (size_t i = 0; i < o.workloads.size(); ++i) {
+    const auto points = models::usable_points(tables[o.workloads[i]], &device);
+    const auto& ref_name = o.workloads[(i + 1) % o.workloads.size()];
+    const auto reference = std::shared_ptr<models::LearnedModel>(
+        models::train_learned(models::usable_points(tables[ref_name], &device), tables[ref_name].knob, lo));
+    models::PlannerOptions planner;
+    planner.voltage_table = device.voltage_table;
+    const auto base = row("emulated", label, o.workloads[i], "analytical");
+    evaluate(rows, base, {&points, planner, analytical_fit(aopt), 4, 0, analytical_fit_all(points, aopt)}, o.ks);
+    auto lb = base;
+    lb.model = "learned";
+    evaluate(rows, lb, {&points, planner, learned_fit(reference, lo), 2, 10, {}}, o.ks);
+  }
+  return fmt::format(
+             "### (a) Emulated {} ({} workloads: {}; sensor noise {:g}%, thermal drift {})\n\n"
+             "MAPE [%] on held-out points, mean over workloads (k = all: cross-validated, the analytical V(f) "
+             "chosen once on all points). Learned: transferred from the next workload's full profile.\n\n",
+             device.name, o.workloads.size(), fmt::join(o.workloads, ", "), 100 * o.sensor_noise_rel,
+             o.thermal_drift ? "on" : "off") +
+         table(rows, "emulated", label, {"analytical", "learned"}, o.ks, o.goal, true);
+}
+
+std::string section_zeus(std::vector<ModelBenchRow>& rows, const ModelBenchOptions& o) {
+  std::string md;
+  for (const auto& gpu : o.zeus_gpus) {
+    traces::zeus::ImportOptions zo;
+    zo.data_dir = o.zeus_dir;
+    zo.gpu = gpu;
+    zo.min_runs = 1;  // the power trace alone is benchmarked; the relation's target does not matter here
+    if (!std::filesystem::exists(o.zeus_dir / fmt::format("summary_power_{}.csv", gpu))) {
+      md += fmt::format("### (b) Zeus traces, {}: skipped, no summary_power_{}.csv under {}\n\n", gpu, gpu,
+                        o.zeus_dir.string());
+      continue;
+    }
+    const auto imported = traces::zeus::import_traces(zo);
+    if (imported.workloads.size() < 2) continue;
+    // Transfer reference: the workload with the most profiled points (the next one for itself).
+    std::vector<const traces::zeus::Workload*> by_size;
+    for (const auto& w : imported.workloads) by_size.push_back(&w);
+    std::stable_sort(by_size.begin(), by_size.end(),
+                     [](auto* a, auto* b) { return a->profile.points.size() > b->profile.points.size(); });
+    std::map<std::string, std::shared_ptr<models::LearnedModel>> refs;
+    models::PlannerOptions planner;
+    planner.knob = traces::KnobSpace::power_limit();
+    for (const auto& w : imported.workloads) {
+      const auto* ref = by_size[0]->name == w.name ? by_size[1] : by_size[0];
+      models::LearnedOptions lo;
+      lo.seed = o.seed;
+      if (!refs.count(ref->name)) {
+        auto ro = lo;
+        ro.knob_scale = knob_maxima(ref->profile);
+        refs[ref->name] = models::train_learned(models::usable_points(ref->profile, nullptr), ref->profile.knob, ro);
+      }
+      lo.knob_scale = knob_maxima(w.profile);
+      const auto points = models::usable_points(w.profile, nullptr);
+      const auto base = row("zeus", gpu, w.name, "interpolating");
+      evaluate(rows, base, {&points, planner, interpolating_fit(w.profile.knob), 1, 0, {}}, o.ks);
+      auto lb = base;
+      lb.model = "learned";
+      lb.note = "reference " + ref->name;
+      evaluate(rows, lb, {&points, planner, learned_fit(refs[ref->name], lo), 2, 10, {}}, o.ks);
+    }
+    md += fmt::format(
+              "### (b) Zeus traces, {} ({} workloads, knob = power limit, no peak power in the traces)\n\n"
+              "MAPE [%] on held-out points, mean over workloads (k = all: cross-validated). Learned: "
+              "transferred from the workload with the most points ({}; the next largest for itself).\n\n",
+              gpu, imported.workloads.size(), by_size[0]->name) +
+          table(rows, "zeus", gpu, {"interpolating", "learned"}, o.ks, o.goal, false);
+  }
+  return md;
+}
+
+struct RealTable {
+  traces::DeviceSpec device;
+  traces::ProfileTable table;
+  std::vector<traces::ProfilePoint> points;
+};
+
+std::string section_real(std::vector<ModelBenchRow>& rows, const ModelBenchOptions& o) {
+  std::string md;
+  std::vector<RealTable> boards;
+  for (const auto& b : o.boards) {
+    if (!std::filesystem::is_directory(o.loudva_dir / b.folder)) {
+      md += fmt::format("### (c) Real {}: skipped, {} not found\n\n", b.device, (o.loudva_dir / b.folder).string());
+      continue;
+    }
+    traces::loudva::ImportOptions lo;
+    lo.dir = o.loudva_dir / b.folder;
+    lo.device = traces::find_device(b.device);
+    auto imported = traces::loudva::import_dir(lo);
+    RealTable t{lo.device, std::move(imported.profiles.at(0).table), {}};
+    t.points = models::usable_points(t.table, &t.device);
+    boards.push_back(std::move(t));
+  }
+  // Learned: trained on the other board's whole sweep, re-trained on this board's k points.
+  std::vector<std::shared_ptr<models::LearnedModel>> refs;
+  for (const auto& b : boards) {
+    models::LearnedOptions lo;
+    lo.seed = o.seed;
+    lo.knob_scale = {b.device.max_freq_hz()};
+    refs.push_back(models::train_learned(b.points, b.table.knob, lo));
+  }
+  for (size_t i = 0; i < boards.size(); ++i) {
+    const auto& b = boards[i];
+    models::PlannerOptions planner;
+    planner.voltage_table = b.device.voltage_table;
+    models::AnalyticalFitOptions aopt;
+    aopt.voltage_table = b.device.voltage_table;
+    const auto base = row("real", b.device.name, b.table.workload, "analytical");
+    evaluate(rows, base, {&b.points, planner, analytical_fit(aopt), 4, 10, analytical_fit_all(b.points, aopt)}, o.ks);
+    auto ib = base;
+    ib.model = "interpolating";
+    evaluate(rows, ib, {&b.points, planner, interpolating_fit(b.table.knob), 1, 10, {}}, o.ks);
+    if (boards.size() > 1) {
+      models::LearnedOptions lo;
+      lo.seed = o.seed;
+      lo.knob_scale = {b.device.max_freq_hz()};
+      auto lb = base;
+      lb.model = "learned";
+      const size_t ref = (i + 1) % boards.size();
+      lb.note = "reference " + boards[ref].device.name;
+      evaluate(rows, lb, {&b.points, planner, learned_fit(refs[ref], lo), 2, 10, {}}, o.ks);
+    }
+    std::set<double> freqs;
+    for (const auto& p : b.points) freqs.insert(p.knob[0]);
+    md += fmt::format(
+              "### (c) Real {} (LoudVA sweep, {} clocks x {} concurrencies = {} points; inference, power "
+              "mean only)\n\nMAPE [%] on held-out points (k = all: 10-fold cross-validation, the analytical V(f) "
+              "chosen once on all points). Learned: "
+              "transferred from the other board's whole sweep.\n\n",
+              b.device.name, freqs.size(), b.table.batch_sizes().size(), b.points.size()) +
+          table(rows, "real", b.device.name, {"analytical", "learned", "interpolating"}, o.ks, o.goal, false);
+    // The floor no model of the GPU clock and b goes below (models/uncertainty.hpp).
+    const auto floor = models::noise_floor(b.points);
+    md += fmt::format(
+        "Measurement spread no model smooth in b can follow (model-free, {} triples of neighbouring b): time {:.2f}%, "
+        "P mean {:.2f}% (1 sigma); a perfect model's MAPE: time {:.2f}%, P mean {:.2f}%. Clocks that floated while "
+        "measuring: {}.\n\n",
+        floor.terms, 100 * floor.time_rel, 100 * floor.power_mean_rel,
+        models::NoiseFloor::mape_floor_pct(floor.time_rel), models::NoiseFloor::mape_floor_pct(floor.power_mean_rel),
+        b.table.floating_clocks.empty() ? "not recorded" : b.table.floating_clocks);
+  }
+  return md;
+}
+
+}  // namespace
+
+int goal_met_from(const std::vector<ModelBenchRow>& rows, const std::string& section, const std::string& device,
+                  const std::string& model, const ModelGoal& goal) {
+  const auto agg = aggregate(rows, section, device);
+  int best = 0;
+  for (const auto& [key, a] : agg) {
+    const auto& [m, k] = key;
+    if (m != model || k == kAllPoints || k > goal.max_k) continue;
+    const bool ok = a.time() <= goal.time_mape && a.mean() <= goal.power_mape &&
+                    (!std::isfinite(a.peak()) || a.peak() <= goal.power_mape);
+    if (ok && (best == 0 || k < best)) best = k;
+  }
+  return best;
+}
+
+ModelBenchResult run_model_bench(const ModelBenchOptions& o) {
+  ModelBenchResult r;
+  if (o.emulated) r.markdown += section_emulated(r.rows, o);
+  if (o.zeus) r.markdown += section_zeus(r.rows, o);
+  if (o.real) r.markdown += section_real(r.rows, o);
+  return r;
+}
+
+std::string ModelBenchResult::csv() const {
+  std::string csv =
+      "section,device,workload,model,k,fit_points,heldout_points,time_mape[%],power_mean_mape[%],power_peak_mape[%],"
+      "note\n";
+  for (const auto& r : rows) {
+    std::string note = r.note;
+    std::replace(note.begin(), note.end(), ',', ';');
+    std::replace(note.begin(), note.end(), '\n', ' ');
+    csv += fmt::format("{},{},{},{},{},{},{},{},{},{},{}\n", r.section, r.device, r.workload, r.model, k_text(r.k),
+                       r.fit_points, r.heldout_points, cell(r.error.time_mape), cell(r.error.power_mean_mape),
+                       cell(r.error.power_peak_mape), note);
+  }
+  return csv;
+}
+
+}  // namespace pacer::experiments

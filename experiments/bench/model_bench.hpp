@@ -1,0 +1,82 @@
+#pragma once
+// `pacer bench models`: the accuracy of the device models versus the number k of profiled points
+// the planner picks. For each table and k, a model is fitted on the planner's k points and scored on
+// every point left out (k = all: cross-validation). Three sections:
+//  (a) emulated Jetson (hw/emulator/emulated.hpp: physics the analytical form does not contain), analytical
+//      vs a learned model transferred from another workload;
+//  (b) the real Zeus GPU traces (knob = power limit), interpolating vs learned, read through the
+//      validating importer (traces/import/zeus.hpp);
+//  (c) real Jetson boards (LoudVA sweeps, traces/import/loudva.hpp): analytical (V(f) chosen by
+//      cross-validation), learned (transferred from the other board) and interpolating.
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "models/calibrate.hpp"
+
+namespace pacer::experiments {
+
+inline constexpr int kAllPoints = -1;  // "k = all": every point, errors by cross-validation
+
+// The accuracy goal the tables are judged against (issue: power <= 3 %, time <= 5 % with k <= 8).
+struct ModelGoal {
+  double power_mape = 3;  // %
+  double time_mape = 5;   // %
+  int max_k = 8;
+};
+
+struct RealBoard {
+  std::string folder;  // under loudva_dir
+  std::string device;  // catalog name
+};
+
+struct ModelBenchOptions {
+  std::vector<int> ks = {4, 6, 8, 12, 20, 50, kAllPoints};
+  bool emulated = true;  // section (a)
+  bool zeus = true;      // section (b)
+  bool real = false;     // section (c)
+  // (a)
+  std::string device = "jetson-nano";
+  std::vector<std::string> workloads = {"resnet18@3x32x32", "mobilenetv2@3x32x32", "chartransformer"};
+  std::vector<int> batch_sizes = {4, 8, 16, 32, 64, 128};
+  double sensor_noise_rel = 0.02;
+  bool thermal_drift = true;
+  // (b)
+  std::filesystem::path zeus_dir = "../shared/data/zeus";
+  std::vector<std::string> zeus_gpus = {"v100", "a40"};
+  // (c)
+  std::filesystem::path loudva_dir = "../shared/data/jetson/loudva";
+  std::vector<RealBoard> boards = {{"nano", "jetson-nano"}, {"agx-xavier", "jetson-agx-xavier"}};
+  uint64_t seed = 1;
+  ModelGoal goal;
+};
+
+struct ModelBenchRow {
+  std::string section;  // "emulated" | "zeus" | "real"
+  std::string device;
+  std::string workload;
+  std::string model;  // "analytical" | "learned" | "interpolating"
+  int k = 0;          // kAllPoints: every point, cross-validated
+  int fit_points = 0;
+  int heldout_points = 0;
+  models::ErrorSummary error;
+  std::string note;  // e.g. the V(f) chosen
+};
+
+struct ModelBenchResult {
+  std::vector<ModelBenchRow> rows;
+  std::string markdown;  // the tables, with the goal verdict computed from `rows`
+  std::string csv() const;
+};
+
+// Runs the chosen sections. A section whose data folder is absent is reported as skipped in the
+// Markdown, not an error. Throws Error for an unknown device or workload, or a malformed trace.
+ModelBenchResult run_model_bench(const ModelBenchOptions& options);
+
+// The smallest k <= goal.max_k at which the mean errors of `model` meet the goal in `rows` of one
+// (section, device), or 0 when none does.
+int goal_met_from(const std::vector<ModelBenchRow>& rows, const std::string& section, const std::string& device,
+                  const std::string& model, const ModelGoal& goal);
+
+}  // namespace pacer::experiments

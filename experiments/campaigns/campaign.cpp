@@ -1,0 +1,177 @@
+#include "experiments/campaigns/campaign.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "base/error.hpp"
+#include "dnn/nets.hpp"
+#include "traces/store/store.hpp"
+
+namespace pacer::experiments {
+
+CampaignReport run_relation_campaign(const RelationCampaign& c, const dnn::data::DataSplit& data,
+                                     const dnn::TrainHooks& hooks,
+                                     const std::function<void(const traces::RelationRun&)>& on_run,
+                                     dnn::HeldOutMargins* margins) {
+  if (c.batch_sizes.empty() || c.seeds.empty()) throw Error("a relation campaign needs batch sizes and seeds");
+  CampaignReport report;
+  traces::RelationSet& set = report.set;
+  set.name = c.name;
+  set.workload = c.train.workload;
+  set.dataset = c.dataset;
+  set.metric = c.metric;
+  set.higher_is_better = c.train.higher_is_better;
+  set.target = c.train.target;
+  set.lr_rule = dnn::learning_rate_rule(c.train.base_lr, c.train.base_batch);
+  set.base_lr = c.train.base_lr;
+  set.base_batch = c.train.base_batch;
+  set.optimizer = c.train.optimizer;
+  traces::LearningCurve& curve = report.curve;
+  curve.name = set.name;
+  curve.metric = set.metric;
+  curve.higher_is_better = set.higher_is_better;
+  curve.source = "evaluations";
+
+  std::optional<traces::Store> store;
+  std::set<std::pair<int, int>> done;
+  // The relation of this name in `path`, checked to be of this campaign's settings; nullopt: none.
+  auto stored = [&](const std::filesystem::path& path) -> std::optional<traces::RelationSet> {
+    const traces::Store s = traces::Store::open(path);
+    if (!s.has("relations", set.name)) return std::nullopt;
+    traces::RelationSet old = s.read_relation(set.name);
+    auto differs = [&](const std::string& what, const std::string& a, const std::string& b) {
+      if (a != b)
+        throw SettingError("name", fmt::format("{} already holds relation '{}' with {} {} (now {}): choose another "
+                                               "relation name or store",
+                                               path.string(), set.name, what, a, b));
+    };
+    differs("workload", old.workload, set.workload);
+    differs("dataset", old.dataset, set.dataset);
+    differs("target", fmt::format("{:g}", old.target), fmt::format("{:g}", set.target));
+    differs("learning-rate rule", old.lr_rule, set.lr_rule);
+    differs("optimizer", old.optimizer, set.optimizer);
+    return old;
+  };
+  if (!c.store.empty()) {
+    store = traces::Store::open_or_create(c.store);
+    if (const auto old = stored(c.store)) {
+      set.runs = old->runs;
+      for (const auto& r : old->runs) done.insert({r.batch_size, r.seed});
+      if (store->has("curves", set.name))  // points of runs the relation does not hold were cut off mid-way
+        for (const auto& p : store->read_curve(set.name).points)
+          if (done.count({p.batch_size, p.seed})) curve.points.push_back(p);
+      if (!done.empty())
+        spdlog::info("resuming relation '{}': {} runs already in {}", set.name, done.size(), c.store.string());
+    }
+  }
+  std::error_code ec;
+  if (!c.resume_from.empty() && std::filesystem::exists(c.resume_from) &&
+      !std::filesystem::equivalent(c.resume_from, c.store, ec))
+    if (const auto old = stored(c.resume_from))
+      for (const auto& r : old->runs) done.insert({r.batch_size, r.seed});
+  report.resumed_runs = static_cast<int>(done.size());
+  dnn::HeldOutMargins own;  // one held-out split for every run: each scores the hard samples first
+  if (!margins) margins = &own;
+  for (const int b : c.batch_sizes)
+    for (const int seed : c.seeds) {
+      if (done.count({b, seed})) continue;
+      dnn::TrainOptions t = c.train;
+      t.batch_size = b;
+      t.seed = seed;
+      const auto r = dnn::train_to_target(t, data, hooks, margins);
+      traces::RelationRun run;
+      run.batch_size = b;
+      run.seed = seed;
+      run.reached = r.reached;
+      run.samples = r.samples;
+      run.budget_samples = t.budget_samples;
+      run.wall_time_s = r.wall_time_s;
+      run.final_metric = r.final_metric;
+      run.learning_rate = r.learning_rate;
+      set.runs.push_back(run);
+      for (const auto& e : r.history) curve.points.push_back({b, seed, e.samples, e.metric});
+      if (store) {  // after every run: an interruption loses at most one run
+        store->write_relation(set);
+        store->write_curve(curve, traces::Replace::always);  // the runs' points, as the relation's runs
+      }
+      ++report.new_runs;
+      report.train_time_s += r.wall_time_s;
+      report.eval_time_s += r.eval_time_s;
+      spdlog::info("{}: b={:<4} seed={:<3} {} after {} samples ({} {:.4f}, lr {:.3g}, {:.1f} s, {:.0f} samples/s)",
+                   set.name, b, seed, r.reached ? "reached" : "CENSORED", r.samples, set.metric, r.final_metric,
+                   r.learning_rate, r.wall_time_s, r.samples / std::max(1e-9, r.wall_time_s - r.eval_time_s));
+      if (on_run) on_run(run);
+    }
+  return report;
+}
+
+std::string record_name(std::string dataset) {
+  std::replace(dataset.begin(), dataset.end(), '/', '_');
+  return dataset;
+}
+
+std::string default_checkpoint(const std::string& workload) {
+  const auto spec = models::parse_workload(workload);
+  return fmt::format("pacer-out/{}-{}-pretrain.pt", spec.base, spec.task == "text" ? "austen" : "fmnist");
+}
+
+std::string format_relation(const traces::RelationSet& set) {
+  const auto r = set.relation_vector();
+  std::string os = fmt::format("relation {} ({} on {}, {} >= {:.4f}, {}, {})\n", set.name, set.workload, set.dataset,
+                               set.metric, set.target, set.optimizer, set.lr_rule);
+  os += fmt::format("{:>6} {:>5} {:>8} {:>14} {:>12} {:>8} {:>10} {:>10}\n", "b", "runs", "reached", "mean samples",
+                    "std", "r(b)", "mean s", "lr");
+  for (const int b : set.batch_sizes()) {
+    int runs = 0, reached = 0;
+    double wall = 0, lr = NAN;
+    for (const auto& run : set.runs)
+      if (run.batch_size == b) {
+        ++runs;
+        reached += run.reached;
+        wall += run.wall_time_s;
+        lr = run.learning_rate;
+      }
+    const auto it = r.find(b);
+    os += fmt::format("{:>6} {:>5} {:>8} {:>14.0f} {:>12.0f} {:>8} {:>10.1f} {:>10.3g}\n", b, runs, reached,
+                      set.mean_samples(b), set.std_samples(b),
+                      it == r.end() ? std::string("n/a") : fmt::format("{:.3f}", it->second), wall / runs, lr);
+  }
+  return os;
+}
+
+CampaignReport run_relation_jobs(const RelationCampaign& c, const dnn::data::DataSplit& data,
+                                 const std::vector<size_t>& jobs, const dnn::TrainHooks& hooks) {
+  const auto all = relation_jobs(c.batch_sizes, c.seeds);
+  CampaignReport report;
+  if (!c.store.empty()) traces::Store::open_or_create(c.store);  // a shard without jobs still leaves a store
+  dnn::HeldOutMargins margins;  // the jobs' runs share one held-out split: each scores the hard samples first
+  for (const size_t j : jobs) {
+    // One job is a campaign of one (b, seed); the lr rule and base batch come from the whole
+    // campaign (c.train), so every shard trains exactly as the serial campaign would.
+    RelationCampaign one = c;
+    one.batch_sizes = {all.at(j).first};
+    one.seeds = {all.at(j).second};
+    const CampaignReport r = run_relation_campaign(one, data, hooks, {}, &margins);
+    report.set = r.set;
+    report.resumed_runs += r.new_runs == 0;
+    report.new_runs += r.new_runs;
+    report.train_time_s += r.train_time_s;
+    report.eval_time_s += r.eval_time_s;
+  }
+  return report;
+}
+
+CampaignReport run_relation_shard(const RelationCampaign& c, const dnn::data::DataSplit& data, Shard s,
+                                  const dnn::TrainHooks& hooks) {
+  CampaignReport report;
+  record_shard_outcome(c.store, [&] {
+    report = run_relation_jobs(c, data, shard_jobs(relation_jobs(c.batch_sizes, c.seeds).size(), s), hooks);
+  });
+  return report;
+}
+
+}  // namespace pacer::experiments

@@ -1,0 +1,94 @@
+#pragma once
+// A relation campaign as a library call: fine-tune for every (batch size, seed) until the target,
+// storing the RelationSet after every run so an interrupted campaign resumes where it stopped.
+// Used by `pacer relation`, `pacer validate` (the oracle's true relation) and `pacer demo`.
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "base/cpu_threads.hpp"
+#include "base/error.hpp"
+#include "dnn/data/samples.hpp"
+#include "dnn/train.hpp"
+#include "experiments/cluster/shard.hpp"
+#include "traces/records.hpp"
+
+namespace pacer::experiments {
+
+// The training settings of a fine-tuning campaign and their defaults in `pacer relation` and
+// `pacer validate`: evaluation every 2,048 samples on 2,000 held-out samples, censored after
+// 100,000 samples, on the CPU threads that are free now.
+inline dnn::TrainOptions campaign_training() {
+  dnn::TrainOptions t;
+  t.eval_every_samples = 2048;
+  t.eval_max_samples = 2000;
+  t.budget_samples = 100000;
+  t.threads = base::free_cpu_threads();
+  return t;
+}
+
+struct RelationCampaign {
+  std::string name;         // record name under /relations
+  std::string dataset;      // recorded with the results
+  std::string metric;       // "accuracy" | "char_accuracy"
+  dnn::TrainOptions train;  // workload, target, budget, lr rule, checkpoint; batch_size and seed are set per run
+  std::vector<int> batch_sizes;
+  std::vector<int> seeds;
+  std::filesystem::path store;  // empty: nothing written (and nothing resumed)
+  // Another store whose runs of this relation count as done (not run, not copied): the campaign's
+  // store when `store` is one of its shards' (docs/cluster.md). Empty: none.
+  std::filesystem::path resume_from;
+};
+
+struct CampaignReport {
+  traces::RelationSet set;
+  traces::LearningCurve curve;  // every evaluation of every run, stored as curves/<relation name>
+  int resumed_runs = 0;
+  int new_runs = 0;
+  double train_time_s = 0;  // wall time of the new runs
+  double eval_time_s = 0;   // part of it spent evaluating
+};
+
+// Throws Error when the store already holds a relation of that name made with other settings.
+// `margins`: what evaluations remember of the held-out samples, shared with the caller's other
+// campaigns on the same data (nullptr: this campaign's own).
+CampaignReport run_relation_campaign(const RelationCampaign& campaign, const dnn::data::DataSplit& data,
+                                     const dnn::TrainHooks& hooks = {},
+                                     const std::function<void(const traces::RelationRun&)>& on_run = {},
+                                     dnn::HeldOutMargins* margins = nullptr);
+
+// A dataset name as a record name: '/' (paths of idx:DIR, text:FILE ...) becomes '_'.
+std::string record_name(std::string dataset);
+
+// Where `pacer relation --pretrain` writes a workload's pre-trained weights by default:
+// pacer-out/<base>-fmnist-pretrain.pt (images) or pacer-out/<base>-austen-pretrain.pt (text).
+std::string default_checkpoint(const std::string& workload);
+
+// A pre-trained checkpoint that a fine-tuning run starts from is not there. The message says what
+// to do in domain words; a command adds how to make it with its own flags.
+class MissingCheckpoint : public Error {
+ public:
+  MissingCheckpoint(std::string checkpoint_path, std::string workload_base, const std::string& message)
+      : Error(message), path(std::move(checkpoint_path)), workload(std::move(workload_base)) {}
+  std::string path;      // where it was looked for
+  std::string workload;  // the network to pre-train (without its shape)
+};
+
+// Human-readable table of a relation: runs, reached, mean and std of samples, r(b), lr per b.
+std::string format_relation(const traces::RelationSet& set);
+
+// Runs the jobs `jobs` (indices into relation_jobs(c.batch_sizes, c.seeds)) of campaign `c` into
+// c.store, each a campaign of one (b, seed) whose lr rule and base batch are the whole campaign's,
+// so that every shard trains exactly as the serial campaign would. Jobs already in c.store or in
+// c.resume_from are not run again.
+CampaignReport run_relation_jobs(const RelationCampaign& c, const dnn::data::DataSplit& data,
+                                 const std::vector<size_t>& jobs, const dnn::TrainHooks& hooks = {});
+
+// Runs shard `s` of the campaign into campaign.store (the shard's store, see shard_store), resuming
+// the jobs already there or in campaign.resume_from (the campaign's store), and writes the shard's
+// outcome (also when a job throws; the exception is rethrown).
+CampaignReport run_relation_shard(const RelationCampaign& campaign, const dnn::data::DataSplit& data, Shard s,
+                                  const dnn::TrainHooks& hooks = {});
+
+}  // namespace pacer::experiments

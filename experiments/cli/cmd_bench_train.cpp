@@ -1,0 +1,101 @@
+// `pacer bench train`: training throughput per workload, batch size and thread count, and the wall
+// time of a default relation campaign (experiments/bench/train_bench.hpp does the work; this file parses).
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <iostream>
+#include <string>
+
+#include "base/cpu_threads.hpp"
+#include "base/error.hpp"
+#include "base/units.hpp"
+#include "experiments/bench/train_bench.hpp"
+#include "experiments/cli/cli.hpp"
+#include "experiments/cli/options.hpp"
+
+namespace pacer::cli {
+namespace {
+
+experiments::TrainBenchOptions options_from(const po::variables_map& vm) {
+  const int kMaxBenchThreads = 4 * base::max_cpu_threads();
+  experiments::TrainBenchOptions sw;
+  sw.device = vm["device"].as<std::string>();
+  sw.workloads = split_list(vm["workloads"].as<std::string>());
+  sw.batch_sizes = parse_int_list(vm["batch-sizes"].as<std::string>(), "--batch-sizes");
+  sw.threads = parse_int_list(vm["threads"].as<std::string>(), "--threads");
+  sw.min_time_s = vm["min-time"].as<units::Duration>().s;
+  require_range(sw.min_time_s, 0.01, 600, "--min-time", "s");
+  if (sw.workloads.empty()) throw UsageError("--workloads: give at least one workload");
+  for (const int t : sw.threads)
+    if (t > kMaxBenchThreads)
+      throw UsageError(fmt::format("--threads: {} is above {} (at most 4x the CPUs, {} here, to show oversubscription)",
+                                   t, kMaxBenchThreads, base::max_cpu_threads()));
+  sw.contention = vm["contention"].as<bool>();
+  if (sw.contention) {
+    for (const char* other : {"campaign", "baseline", "csv"})
+      if (vm.count(other) && !vm[other].defaulted())
+        throw UsageError(fmt::format("--{}: does not apply to --contention (which prints its own tables)", other));
+    sw.wait_policies = split_list(vm["wait-policies"].as<std::string>());
+    return sw;
+  }
+  sw.campaign = vm["campaign"].as<bool>();
+  if (vm.count("baseline")) {
+    if (!sw.campaign) throw UsageError("--baseline: applies to --campaign only");
+    sw.baseline = vm["baseline"].as<std::string>();
+    if (::access(sw.baseline.c_str(), X_OK) != 0)
+      throw UsageError(fmt::format("--baseline: {} is not an executable pacer program", sw.baseline.string()));
+  }
+  if (vm.count("csv")) sw.csv = vm["csv"].as<std::string>();
+  return sw;
+}
+
+int run_bench(const po::variables_map& vm) {
+  experiments::run_train_bench(options_from(vm), std::cout);
+  return 0;
+}
+
+Command make() {
+  Command c;
+  c.name = "bench train";
+  c.summary = "benchmark training throughput (samples/s) and a default relation campaign";
+  c.order = 95;
+  c.description =
+      "Runs full training steps (forward, backward, optimizer) on synthetic data of each workload's shape\n"
+      "for every batch size and thread count, reporting samples/s and ratios against the first thread\n"
+      "count and the first batch size measured in the same run. --campaign also times `pacer relation\n"
+      "--pretrain` and the default `pacer relation` campaign under each --eval-stop (full, screened,\n"
+      "hardest-first), with the evaluation share and whether the samples-to-target equal full evaluations'.\n"
+      "--contention measures every point twice, quiet and beside one busy process that it starts and stops,\n"
+      "under each OpenMP wait policy, each in a fresh process (the runtime reads the policy when it loads):\n"
+      "  pacer bench train --contention --workloads cnn --batch-sizes 4,16,64 --min-time 2s";
+  c.add_options = [](po::options_description& d) {
+    d.add_options()("workloads",
+                    po::value<std::string>()->default_value("cnn,resnet8-w0.25,mobilenetv2-w0.25,chartransformer-tiny"),
+                    "comma-separated workloads")("batch-sizes", po::value<std::string>()->default_value("4,16,64"),
+                                                 "batch sizes: list or doubling range 4:64")(
+        "threads", po::value<std::string>()->default_value("1,2"),
+        "CPU thread counts to compare [each 1 .. 4x the CPUs]")("min-time", duration_opt(1.0, "1s"),
+                                                                "measuring time per point [s]")(
+        "device", po::value<std::string>()->default_value("cpu"), "cpu | cuda | cuda:N")(
+        "campaign", po::bool_switch()->default_value(false),
+        "also time the default relation campaign, once per evaluation stop (minutes)")(
+        "baseline", po::value<std::string>()->value_name("FILE"),
+        "--campaign: also time the default campaign with this pacer program of another build (before/after in one "
+        "run)")("csv", po::value<std::string>()->value_name("FILE"), "also write the throughput table as CSV")(
+        "contention", po::bool_switch()->default_value(false),
+        "measure each point quiet and beside one busy process, under each --wait-policies, each in a fresh process")(
+        "wait-policies",
+        po::value<std::string>()->default_value(fmt::format("default,passive,{}", base::kOpenMpSpinCount)),
+        fmt::format("--contention: OpenMP wait policies: default (libgomp's: spin 300000, then sleep), active, "
+                    "passive, or a spin count (pacer's own: {})",
+                    base::kOpenMpSpinCount)
+            .c_str());
+  };
+  c.run = run_bench;
+  return c;
+}
+
+PACER_REGISTER_COMMAND(make);
+
+}  // namespace
+}  // namespace pacer::cli

@@ -1,0 +1,325 @@
+#include "experiments/cluster/slurm.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <regex>
+
+#include "base/error.hpp"
+#include "base/process.hpp"
+#include "base/shell.hpp"
+#include "traces/store/store.hpp"
+
+namespace pacer::experiments {
+
+namespace fs = std::filesystem;
+using base::shell_quote;
+
+namespace {
+
+// sbatch and scancel: the Slurm client, found on PATH.
+base::ProgramResult run_slurm(const std::string& program, const std::vector<std::string>& args) {
+  base::RunOptions o;
+  o.missing_hint = "install Slurm's client (apt-get install slurm-wlm), or submit from a machine of the cluster";
+  return base::run_program(program, args, o);
+}
+
+fs::path pacer_binary(const SlurmOptions& o) {
+  return fs::absolute(o.pacer.empty() ? self_executable() : o.pacer);
+}
+
+fs::path slurm_dir(const JobList& jobs) {
+  return fs::absolute(jobs.store.has_parent_path() ? jobs.store.parent_path() : fs::path(".")) / "slurm";
+}
+
+std::string stem(const JobList& jobs) {
+  return jobs.store.stem().string();
+}
+
+std::string sbatch_header(const SlurmOptions& o, const JobList& jobs, const std::string& job_name,
+                          const std::string& log_name, int cpus) {
+  std::string s = "#!/bin/bash\n";
+  s += fmt::format("#SBATCH --job-name={}\n", job_name);
+  s += fmt::format("#SBATCH --chdir={}\n", fs::current_path().string());
+  s += fmt::format("#SBATCH --output={}\n", (slurm_dir(jobs) / "logs" / log_name).string());
+  s += fmt::format("#SBATCH --cpus-per-task={}\n", cpus);
+  if (!o.partition.empty()) s += fmt::format("#SBATCH --partition={}\n", o.partition);
+  if (!o.time_limit.empty()) s += fmt::format("#SBATCH --time={}\n", o.time_limit);
+  return s;
+}
+
+// Ids of the last submission, to cancel a merge job left waiting on shards that failed.
+fs::path submitted_path(const JobList& jobs) {
+  return slurm_dir(jobs) / (stem(jobs) + ".submitted");
+}
+
+std::string submit_script(const fs::path& script, const std::string& dependency) {
+  std::vector<std::string> args = {"--parsable"};
+  if (!dependency.empty()) args.push_back("--dependency=afterok:" + dependency);
+  args.push_back(script.string());
+  const auto c = run_slurm("sbatch", args);
+  static const std::regex id(R"((\d+)(;\S+)?\s*)");
+  std::smatch m;
+  if (c.exit_code != 0 || !std::regex_match(c.output, m, id))
+    throw Error(fmt::format("`{}` failed (exit {}): {}: is Slurm reachable from this machine (sinfo)?",
+                            base::command_line("sbatch", args), c.exit_code,
+                            c.output.empty() ? "no output" : c.output.substr(0, c.output.find('\n'))));
+  return m[1].str();
+}
+
+}  // namespace
+
+std::vector<JobList> read_job_lists(const SlurmOptions& o) {
+  if (o.spec.empty()) throw Error("a Slurm campaign needs its spec file (the INI file of the campaign)");
+  const std::string pacer = pacer_binary(o).string();
+  const std::vector<std::string> args = {o.campaign, "--config", fs::absolute(o.spec).string(), "--list-jobs"};
+  base::ProgramResult c;
+  try {
+    c = base::run_program(pacer, args);
+  } catch (const Error& e) {  // a --pacer that is not a program
+    if (o.pacer.empty()) throw;
+    throw SettingError("pacer", e.what());
+  }
+  if (c.exit_code != 0)
+    throw Error(fmt::format("the campaign's job list could not be read (`{}` exit {}): {}",
+                            base::command_line(pacer, args), c.exit_code, c.output));
+  return parse_job_lists(c.output);
+}
+
+int shard_count(const SlurmOptions& o, const JobList& jobs) {
+  const int n = static_cast<int>(jobs.jobs.size());
+  return std::max(1, o.shards > 0 ? std::min(o.shards, n) : n);
+}
+
+std::string array_ranges(const std::vector<int>& tasks) {
+  std::vector<std::string> parts;
+  for (size_t i = 0; i < tasks.size();) {
+    size_t j = i;
+    while (j + 1 < tasks.size() && tasks[j + 1] == tasks[j] + 1) ++j;
+    parts.push_back(j == i ? fmt::format("{}", tasks[i]) : fmt::format("{}-{}", tasks[i], tasks[j]));
+    i = j + 1;
+  }
+  return fmt::format("{}", fmt::join(parts, ","));
+}
+
+std::vector<int> StageStatus::not_done() const {
+  std::vector<int> out;
+  for (const auto& s : states)
+    if (s.state != "done") out.push_back(s.index);
+  return out;
+}
+
+bool SlurmStatus::done() const {
+  return std::all_of(stages.begin(), stages.end(), [](const StageStatus& s) { return s.not_done().empty(); });
+}
+
+namespace {
+
+StageStatus stage_status(const SlurmOptions& o, const JobList& jobs, std::map<std::string, int>& counts,
+                         std::string& text) {
+  StageStatus st;
+  st.jobs = jobs;
+  st.shards = shard_count(o, jobs);
+  for (int i = 0; i < st.shards; ++i) {
+    ShardState s;
+    s.index = i;
+    s.jobs = shard_jobs(jobs.jobs.size(), {i, st.shards}).size();
+    const fs::path store = shard_store(jobs.store, {i, st.shards}, jobs.stage);
+    const auto outcome = read_shard_outcome(store);
+    s.detail = outcome.value_or("");
+    s.state =
+        outcome ? (outcome->rfind("done", 0) == 0 ? "done" : "failed") : (fs::exists(store) ? "incomplete" : "missing");
+    ++counts[s.state];
+    text += fmt::format("{}shard {}/{} ({} job{}): {}\n", jobs.stage.empty() ? "" : jobs.stage + " ", i, st.shards,
+                        s.jobs, s.jobs == 1 ? "" : "s",
+                        outcome                   ? *outcome
+                        : s.state == "incomplete" ? "incomplete (running, or stopped before its end)"
+                                                  : "missing");
+    st.states.push_back(s);
+  }
+  return st;
+}
+
+}  // namespace
+
+SlurmStatus slurm_status(const SlurmOptions& o) {
+  SlurmStatus st;
+  const auto lists = read_job_lists(o);
+  const JobList& first = lists.front();
+  st.merged = fs::exists(first.store);
+  std::map<std::string, int> counts;
+  std::string shards;
+  for (const auto& list : lists) {
+    if (!list.stage.empty())
+      shards += fmt::format("stage {} (record {}): {} jobs in {} shards\n", list.stage, list.record, list.jobs.size(),
+                            shard_count(o, list));
+    st.stages.push_back(stage_status(o, list, counts, shards));
+  }
+  std::vector<std::string> summary;
+  for (const auto& [state, n] : counts) summary.push_back(fmt::format("{} {}", n, state));
+  const std::string merged =
+      fmt::format("merged store {} ({})", first.store.string(), st.merged ? "written" : "not written yet");
+  st.text = lists.size() == 1 && first.stage.empty()
+                ? fmt::format("{} campaign '{}': {} jobs in {} shards; {}\n", first.campaign, first.record,
+                              first.jobs.size(), st.stages.front().shards, merged)
+                : fmt::format("{} campaign '{}' in {} stages; store {}\n", first.campaign, lists.back().record,
+                              lists.size(), first.store.string());
+  st.text += shards + fmt::format("{}\n", fmt::join(summary, ", "));
+  return st;
+}
+
+namespace {
+
+std::string script_stem(const JobList& jobs) {
+  return stem(jobs) + (jobs.stage.empty() ? "" : "-" + jobs.stage);
+}
+
+// The array script of one stage: task I runs shard I of the stage.
+std::string array_script(const SlurmOptions& o, const JobList& jobs, int shards, const std::vector<int>& tasks) {
+  const std::string name = script_stem(jobs);
+  std::string array =
+      sbatch_header(o, jobs, fmt::format("pacer-{}-{}", o.campaign, name), name + "-%A_%a.out", o.cpus_per_task);
+  array += fmt::format("#SBATCH --array={}{}\n", array_ranges(tasks),
+                       o.array_limit > 0 ? fmt::format("%{}", o.array_limit) : "");
+  if (!o.gres.empty()) array += fmt::format("#SBATCH --gres={}\n", o.gres);
+  array += fmt::format(
+      "# pacer {} campaign '{}'{}: {} jobs in {} shards; shard I runs the jobs whose number mod {} is I\n"
+      "# (the campaign's --list-jobs numbers them) and writes its own store ({} for shard 0).\n"
+      "# Written by `pacer slurm submit`; `pacer slurm status` reads the shard stores.\n",
+      o.campaign, jobs.record, jobs.stage.empty() ? "" : ", stage " + jobs.stage, jobs.jobs.size(), shards, shards,
+      shard_store(jobs.store, {0, shards}, jobs.stage).string());
+  const std::string stage = jobs.stage.empty() ? "" : fmt::format(" --stage {}", shell_quote(jobs.stage));
+  array += fmt::format("exec {} {} --config {}{} --shard \"${{SLURM_ARRAY_TASK_ID}}/{}\"\n",
+                       shell_quote(pacer_binary(o).string()), shell_quote(o.campaign),
+                       shell_quote(fs::absolute(o.spec).string()), stage, shards);
+  return array;
+}
+
+// The merge script of one stage: the shard stores into the campaign's store, keeping what it holds.
+std::string merge_script(const SlurmOptions& o, const JobList& jobs, int shards) {
+  const std::string name = script_stem(jobs);
+  std::string merge = sbatch_header(o, jobs, fmt::format("pacer-merge-{}", name), name + "-merge-%j.out", 1);
+  merge +=
+      fmt::format("# Merges the {} shard stores{} into {} (keeping what it holds) once every array task succeeded.\n",
+                  shards, jobs.stage.empty() ? "" : " of stage " + jobs.stage, jobs.store.string());
+  merge +=
+      fmt::format("exec {} merge --update {}", shell_quote(pacer_binary(o).string()), shell_quote(jobs.store.string()));
+  for (const auto& p : shard_stores(jobs.store, shards, jobs.stage)) merge += " " + shell_quote(p.string());
+  return merge + "\n";
+}
+
+// A campaign of several stages ends with its whole command: every job is done, it completes and reports.
+std::string finish_script(const SlurmOptions& o, const JobList& jobs) {
+  std::string s = sbatch_header(o, jobs, fmt::format("pacer-{}-{}-finish", o.campaign, stem(jobs)),
+                                stem(jobs) + "-finish-%j.out", o.cpus_per_task);
+  if (!o.gres.empty()) s += fmt::format("#SBATCH --gres={}\n", o.gres);
+  s += fmt::format("# Once every stage is merged into {}: the whole campaign, which finds every job done.\n",
+                   jobs.store.string());
+  s += fmt::format("exec {} {} --config {}\n", shell_quote(pacer_binary(o).string()), shell_quote(o.campaign),
+                   shell_quote(fs::absolute(o.spec).string()));
+  return s;
+}
+
+void write_script(const fs::path& path, const std::string& text) {
+  traces::write_file_atomic(path, text);
+  fs::permissions(path, fs::perms::owner_exec, fs::perm_options::add);
+}
+
+}  // namespace
+
+SlurmScripts write_slurm_scripts(const SlurmOptions& o, const SlurmStatus& st,
+                                 const std::vector<std::vector<int>>& tasks) {
+  SlurmScripts out;
+  const JobList& first = st.stages.front().jobs;
+  const fs::path dir = slurm_dir(first);
+  fs::create_directories(dir / "logs");
+  for (size_t k = 0; k < st.stages.size(); ++k) {
+    const StageStatus& stage = st.stages[k];
+    StageScripts s;
+    s.stage = stage.jobs.stage;
+    s.tasks = k < tasks.size() ? tasks[k] : std::vector<int>{};
+    if (s.tasks.empty())
+      for (int i = 0; i < stage.shards; ++i) s.tasks.push_back(i);
+    s.array = dir / (script_stem(stage.jobs) + "-array.sbatch");
+    s.merge = dir / (script_stem(stage.jobs) + "-merge.sbatch");
+    write_script(s.array, array_script(o, stage.jobs, stage.shards, s.tasks));
+    write_script(s.merge, merge_script(o, stage.jobs, stage.shards));
+    out.stages.push_back(s);
+  }
+  if (st.stages.size() > 1 || !first.stage.empty()) {
+    out.finish = dir / (stem(first) + "-finish.sbatch");
+    write_script(out.finish, finish_script(o, first));
+  }
+  return out;
+}
+
+SubmitReport slurm_submit(const SlurmOptions& o) {
+  const SlurmStatus st = slurm_status(o);
+  const bool staged = st.stages.size() > 1 || !st.stages.front().jobs.stage.empty();
+  SubmitReport r;
+  std::vector<std::vector<int>> todo;
+  for (const auto& stage : st.stages) {
+    todo.push_back(stage.not_done());
+    const std::string prefix = stage.jobs.stage.empty() ? "" : fmt::format("stage {}: ", stage.jobs.stage);
+    if (todo.back().empty())
+      r.text += fmt::format("{}every shard of {} is done: only the merge is submitted\n", prefix, stage.jobs.record);
+    else if (static_cast<int>(todo.back().size()) < stage.shards)
+      r.text += fmt::format("{}{} of {} shards are done: submitting shards {}\n", prefix,
+                            stage.shards - todo.back().size(), stage.shards, array_ranges(todo.back()));
+  }
+  r.scripts = write_slurm_scripts(o, st, todo);
+  std::vector<std::string> files;
+  for (const auto& s : r.scripts.stages) files.insert(files.end(), {s.array.string(), s.merge.string()});
+  if (!r.scripts.finish.empty()) files.push_back(r.scripts.finish.string());
+  r.text += fmt::format("scripts: {}\n", fmt::join(files, " and "));
+  if (o.dry_run) {
+    r.text += fmt::format(
+        "dry run: nothing submitted (submit {} with sbatch, each depending on the one before with afterok)\n",
+        staged ? "each stage's array and merge, then the finish script," : "the array, then the merge job");
+    return r;
+  }
+  const JobList& first = st.stages.front().jobs;
+  // Jobs of an earlier submission that wait on shards that failed can never run: cancel them.
+  if (std::ifstream old(submitted_path(first)); old) {
+    std::string first_array, id;
+    old >> first_array;
+    while (old >> id) run_slurm("scancel", {id});
+  }
+  std::string after;  // the job the next one waits for
+  std::vector<std::string> dependents;
+  for (size_t k = 0; k < st.stages.size(); ++k) {
+    const StageStatus& stage = st.stages[k];
+    std::string array;
+    if (!todo[k].empty()) {
+      array = submit_script(r.scripts.stages[k].array, after);
+      if (!after.empty()) dependents.push_back(array);
+    }
+    const std::string merge = submit_script(r.scripts.stages[k].merge, array.empty() ? after : array);
+    dependents.push_back(merge);
+    r.array_jobs.push_back(array);
+    r.merge_jobs.push_back(merge);
+    after = merge;
+    const std::string prefix = stage.jobs.stage.empty() ? "" : fmt::format("stage {}: ", stage.jobs.stage);
+    r.text += array.empty() ? fmt::format("{}submitted merge job {}\n", prefix, merge)
+                            : fmt::format(
+                                  "{}submitted array job {} ({} tasks) and merge job {} (after the array "
+                                  "succeeds)\n",
+                                  prefix, array, todo[k].size(), merge);
+  }
+  if (!r.scripts.finish.empty()) {
+    r.finish_job = submit_script(r.scripts.finish, after);
+    dependents.push_back(r.finish_job);
+    r.text += fmt::format("submitted finish job {} (the whole campaign once every stage is merged)\n", r.finish_job);
+  }
+  const std::string first_array = r.array_jobs.front().empty() ? "-" : r.array_jobs.front();
+  traces::write_file_atomic(submitted_path(first), fmt::format("{} {}\n", first_array, fmt::join(dependents, " ")));
+  r.text += fmt::format("result: {} campaign '{}' in {} once the {} job ends\n", first.campaign,
+                        st.stages.back().jobs.record, first.store.string(), staged ? "finish" : "merge");
+  return r;
+}
+
+}  // namespace pacer::experiments

@@ -1,0 +1,494 @@
+#include "experiments/report/report.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <optional>
+#include <set>
+
+#include "base/error.hpp"
+#include "base/stats.hpp"
+#include "experiments/report/plot.hpp"
+#include "experiments/report/tables.hpp"
+#include "explore/policy.hpp"
+#include "explore/proxy_budget.hpp"
+#include "explore/space.hpp"
+#include "explore/sweep.hpp"
+#include "traces/csv.hpp"
+#include "traces/store/outputs.hpp"
+#include "traces/store/store.hpp"
+
+namespace pacer::experiments {
+namespace fs = std::filesystem;
+namespace {
+
+std::string stem_of(const fs::path& store) {
+  return store.stem().string();
+}
+
+std::string safe(std::string s) {
+  for (char& c : s)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') c = '-';
+  return s;
+}
+
+void add(ReportOutput& out, const RenderResult& r, const std::string& what) {
+  out.files.insert(out.files.end(), r.files.begin(), r.files.end());
+  out.figures.push_back(what + (r.rendered ? "" : " (script and data only: gnuplot missing)"));
+}
+
+void write_tables(ReportOutput& out, const ResultTable& t, const fs::path& dir, const std::string& stem) {
+  const std::string md = to_markdown(t);
+  traces::write_file_atomic(dir / (stem + ".md"), md);
+  traces::write_file_atomic(dir / (stem + ".tex"), to_latex(t));
+  traces::write_file_atomic(dir / (stem + ".csv"), to_csv(t));
+  out.files.push_back(dir / (stem + ".md"));
+  out.files.push_back(dir / (stem + ".tex"));
+  out.files.push_back(dir / (stem + ".csv"));
+  out.tables_markdown.push_back(md);
+}
+
+// The design space of a sweep's profile as the explorer saw it: the sweep's feasibility basis and
+// guard band, so that a figure marks exactly the configurations that the sweep and the validation
+// chose (and draws each point at the power that decided its feasibility).
+struct FigureSpace {
+  explore::Space space;
+  explore::Index index;
+  explore::DeviceWideCap device_cap;
+  double guard;
+  FigureSpace(const traces::ProfileTable& prof, const traces::SweepResult& sweep)
+      : space(explore::Space::from_profile(prof, basis_of(sweep.feasibility))),
+        index(space),
+        device_cap({&space}),
+        guard(sweep.guard) {}
+  static std::optional<explore::PowerBasis> basis_of(const std::string& feasibility) {
+    if (feasibility == "peak") return explore::PowerBasis::Peak;
+    if (feasibility == "mean") return explore::PowerBasis::Mean;
+    return std::nullopt;  // the explorer's default: peak where every point has it
+  }
+  double choose_w(double cap_w) const { return explore::guarded_cap_w(cap_w, guard); }
+  double tta(const explore::Relation& rel, size_t bi, size_t ki) const {
+    return base::time_to_accuracy_s(space.time_per_batch_s(bi, ki), rel.samples_by_batch[bi], space.batch_sizes()[bi]);
+  }
+  explore::PolicyContext context(const explore::Relation& proxy, const explore::Relation* target) const {
+    explore::PolicyContext c;
+    c.index = &index;
+    c.proxy = &proxy;
+    c.target = target;
+    c.device_cap = &device_cap;
+    return c;
+  }
+};
+
+// Figure 1: time vs the feasibility power of every profiled (knob, b), the cap as a line, each
+// policy's choice (the explorer's, under the sweep's basis and guard) marked.
+void figure1(ReportOutput& out, const fs::path& dir, const std::string& prefix, const traces::ProfileTable& prof,
+             const FigureSpace& fs, const explore::Relation& proxy, const explore::Relation* target, double cap_w,
+             const std::vector<explore::Policy>& policies) {
+  const explore::Space& space = fs.space;
+  Plot p;
+  p.name = safe(prefix + "-fig1-time-vs-power-" + fmt::format("{:.3g}W", cap_w));
+  bool tta = target != nullptr;
+  if (tta)
+    tta = std::any_of(target->samples_by_batch.begin(), target->samples_by_batch.end(),
+                      [](double n) { return !std::isnan(n); });
+  p.title = fmt::format("{} on {}{}: every configuration, cap {:g} W", prof.workload, prof.device,
+                        prof.emulated ? " (emulated)" : "", cap_w);
+  p.xlabel = fmt::format("{} power [W]", explore::to_string(space.basis()));
+  p.ylabel = tta ? "predicted time to accuracy [s]" : "time per 1000 samples [s]";
+  p.logy = true;
+  auto y_of = [&](size_t bi, size_t ki) {
+    return tta ? fs.tta(*target, bi, ki) : space.time_per_batch_s(bi, ki) / space.batch_sizes()[bi] * 1000;
+  };
+  for (size_t bi = 0; bi < space.num_batches(); ++bi) {
+    PlotSeries s;
+    s.title = fmt::format("b = {}", space.batch_sizes()[bi]);
+    s.style = "linespoints pt 7 ps 0.8";
+    for (size_t ki = 0; ki < space.num_knobs(); ++ki)
+      if (space.has(bi, ki) && std::isfinite(y_of(bi, ki))) {
+        s.x.push_back(space.power_w(bi, ki));
+        s.y.push_back(y_of(bi, ki));
+      }
+    if (!s.x.empty()) p.series.push_back(std::move(s));
+  }
+  int marker = 4;
+  const auto ctx = fs.context(proxy, target);
+  for (explore::Policy policy : policies) {
+    const auto sel = explore::select(policy, ctx, fs.choose_w(cap_w));
+    if (!sel.feasible) continue;
+    PlotSeries s;
+    s.title = fmt::format("{}: b={}, {}", explore::info(policy).label, sel.batch_size, space.describe_knob(sel.knob));
+    s.style = fmt::format("points pt {} ps 2.5 lw 2", marker++);
+    s.x = {space.power_w(sel.batch_index, sel.knob_index)};
+    s.y = {y_of(sel.batch_index, sel.knob_index)};
+    p.series.push_back(std::move(s));
+  }
+  p.vlines = {cap_w};
+  p.vline_titles = {fmt::format("cap {:g} W", cap_w)};
+  double lo = cap_w, hi = cap_w;
+  for (const auto& s : p.series)
+    for (double x : s.x) {
+      lo = std::min(lo, x);
+      hi = std::max(hi, x);
+    }
+  p.extra = fmt::format("set xrange [{:.4g}:{:.4g}]", lo - 0.05 * (hi - lo), hi + 0.05 * (hi - lo));  // cap in view
+  add(out, render(p, dir), p.name + ": time vs power of every (f, b), cap line, chosen points (Figure 1 style)");
+}
+
+// The configuration (bi, ki) with the shortest time to accuracy under `rel` among those feasible at
+// `cap_w` after the guard (the oracle's full search), at one batch size or over all; nullopt: none.
+std::optional<std::pair<size_t, size_t>> fastest_under(const FigureSpace& fs, const explore::Relation& rel,
+                                                       double cap_w, std::optional<size_t> bi = std::nullopt) {
+  if (bi) {
+    if (!rel.has(*bi)) return std::nullopt;
+    const auto ki = fs.index.best_feasible_knob(*bi, fs.choose_w(cap_w), explore::Objective::Time);
+    if (!ki) return std::nullopt;
+    return std::make_pair(*bi, *ki);
+  }
+  const auto sel = explore::select(explore::Policy::Oracle, fs.context(rel, &rel), fs.choose_w(cap_w));
+  if (!sel.feasible) return std::nullopt;
+  return std::make_pair(sel.batch_index, sel.knob_index);
+}
+
+// Figure 2: time to accuracy per batch size (each b at its fastest feasible knob) under several caps.
+void figure2(ReportOutput& out, const fs::path& dir, const std::string& prefix, const traces::ProfileTable& prof,
+             const FigureSpace& fs, const traces::RelationSet& rel_set, const std::vector<double>& caps) {
+  const explore::Relation rel = explore::Relation::from_set(rel_set, fs.space);
+  Plot p;
+  p.name = safe(prefix + "-fig2-tta-per-batch");
+  p.title = fmt::format("{} ({}) on {}{}: time to accuracy per batch size", prof.workload, rel_set.dataset, prof.device,
+                        prof.emulated ? " (emulated)" : "");
+  p.xlabel = "batch size";
+  p.ylabel = "time to accuracy [s]";
+  p.logx = true;
+  for (double cap : caps) {
+    PlotSeries s;
+    s.title = fmt::format("cap {:g} W", cap);
+    s.style = "linespoints pt 7 ps 1 lw 2";
+    for (size_t bi = 0; bi < fs.space.num_batches(); ++bi)
+      if (const auto c = fastest_under(fs, rel, cap, bi)) {
+        s.x.push_back(fs.space.batch_sizes()[bi]);
+        s.y.push_back(fs.tta(rel, c->first, c->second));
+        s.labels.push_back(fs.space.describe_knob(fs.space.knob_settings()[c->second]));
+      }
+    p.series.push_back(std::move(s));
+  }
+  p.extra = "set label 'point labels: the fastest feasible knob setting' at graph 0.02,graph 0.04 font ',9'";
+  add(out, render(p, dir), p.name + ": time to accuracy per batch size under several caps (Figure 2 style)");
+}
+
+// Figure 5: rows = the relation used to choose (proxy), columns = the relation that is trained
+// (target); cell = % time over the target's fastest configuration at the cap.
+void figure5(ReportOutput& out, const fs::path& dir, const std::string& prefix, const traces::ProfileTable& prof,
+             const FigureSpace& fs, const std::vector<traces::RelationSet>& rel_sets, double cap_w) {
+  Heatmap m;
+  m.name = safe(prefix + "-fig5-proxy-x-target-" + fmt::format("{:.3g}W", cap_w));
+  m.title = fmt::format("% time over the fastest configuration, cap {:g} W ({} on {}{})", cap_w, prof.workload,
+                        prof.device, prof.emulated ? ", emulated" : "");
+  m.xlabel = "target (trained)";
+  m.ylabel = "proxy (used to choose)";
+  std::vector<explore::Relation> rels;
+  for (const auto& r : rel_sets) {
+    m.xnames.push_back(r.name);
+    m.ynames.push_back(r.name);
+    rels.push_back(explore::Relation::from_set(r, fs.space));
+  }
+  for (const auto& proxy : rels) {
+    std::vector<double> row;
+    for (const auto& target : rels) {
+      const auto chosen = fastest_under(fs, proxy, cap_w);
+      const auto best = fastest_under(fs, target, cap_w);
+      row.push_back(chosen && best ? 100.0 * (fs.tta(target, chosen->first, chosen->second) /
+                                                  fs.tta(target, best->first, best->second) -
+                                              1.0)
+                                   : NAN);
+    }
+    m.values.push_back(std::move(row));
+  }
+  add(out, render(m, dir),
+      m.name + ": proxy x target matrix of % time over the fastest configuration (Figure 5 style)");
+}
+
+// Figure 4: energy to accuracy per policy and cap (grouped bars).
+void figure4(ReportOutput& out, const fs::path& dir, const traces::ValidationResult& v) {
+  std::vector<double> caps;
+  std::set<std::string> pols;
+  for (const auto& r : v.rows) {
+    if (std::find_if(caps.begin(), caps.end(), [&](double c) { return traces::same(c, r.cap_w); }) == caps.end())
+      caps.push_back(r.cap_w);
+    pols.insert(r.policy);
+  }
+  std::sort(caps.begin(), caps.end());
+  std::vector<std::string> policies(pols.begin(), pols.end());
+  std::stable_sort(policies.begin(), policies.end(),
+                   [](auto& a, auto& b) { return explore::policy_rank(a) < explore::policy_rank(b); });
+  Plot p;
+  p.name = safe(v.name + "-fig4-energy");
+  p.title = fmt::format("Energy to accuracy: {} on {}{}", v.dataset, v.device, v.emulated ? " (emulated)" : "");
+  p.xlabel = "power cap";
+  p.ylabel = "energy to accuracy [J]";
+  for (double c : caps) p.xtics.push_back(cap_label(c));
+  const double width = 0.8 / static_cast<double>(std::max<size_t>(1, policies.size()));
+  p.extra = fmt::format("set boxwidth {}\nset yrange [0:*]\nset key outside right top noopaque nobox", width);
+  for (size_t k = 0; k < policies.size(); ++k) {
+    PlotSeries s;
+    s.title = explore::policy_label(policies[k]);
+    s.style = "boxes";
+    for (size_t i = 0; i < caps.size(); ++i) {
+      double sum = 0;
+      int n = 0;
+      for (const auto& r : v.rows)
+        if (r.policy == policies[k] && traces::same(r.cap_w, caps[i]) && r.reached && std::isfinite(r.energy_j)) {
+          sum += r.energy_j;
+          ++n;
+        }
+      if (!n) continue;
+      s.x.push_back(static_cast<double>(i) - 0.4 + width * (static_cast<double>(k) + 0.5));
+      s.y.push_back(sum / n);
+    }
+    p.series.push_back(std::move(s));
+  }
+  add(out, render(p, dir), p.name + ": energy to accuracy per policy and cap (Figure 4 style)");
+}
+
+// Caps of the validation runs stored in `store`.
+std::vector<double> validation_caps(traces::Store& store) {
+  std::vector<double> caps;
+  for (const auto& n : store.list("validations"))
+    for (const auto& r : store.read_validation(n).rows) caps.push_back(r.cap_w);
+  std::sort(caps.begin(), caps.end());
+  caps.erase(std::unique(caps.begin(), caps.end(), [](double a, double b) { return traces::same(a, b); }), caps.end());
+  return caps;
+}
+
+// The caps a sweep's figures are drawn at: the sweep caps nearest to the validated caps, else the
+// sweep's caps at one and two thirds of its range.
+std::vector<double> figure_caps(const std::vector<double>& sweep_caps, const std::vector<double>& validated) {
+  std::vector<double> pick;
+  for (double v : validated) {
+    const auto nearest = std::min_element(sweep_caps.begin(), sweep_caps.end(),
+                                          [&](double a, double b) { return std::abs(a - v) < std::abs(b - v); });
+    if (std::abs(*nearest - v) <= 0.02 * v) pick.push_back(*nearest);
+  }
+  if (pick.empty()) {
+    pick.push_back(sweep_caps[sweep_caps.size() / 3]);
+    if (sweep_caps.size() > 2) pick.push_back(sweep_caps[(2 * sweep_caps.size()) / 3]);
+  }
+  std::sort(pick.begin(), pick.end());
+  pick.erase(std::unique(pick.begin(), pick.end()), pick.end());
+  return pick;
+}
+
+// A power trace of a validation run with the cap drawn.
+void trace_plot(ReportOutput& out, const fs::path& dir, const traces::PowerSeries& s) {
+  Plot p;
+  p.name = safe(s.name + "-power");
+  p.title = fmt::format("Power during {}{}", s.name, s.emulated ? " (emulated device, virtual time)" : "");
+  p.xlabel = s.emulated ? "device time [s] (virtual)" : "time [s]";
+  p.ylabel = "power [W]";
+  PlotSeries total;
+  total.title = "module power";
+  total.style = "lines lw 1.5";
+  total.x = s.time_s;
+  total.y = s.power_w;
+  p.series.push_back(total);
+  if (!s.gpu_power_w.empty()) {
+    PlotSeries gpu;
+    gpu.title = "GPU rail";
+    gpu.style = "lines lw 1";
+    gpu.x = s.time_s;
+    gpu.y = s.gpu_power_w;
+    p.series.push_back(gpu);
+  }
+  double top = 0;
+  for (double w : s.power_w) top = std::max(top, w);
+  if (std::isfinite(s.cap_w)) {
+    p.hlines = {s.cap_w};
+    p.hline_titles = {fmt::format("cap {:g} W", s.cap_w)};
+    top = std::max(top, s.cap_w);
+  }
+  p.extra = fmt::format("set yrange [0:{:.4g}]", top * 1.15 + 1e-9);  // the cap line stays in view
+  add(out, render(p, dir), p.name + ": power over time of a validation run, cap drawn");
+}
+
+// The compute-versus-regret figure of a proxy-budget campaign (`pacer budget`): each policy's mean
+// and max regret against the share of the proxy's compute its cut used, one point per cut, and the
+// same table as CSV.
+void budget_figure(ReportOutput& out, const fs::path& dir, const std::string& prefix, const std::string& budget,
+                   const std::vector<explore::BudgetPoint>& points) {
+  Plot p;
+  p.name = safe(prefix + "-" + budget + "-compute-vs-regret");
+  p.title = fmt::format("Proxy compute vs regret ({})", budget);
+  p.xlabel = "share of the proxy campaign's compute [%]";
+  p.ylabel = "regret vs the oracle [%]";
+  p.logx = true;
+  std::vector<std::string> policies;
+  for (const auto& pt : points)
+    if (std::find(policies.begin(), policies.end(), pt.policy) == policies.end()) policies.push_back(pt.policy);
+  for (const auto& policy : policies)
+    for (const bool max : {false, true}) {
+      PlotSeries s;
+      s.title = fmt::format("{}: {} regret", policy_label(policy), max ? "max" : "mean");
+      s.style = max ? "points pt 6 ps 1.2" : "points pt 7 ps 1.2";
+      for (const auto& pt : points) {
+        if (pt.policy != policy || std::isnan(pt.share)) continue;
+        s.x.push_back(100 * pt.share);
+        s.y.push_back(100 * (max ? pt.max_regret : pt.mean_regret));
+        if (!max && policy == policies.front()) s.labels.push_back(pt.cut);
+      }
+      p.series.push_back(std::move(s));
+    }
+  p.vlines = {10};
+  p.vline_titles = {"10 %"};
+  p.extra = "set xrange [2:130]\nset label 'point labels: the cut (pacer, mean)' at graph 0.02,graph 0.96 font ',9'";
+  add(out, render(p, dir), p.name + ": regret against the share of the proxy's compute, one point per cut");
+  traces::write_file_atomic(dir / (p.name + ".csv"), explore::budget_csv(points));
+  out.files.push_back(dir / (p.name + ".csv"));
+}
+
+// Figures 1, 2 and 5 of one profile of a sweep (a sweep over several workloads names them all).
+void sweep_figures(ReportOutput& out, const fs::path& out_dir, traces::Store& store, const fs::path& path,
+                   const std::string& n, const traces::SweepResult& sweep, const std::string& pname,
+                   const std::vector<double>& validated) {
+  const auto profiles = traces::split_list(sweep.profile);
+  if (!store.has("profiles", pname)) {
+    out.skipped.push_back(
+        fmt::format("{}: figures for sweep '{}' need profile '{}' in the same store", path.string(), n, pname));
+    return;
+  }
+  const auto prof = store.read_profile(pname);
+  std::vector<traces::SweepRow> rows;
+  for (const auto& r : sweep.rows)
+    if (profiles.size() == 1 || r.workload == prof.workload) rows.push_back(r);
+  // The sweep's target (else proxy) relation of this workload.
+  auto relation_named = [&](const std::string& list) -> std::optional<traces::RelationSet> {
+    for (const auto& rn : traces::split_list(list))
+      if (store.has("relations", rn)) {
+        auto r = store.read_relation(rn);
+        if (profiles.size() == 1 || r.workload == prof.workload) return r;
+      }
+    return std::nullopt;
+  };
+  const std::optional<traces::RelationSet> target = relation_named(sweep.target);
+  const std::optional<traces::RelationSet> proxy = relation_named(sweep.relation);
+  std::optional<traces::RelationSet> fig2_rel = target ? target : proxy;
+  std::vector<double> caps;
+  for (const auto& r : rows)
+    if (std::isfinite(r.cap_w)) caps.push_back(r.cap_w);
+  std::sort(caps.begin(), caps.end());
+  caps.erase(std::unique(caps.begin(), caps.end()), caps.end());
+  if (caps.empty()) return;
+  const FigureSpace fs(prof, sweep);
+  const std::vector<double> pick = figure_caps(caps, validated);
+  // The store's name first (several stores may hold a sweep of the same name), unless the
+  // sweep's name already begins with it.
+  const std::string stem = stem_of(path), sweep_part = profiles.size() == 1 ? n : n + "-" + pname;
+  const std::string prefix = sweep_part.rfind(stem + "-", 0) == 0 ? sweep_part : stem + "-" + sweep_part;
+  if (proxy) {
+    // The paper's policies that the sweep ran, in the paper's order.
+    std::vector<explore::Policy> policies;
+    for (const auto& r : rows)
+      if (const auto pol = explore::policy_from_string(r.policy);
+          pol && explore::policy_rank(r.policy) < 100 &&
+          std::find(policies.begin(), policies.end(), *pol) == policies.end())
+        policies.push_back(*pol);
+    std::stable_sort(policies.begin(), policies.end(),
+                     [](auto a, auto b) { return explore::info(a).paper_row < explore::info(b).paper_row; });
+    const explore::Relation proxy_rel = explore::Relation::from_set(*proxy, fs.space);
+    std::optional<explore::Relation> target_rel;
+    if (target) target_rel = explore::Relation::from_set(*target, fs.space);
+    for (double cap : pick)
+      figure1(out, out_dir, prefix, prof, fs, proxy_rel, target_rel ? &*target_rel : nullptr, cap, policies);
+  } else {
+    out.skipped.push_back(fmt::format("{}: Figure 1 for '{}' needs the sweep's proxy relation '{}' in the store",
+                                      path.string(), prefix, sweep.relation));
+  }
+  if (fig2_rel && !fig2_rel->relation_vector().empty()) {
+    std::vector<double> fig2_caps = pick;
+    fig2_caps.push_back(caps.back());
+    fig2_caps.erase(std::unique(fig2_caps.begin(), fig2_caps.end()), fig2_caps.end());
+    figure2(out, out_dir, prefix, prof, fs, *fig2_rel, fig2_caps);
+  }
+  std::vector<traces::RelationSet> rels;
+  for (const auto& rn : store.list("relations")) {
+    auto r = store.read_relation(rn);
+    if (r.workload == prof.workload && !r.relation_vector().empty()) rels.push_back(std::move(r));
+  }
+  if (rels.size() >= 2)
+    for (double cap : pick) figure5(out, out_dir, prefix, prof, fs, rels, cap);
+  else
+    out.skipped.push_back(fmt::format("{}: Figure 5 for '{}' needs two relation sets of {} in the store", path.string(),
+                                      prefix, prof.workload));
+}
+
+}  // namespace
+
+ReportOutput make_report(const ReportOptions& opt) {
+  if (opt.stores.empty()) throw OptionError("store", "name at least one trace store");
+  traces::check_output_folder(opt.out_dir, "out");  // before any store is read
+  ReportOutput out;
+  std::vector<traces::ValidationResult> validations;
+  std::vector<traces::SweepResult> sweeps;
+  struct Loaded {
+    fs::path path;
+    traces::Store store;
+  };
+  std::vector<Loaded> stores;
+  for (const auto& p : opt.stores) stores.push_back({p, traces::Store::open(p)});  // all inputs valid before writing
+  fs::create_directories(opt.out_dir);
+  for (auto& [path, store] : stores) {
+    for (const auto& n : store.list("validations")) validations.push_back(store.read_validation(n));
+    for (const auto& n : store.list("sweeps")) {
+      auto s = store.read_sweep(n);
+      if (s.budget.empty()) sweeps.push_back(std::move(s));  // a proxy-budget cut has its own figure
+    }
+  }
+  if (!validations.empty()) {
+    write_tables(out, time_table(validations), opt.out_dir, "table-time-to-accuracy");
+    write_tables(out, energy_table(validations), opt.out_dir, "table-energy");
+  }
+  if (!sweeps.empty()) write_tables(out, sweep_table(sweeps), opt.out_dir, "table-simulated");
+
+  for (auto& [path, store] : stores) {
+    // Figures 1, 2 and 5 per profile of each sweep (a sweep over several workloads names them all).
+    const std::vector<double> validated = validation_caps(store);
+    std::map<std::string, std::vector<traces::SweepResult>> budgets;
+    for (const auto& n : store.list("sweeps")) {
+      auto sweep = store.read_sweep(n);
+      if (!sweep.budget.empty()) {
+        budgets[sweep.budget].push_back(std::move(sweep));
+        continue;
+      }
+      const auto profiles = traces::split_list(sweep.profile);
+      for (const auto& pname : profiles) sweep_figures(out, opt.out_dir, store, path, n, sweep, pname, validated);
+    }
+    for (const auto& [budget, cut_sweeps] : budgets)
+      budget_figure(out, opt.out_dir, stem_of(path), budget, explore::budget_points(cut_sweeps));
+    for (const auto& n : store.list("validations")) {
+      const auto v = store.read_validation(n);
+      figure4(out, opt.out_dir, v);
+      // One power trace: Ours at the lowest cap (the tightest), else the first stored run.
+      std::string series;
+      double lowest = INFINITY;
+      for (const auto& r : v.rows)
+        if (!r.series.empty() && r.policy == "ours" && r.cap_w < lowest) {
+          lowest = r.cap_w;
+          series = r.series;
+        }
+      if (series.empty())
+        for (const auto& r : v.rows)
+          if (!r.series.empty()) {
+            series = r.series;
+            break;
+          }
+      if (!series.empty() && store.has("runs", series)) trace_plot(out, opt.out_dir, store.read_series(series));
+    }
+  }
+  return out;
+}
+
+}  // namespace pacer::experiments

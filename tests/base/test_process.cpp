@@ -1,0 +1,175 @@
+// base::run_program and ChildProcess with real programs (sh, printf, sleep): arguments reach the
+// program unchanged, output comes back byte for byte, exit statuses and signals are reported, a
+// timeout kills the child, a missing program is one clear line.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "base/error.hpp"
+#include "base/process.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using pacer::base::ChildProcess;
+using pacer::base::run_program;
+using pacer::base::RunOptions;
+
+fs::path temp_dir(const std::string& name) {
+  const fs::path dir = fs::temp_directory_path() / ("pacer-process-" + name + "-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+std::string error_of(const std::string& program, const RunOptions& o = {}) {
+  try {
+    run_program(program, {}, o);
+  } catch (const pacer::Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(Process, AMissingProgramIsOneLineSayingWhatToInstall) {
+  RunOptions o;
+  o.missing_hint = "apt-get install pacer-nothing";
+  EXPECT_EQ(error_of("pacer-no-such-program", o),
+            "pacer-no-such-program not found on PATH: apt-get install pacer-nothing");
+  EXPECT_EQ(error_of("/nonexistent/pacer-no-such-program", o),
+            "/nonexistent/pacer-no-such-program does not exist: apt-get install pacer-nothing");
+  EXPECT_EQ(error_of("/tmp", o), "/tmp is a folder, not a program: apt-get install pacer-nothing");
+}
+
+TEST(Process, AFileTheKernelCannotExecIsAnErrorNotExit127) {
+  const fs::path dir = temp_dir("noexec");
+  const fs::path script = dir / "no-shebang";
+  std::ofstream(script) << "\x7f"
+                           "ELF not really\n";
+  fs::permissions(script, fs::perms::owner_all);
+  const std::string e = error_of(script.string());
+  EXPECT_EQ(e.rfind("cannot start " + script.string(), 0), 0u) << e;
+  EXPECT_NE(e.find("format"), std::string::npos) << e;  // ENOEXEC: "Exec format error"
+  fs::permissions(script, fs::perms::owner_read | fs::perms::owner_write);
+  EXPECT_EQ(error_of(script.string()).rfind(script.string() + " is not executable", 0), 0u);
+  fs::remove_all(dir);
+}
+
+TEST(Process, ReportsTheExitStatusAndTheSignalThatEndedIt) {
+  EXPECT_EQ(run_program("sh", {"-c", "exit 0"}).exit_code, 0);
+  EXPECT_EQ(run_program("sh", {"-c", "exit 7"}).exit_code, 7);
+  EXPECT_EQ(run_program("false", {}).exit_code, 1);
+  const auto killed = run_program("sh", {"-c", "kill -TERM $$"});
+  EXPECT_EQ(killed.exit_code, 128 + SIGTERM);
+  EXPECT_FALSE(killed.timed_out);
+}
+
+TEST(Process, CapturesStdoutExactly) {
+  const std::string text = "first line\n  indented\ttab\n\n\xc3\xa9t\xc3\xa9 \\n $HOME\nlast line without newline";
+  const auto r = run_program("printf", {"%s", text});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.output, text);
+  EXPECT_EQ(r.errors, "");
+  // More than a pipe holds (64 KiB): read while the program writes, nothing lost.
+  const auto big = run_program("sh", {"-c", "i=0; while [ $i -lt 20000 ]; do echo line-$i; i=$((i+1)); done"});
+  EXPECT_EQ(big.output.size(), 208890u);  // 10*7 + 90*8 + 900*9 + 9000*10 + 10000*11 bytes
+  EXPECT_EQ(big.output.substr(big.output.size() - 11), "line-19999\n");
+}
+
+TEST(Process, StderrMergedSeparateOrDiscarded) {
+  const std::vector<std::string> args = {"-c", "echo out; echo err >&2; echo out2"};
+  EXPECT_EQ(run_program("sh", args).output, "out\nerr\nout2\n");  // as 2>&1: one stream, in order
+  RunOptions separate;
+  separate.merge_stderr = false;
+  const auto r = run_program("sh", args, separate);
+  EXPECT_EQ(r.output, "out\nout2\n");
+  EXPECT_EQ(r.errors, "err\n");
+  separate.keep_stdout = false;
+  const auto quiet = run_program("sh", args, separate);
+  EXPECT_EQ(quiet.output, "");
+  EXPECT_EQ(quiet.errors, "err\n");
+}
+
+TEST(Process, ArgumentsReachTheProgramUnchanged) {
+  const std::vector<std::string> words = {"a b",          "it's", "\"dq\"", "$HOME",       "${PATH}x", "`id`",
+                                          "$(id)",        "*",    "~",      "back\\slash", "",         "line\nbreak",
+                                          "semi;colon&|", "a=b",  "-n",     "%s %d"};
+  std::vector<std::string> args = {"[%s]"};
+  std::string expected;
+  for (const auto& w : words) {
+    args.push_back(w);
+    expected += "[" + w + "]";
+  }
+  EXPECT_EQ(run_program("printf", args).output, expected);
+  // command_line writes the same call for sh: pasted into sh, it prints the same.
+  EXPECT_EQ(run_program("sh", {"-c", pacer::base::command_line("printf", args)}).output, expected);
+}
+
+TEST(Process, RunsInTheGivenFolderWithTheGivenEnvironment) {
+  const fs::path dir = temp_dir("cwd dollar$ 'q'");
+  ::setenv("PACER_TEST_UNSET_ME", "still here", 1);
+  ::setenv("PACER_TEST_REPLACED", "old", 1);
+  RunOptions o;
+  o.cwd = dir;
+  o.unset_env = {"PACER_TEST_UNSET_ME"};
+  o.set_env = {{"PACER_TEST_REPLACED", "new value"}, {"PACER_TEST_ADDED", "a $b"}};
+  const auto r =
+      run_program("sh", {"-c", "pwd; echo \"${PACER_TEST_UNSET_ME-unset}|$PACER_TEST_REPLACED|$PACER_TEST_ADDED\""}, o);
+  EXPECT_EQ(r.output, fs::canonical(dir).string() + "\nunset|new value|a $b\n");
+  EXPECT_EQ(run_program("sh", {"-c", "echo \"$PACER_TEST_UNSET_ME\""}).output, "still here\n");  // ours unchanged
+  ::unsetenv("PACER_TEST_UNSET_ME");
+  ::unsetenv("PACER_TEST_REPLACED");
+  fs::remove_all(dir);
+}
+
+TEST(Process, ATimeoutKillsTheChildAndReturns) {
+  RunOptions o;
+  o.timeout_s = 0.3;
+  // sh prints its pid, then becomes sleep 30 (exec: same pid).
+  const auto r = run_program("sh", {"-c", "echo $$; exec sleep 30"}, o);
+  EXPECT_TRUE(r.timed_out);
+  EXPECT_EQ(r.exit_code, -1);
+  const pid_t pid = std::stoi(r.output);
+  ASSERT_GT(pid, 0);
+  EXPECT_EQ(::kill(pid, 0), -1);  // killed and reaped: no such process
+  EXPECT_EQ(errno, ESRCH);
+}
+
+TEST(ChildProcess, ReadsLinesThenEndOfOutput) {
+  ChildProcess child("sh", {"-c", "printf 'one\\ntwo\\nlast'"});
+  std::string line;
+  bool timed_out = true;
+  ASSERT_TRUE(child.read_line(line, 10, &timed_out));
+  EXPECT_EQ(line, "one");
+  EXPECT_FALSE(timed_out);
+  ASSERT_TRUE(child.read_line(line, 10));
+  EXPECT_EQ(line, "two");
+  ASSERT_TRUE(child.read_line(line, 10));
+  EXPECT_EQ(line, "last");  // a last line without its newline
+  EXPECT_FALSE(child.read_line(line, 10, &timed_out));
+  EXPECT_FALSE(timed_out);
+}
+
+TEST(ChildProcess, StopEndsASilentChildByItsPid) {
+  ChildProcess child("sleep", {"30"});
+  std::string line;
+  bool timed_out = false;
+  EXPECT_FALSE(child.read_line(line, 0.05, &timed_out));
+  EXPECT_TRUE(timed_out);
+  EXPECT_FALSE(child.exited());
+  const pid_t pid = child.pid();
+  child.stop();
+  int status = 0;
+  EXPECT_TRUE(child.exited(&status));
+  EXPECT_EQ(status, 128 + SIGTERM);
+  EXPECT_EQ(::kill(pid, 0), -1);
+}
+
+}  // namespace

@@ -1,0 +1,89 @@
+// `pacer bench policy --resplits N`: the policies scored on random proxy halves. A fixture in the
+// Zeus format where the outcome of each draw is known: b = 8 and b = 16 run equally fast, b = 8's
+// four runs all need 6 epochs, b = 16's need 4, 4, 12 and 12 (mean 8, so the oracle takes b = 8).
+// Algorithm 1 goes wrong (b = 16, regret 8/6 - 1 = 33 % at every cap) exactly on the splits whose
+// proxy drew both 4-epoch runs of b = 16, and is right on all others.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "experiments/bench/policy_bench.hpp"
+#include "traces/import/zeus.hpp"
+
+namespace pacer::experiments {
+namespace {
+
+namespace fs = std::filesystem;
+
+const char* kPower =
+    "dataset,network,batch_size,optimizer,power_limit,time_per_epoch,average_power\n"
+    "toy,net,8,adam,100,10,90\ntoy,net,8,adam,150,8,120\n"
+    "toy,net,16,adam,100,10,90\ntoy,net,16,adam,150,8,120\n";
+
+std::string train_csv() {
+  std::string t = "dataset,network,batch_size,optimizer,learning_rate,run,target_metric,target_epoch\n";
+  const int epochs16[] = {4, 12, 4, 12};
+  for (int run = 1; run <= 4; ++run) {
+    t += "toy,net,8,adam,1e-3," + std::to_string(run) + ",0.6,6\n";
+    t += "toy,net,16,adam,1e-3," + std::to_string(run) + ",0.6," + std::to_string(epochs16[run - 1]) + "\n";
+  }
+  return t;
+}
+
+TEST(PolicyBench, ResplitsCountTheSplitsWhereTheProxyDrawMisleads) {
+  const fs::path dir = fs::temp_directory_path() / ("pacer-policy-bench-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "summary_power_toy.csv") << kPower;
+  std::ofstream(dir / "summary_train.csv") << train_csv();
+
+  PolicyBenchOptions o;
+  o.zeus_dir = dir;
+  o.own_weights = {0.25};
+  o.shrinks = {0.5};
+  o.resplits = 40;
+  const auto result = run_policy_bench(o);
+
+  // The draws, independently: a split misleads when b = 16's proxy holds runs 1 and 3 only.
+  int misleading = 0;
+  for (int split = 1; split <= o.resplits; ++split) {
+    traces::zeus::ImportOptions zo;
+    zo.data_dir = dir;
+    zo.gpu = "toy";
+    zo.split_seed = static_cast<uint64_t>(split);
+    const auto w = traces::zeus::import_traces(zo).workloads.at(0);
+    std::vector<int> seeds16;
+    for (const auto& r : w.proxy.runs)
+      if (r.batch_size == 16) seeds16.push_back(r.seed);
+    misleading += seeds16 == std::vector<int>{1, 3};
+  }
+  ASSERT_GT(misleading, 0) << "no split drew both fast runs: choose another fixture";
+  ASSERT_LT(misleading, o.resplits);
+  const double share = static_cast<double>(misleading) / o.resplits;
+
+  const ResplitRow* ours = nullptr;
+  for (const auto& r : result.resplits)
+    if (r.gpu == "toy" && r.workload.empty() && r.policy == "ours") ours = &r;
+  ASSERT_NE(ours, nullptr);
+  EXPECT_EQ(ours->splits, o.resplits);
+  EXPECT_NEAR(ours->share_over_max, share, 1e-12);
+  EXPECT_NEAR(ours->share_goal_met, 1 - share, 1e-12);
+  EXPECT_NEAR(ours->mean_regret, share * (8.0 / 6.0 - 1), 1e-9);
+  EXPECT_NEAR(ours->p90_max, share > 0.1 ? 8.0 / 6.0 - 1 : 0.0, 1e-9);
+  // One workload: its row is the GPU's.
+  int workload_rows = 0;
+  for (const auto& r : result.resplits)
+    if (r.policy == "ours" && !r.workload.empty()) {
+      ++workload_rows;
+      EXPECT_EQ(r.workload, "toy.net.adam");
+      EXPECT_DOUBLE_EQ(r.share_over_max, ours->share_over_max);
+    }
+  EXPECT_EQ(workload_rows, 1);
+  EXPECT_NE(result.markdown().find("Random proxy halves (40 splits per GPU"), std::string::npos);
+  EXPECT_NE(result.resplits_csv().find("toy,,ours,40,"), std::string::npos);
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace pacer::experiments

@@ -1,0 +1,428 @@
+// `pacer validate` end to end on the emulated Nano with a tiny workload and a small IDX dataset the
+// test writes: every policy's choice is trained for real to the target, the run is complete in the
+// store, the device time follows the profile, and Ours never exceeds the cap on its power trace.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "tests/support/run_pacer.hpp"
+#include "traces/store/store.hpp"
+
+namespace fs = std::filesystem;
+using namespace pacer;
+
+namespace {
+
+class Validate : public ::testing::Test {
+ protected:
+  fs::path dir;
+  void SetUp() override {
+    dir = fs::temp_directory_path() / ("pacer-test-validate-" + std::to_string(::getpid()));
+    fs::create_directories(dir / "idx");
+    pacer::testing::write_quadrant_idx(dir / "idx", 480, 11);
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+  }
+  pacer::testing::RunResult pacer(const std::string& args) const { return pacer::testing::run_pacer(args, dir); }
+  // A profile at b = 8, 32 and a proxy relation, in `store`.
+  void profile_and_proxy(const std::string& store) const {
+    auto r = pacer("profile --device emulated:jetson-nano --workload cnn@1x12x12 --batch-sizes 8,32 --store " + store +
+                   " --sensor-rate 100Hz --min-power-samples 30 --measured-batches 1000");
+    ASSERT_EQ(r.code, 0) << r.err;
+    ASSERT_NO_FATAL_FAILURE(proxy(store));
+  }
+  // The proxy relation at b = 8, 32, in `store`.
+  void proxy(const std::string& store) const {
+    const auto r = pacer("relation --dataset idx:" + (dir / "idx").string() +
+                         " --checkpoint none --threads 1 --eval-every 64 "
+                         "--lr 0.002 --batch-sizes 8,32 --seeds 0 --target 0.9 --budget 4096 --name proxy --out " +
+                         store);
+    ASSERT_EQ(r.code, 0) << r.err;
+  }
+};
+
+}  // namespace
+
+TEST_F(Validate, TrainsEveryChoiceToTheTargetAndOursStaysUnderTheCap) {
+  const std::string store = (dir / "s.h5").string();
+  const std::string data = "idx:" + (dir / "idx").string();
+  ASSERT_NO_FATAL_FAILURE(profile_and_proxy(store));
+
+  const auto prof = traces::Store::open(store).read_profile("cnn@1x12x12");
+  double lo = INFINITY, hi = 0;
+  for (const auto& p : prof.points) {
+    lo = std::min(lo, p.power_peak_w);
+    hi = std::max(hi, p.power_peak_w);
+  }
+  const double cap = std::round((lo + 0.5 * (hi - lo)) * 100) / 100;
+  auto r = pacer(
+      fmt::format("validate --store {} --target-dataset {} --checkpoint none --threads 1 --eval-every 64 "
+                  "--lr 0.002 --target 0.9 --budget 4096 --seeds 0,1 --sensor-rate 100Hz --power-limits {}W --name v",
+                  store, data, cap));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("Verdict"), std::string::npos) << r.out;
+
+  auto s = traces::Store::open(store);
+  const auto v = s.read_validation("v");
+  EXPECT_TRUE(v.emulated);
+  EXPECT_EQ(v.device, "jetson-nano");
+  // Five policies (Baselines 1 and 2, ours, pacer, oracle) x two seeds, every one trained to the target.
+  ASSERT_EQ(v.rows.size(), 10u);
+  std::set<std::string> policies;
+  for (const auto& row : v.rows) {
+    policies.insert(row.policy);
+    EXPECT_DOUBLE_EQ(row.cap_w, cap);
+    ASSERT_GT(row.batch_size, 0) << row.policy << ": no feasible configuration";
+    EXPECT_TRUE(row.reached) << row.policy << " seed " << row.seed;
+    EXPECT_GE(row.final_metric, 0.9);
+    // Energy integrates the sampled power over the whole run.
+    EXPECT_NEAR(row.energy_j, row.power_mean_w * row.device_time_s, 0.1 * row.energy_j) << row.policy;
+    // Device time is the emulator's: samples / b mini-batches at the profiled time per mini-batch.
+    const auto* pt = prof.find(row.knob, row.batch_size);
+    ASSERT_NE(pt, nullptr);
+    const double expected = static_cast<double>(row.samples) / row.batch_size * pt->time_per_batch_mean_s;
+    EXPECT_NEAR(row.device_time_s, expected, 0.05 * expected) << row.policy;
+    // The policies choose under cap x (1 - guard): the chosen point's profiled peak is under the cap.
+    EXPECT_LE(pt->power_peak_w, cap) << row.policy;
+  }
+  EXPECT_EQ(policies, (std::set<std::string>{"baseline1", "baseline2", "ours", "pacer", "oracle"}));
+  // The oracle's true relation was measured at every batch size.
+  std::string truth_name = v.dataset + "-true";
+  std::replace(truth_name.begin(), truth_name.end(), '/', '_');
+  const auto truth = s.read_relation(truth_name);
+  EXPECT_EQ(truth.batch_sizes(), (std::vector<int>{8, 32}));
+
+  // Ours: a complete power trace (seed 0) that never exceeds the cap.
+  int traces_checked = 0;
+  for (const auto& row : v.rows) {
+    if (row.policy != "ours") continue;
+    EXPECT_FALSE(row.cap_exceeded) << "seed " << row.seed << " peak " << row.power_peak_w << " W, cap " << cap;
+    EXPECT_LE(row.power_peak_w, cap);
+    if (row.seed != 0) continue;
+    ASSERT_TRUE(s.has("runs", row.series)) << row.series;
+    const auto series = s.read_series(row.series);
+    ASSERT_GE(series.power_w.size(), 5u);
+    EXPECT_TRUE(std::is_sorted(series.time_s.begin(), series.time_s.end()));
+    EXPECT_NEAR(series.time_s.back(), row.device_time_s, 0.2 + 0.02 * row.device_time_s);
+    EXPECT_LE(*std::max_element(series.power_w.begin(), series.power_w.end()), cap);
+    ++traces_checked;
+  }
+  EXPECT_EQ(traces_checked, 1);
+}
+
+TEST_F(Validate, MissingCheckpointIsOneActionableLine) {
+  const std::string store = (dir / "s.h5").string();
+  auto r = pacer("profile --device emulated:jetson-nano --workload cnn@1x12x12 --batch-sizes 8 --store " + store);
+  ASSERT_EQ(r.code, 0) << r.err;
+  r = pacer("relation --dataset idx:" + (dir / "idx").string() +
+            " --checkpoint none --threads 1 --eval-every 64 "
+            "--batch-sizes 8 --seeds 0 --target 0.5 --budget 512 --out " +
+            store);
+  ASSERT_EQ(r.code, 0) << r.err;
+  // No --checkpoint: the default pre-trained file, which does not exist here.
+  r = pacer("validate --store " + store + " --target-dataset idx:" + (dir / "idx").string() + " --power-limits 6W");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("pacer relation --pretrain"), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+}
+
+// A power model that underestimates: the profile the policies see reads far too low, so Ours picks
+// the fastest configuration, whose real mean power is well above the cap. The watchdog stops the
+// run, restores the clock and records why; with the watchdog off the same run goes to the target
+// over the cap.
+TEST_F(Validate, WatchdogStopsARunThatStaysAboveTheCapAndRecordsWhy) {
+  const std::string store = (dir / "s.h5").string();
+  const std::string data = "idx:" + (dir / "idx").string();
+  ASSERT_NO_FATAL_FAILURE(profile_and_proxy(store));
+  const auto real = traces::Store::open(store).read_profile("cnn@1x12x12");
+  double max_mean = 0, max_peak = 0;
+  for (const auto& p : real.points) {
+    max_mean = std::max(max_mean, p.power_mean_w);
+    max_peak = std::max(max_peak, p.power_peak_w);
+  }
+  const double cap = std::round(0.8 * max_mean * 100) / 100;  // every mean above ~cap/0.8 is over the limit
+  {
+    auto s = traces::Store::open(store);
+    auto prof = real;
+    const double scale = 0.9 * cap / max_peak;  // every point fits under cap x (1 - 0.03)
+    for (auto& p : prof.points) {
+      p.power_peak_w *= scale;
+      p.power_mean_w *= scale;
+    }
+    s.write_profile(prof, "underestimated");
+  }
+  const std::string common = fmt::format(
+      "validate --store {} --profile underestimated --proxy proxy --target-dataset {} --checkpoint none --threads 1 "
+      "--eval-every 64 --lr 0.002 --target 0.9 --budget 4096 --seeds 0 --policies ours --sensor-rate 1kHz "
+      "--power-limits {}W --watchdog-margin 0.1W ",
+      store, data, cap);
+  auto r = pacer(common + "--watchdog-time 0 --name free");
+  ASSERT_EQ(r.code, 0) << r.err;
+  r = pacer(common + "--watchdog-time 10ms --name guarded");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("STOP"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("stopped by the power watchdog"), std::string::npos) << r.out;
+
+  auto s = traces::Store::open(store);
+  const auto free = s.read_validation("free");
+  const auto guarded = s.read_validation("guarded");
+  ASSERT_EQ(free.rows.size(), 1u);
+  ASSERT_EQ(guarded.rows.size(), 1u);
+  const auto& f = free.rows[0];
+  const auto& g = guarded.rows[0];
+  ASSERT_EQ(f.knob, g.knob);
+  ASSERT_EQ(f.batch_size, g.batch_size);
+  // Unguarded: the run reaches the target with its mean power above the cap.
+  EXPECT_TRUE(f.reached);
+  EXPECT_TRUE(f.status.empty()) << f.status;
+  EXPECT_TRUE(f.cap_exceeded);
+  ASSERT_GT(f.power_mean_w, cap + 0.1) << "the chosen point is not over the limit: the test's cap is wrong";
+  // Guarded: stopped one 10 ms window in, its mean over the limit.
+  EXPECT_FALSE(g.reached);
+  EXPECT_EQ(g.status.rfind("stopped: power watchdog", 0), 0u) << g.status;
+  EXPECT_NE(g.status.find(fmt::format("the cap {:g} W + 0.1 W margin", cap)), std::string::npos) << g.status;
+  EXPECT_TRUE(g.cap_exceeded);
+  EXPECT_GT(g.samples, 0);
+  EXPECT_LT(g.samples, f.samples);
+  EXPECT_LT(g.device_time_s, f.device_time_s);
+  // The trace ends at the trip: one full window (10 samples at 1 kHz) whose mean is over the limit.
+  const auto series = s.read_series(g.series);
+  ASSERT_GE(series.power_w.size(), 10u);
+  EXPECT_LE(series.power_w.size(), 12u);
+  double sum = 0;
+  for (size_t i = series.power_w.size() - 10; i < series.power_w.size(); ++i) sum += series.power_w[i];
+  EXPECT_GT(sum / 10, cap + 0.1);
+}
+
+namespace {
+
+// The peak-power range of a store's profile, and a cap at `frac` of it (rounded to 10 mW).
+double cap_at(const std::string& store, double frac) {
+  const auto prof = traces::Store::open(store).read_profile("cnn@1x12x12");
+  double lo = INFINITY, hi = 0;
+  for (const auto& p : prof.points) {
+    lo = std::min(lo, p.power_peak_w);
+    hi = std::max(hi, p.power_peak_w);
+  }
+  return std::round((lo + frac * (hi - lo)) * 100) / 100;
+}
+
+// A validation or relation up to the wall time of each run (the machine's at that moment).
+traces::ValidationResult without_wall_times(traces::ValidationResult v) {
+  for (auto& r : v.rows) r.wall_time_s = 0;
+  return v;
+}
+traces::RelationSet without_wall_times(traces::RelationSet s) {
+  for (auto& r : s.runs) r.wall_time_s = 0;
+  return s;
+}
+
+// `got` holds the same validation, oracle relation and power traces as `want`.
+void expect_same_validation(const std::string& got, const std::string& want, const std::string& truth) {
+  const auto a = traces::Store::open(got), b = traces::Store::open(want);
+  const auto va = a.read_validation("v"), vb = b.read_validation("v");
+  EXPECT_EQ(without_wall_times(va), without_wall_times(vb));
+  EXPECT_EQ(without_wall_times(a.read_relation(truth)), without_wall_times(b.read_relation(truth)));
+  int traces_compared = 0;
+  for (const auto& row : vb.rows)
+    if (!row.series.empty()) {
+      EXPECT_EQ(a.read_series(row.series), b.read_series(row.series)) << row.series;
+      ++traces_compared;
+    }
+  EXPECT_GT(traces_compared, 0);
+}
+
+}  // namespace
+
+// A validation in its two stages, each in shards merged into the store (docs/cluster.md), is the
+// whole validation: the same rows in the same order, the same oracle relation, the same power
+// traces, up to the wall time of each run. Run whole afterwards it trains nothing.
+TEST_F(Validate, ShardedStagesMergeToTheWholeValidation) {
+  const std::string serial = (dir / "serial.h5").string(), sharded = (dir / "sharded.h5").string();
+  ASSERT_NO_FATAL_FAILURE(profile_and_proxy(serial));
+  fs::copy_file(serial, sharded);  // the same profile and proxy relation
+  const std::string data = "idx:" + (dir / "idx").string();
+  const std::string common = fmt::format(
+      "validate --target-dataset {} --checkpoint none --threads 1 --eval-every 64 --lr 0.002 --target 0.9 "
+      "--budget 4096 --seeds 0,1 --sensor-rate 100Hz --power-limits {}W,{}W --name v ",
+      data, cap_at(serial, 0.35), cap_at(serial, 0.8));
+  auto r = pacer(common + "--store " + serial);
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::string truth = "idx:" + (dir / "idx").string() + "-true";
+  std::replace(truth.begin(), truth.end(), '/', '_');
+
+  r = pacer(common + "--store " + sharded + " --list-jobs");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("stage: oracle\nrecord: " + truth + "\nstore: " + sharded +
+                       "\njobs: 4\njob 0: b=8 seed=0\njob 1: b=8 seed=1\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("stage: runs\nrecord: v\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("job 3: configurations chosen at b=32 seed=1\n"), std::string::npos) << r.out;
+  r = pacer(common + "--store " + sharded + " --shard 0/2");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--shard needs --stage"), std::string::npos) << r.err;
+
+  auto shards = [&](const std::string& stage, int n) {
+    std::string stores;
+    for (int i = 0; i < n; ++i) {
+      const auto s = pacer(common + "--store " + sharded + " --stage " + stage + " --shard " + std::to_string(i) + "/" +
+                           std::to_string(n));
+      EXPECT_EQ(s.code, 0) << stage << " " << i << ": " << s.err;
+      const std::string store =
+          (dir / ("sharded." + stage + "-shard-" + std::to_string(i) + "-of-" + std::to_string(n) + ".h5")).string();
+      EXPECT_EQ(pacer::testing::slurp(store + ".outcome").rfind("done on ", 0), 0u) << store;
+      stores += " " + store;
+    }
+    return stores;
+  };
+  const std::string oracle_shards = shards("oracle", 3);
+  // The runs need the whole oracle relation in the store: before the merge they say so.
+  r = pacer(common + "--store " + sharded + " --stage runs --shard 0/2");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("holds no oracle relation '" + truth + "'"), std::string::npos) << r.err;
+  ASSERT_EQ(pacer("merge --update " + sharded + oracle_shards).code, 0);
+  const std::string run_shards = shards("runs", 2);
+  EXPECT_FALSE(traces::Store::open(sharded).has("validations", "v")) << "a shard writes only its own store";
+  r = pacer("merge --update " + sharded + run_shards);
+  ASSERT_EQ(r.code, 0) << r.err;
+  expect_same_validation(sharded, serial, truth);
+  EXPECT_EQ(traces::Store::open(sharded).read_profile("cnn@1x12x12"),
+            traces::Store::open(serial).read_profile("cnn@1x12x12"))
+      << "the merge kept the store's profile";
+
+  // Whole, on the merged store: every job is done, nothing trains, the record stays.
+  const auto merged = traces::Store::open(sharded).read_validation("v");
+  r = pacer(common + "--store " + sharded);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("\n0 real training runs"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Verdict"), std::string::npos) << r.out;
+  EXPECT_EQ(traces::Store::open(sharded).read_validation("v"), merged);
+}
+
+// --jobs 2: both stages as two local processes each, merged, then the whole command completes
+// and reports; equal to the serial validation. A validation cut short resumes its missing jobs only.
+TEST_F(Validate, LocalJobsEqualTheWholeValidationAndAnInterruptedOneResumes) {
+  const std::string serial = (dir / "serial.h5").string(), jobs = (dir / "jobs.h5").string();
+  ASSERT_NO_FATAL_FAILURE(profile_and_proxy(serial));
+  fs::copy_file(serial, jobs);
+  const std::string common = fmt::format(
+      "validate --target-dataset idx:{} --checkpoint none --threads 1 --eval-every 64 --lr 0.002 --target 0.9 "
+      "--budget 4096 --seeds 0,1 --sensor-rate 100Hz --power-limits {}W --name v ",
+      (dir / "idx").string(), cap_at(serial, 0.5));
+  auto r = pacer(common + "--store " + serial);
+  ASSERT_EQ(r.code, 0) << r.err;
+  r = pacer(common + "--store " + jobs + " --jobs 2");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("stage oracle: 2 shards"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("stage runs: 2 shards"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Verdict"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\n0 real training runs"), std::string::npos) << r.out;
+  std::string truth = "idx:" + (dir / "idx").string() + "-true";
+  std::replace(truth.begin(), truth.end(), '/', '_');
+  expect_same_validation(jobs, serial, truth);
+
+  // Cut short: the store lost the rows of one (b, seed) job; the same command trains that job only.
+  {
+    auto s = traces::Store::open(jobs);
+    auto v = s.read_validation("v");
+    const int b = v.rows.front().batch_size, seed = v.rows.front().seed;
+    std::erase_if(v.rows, [&](const traces::ValidationRow& row) { return row.batch_size == b && row.seed == seed; });
+    s.write_validation(v, traces::Replace::always);
+  }
+  r = pacer(common + "--store " + jobs);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("\n1 real training runs"), std::string::npos) << r.out;
+  expect_same_validation(jobs, serial, truth);
+}
+
+// Board fleets: a validation through the Jetson sysfs backend (a tree served by `pacer emulate`,
+// hardware in the loop) under a Slurm node name records the node and the board's device-tree model
+// with every run it trained.
+TEST_F(Validate, EveryRunOnAJetsonRecordsItsNodeAndBoardModel) {
+  const fs::path root = dir / "board";
+  const std::string log = (dir / "emulate.txt").string();
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ::dup2(fd, 1);
+    ::dup2(fd, 2);
+    ::execl(PACER_BINARY, PACER_BINARY, "emulate", "--device", "jetson-tx2", "--root", root.c_str(), "--time-scale",
+            "0.05", "--duration", "600s", static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  struct Stop {
+    pid_t pid;
+    ~Stop() {
+      ::kill(pid, SIGTERM);
+      ::waitpid(pid, nullptr, 0);
+    }
+  } stop{pid};
+  for (int i = 0; i < 3000 && !fs::exists(root / "pacer-emulator/pid"); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_TRUE(fs::exists(root / "pacer-emulator/pid")) << pacer::testing::slurp(log);
+  const std::string store = (dir / "tx2.h5").string(), state = (dir / "state").string();
+  auto r = pacer("profile --device jetson --sysfs-root " + root.string() + " --state-file " + state +
+                 " --workload cnn@1x12x12 --batch-sizes 8,32 --freqs 624.75,1300.5 --warmup-batches 1 "
+                 "--measured-batches 10 --store " +
+                 store);
+  ASSERT_EQ(r.code, 0) << r.err;
+  ASSERT_NO_FATAL_FAILURE(proxy(store));
+  ::setenv("SLURMD_NODENAME", "tx2-03", 1);
+  r =
+      pacer(fmt::format("validate --store {} --device jetson --sysfs-root {} --target-dataset idx:{} --checkpoint none "
+                        "--threads 1 --eval-every 64 --lr 0.002 --target 0.9 --budget 4096 --seeds 0 "
+                        "--policies ours,oracle --power-limits 100W --name v",
+                        store, root.string(), (dir / "idx").string()));
+  ::unsetenv("SLURMD_NODENAME");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto v = traces::Store::open(store).read_validation("v");
+  ASSERT_EQ(v.rows.size(), 2u);
+  for (const auto& row : v.rows) {
+    ASSERT_GT(row.batch_size, 0) << row.policy;
+    EXPECT_EQ(row.node, "tx2-03") << row.policy;
+    EXPECT_EQ(row.board_model, "NVIDIA Jetson TX2 8GB") << row.policy;
+  }
+  const auto profile = traces::Store::open(store).read_profile("cnn@1x12x12");
+  for (const auto& p : profile.points) EXPECT_EQ(p.board_model, "NVIDIA Jetson TX2 8GB");
+}
+
+// Issue 16, item 10: a run that misses the target within its budget is censored, not a run of 0 s.
+// The table says how many runs reached the target instead of "0.0 ± 0.0" and a 0 % error, and the
+// verdict says Ours was censored (and what to do), not that it found no feasible configuration.
+TEST_F(Validate, CensoredRunsAreReportedAsNotReachedNotAsZeroSeconds) {
+  const std::string store = (dir / "s.h5").string();
+  const std::string data = "idx:" + (dir / "idx").string();
+  ASSERT_NO_FATAL_FAILURE(profile_and_proxy(store));
+  auto r =
+      pacer(fmt::format("validate --store {} --target-dataset {} --checkpoint none --threads 1 --eval-every 16 "
+                        "--lr 0.002 --target 0.9 --budget 32 --seeds 0,1 --sensor-rate 100Hz --power-limits 20W "
+                        "--policies ours,baseline1,oracle --name censored",
+                        store, data));
+  ASSERT_EQ(r.code, 0) << r.err;
+  for (const auto& row : traces::Store::open(store).read_validation("censored").rows)
+    ASSERT_FALSE(row.reached) << "the budget must censor every run for this test";
+  EXPECT_EQ(r.out.find("0.0 ± 0.0"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find(" 0.0%"), std::string::npos) << "no error or regret without a measured time\n" << r.out;
+  EXPECT_NE(r.out.find("0 of 2 reached"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("found no feasible configuration"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("none of the 2 runs of Ours reached the target within the budget of 32 samples"),
+            std::string::npos)
+      << r.out;
+}

@@ -1,0 +1,204 @@
+// Options shared by the commands (issue 12 defect 3, issue 16 item 8): one --sensor-rate in Hz
+// everywhere, a documented and enforced upper bound on every count, --threads defaulting to the
+// CPUs that are free, and flag names added by the CLI to the library's option errors.
+#include <gtest/gtest.h>
+#include <sched.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <filesystem>
+#include <string>
+
+#include "base/cpu_threads.hpp"
+#include "base/error.hpp"
+#include "tests/support/run_pacer.hpp"
+#include "traces/store/store.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+using Result = pacer::testing::RunResult;
+
+class CliOptions : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("pacer-cli-options-" + std::to_string(::getpid()) + "-" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  Result run(const std::string& args) const { return pacer::testing::run_pacer(args, dir_); }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  fs::path dir_;
+};
+
+bool has(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
+
+// --help wraps descriptions: compare with runs of white space as one space.
+std::string squash(const std::string& s) {
+  std::string out;
+  for (char c : s)
+    if (!std::isspace(static_cast<unsigned char>(c)))
+      out += c;
+    else if (out.empty() || out.back() != ' ')
+      out += ' ';
+  return out;
+}
+
+// `--sensor-rate 10` is 10 Hz in validate (it was 10 MHz and rejected) ...
+TEST_F(CliOptions, SensorRateIsHertzInValidate) {
+  auto r = run("validate --store " + path("none.h5") + " --power-limits 5W --sensor-rate 10");
+  EXPECT_EQ(r.code, 1) << r.err;  // past the options: the store is missing
+  EXPECT_FALSE(has(r.err, "sensor-rate")) << r.err;
+  r = run("validate --store " + path("none.h5") + " --power-limits 5W --sensor-rate 20kHz");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_TRUE(has(r.err, "--sensor-rate: 20 kHz is outside")) << r.err;
+  r = run("validate --store " + path("none.h5") + " --power-limits 5W --sensor-rate 5W");
+  EXPECT_EQ(r.code, 2) << r.err;
+}
+
+// ... and the same option with the same unit in profile, where it was --sensor-rate-hz.
+TEST_F(CliOptions, SensorRateIsTheSameOptionInProfile) {
+  const std::string base =
+      "profile --device emulated:jetson-nano --workload cnn --batch-sizes 8 --freqs 921.6 "
+      "--measured-batches 2 --min-power-samples 2 --store ";
+  auto r = run(base + path("a.h5") + " --sensor-rate 5");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_DOUBLE_EQ(pacer::traces::Store::open(path("a.h5")).read_profile("cnn@1x28x28").points.at(0).sensor_rate_hz,
+                   5.0);
+  r = run(base + path("b.h5") + " --sensor-rate 1kHz");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_DOUBLE_EQ(pacer::traces::Store::open(path("b.h5")).read_profile("cnn@1x28x28").points.at(0).sensor_rate_hz,
+                   1000.0);
+  EXPECT_EQ(run(base + path("c.h5") + " --sensor-rate-hz 5").code, 2);
+  for (const char* cmd : {"profile", "validate"}) {
+    r = run(std::string(cmd) + " --help");
+    EXPECT_TRUE(has(r.out, "--sensor-rate arg (=10 Hz)")) << cmd << "\n" << r.out;
+  }
+}
+
+// The profile table names the knob and formats its values by the knob's own unit.
+TEST_F(CliOptions, ProfileTableFormatsTheKnobByItsKind) {
+  const auto r =
+      run("profile --device emulated:jetson-nano --workload cnn --batch-sizes 8 --freqs 921.6,76.8 "
+          "--measured-batches 2 --min-power-samples 2 --store " +
+          path("k.h5"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(has(r.out, "      f      b")) << r.out;
+  EXPECT_TRUE(has(r.out, "921.6 MHz")) << r.out;
+  EXPECT_TRUE(has(r.out, "76.8 MHz")) << r.out;
+}
+
+TEST_F(CliOptions, CountsHaveDocumentedBoundsEnforcedAtParseTime) {
+  struct Case {
+    std::string args, flag;
+  };
+  const std::vector<Case> cases = {
+      {"relation --threads 100000", "--threads"},
+      {"relation --budget 0", "--budget"},
+      {"relation --eval-every 0", "--eval-every"},
+      {"relation --pretrain-batch 100000000", "--pretrain-batch"},
+      {"relation --seeds 0-100000", "--seeds"},
+      {"validate --store x.h5 --power-limits 5W --threads 100000", "--threads"},
+      {"sweep --store x.h5 --caps-per-workload 1000000", "--caps-per-workload"},
+      {"profile --device emulated:jetson-nano --workload cnn --measured-batches 0", "--measured-batches"},
+      {"profile --device emulated:jetson-nano --workload cnn --warmup-batches 10000000", "--warmup-batches"},
+      {"calibrate x.h5 --epochs 0", "--epochs"},
+      {"bench train --threads 100000", "--threads"},
+  };
+  for (const auto& c : cases) {
+    const auto r = run(c.args);
+    EXPECT_EQ(r.code, 2) << c.args << "\n" << r.err;
+    EXPECT_TRUE(has(r.err, c.flag)) << c.args << "\n" << r.err;
+  }
+  const auto help = squash(run("relation --help").out);
+  EXPECT_TRUE(has(help, "[1 .. 1000000000]")) << help;  // --budget, --eval-every
+  EXPECT_TRUE(has(help, "[0 .. " + std::to_string(pacer::base::max_cpu_threads()) + "]")) << help;
+  EXPECT_TRUE(has(squash(run("sweep --help").out), "1 .. 10000]"));
+}
+
+// --threads defaults to the CPUs that are free, not a fixed 2: on one CPU the default is 1.
+TEST_F(CliOptions, ThreadsDefaultToTheFreeCpus) {
+  const int free_now = pacer::base::free_cpu_threads();
+  EXPECT_GE(free_now, 1);
+  EXPECT_LE(free_now, pacer::base::cpus_available());
+  cpu_set_t saved, one;
+  ASSERT_EQ(sched_getaffinity(0, sizeof(saved), &saved), 0);
+  CPU_ZERO(&one);
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &saved)) {
+      CPU_SET(c, &one);
+      break;
+    }
+  ASSERT_EQ(sched_setaffinity(0, sizeof(one), &one), 0);
+  EXPECT_EQ(pacer::base::cpus_available(), 1);
+  EXPECT_EQ(pacer::base::free_cpu_threads(), 1);
+  const auto relation = run("relation --help");  // the child inherits the one-CPU affinity
+  const auto validate = run("validate --help");
+  ASSERT_EQ(sched_setaffinity(0, sizeof(saved), &saved), 0);
+  EXPECT_TRUE(has(relation.out, "--threads arg (=1)")) << relation.out;
+  EXPECT_TRUE(has(validate.out, "--threads arg (=1)")) << validate.out;
+}
+
+// The thread default counts a neighbour that runs now, not only the 1-minute load average (which
+// needs about a minute to see a process that just started): on 2 quiet CPUs beside one busy process
+// it is 1 thread, where the load average alone gave 2 and the OpenMP team ran 24x slower.
+TEST(CpuThreads, TheDefaultLeavesTheCpusThatAreBusyNow) {
+  using pacer::base::CpuLoad;
+  using pacer::base::free_cpu_threads;
+  EXPECT_EQ(free_cpu_threads(CpuLoad{2, 2, 0.0, 0}), 2);
+  EXPECT_EQ(free_cpu_threads(CpuLoad{2, 2, 0.1, 1}), 1);  // a neighbour started seconds ago
+  EXPECT_EQ(free_cpu_threads(CpuLoad{2, 2, 1.2, 0}), 1);  // a neighbour between bursts
+  EXPECT_EQ(free_cpu_threads(CpuLoad{2, 2, 7.0, 6}), 1);  // never below one
+  EXPECT_EQ(free_cpu_threads(CpuLoad{16, 16, 2.4, 3}), 13);
+  // A 4-CPU cpuset on a 64-CPU node at load 32: its share of the load is 2 busy CPUs, not 32.
+  EXPECT_EQ(free_cpu_threads(CpuLoad{4, 64, 32.0, 30}), 2);
+  const CpuLoad parsed = pacer::base::parse_loadavg("1.52 0.98 0.40 3/455 12345\n");
+  EXPECT_DOUBLE_EQ(parsed.load_1min, 1.52);
+  EXPECT_EQ(parsed.running_others, 2);  // the reading task is one of the 3
+  EXPECT_THROW(pacer::base::parse_loadavg("1.52 0.98"), pacer::Error);
+  EXPECT_THROW(pacer::base::parse_loadavg("-1 0 0 1/2 3"), pacer::Error);
+  const CpuLoad now = pacer::base::read_cpu_load();
+  EXPECT_EQ(now.cpus, pacer::base::cpus_available());
+  EXPECT_GE(now.online_cpus, now.cpus);
+}
+
+// The OpenMP runtime's own view (OMP_DISPLAY_ENV=verbose, printed by libgomp when it loads) of a
+// training command: a spin count of 1000, whether started through the `pacer` front or as
+// pacer-train itself (which restarts once to set it); a user's own policy is kept.
+TEST_F(CliOptions, TrainingThreadsSpinBrieflyUnlessTheUserChoseAWaitPolicy) {
+  const std::string front = PACER_BINARY;
+  const std::string full = (fs::path(front).parent_path() / "pacer-train").string();
+  auto spin_count = [&](const std::string& env, const std::string& program) {
+    const std::string err = path("omp.txt");
+    const std::string cmd = "env -u OMP_WAIT_POLICY -u GOMP_SPINCOUNT OMP_DISPLAY_ENV=verbose " + env + " " + program +
+                            " workloads >/dev/null 2>" + err + " </dev/null";
+    EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+    const std::string text = pacer::testing::slurp(err);
+    const auto at = text.rfind("GOMP_SPINCOUNT = '");  // the last start's view
+    if (at == std::string::npos) return std::string("none");
+    return text.substr(at + 18, text.find('\'', at + 18) - at - 18);
+  };
+  if (spin_count("", front) == "none") GTEST_SKIP() << "the OpenMP runtime is not libgomp (no OMP_DISPLAY_ENV)";
+  EXPECT_EQ(spin_count("", front), "1000");  // the runtime's default spins 300000 times
+  EXPECT_EQ(spin_count("", full), "1000");
+  EXPECT_EQ(spin_count("OMP_WAIT_POLICY=ACTIVE", front), "30000000000");
+  EXPECT_EQ(spin_count("OMP_WAIT_POLICY=PASSIVE", full), "0");
+  EXPECT_EQ(spin_count("GOMP_SPINCOUNT=20000", full), "20000");
+}
+
+// A library option error carries the option's key; the CLI names the flag.
+TEST_F(CliOptions, CliNamesTheFlagOfALibraryOptionError) {
+  auto r = run("profile --device emulated: --workload cnn --store " + path("x.h5"));
+  EXPECT_EQ(r.code, 2);
+  EXPECT_TRUE(has(r.err, "pacer profile: --device: emulated:NAME needs a device name")) << r.err;
+  r = run("emulate --device jetson-nano --root / --duration 1s");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_TRUE(has(r.err, "--root: / would put the emulated tree into the kernel's own /sys")) << r.err;
+}
+
+}  // namespace

@@ -1,0 +1,72 @@
+// Hardware in the loop: the real sysfs backend and the real profiler against a live emulated tree.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "hw/emulator/emulated_tree.hpp"
+#include "hw/executor.hpp"
+#include "hw/jetson/jetson_sysfs.hpp"
+#include "hw/profiler.hpp"
+#include "tests/hw/helpers.hpp"
+#include "tests/support/workloads.hpp"
+#include "traces/catalog/catalog.hpp"
+
+namespace pacer::hw {
+namespace {
+
+TEST(HardwareInTheLoop, SysfsBackendAgreesWithTheEmulator) {
+  test::TempDir tmp;
+  const auto spec = traces::find_device("jetson-nano");
+  const auto workload = testing::resnet18_cifar();
+  EmulatorOptions eo;
+  eo.sensor_noise_rel = 0.01;
+  auto emu = EmulatedJetson::with_workload(spec, workload, eo);
+  const EmulatedJetson& model = *emu;  // kept alive by the tree
+  LiveTreeOptions lo;
+  lo.time_scale = 0.04;
+  lo.tick_s = 0.003;
+  LiveEmulatedTree tree(tmp.path() / "board", std::move(emu), nullptr, lo);
+  tree.start();
+
+  JetsonSysfsOptions so;
+  so.root = tree.root();
+  so.state_file = tmp.path() / "state";
+  JetsonSysfsDevice dev(so);
+  EXPECT_TRUE(dev.emulated());
+  EXPECT_EQ(dev.power_rails(), (std::vector<std::string>{"POM_5V_IN", "gpu:POM_5V_GPU"}));
+  SleepingExecutor exec(tree.root() / "pacer-emulator", workload.name);
+  EXPECT_DOUBLE_EQ(exec.time_scale(), 0.04);
+
+  ProfileOptions o;
+  o.workload = workload.name;
+  o.batch_sizes = {16, 32};
+  o.knob_values = {460.8e6, 921.6e6};
+  o.warmup_batches = 1;
+  o.measured_batches = 4;
+  o.sensor_rate_hz = 10;
+  const auto rep = run_profile(dev, exec, o);
+  tree.stop();
+  EXPECT_EQ(tree.violations(), 0) << "the backend wrote min_freq above max_freq";
+  ASSERT_EQ(rep.table.points.size(), 4u);
+  EXPECT_TRUE(rep.table.emulated);
+  EXPECT_FALSE(rep.table.virtual_time);
+  for (const auto& p : rep.table.points) {
+    ASSERT_EQ(p.status, "ok") << p.status;
+    const auto m = model.expected(p.knob[0], p.batch_size);
+    // Mini-batches end on an absolute wall schedule: one late wake-up is made up by the next.
+    EXPECT_NEAR(p.time_per_batch_mean_s, m.time_per_batch_s, 0.05 * m.time_per_batch_s)
+        << p.knob[0] << " b=" << p.batch_size;
+    // The sensor files carry the model's power phases (the peak for the compute share of every
+    // mini-batch, the rest at the level that keeps the mean; mW integers, 1% noise): the sampled
+    // peak is the model's peak, the sampled mean the model's mean within the phase mix of the
+    // samples drawn.
+    EXPECT_NEAR(p.power_peak_w, m.power_peak_w, 0.04 * m.power_peak_w) << p.knob[0] << " b=" << p.batch_size;
+    EXPECT_NEAR(p.power_mean_w, m.power_mean_w, 0.06 * m.power_mean_w) << p.knob[0] << " b=" << p.batch_size;
+  }
+  // The profiler restored the frequency range of the boot tree.
+  EXPECT_EQ(test::slurp(tree.root() / spec.devfreq_path / "min_freq"), "76800000");
+  EXPECT_EQ(test::slurp(tree.root() / spec.devfreq_path / "max_freq"), "921600000");
+}
+
+}  // namespace
+}  // namespace pacer::hw

@@ -1,0 +1,165 @@
+// tegrastats importer: the three real logs in shared/ with marks written here, and synthetic lines
+// of the generations the real logs do not cover (Orin, TX2, JetPack 7).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+
+#include "base/error.hpp"
+#include "traces/import/common.hpp"
+#include "traces/import/tegrastats.hpp"
+
+namespace pacer::traces {
+namespace {
+
+const std::filesystem::path kLogs =
+    std::filesystem::path(PACER_SHARED_DIR) / "data" / "jetson" / "loudva" / "tegrastats";
+
+tegrastats::ImportOptions options_for(const std::string& log) {
+  tegrastats::ImportOptions o;
+  o.log = kLogs / log;
+  return o;
+}
+
+TEST(ImportTegrastats, RealNanoLogTotalRailWithoutDate) {
+  if (!std::filesystem::exists(kLogs / "nano.log")) GTEST_SKIP() << "no tegrastats logs under " << kLogs;
+  // No date prefix: sample k is at k x interval; lines 1-10 are 0..9 s.
+  const std::string marks =
+      "start_s,end_s,b,gpu_freq[MHz],batches\n"
+      "0,9,4,921.6,3\n"
+      "10,19,8,76.8,\n";
+  const auto o = options_for("nano.log");
+  const auto t = tegrastats::import_text(import::read_text(o.log), marks, o);
+  ASSERT_EQ(t.points.size(), 2u);
+  const auto& p = t.points[0];
+  EXPECT_EQ(t.knob.kind, "gpu_freq");
+  EXPECT_DOUBLE_EQ(p.knob[0], 921.6e6);
+  EXPECT_EQ(p.power_samples, 10);
+  EXPECT_NEAR(p.power_mean_w, 1.1865, 1e-9);  // POM_5V_IN "cur" of lines 1-10
+  EXPECT_DOUBLE_EQ(p.power_peak_w, 1.863);
+  EXPECT_DOUBLE_EQ(p.time_per_batch_mean_s, 3.0);  // 9 s / 3 mini-batches
+  EXPECT_EQ(p.status, "ok");
+  EXPECT_NE(t.points[1].status.find("power only"), std::string::npos);
+  EXPECT_NE(t.source.find("module-total rail"), std::string::npos);
+}
+
+TEST(ImportTegrastats, RealXavierNxLogSpreadsLinesWithinASecond) {
+  if (!std::filesystem::exists(kLogs / "xavier-nx.log")) GTEST_SKIP() << "no tegrastats logs under " << kLogs;
+  const auto o = options_for("xavier-nx.log");
+  const auto samples = tegrastats::parse_log(import::read_text(o.log), "xavier-nx.log", 1.0);
+  // The first 4 lines are stamped 15:53:23: 0, 0.25, 0.5, 0.75 s.
+  ASSERT_GT(samples.size(), 5u);
+  EXPECT_DOUBLE_EQ(samples[1].time_s, 0.25);
+  EXPECT_DOUBLE_EQ(samples[4].time_s, 1.0);
+  EXPECT_DOUBLE_EQ(samples[0].module_power_w, 3.791);  // VDD_IN, not the sum of the three rails
+  EXPECT_FALSE(samples[0].summed);
+  EXPECT_EQ(samples[0].cpus, 6);
+  EXPECT_EQ(samples[0].cpus_online, 2);  // "off" cores
+  EXPECT_DOUBLE_EQ(samples[0].gpu_freq_hz, 114e6);
+  EXPECT_DOUBLE_EQ(samples[0].emc_freq_hz, 204e6);
+  EXPECT_DOUBLE_EQ(samples[0].temperatures_c.at("GPU"), 41);
+  const auto t = tegrastats::import_text(import::read_text(o.log), "start_s,end_s,b,gpu_freq\n0,0.9,1,114000000\n", o);
+  EXPECT_EQ(t.points[0].power_samples, 4);
+  EXPECT_NEAR(t.points[0].power_mean_w, (3.791 + 3.179 + 3.506 + 3.669) / 4, 1e-12);
+}
+
+TEST(ImportTegrastats, RealAgxXavierLogSumsRails) {
+  if (!std::filesystem::exists(kLogs / "agx-xavier.log")) GTEST_SKIP() << "no tegrastats logs under " << kLogs;
+  const auto o = options_for("agx-xavier.log");
+  const auto samples = tegrastats::parse_log(import::read_text(o.log), "agx-xavier.log", 1.0);
+  // GPU 0 + CPU 2022 + SOC 2178 + CV 0 + VDDRQ 311 + SYS5V 2243 mW: the board has no total rail.
+  EXPECT_TRUE(samples[0].summed);
+  EXPECT_DOUBLE_EQ(samples[0].module_power_w, 6.754);
+  EXPECT_EQ(samples[0].rails_w.size(), 6u);
+  EXPECT_DOUBLE_EQ(samples[0].gpu_freq_hz, 114e6);
+}
+
+TEST(ImportTegrastats, SyntheticOrinTx2AndJetPack7Lines) {
+  // AGX Orin (JS emulator line): no total rail, NC channels left out of the sum.
+  const auto orin = tegrastats::parse_line(
+      "01-03-2023 16:07:54 RAM 2257/30536MB (lfb 5392x4MB) SWAP 0/15268MB (cached 0MB) CPU [1%@729,off,3%@729] "
+      "EMC_FREQ 0%@204 GR3D_FREQ 0%@0 tj@41.656C VDD_GPU_SOC 2390mW/2390mW VDD_CPU_CV 796mW/796mW "
+      "VIN_SYS_5V0 3522mW/3522mW NC 0mW/0mW VDDQ_VDD2_1V8AO 301mW/301mW NC 0mW/0mW",
+      "orin", 1);
+  EXPECT_TRUE(orin.summed);
+  EXPECT_DOUBLE_EQ(orin.module_power_w, 2.390 + 0.796 + 3.522 + 0.301);
+  EXPECT_EQ(orin.cpus_online, 2);
+  EXPECT_DOUBLE_EQ(orin.temperatures_c.at("tj"), 41.656);
+  // TX2 (no units, VDD_IN is the total).
+  const auto tx2 = tegrastats::parse_line(
+      "RAM 1/7854MB CPU [50%@2035,off,off,50%@2034] EMC_FREQ 2%@1866 GR3D_FREQ 99%@1300 VDD_IN 14025/14416 "
+      "VDD_CPU 2209/2538 VDD_GPU 6854/6903 VDD_SOC 1371/1370 VDD_WIFI 19/19 VDD_DDR 2702/2702",
+      "tx2", 1);
+  EXPECT_FALSE(tx2.summed);
+  EXPECT_DOUBLE_EQ(tx2.module_power_w, 14.025);
+  EXPECT_DOUBLE_EQ(tx2.gpu_freq_hz, 1300e6);
+  EXPECT_DOUBLE_EQ(tx2.gpu_load, 0.99);
+  EXPECT_DOUBLE_EQ(tx2.emc_freq_hz, 1866e6);
+  // JetPack 7: per-GPC frequency list and three values per rail.
+  const auto jp7 = tegrastats::parse_line(
+      "07-25-2026 09:08:28 RAM 20642/62817MB (lfb 1x2MB) CPU [23%@2201] EMC_FREQ 3%@3199 GR3D_FREQ 12%@[1300,1300] "
+      "cpu@52.968C/52.968C VDD_GPU_SOC 5139mW/5139mW/5139mW VDD_CPU_CV 3268mW/3268mW/3268mW "
+      "VIN_SYS_5V0 5500mW/5500mW/5500mW",
+      "jp7", 1);
+  EXPECT_DOUBLE_EQ(jp7.module_power_w, 5.139 + 3.268 + 5.5);
+  EXPECT_DOUBLE_EQ(jp7.gpu_freq_hz, 1300e6);
+  EXPECT_DOUBLE_EQ(jp7.temperatures_c.at("cpu"), 52.968);
+}
+
+TEST(ImportTegrastats, PowerModeMarksAndBadInput) {
+  const std::string log =
+      "RAM 1/2MB POM_5V_IN 5000/5000 POM_5V_GPU 1/1\nRAM 1/2MB POM_5V_IN 7000/6000 POM_5V_GPU 1/1\n";
+  tegrastats::ImportOptions o;
+  o.interval_s = 0.5;
+  const auto t = tegrastats::import_text(log,
+                                         "start_s,end_s,b,cpu_cores,cpu_freq[MHz],gpu_freq[MHz],mem_freq[MHz],time_per_"
+                                         "batch[ms]\n0,0.5,2,4,1479,921.6,1600,250\n",
+                                         o);
+  EXPECT_EQ(t.knob.kind, "power_mode");
+  EXPECT_EQ(t.points[0].knob, (std::vector<double>{4, 1479e6, 921.6e6, 1600e6}));
+  EXPECT_DOUBLE_EQ(t.points[0].time_per_batch_mean_s, 0.25);
+  EXPECT_DOUBLE_EQ(t.points[0].power_mean_w, 6.0);
+  EXPECT_DOUBLE_EQ(t.points[0].power_peak_w, 7.0);
+  const auto expect_error = [&](const std::string& lg, const std::string& marks, const std::string& fragment) {
+    try {
+      tegrastats::import_text(lg, marks, o);
+      ADD_FAILURE() << "expected an error with '" << fragment << "'";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+    }
+  };
+  expect_error("RAM 1/2MB CPU [1%@2]\n", "start_s,end_s,b,gpu_freq\n0,1,1,1\n", "tegrastats log:1: no power rail");
+  expect_error(log, "start_s,end_s,b,gpu_freq\n5,6,1,1\n", "no tegrastats sample between 5 s and 6 s");
+  expect_error(log, "start_s,end_s,b\n0,1,1\n", "no knob columns");
+  expect_error(log, "start_s,end_s,b,gpu_freq[furlongs]\n0,1,1,1\n", "unit [furlongs]");
+  expect_error(log, "start_s,end_s,b,gpu_freq\n1,0,1,1\n", "end_s must be after start_s");
+  expect_error(log, "start_s,end_s,b,gpu_freq\n0,1,x,1\n", "marks:2: b holds 'x'");
+  expect_error("RAM 1/2MB GR3D_FREQ abc POM_5V_IN 1/1\n", "start_s,end_s,b,gpu_freq\n0,1,1,1\n", "not load%");
+}
+
+}  // namespace
+// Issue 16, item 10: a number too large for a double or an int is one error naming the line, the
+// field and the value, never the bare "stod"/"stoul" of the C++ library.
+TEST(ImportTegrastats, NumbersOutOfRangeNameTheLineAndTheValue) {
+  const std::string huge(400, '9');
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"RAM 1/2MB POM_5V_IN " + huge + "/1", "POM_5V_IN"},
+      {"RAM 1/2MB GR3D_FREQ 5%@" + huge + " POM_5V_IN 1/1", "GR3D_FREQ"},
+      {"RAM 1/2MB gpu@" + huge + "C POM_5V_IN 1/1", "gpu"},
+  };
+  for (const auto& [line, field] : cases) {
+    try {
+      tegrastats::parse_line(line, "big.log", 7);
+      ADD_FAILURE() << "accepted: " << line;
+    } catch (const Error& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("big.log:7"), std::string::npos) << what;
+      EXPECT_NE(what.find(field), std::string::npos) << what;
+      EXPECT_NE(what.find("9999"), std::string::npos) << what;
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << "not a pacer::Error: " << e.what();
+    }
+  }
+}
+
+}  // namespace pacer::traces

@@ -1,0 +1,410 @@
+#include <H5Cpp.h>
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <set>
+
+#include "base/error.hpp"
+#include "tests/support/sample_records.hpp"
+#include "tests/support/store_seal.hpp"
+#include "traces/catalog/catalog.hpp"
+#include "traces/csv.hpp"
+#include "traces/store/export.hpp"
+#include "traces/store/store.hpp"
+
+using namespace pacer;
+using namespace pacer::traces;
+using namespace pacer::testing;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    path = fs::temp_directory_path() / ("pacer-store-" + std::to_string(::getpid()) + "-" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~TempDir() { fs::remove_all(path); }
+};
+
+void write_bytes(const fs::path& p, const std::string& bytes) {
+  std::ofstream(p, std::ios::binary) << bytes;
+}
+
+std::string read_bytes(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
+template <typename Fn>
+void expect_error(Fn fn, const std::vector<std::string>& needles) {
+  try {
+    fn();
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    for (const auto& n : needles) EXPECT_NE(std::string(e.what()).find(n), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+
+TEST(Store, ProfileRoundTripIsIdentical) {
+  TempDir dir;
+  auto store = Store::open_or_create(dir.path / "c.h5");
+  const auto t = sample_profile();
+  store.write_profile(t);
+  const auto back = Store::open(dir.path / "c.h5").read_profile(t.workload);
+  EXPECT_EQ(back, t);
+  EXPECT_TRUE(std::isnan(back.points[0].temperature_c));
+  EXPECT_EQ(back.points.back().status, "skipped: cap exceeded, watchdog");
+}
+
+TEST(Store, MultiDimensionalKnobRoundTrip) {
+  TempDir dir;
+  auto store = Store::open_or_create(dir.path / "c.h5");
+  ProfileTable t;
+  t.workload = "w";
+  t.knob = KnobSpace::power_mode();
+  ProfilePoint p;
+  p.knob = {4, 1.2e9, 6e8, 3.2e9};
+  p.batch_size = 16;
+  t.points = {p};
+  store.write_profile(t, "modes");
+  EXPECT_EQ(store.read_profile("modes"), t);
+  ProfileTable bad = t;
+  bad.points[0].knob = {1.0};
+  EXPECT_THROW(store.write_profile(bad, "bad"), Error);
+  EXPECT_FALSE(store.has("profiles", "bad"));
+}
+
+TEST(Store, EveryRecordTypeRoundTrips) {
+  TempDir dir;
+  auto store = Store::open_or_create(dir.path / "c.h5");
+  const auto device = find_device("jetson-agx-orin");
+  store.write_device(device);
+  const auto rel = sample_relation();
+  store.write_relation(rel);
+  const auto m = sample_model();
+  store.write_model(m);
+  const auto s = sample_sweep();
+  store.write_sweep(s);
+  const auto ps = sample_series();
+  store.write_series(ps);
+  const auto v = sample_validation();
+  store.write_validation(v);
+  LearningCurve curve;
+  curve.name = rel.name;
+  curve.metric = "accuracy";
+  curve.source = "evaluations";
+  curve.points = {{8, 0, 1000, 0.4}, {8, 0, 2000, 0.61}, {8, 1, 1000, NAN}};
+  store.write_curve(curve);
+
+  const auto again = Store::open(dir.path / "c.h5");
+  EXPECT_EQ(again.read_curve(rel.name), curve);
+  EXPECT_EQ(again.read_validation("val"), v);
+  EXPECT_EQ(again.read_device(), device);
+  EXPECT_EQ(again.read_relation(rel.name), rel);
+  EXPECT_EQ(again.read_model(m.name), m);
+  EXPECT_EQ(again.read_sweep(s.name), s);
+  EXPECT_EQ(again.read_series(ps.name), ps);
+  EXPECT_EQ(again.list("relations"), std::vector<std::string>{"fmnist-proxy"});
+}
+
+// Every group of kStoreGroups reads back as its own record type (StoreRecord) and exports as that
+// type's CSV: a group whose place in kStoreGroups and in StoreRecord differ fails here.
+TEST(Store, EveryGroupReadsBackAsItsRecordTypeAndExportsAsItsCsv) {
+  TempDir dir;
+  auto store = Store::open_or_create(dir.path / "c.h5");
+  LearningCurve curve;
+  curve.name = "fmnist-proxy";
+  curve.metric = "accuracy";
+  curve.source = "evaluations";
+  curve.points = {{8, 0, 1000, 0.4}, {8, 0, 2000, 0.61}};
+  const std::vector<StoreRecord> written = {sample_profile(), sample_relation(),  curve, sample_model(), sample_sweep(),
+                                            sample_series(),  sample_validation()};
+  store.write_profile(std::get<ProfileTable>(written[0]), "p");
+  store.write_relation(std::get<RelationSet>(written[1]));
+  store.write_curve(std::get<LearningCurve>(written[2]));
+  store.write_model(std::get<ModelRecord>(written[3]));
+  store.write_sweep(std::get<SweepResult>(written[4]));
+  store.write_series(std::get<PowerSeries>(written[5]));
+  store.write_validation(std::get<ValidationResult>(written[6]));
+  store.write_device(find_device("jetson-nano"));
+
+  std::string listing = fmt::format("{} (schema {}):\n  device\n", store.path().string(), kSchemaVersion);
+  for (size_t i = 0; i < std::size(kStoreGroups); ++i) {
+    const std::string group = kStoreGroups[i];
+    ASSERT_EQ(find_store_group(group), i);
+    const auto names = store.list(group);
+    ASSERT_EQ(names.size(), 1u) << group;
+    const StoreRecord back = store.read_record(group, names[0]);
+    EXPECT_EQ(back.index(), i) << group;
+    EXPECT_EQ(back, written[i]) << group;
+    const std::string csv = std::visit([](const auto& r) { return to_csv(r); }, written[i]);
+    EXPECT_EQ(export_csv(store, group + "/" + names[0]), csv) << group;
+    listing += fmt::format("  {}/{}\n", group, names[0]);
+  }
+  EXPECT_EQ(format_store_contents(store), listing);
+  EXPECT_EQ(export_csv(store, "device"), to_csv(find_device("jetson-nano")));
+  EXPECT_EQ(export_record_forms(),
+            "profiles/NAME, relations/NAME, curves/NAME, models/NAME, sweeps/NAME, runs/NAME, validations/NAME or "
+            "device");
+
+  EXPECT_FALSE(find_store_group("device"));
+  EXPECT_THROW((void)store.read_record("device", "x"), Error);
+  try {
+    (void)export_csv(store, "traces/p");
+    ADD_FAILURE() << "an unknown group was exported";
+  } catch (const UsageError& e) {
+    EXPECT_STREQ(e.what(),
+                 "unknown group 'traces' (profiles, relations, curves, models, sweeps, runs, validations, device)");
+  }
+  EXPECT_THROW((void)export_csv(store, "profiles"), UsageError);
+  EXPECT_THROW((void)export_csv(store, "profiles/missing"), Error);
+}
+
+TEST(LearningCurve, FirstReachingFollowsTheMetricsDirection) {
+  LearningCurve c;
+  c.points = {{8, 0, 100, 0.3}, {8, 0, 200, 0.55}, {8, 0, 300, 0.5}, {8, 0, 400, 0.7}, {8, 1, 100, 0.9}};
+  EXPECT_EQ(c.first_reaching(8, 0, 0.5), 200);  // the first point at or above the level
+  EXPECT_EQ(c.first_reaching(8, 0, 0.6), 400);
+  EXPECT_EQ(c.first_reaching(8, 0, 0.8), 0);   // never
+  EXPECT_EQ(c.first_reaching(16, 0, 0.1), 0);  // no such run
+  c.higher_is_better = false;                  // an error rate: lower is better
+  EXPECT_EQ(c.first_reaching(8, 0, 0.5), 100);
+  EXPECT_EQ(c.first_reaching(8, 0, 0.2), 0);
+}
+
+TEST(Store, RecordNamesWithSlashesAreRejected) {
+  TempDir dir;
+  auto store = Store::open_or_create(dir.path / "c.h5");
+  ModelRecord m;
+  m.name = "a/b";
+  EXPECT_THROW(store.write_model(m), Error);
+}
+
+TEST(Store, RelationVectorNormalisesAtTheLargestReachedBatch) {
+  const auto r = sample_relation().relation_vector();
+  // b=64 has one reached run (12000); b=8 mean (4000+6000)/2 = 5000.
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_DOUBLE_EQ(r.at(64), 1.0);
+  EXPECT_DOUBLE_EQ(r.at(8), 5000.0 / 12000.0);
+  EXPECT_NEAR(sample_relation().std_samples(8), std::sqrt(2e6), 1e-9);
+}
+
+TEST(Store, AppendingKeepsEarlierRecordsAndReplacesSameName) {
+  TempDir dir;
+  auto store = Store::open_or_create(dir.path / "c.h5");
+  auto t = sample_profile();
+  store.write_profile(t, "a");
+  store.write_relation(sample_relation());
+  for (int i = 0; i < 20; ++i) {
+    t.points[0].time_per_batch_mean_s = i;
+    store.write_profile(t, "b");
+  }
+  EXPECT_EQ(store.read_profile("b").points[0].time_per_batch_mean_s, 19);
+  EXPECT_EQ(store.read_profile("a"), sample_profile());
+  EXPECT_EQ(store.read_relation("fmnist-proxy"), sample_relation());
+  // Rewriting reclaims space: 20 rewrites of "b" must not grow the file 20-fold.
+  const auto size_after = fs::file_size(dir.path / "c.h5");
+  store.write_profile(t, "b");
+  EXPECT_LE(fs::file_size(dir.path / "c.h5"), size_after + 1024);
+  // No temporary files are left behind: the store and its writers' lock file only.
+  std::set<std::string> files;
+  for (auto& e : fs::directory_iterator(dir.path)) files.insert(e.path().filename().string());
+  EXPECT_EQ(files, (std::set<std::string>{"c.h5", "c.h5.lock"}));
+}
+
+TEST(Store, NotHdf5FileIsAClearError) {
+  TempDir dir;
+  write_bytes(dir.path / "x.h5", "time,power\n1,2\n");
+  expect_error([&] { Store::open(dir.path / "x.h5"); }, {"x.h5", "not an HDF5 file"});
+}
+
+TEST(Store, MissingFileIsAClearError) {
+  TempDir dir;
+  expect_error([&] { Store::open(dir.path / "nope.h5"); }, {"nope.h5", "no such trace store"});
+}
+
+TEST(Store, TruncatedFileIsAClearErrorAndWritesLeaveItUntouched) {
+  TempDir dir;
+  auto store = Store::open_or_create(dir.path / "c.h5");
+  store.write_profile(sample_profile());
+  const std::string bytes = read_bytes(dir.path / "c.h5");
+  write_bytes(dir.path / "t.h5", bytes.substr(0, bytes.size() / 2));
+  expect_error([&] { Store::open(dir.path / "t.h5").read_profile("x"); }, {"t.h5"});
+  const std::string before = read_bytes(dir.path / "t.h5");
+  Store s(Store::open_or_create(dir.path / "c.h5"));
+  EXPECT_THROW(
+      {
+        // Opening succeeds only for valid stores: writing into a damaged one must fail cleanly.
+        auto damaged = Store::open(dir.path / "t.h5");
+        damaged.write_relation(sample_relation());
+      },
+      Error);
+  EXPECT_EQ(read_bytes(dir.path / "t.h5"), before);
+}
+
+TEST(Store, WrongSchemaVersionIsRejected) {
+  TempDir dir;
+  {
+    H5::H5File f((dir.path / "v.h5").string(), H5F_ACC_TRUNC);
+    int64_t v = 99;
+    f.createAttribute("pacer_schema", H5::PredType::NATIVE_INT64, H5::DataSpace(H5S_SCALAR))
+        .write(H5::PredType::NATIVE_INT64, &v);
+  }
+  expect_error([&] { Store::open(dir.path / "v.h5"); }, {"v.h5", "schema version 99"});
+  { H5::H5File f((dir.path / "n.h5").string(), H5F_ACC_TRUNC); }
+  expect_error([&] { Store::open(dir.path / "n.h5"); }, {"n.h5", "pacer_schema"});
+}
+
+TEST(Store, MissingRecordAndMissingColumnNameTheObject) {
+  TempDir dir;
+  auto store = Store::open_or_create(dir.path / "c.h5");
+  store.write_profile(sample_profile(), "p");
+  expect_error([&] { store.read_profile("q"); }, {"no profiles record named 'q'", "present: p"});
+  {
+    H5::H5File f((dir.path / "c.h5").string(), H5F_ACC_RDWR);
+    H5Ldelete(f.getId(), "/profiles/p/power_peak", H5P_DEFAULT);
+  }
+  pacer::testing::reseal_store(dir.path / "c.h5");  // an in-place edit must update the checksum to reach the reader
+  expect_error([&] { store.read_profile("p"); }, {"c.h5", "/profiles/p/power_peak", "missing column"});
+}
+
+TEST(Store, WrongTypeOrLengthNamesTheColumn) {
+  TempDir dir;
+  auto store = Store::open_or_create(dir.path / "c.h5");
+  store.write_relation(sample_relation());
+  {
+    H5::H5File f((dir.path / "c.h5").string(), H5F_ACC_RDWR);
+    H5Ldelete(f.getId(), "/relations/fmnist-proxy/wall_time", H5P_DEFAULT);
+    hsize_t n = 4;
+    std::vector<int64_t> ints(4, 1);
+    f.openGroup("/relations/fmnist-proxy")
+        .createDataSet("wall_time", H5::PredType::NATIVE_INT64, H5::DataSpace(1, &n))
+        .write(ints.data(), H5::PredType::NATIVE_INT64);
+    H5Ldelete(f.getId(), "/relations/fmnist-proxy/seed", H5P_DEFAULT);
+    hsize_t m = 3;
+    f.openGroup("/relations/fmnist-proxy")
+        .createDataSet("seed", H5::PredType::NATIVE_INT64, H5::DataSpace(1, &m))
+        .write(ints.data(), H5::PredType::NATIVE_INT64);
+  }
+  pacer::testing::reseal_store(dir.path / "c.h5");
+  expect_error([&] { store.read_relation("fmnist-proxy"); }, {"/relations/fmnist-proxy/seed", "3 rows, expected 4"});
+  {
+    H5::H5File f((dir.path / "c.h5").string(), H5F_ACC_RDWR);
+    H5Ldelete(f.getId(), "/relations/fmnist-proxy/seed", H5P_DEFAULT);
+    hsize_t n = 4;
+    std::vector<int64_t> ints(4, 1);
+    f.openGroup("/relations/fmnist-proxy")
+        .createDataSet("seed", H5::PredType::NATIVE_INT64, H5::DataSpace(1, &n))
+        .write(ints.data(), H5::PredType::NATIVE_INT64);
+  }
+  pacer::testing::reseal_store(dir.path / "c.h5");
+  expect_error([&] { store.read_relation("fmnist-proxy"); }, {"/relations/fmnist-proxy/wall_time", "wrong type"});
+}
+
+TEST(Store, NumericColumnsCarryUnits) {
+  TempDir dir;
+  auto store = Store::open_or_create(dir.path / "c.h5");
+  store.write_profile(sample_profile(), "p");
+  H5::H5File f((dir.path / "c.h5").string(), H5F_ACC_RDONLY);
+  H5::Group g = f.openGroup("/profiles/p");
+  for (hsize_t i = 0; i < g.getNumObjs(); ++i) {
+    const std::string name = g.getObjnameByIdx(i);
+    H5::DataSet ds = g.openDataSet(name);
+    if (ds.getTypeClass() == H5T_STRING) continue;
+    ASSERT_TRUE(ds.attrExists("unit")) << name;
+  }
+  std::string unit;
+  g.openDataSet("power_peak").openAttribute("unit").read(H5::StrType(H5::PredType::C_S1, H5T_VARIABLE), unit);
+  EXPECT_EQ(unit, "W");
+}
+
+TEST(Csv, ProfileExportHasUnitsAndOneRowPerPoint) {
+  const auto csv = to_csv(sample_profile());
+  EXPECT_NE(csv.find("gpu_freq[Hz],batch_size[samples],time_per_batch_mean[s]"), std::string::npos);
+  const auto parsed = parse_csv(csv.substr(csv.find('\n') + 1), "export");
+  EXPECT_EQ(parsed.rows.size(), 6u);
+  EXPECT_EQ(parsed.rows[0][0], "76800000");
+  EXPECT_EQ(parsed.rows.back()[parsed.column("status", "export")], "skipped: cap exceeded, watchdog");
+  // Where each point was measured: not recorded in the sample (written before board fleets).
+  EXPECT_EQ(parsed.rows.back()[parsed.column("node", "export")], "");
+  EXPECT_EQ(parsed.rows.back().back(), "");  // board_model, the last column
+}
+
+TEST(Csv, ParserHandlesQuotesAndReportsBadRows) {
+  const auto t = parse_csv("a,b\n\"x,1\",\"say \"\"hi\"\"\"\r\n3,4\n", "t.csv");
+  ASSERT_EQ(t.rows.size(), 2u);
+  EXPECT_EQ(t.rows[0][0], "x,1");
+  EXPECT_EQ(t.rows[0][1], "say \"hi\"");
+  EXPECT_EQ(t.column("b", "t.csv"), 1);
+  expect_error([] { parse_csv("a,b\n1,2,3\n", "t.csv"); }, {"t.csv:2", "3 fields"});
+  expect_error([] { parse_csv("a,b\n\"1,2\n", "t.csv"); }, {"unterminated"});
+  expect_error([] { parse_csv("a,b\n1,2\n", "t.csv").column("c", "t.csv"); }, {"missing column 'c'"});
+  expect_error([] { parse_csv("", "t.csv"); }, {"empty"});
+}
+
+// `pacer validate --policies ""` trained nothing and replaced a 16-row validation record with an
+// empty one: a smaller record replaces a stored one only when the caller asks for it.
+TEST(Store, ARecordIsNotReplacedByOneWithFewerRowsUnlessAsked) {
+  TempDir dir;
+  auto store = Store::open_or_create(dir.path / "c.h5");
+  store.write_validation(sample_validation_rows(16));
+  expect_error([&] { store.write_validation(sample_validation_rows(0)); },
+               {"c.h5", "'validations/val' holds 16 rows and the new record only 0"});
+  EXPECT_EQ(store.read_validation("val"), sample_validation_rows(16));
+  store.write_validation(sample_validation_rows(17));  // more rows: a resumed or extended run
+  EXPECT_EQ(store.read_validation("val").rows.size(), 17u);
+  store.write_validation(sample_validation_rows(3), Replace::always);
+  EXPECT_EQ(store.read_validation("val"), sample_validation_rows(3));
+
+  auto fewer = sample_profile();
+  store.write_profile(fewer);
+  fewer.points.pop_back();
+  expect_error([&] { store.write_profile(fewer); }, {"holds 6 rows and the new record only 5"});
+  auto runs = sample_relation();
+  store.write_relation(runs);
+  runs.runs.clear();
+  expect_error([&] { store.write_relation(runs); }, {"relations/fmnist-proxy"});
+  auto sweep = sample_sweep();
+  store.write_sweep(sweep);
+  sweep.rows.resize(1);
+  expect_error([&] { store.write_sweep(sweep); }, {"sweeps/nano-sweep"});
+  store.write_sweep(sweep, Replace::always);
+  EXPECT_EQ(store.read_sweep("nano-sweep").rows.size(), 1u);
+}
+
+// `pacer profile --store ""` printed "written to " and saved nothing.
+TEST(Store, AnEmptyStorePathIsAClearError) {
+  expect_error([] { Store::open_or_create(""); }, {"no trace store given", "empty"});
+  expect_error([] { Store::open(""); }, {"no trace store given"});
+}
+
+// Issue 16, item 10 ("cannot replace file: Success"): a text output that cannot be written says
+// why, from the errno of the failing call, and what to do; never "Success".
+TEST(WriteFileAtomic, AFolderOrAMissingFolderIsNamedWithWhatToDo) {
+  TempDir dir;
+  fs::create_directories(dir.path / "taken");
+  const std::vector<std::pair<fs::path, std::string>> cases = {
+      {dir.path / "taken", "is a folder"},
+      {dir.path / "none" / "x.csv", "does not exist"},
+  };
+  for (const auto& [path, why] : cases) {
+    try {
+      write_file_atomic(path, "a,b\n1,2\n");
+      ADD_FAILURE() << path << " written";
+    } catch (const Error& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find(why), std::string::npos) << what;
+      EXPECT_EQ(what.find("Success"), std::string::npos) << what;
+    }
+  }
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir.path), fs::directory_iterator()), 1) << "no temporary file left";
+}

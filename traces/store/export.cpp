@@ -1,0 +1,39 @@
+#include "traces/store/export.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <variant>
+#include <vector>
+
+#include "base/error.hpp"
+#include "traces/csv.hpp"
+
+namespace pacer::traces {
+
+std::string export_record_forms() {
+  std::vector<std::string> forms;
+  for (const char* g : kStoreGroups) forms.push_back(std::string(g) + "/NAME");
+  return fmt::format("{} or device", fmt::join(forms, ", "));
+}
+
+std::string export_csv(const Store& store, const std::string& record) {
+  if (record == "device") return to_csv(store.read_device());
+  const auto slash = record.find('/');
+  if (slash == std::string::npos)
+    throw UsageError(fmt::format("record '{}' must be GROUP/NAME (e.g. profiles/resnet8) or 'device'", record));
+  const std::string group = record.substr(0, slash), name = record.substr(slash + 1);
+  if (!find_store_group(group))
+    throw UsageError(fmt::format("unknown group '{}' ({}, device)", group, fmt::join(kStoreGroups, ", ")));
+  return std::visit([](const auto& r) { return to_csv(r); }, store.read_record(group, name));
+}
+
+std::string format_store_contents(const Store& store) {
+  std::string out = fmt::format("{} (schema {}):\n", store.path().string(), kSchemaVersion);
+  if (store.has_device()) out += "  device\n";
+  for (const char* g : kStoreGroups)
+    for (const auto& n : store.list(g)) out += fmt::format("  {}/{}\n", g, n);
+  return out;
+}
+
+}  // namespace pacer::traces

@@ -1,0 +1,75 @@
+#pragma once
+// The file layer under the trace store: the checksum header, atomic replacement with a space check,
+// the writers' lock, and a guard that runs a risky read in a child process. Nothing here knows a
+// record; traces/store/store.cpp composes these with the codecs.
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <string_view>
+
+namespace pacer::traces::file {
+
+// Every store pacer writes starts with this many bytes of HDF5 user block (skipped by libhdf5 and
+// h5py) holding "PACERSUM 1 crc32=<8 hex> bytes=<size of the rest>\n".
+inline constexpr size_t kUserBlockBytes = 512;
+
+// The checksum header that covers `image` (a whole store file, user block included).
+std::string checksum_header(std::string_view image);
+// Writes the header that covers the file's current content into its user block (no other check:
+// the verified reseal is traces::reseal_store). A file without the header is left as it is.
+void seal(const std::filesystem::path& path);
+
+struct Contents {
+  std::string bytes;
+  bool sealed = false;  // carries pacer's checksum header (verified)
+};
+// Reads the file; throws Error when it is missing, not a regular file, its checksum header does not
+// match, or it holds a global heap that libhdf5 would loop on.
+Contents verify(const std::filesystem::path& path);
+
+// Why a new file cannot be written at `path`, or "" when it can: a folder is there, its folder is
+// missing or is not a folder, or that folder refuses a new file. With `probe`, the folder is
+// tried by creating and removing a temporary file (read-only file systems, permissions); without,
+// only the cheap checks are made (the write that follows tells the rest with its errno).
+std::string why_not_writable(const std::filesystem::path& path, bool probe = true);
+
+// Writes `bytes` to `path` atomically: a temporary sibling "<path>.tmp-<pid>", after checking that
+// the file system has room for it, then fsync, rename and a directory fsync. Any failure removes the
+// temporary file and leaves `path` as it was.
+void write_atomic(const std::filesystem::path& path, std::string_view bytes);
+
+// Removes "<path>.tmp-<pid>" files left by writers that no longer run (killed mid-rewrite).
+void remove_stale_temporaries(const std::filesystem::path& path);
+
+// An exclusive advisory lock (flock) on the sibling "<path>.lock", held by every read-modify-write
+// of the store, so concurrent writers of different records in different processes never lose one
+// another's update. When another process holds it, one line on the log (once per store and process)
+// says that this one waits.
+std::filesystem::path lock_path(const std::filesystem::path& store);  // "<store>.lock"
+
+class WriteLock {
+ public:
+  explicit WriteLock(const std::filesystem::path& store);
+  ~WriteLock();
+  WriteLock(const WriteLock&) = delete;
+  WriteLock& operator=(const WriteLock&) = delete;
+  bool waited() const { return waited_; }
+
+ private:
+  int fd_ = -1;
+  bool waited_ = false;
+};
+
+// What a guarded child process did: returned normally (ok), threw (message = what()), or died by a
+// signal (crashed: a crash inside libhdf5, or a loop stopped after the timeout).
+struct ChildResult {
+  bool ok = true;
+  bool crashed = false;
+  std::string message;
+};
+// Runs `fn` in a forked child process, so that a crash or an endless loop inside libhdf5 becomes a
+// message instead of killing or hanging this process. The child is killed after `timeout_s`.
+ChildResult run_in_child(const std::function<void()>& fn, int timeout_s);
+
+}  // namespace pacer::traces::file
