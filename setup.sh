@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # One entry point for a fresh Debian 12 machine (run as root; sudo is used only when not root):
-#   bash setup.sh demo   install what is missing, build (Release), run the end-to-end demo
-#   bash setup.sh test   install what is missing, build (Release), run the whole test suite (ctest)
-#   bash setup.sh build  install and build only
+#   bash setup.sh demo   install what the demo needs, build the pacer programs only (Release, no tests,
+#                        no benchmarks), run the end-to-end demo
+#   bash setup.sh test   install everything (test libraries, clang for the fuzzers, Slurm), build
+#                        everything (Release), run the whole test suite (ctest)
+#   bash setup.sh build  install everything and build everything, run nothing
 #   bash setup.sh sanitize  the same set-up, then the test suite built with AddressSanitizer and
 #                        UndefinedBehaviorSanitizer (RelWithDebInfo, in build-asan; the fuzz targets
 #                        have their own sanitized build: tests/fuzz/run.sh)
@@ -22,6 +24,14 @@ else
   BUILD_DIR=${BUILD_DIR:-build}
   config=(-DCMAKE_BUILD_TYPE=Release)
 fi
+# The demo needs the programs only; every other mode builds the tests and benchmarks too.
+if [ "$mode" = demo ]; then
+  config+=(-DPACER_BUILD_TESTS=OFF -DPACER_BUILD_BENCHMARKS=OFF)
+  targets=(--target pacer)
+else
+  config+=(-DPACER_BUILD_TESTS=ON -DPACER_BUILD_BENCHMARKS=ON)
+  targets=()
+fi
 JOBS=${JOBS:-$(nproc)}
 # ccache, where the machine has it, makes rebuilds across clones and worktrees cheap.
 if command -v ccache >/dev/null 2>&1; then
@@ -29,14 +39,22 @@ if command -v ccache >/dev/null 2>&1; then
   export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$(dirname "$PWD")}
 fi
 
+# What building pacer and running the demo need (the demo trains on Fashion-MNIST and draws its
+# figures with gnuplot); the tests add their libraries, the text data set, clang for the fuzzers
+# and a single-node Slurm cluster.
 packages=(
   cmake g++ make pkg-config
   libtorch-dev libhdf5-dev libboost-program-options-dev libeigen3-dev
-  libgtest-dev libgmock-dev libbenchmark-dev libspdlog-dev libfmt-dev zlib1g-dev libpng-dev
-  gnuplot-nox dataset-fashion-mnist r-cran-janeaustenr libopenblas0-openmp
-  clang libclang-rt-14-dev
-  slurm-wlm munge
+  libspdlog-dev libfmt-dev zlib1g-dev libpng-dev
+  gnuplot-nox dataset-fashion-mnist libopenblas0-openmp
 )
+if [ "$mode" != demo ]; then
+  packages+=(
+    libgtest-dev libgmock-dev libbenchmark-dev r-cran-janeaustenr
+    clang libclang-rt-14-dev
+    slurm-wlm munge
+  )
+fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -50,7 +68,7 @@ if ((${#missing[@]})); then
 fi
 
 cmake -S . -B "$BUILD_DIR" "${config[@]}" >&2
-cmake --build "$BUILD_DIR" -j "$JOBS" >&2
+cmake --build "$BUILD_DIR" -j "$JOBS" "${targets[@]}" >&2
 
 case "$mode" in
   demo) exec "./$BUILD_DIR/pacer" demo "$@" ;;

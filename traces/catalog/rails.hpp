@@ -1,5 +1,5 @@
 #pragma once
-// The roles of Jetson power rails by name, one home for the sysfs backend (hw/jetson_sysfs) and the
+// The roles of Jetson power rails by name, one home for the sysfs backend (hw/jetson/jetson_sysfs) and the
 // tegrastats importer: which rail is the module total, which is the GPU's, which is unconnected.
 // Where a board has no total rail (AGX Xavier, AGX Orin) the module power is the sum of its rails.
 #include <string>
