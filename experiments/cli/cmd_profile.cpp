@@ -17,6 +17,7 @@
 #include "hw/device_backends.hpp"
 #include "hw/open_device.hpp"
 #include "models/workloads/workload.hpp"
+#include "traces/emulated_label.hpp"
 
 namespace pacer::cli {
 namespace {
@@ -102,7 +103,7 @@ int run_profile_cmd(const po::variables_map& vm) {
     profile();
   const auto& report = run.report;
   const auto& t = report.table;
-  const std::string label = run.emulated ? " [EMULATED]" : "";
+  const auto label = traces::emulated_mark(run.emulated, traces::EmulatedMark::Banner);
   std::cout << fmt::format("profile '{}' of {} on {}{}{}\n", o.profile_name.empty() ? t.workload : o.profile_name,
                            t.workload, t.device, label, t.virtual_time ? " (virtual time)" : "");
   std::cout << experiments::format_profile_points(t);
