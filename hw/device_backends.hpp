@@ -46,7 +46,8 @@ struct DeviceBackend {
 // Every backend: the built-in ones, then the registered ones in registration order.
 const std::vector<DeviceBackend>& device_backends();
 
-// Adds a row; throws Error when a backend of that name exists. Returns true (for the macro).
+// Adds a row; throws Error when a backend of that name exists. Returns true (for the macro). Rows
+// are added at static initialisation (the macro), before any lookup holds a BackendMatch.
 bool register_device_backend(DeviceBackend backend);
 
 // The backend a spec names and the text after its ':' ("" when none); nullopt when none does.

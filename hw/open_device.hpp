@@ -1,10 +1,8 @@
 #pragma once
-// Turns a device spec (the --device argument) into a backend, through the table of backends
-// (hw/device_backends.hpp):
-//   emulated:NAME       the emulated Jetson NAME (catalog name or device file), virtual time
-//   jetson              the Jetson sysfs backend at --sysfs-root (real board, or a live emulated tree);
-//                       with knob power_mode, its nvpmodel modes (PowerModeDevice)
-//   nvml[:INDEX]        the NVML backend
+// Turns a device spec (the --device argument: emulated:NAME, jetson, nvml[:INDEX], ...) into a
+// backend, through the table of backends (hw/device_backends.hpp), whose rows live beside their
+// backends: emulator/emulated_backend.cpp, jetson/jetson_backend.cpp (with knob power_mode, its
+// nvpmodel modes: PowerModeDevice), nvml/nvml_backend.cpp.
 #include <filesystem>
 #include <memory>
 #include <optional>
