@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <thread>
@@ -303,6 +304,76 @@ void ChildProcess::stop(double grace_s) {
     }
     reaped_ = true;
     status_ = decode_status(st);
+  }
+}
+
+DetachedChild::DetachedChild(const std::string& what) {
+  int fds[2];
+  if (::pipe(fds) != 0) throw Error(fmt::format("cannot create a pipe to detach the {}", what));
+  pid_ = ::fork();
+  if (pid_ < 0) throw Error(fmt::format("cannot start the detached {} (fork failed)", what));
+  if (pid_ == 0) {
+    ::close(fds[0]);
+    ::setsid();  // out of the caller's session: a Ctrl-C there does not reach it
+    fd_ = fds[1];
+    return;
+  }
+  ::close(fds[1]);
+  fd_ = fds[0];
+}
+
+DetachedChild::Start DetachedChild::wait_until_ready(double timeout_s) {
+  // The child writes one byte once it is ready, or closes the pipe by exiting first.
+  pollfd p{fd_, POLLIN, 0};
+  int polled = 0;
+  while ((polled = ::poll(&p, 1, static_cast<int>(timeout_s * 1000))) < 0 && errno == EINTR) {
+  }
+  char ok = 0;
+  Start start;
+  start.ready = polled > 0 && ::read(fd_, &ok, 1) == 1;
+  close_fd(fd_);
+  if (start.ready) return start;
+  if (polled == 0) {
+    ::kill(pid_, SIGTERM);
+    start.timed_out = true;
+  }
+  int status = 0;
+  ::waitpid(pid_, &status, 0);
+  start.exit_code = WIFEXITED(status) && WEXITSTATUS(status) != 0 ? WEXITSTATUS(status) : 1;
+  return start;
+}
+
+void DetachedChild::ready(const fs::path& log) {
+  const char ok = 1;
+  [[maybe_unused]] const auto written = ::write(fd_, &ok, 1);
+  close_fd(fd_);
+  const int log_fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+  const int null = ::open("/dev/null", O_RDONLY);
+  if (null >= 0) ::dup2(null, STDIN_FILENO);
+  if (log_fd >= 0) {
+    ::dup2(log_fd, STDOUT_FILENO);
+    ::dup2(log_fd, STDERR_FILENO);
+  }
+}
+
+StopSignals::StopSignals() {
+  sigemptyset(&set_);
+  sigaddset(&set_, SIGINT);
+  sigaddset(&set_, SIGTERM);
+  sigaddset(&set_, SIGHUP);
+  ::pthread_sigmask(SIG_BLOCK, &set_, nullptr);
+}
+
+int StopSignals::wait(double duration_s) const {
+  for (;;) {
+    const double wait_s = duration_s > 0 ? duration_s : 3600.0;
+    timespec ts{};
+    ts.tv_sec = static_cast<time_t>(wait_s);
+    ts.tv_nsec = static_cast<long>((wait_s - std::floor(wait_s)) * 1e9);
+    const int sig = ::sigtimedwait(&set_, nullptr, &ts);
+    if (sig > 0) return sig;
+    if (duration_s > 0) return 0;
+    if (sig < 0 && errno != EAGAIN && errno != EINTR) return 0;
   }
 }
 

@@ -2,7 +2,9 @@
 // Outside programs that pacer runs (sbatch, gnuplot, nvpmodel, tegrastats, pacer itself): started
 // with fork/exec from an argv list, never through sh, so an argument reaches the program exactly as
 // written (no quoting); stdin from /dev/null; stopped by pid, never by name. The one home of how
-// pacer starts a program, waits for it and reads what it printed.
+// pacer starts a program, waits for it and reads what it printed; and of how pacer goes on in the
+// background (DetachedChild) and waits for a stop signal (StopSignals).
+#include <signal.h>
 #include <sys/types.h>
 
 #include <filesystem>
@@ -66,6 +68,50 @@ class ChildProcess {
   std::string buffer_;
   bool reaped_ = false;
   int status_ = 0;
+};
+
+// A copy of this process that goes on in the background (`pacer emulate --detach`): forked into a
+// session of its own, so a Ctrl-C in the caller's terminal does not reach it, it tells the caller
+// through a pipe once it is ready; the caller waits for that, or for its end, with a timeout.
+class DetachedChild {
+ public:
+  // Forks; both processes return, in_child() says which. `what` names the program in the errors
+  // ("cannot start the detached <what> (fork failed)").
+  explicit DetachedChild(const std::string& what);
+  DetachedChild(const DetachedChild&) = delete;
+  DetachedChild& operator=(const DetachedChild&) = delete;
+
+  bool in_child() const { return pid_ == 0; }
+  pid_t pid() const { return pid_; }  // the child's, in the caller
+
+  struct Start {
+    bool ready = false;      // the child called ready(): it goes on, unwaited
+    bool timed_out = false;  // it did neither within the timeout and was stopped (SIGTERM, then reaped)
+    int exit_code = 0;       // when not ready: its exit status when that is not 0, else 1
+  };
+  // In the caller: waits up to `timeout_s` for the child's ready() or its exit (which closes the
+  // pipe; it printed why).
+  Start wait_until_ready(double timeout_s);
+  // In the child, once it is ready: tells the caller, then reads stdin from /dev/null and appends
+  // its stdout and stderr to `log`.
+  void ready(const std::filesystem::path& log);
+
+ private:
+  pid_t pid_ = -1;
+  int fd_ = -1;  // the caller's read end, the child's write end of the ready pipe
+};
+
+// SIGINT, SIGTERM and SIGHUP held for wait(), in this thread and in every thread started after the
+// constructor (construct it first), for the rest of the process: a server's threads never see them.
+class StopSignals {
+ public:
+  StopSignals();
+  // Waits for one of them, or at most `duration_s` when that is > 0 (0: until one comes). Returns
+  // the signal, or 0 when the duration passed (or the wait failed).
+  int wait(double duration_s) const;
+
+ private:
+  sigset_t set_{};
 };
 
 }  // namespace pacer::base

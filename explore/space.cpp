@@ -9,6 +9,7 @@
 
 #include "base/error.hpp"
 #include "base/units.hpp"
+#include "traces/emulated_label.hpp"
 
 namespace pacer::explore {
 
@@ -38,7 +39,8 @@ Space Space::from_profile(const traces::ProfileTable& table, std::optional<Power
   if (a.basis == PowerBasis::Peak && !all_peak)
     throw Error(
         fmt::format("profile '{}' lacks peak power at some points: use mean-power feasibility", table.workload));
-  a.source = fmt::format("profile {} ({}{})", table.workload, table.device, table.emulated ? ", emulated" : "");
+  a.source = fmt::format("profile {} ({}{})", table.workload, table.device,
+                         traces::emulated_mark(table.emulated, traces::EmulatedMark::Item));
   const size_t nk = a.knob_settings.size(), n = nk * a.batch_sizes.size();
   a.time_per_batch_s.assign(n, traces::kNaN);
   a.power_w.assign(n, traces::kNaN);

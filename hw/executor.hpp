@@ -4,7 +4,7 @@
 //  - SleepingExecutor: hardware in the loop against a live emulated sysfs tree (emulated_tree.hpp):
 //    it tells the tree what runs and sleeps the tree's time per mini-batch, scaled;
 //  - FunctionExecutor: real training steps. dnn/train.hpp's step runner plugs in here
-//    (make_training_executor in cmd_profile.cpp is the adapter).
+//    (make_training_executor in experiments/campaigns/profiling.cpp is the adapter).
 #include <chrono>
 #include <filesystem>
 #include <functional>

@@ -1,15 +1,15 @@
 #pragma once
-// Turns a --device argument into a backend:
-//   emulated:NAME       the emulated Jetson NAME (catalog name or device file), virtual time
-//   jetson              the Jetson sysfs backend at --sysfs-root (real board, or a live emulated tree);
-//                       with knob power_mode, its nvpmodel modes (PowerModeDevice)
-//   nvml[:INDEX]        the NVML backend
+// Turns a device spec (the --device argument: emulated:NAME, jetson, nvml[:INDEX], ...) into a
+// backend, through the table of backends (hw/device_backends.hpp), whose rows live beside their
+// backends: emulator/emulated_backend.cpp, jetson/jetson_backend.cpp (with knob power_mode, its
+// nvpmodel modes: PowerModeDevice), nvml/nvml_backend.cpp.
 #include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
 
 #include "hw/device.hpp"
+#include "hw/device_backends.hpp"
 #include "hw/emulator/emulated.hpp"
 #include "hw/jetson/jetson_sysfs.hpp"
 #include "hw/jetson/power_mode_device.hpp"
@@ -31,7 +31,7 @@ struct DeviceRequest {
   // tree's own device (<root>/pacer-emulator/device).
   std::string board;
   // Where the power figures come from on a Jetson: "sysfs" (the INA3221 files) or "tegrastats" (a
-  // tegrastats child process, hw/jetson/tegrastats_power.hpp).
+  // tegrastats child process, hw/jetson/tegrastats_power.hpp), for a backend whose row allows it.
   std::string power_source = "sysfs";
   TegrastatsOptions tegrastats;
   std::shared_ptr<const models::DeviceModel> model;  // replaces the default physics when set
@@ -40,6 +40,8 @@ struct DeviceRequest {
   NvmlOptions nvml;
 };
 
+// What a backend's open function returns. The typed pointers are for the callers that drive a
+// backend beyond the Device interface; a backend sets those that are its own and leaves the rest null.
 struct OpenedDevice {
   std::unique_ptr<Device> device;
   EmulatedJetson* emulated = nullptr;  // set for emulated:NAME
@@ -51,9 +53,13 @@ struct OpenedDevice {
 // Throws UsageError for a malformed spec, Error for a device that cannot be opened.
 OpenedDevice open_device(const DeviceRequest& request);
 
-// The memory a training batch on the requested device may use, without opening it: the catalog's
-// for an emulated board, this computer's for a Jetson (its GPU shares the board's memory), 0
-// (unknown) for NVML. `owner` names it in messages.
+// The one check of a power source name: OptionError on "power-source" unless sysfs or tegrastats.
+// The CLI calls it when it reads the option; open_device again, for requests built in code.
+void check_power_source(const std::string& power_source);
+
+// The memory a training batch on the requested device may use, without opening it, as its backend's
+// row tells it: the catalog's for an emulated board, this computer's for a Jetson (its GPU shares the
+// board's memory), 0 (unknown) for NVML and for a spec no backend has. `owner` names it in messages.
 struct DeviceMemory {
   double bytes = 0;
   std::string owner;

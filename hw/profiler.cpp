@@ -17,6 +17,7 @@
 #include "base/units.hpp"
 #include "hw/emulator/emulated.hpp"
 #include "hw/sampler.hpp"
+#include "traces/emulated_label.hpp"
 #include "traces/store/store.hpp"
 
 namespace pacer::hw {
@@ -183,7 +184,7 @@ void ProfileSession::open(const std::string& name, int planned) {
             "profile-name",
             fmt::format("{} already holds profile '{}' of {} on {}{}: choose another profile name or "
                         "store",
-                        o_.store.string(), name, old.workload, old.device, old.emulated ? " (emulated)" : ""));
+                        o_.store.string(), name, old.workload, old.device, traces::emulated_mark(old.emulated)));
       // A profile is of one board model: a store's profile measured on another model is not resumed here.
       for (const auto& p : old.points)
         if (!p.board_model.empty() && !board_model_.empty() && p.board_model != board_model_)

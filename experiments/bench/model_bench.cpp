@@ -20,6 +20,7 @@
 #include "models/uncertainty.hpp"
 #include "models/workloads/workload.hpp"
 #include "traces/catalog/catalog.hpp"
+#include "traces/emulated_label.hpp"
 #include "traces/import/loudva.hpp"
 #include "traces/import/zeus.hpp"
 
@@ -222,7 +223,7 @@ std::string section_emulated(std::vector<ModelBenchRow>& rows, const ModelBenchO
   lo.knob_scale = {device.max_freq_hz()};
   models::AnalyticalFitOptions aopt;
   aopt.voltage_table = device.voltage_table;
-  const std::string label = device.name + " (emulated)";
+  const std::string label = device.name + std::string(traces::emulated_mark(true));
   for (size_t i = 0; i < o.workloads.size(); ++i) {
     const auto points = models::usable_points(tables[o.workloads[i]], &device);
     const auto& ref_name = o.workloads[(i + 1) % o.workloads.size()];

@@ -10,6 +10,7 @@
 #include "dnn/train.hpp"
 #include "hw/executor.hpp"
 #include "traces/catalog/power_modes.hpp"
+#include "traces/emulated_label.hpp"
 #include "traces/store/outputs.hpp"
 
 namespace pacer::experiments {
@@ -80,7 +81,8 @@ ProfileRun run_profile(const ProfileRequest& request, const std::function<void(c
   // Which rails the power figures come from is part of the result (summed rails differ from a total rail).
   o.source = fmt::format("pacer profile, power rails [{}]", fmt::join(run.rails, ", "));
   spdlog::info("profiling {} on {}{} ({}), power from [{}]", o.workload, run.device_name,
-               run.emulated ? " [EMULATED]" : "", run.executor_kind, fmt::join(run.rails, ", "));
+               traces::emulated_mark(run.emulated, traces::EmulatedMark::Banner), run.executor_kind,
+               fmt::join(run.rails, ", "));
   const traces::KnobSpace knob = device.knob();
   hw::ProgressFn progress;
   if (on_point)

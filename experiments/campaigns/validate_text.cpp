@@ -7,13 +7,14 @@
 #include "base/stats.hpp"
 #include "experiments/campaigns/validate.hpp"
 #include "explore/policy.hpp"
+#include "traces/emulated_label.hpp"
 
 namespace pacer::experiments {
 
 std::string format_validation_table(const ValidateReport& report) {
   const traces::ValidationResult& v = report.result;
   std::string out = fmt::format("validation {} of {} on {}{} ({} >= {:.3f}; times are {}):\n", v.name, v.workload,
-                                v.device, v.emulated ? " (emulated)" : "", v.metric, v.target,
+                                v.device, traces::emulated_mark(v.emulated), v.metric, v.target,
                                 v.emulated ? "the emulated device's virtual time" : "measured device time");
   out +=
       fmt::format("{:>7} {:<22} {:<22} {:>16} {:>11} {:>8} {:>8} {:>10} {:>8} {:>6}\n", "cap", "policy",

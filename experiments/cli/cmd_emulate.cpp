@@ -1,22 +1,16 @@
 // `pacer emulate`: serves a live fake Jetson sysfs tree for a catalog device until interrupted, kept
 // updated from the emulated Jetson, so another process (pacer profile --device jetson --sysfs-root
 // DIR, or any tool reading sysfs) runs against it as against a board: hardware in the loop.
-#include <fcntl.h>
-#include <poll.h>
 #include <fmt/format.h>
-#include <signal.h>
 #include <spdlog/spdlog.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <cerrno>
-#include <cmath>
-#include <ctime>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <optional>
 
 #include "base/error.hpp"
+#include "base/process.hpp"
 #include "base/units.hpp"
 #include "experiments/cli/cli.hpp"
 #include "experiments/cli/options.hpp"
@@ -33,59 +27,21 @@ namespace fs = std::filesystem;
 // How long `--detach` waits for the emulator to serve its tree (it takes well under a second).
 constexpr int kDetachStartTimeoutS = 60;
 
-// --detach: forks; the caller waits until the child serves the tree, says where and how to stop it,
-// and returns. Returns the caller's exit code, or nothing in the child (which goes on serving), with
-// `ready_fd` the pipe the child reports readiness on.
-std::optional<int> detach(const fs::path& root, const std::string& device, int* ready_fd) {
-  int fds[2];
-  if (::pipe(fds) != 0) throw Error("cannot create a pipe to detach the emulator");
-  const pid_t pid = ::fork();
-  if (pid < 0) throw Error("cannot start the detached emulator (fork failed)");
-  if (pid == 0) {
-    ::close(fds[0]);
-    ::setsid();  // out of the caller's session: a Ctrl-C there does not reach it
-    *ready_fd = fds[1];
-    return std::nullopt;
-  }
-  ::close(fds[1]);
-  // The child writes one byte once it serves, or closes the pipe by exiting first (it printed why).
-  // A child that does neither within kDetachStartTimeoutS is stopped rather than waited on forever.
-  pollfd p{fds[0], POLLIN, 0};
-  int polled = 0;
-  while ((polled = ::poll(&p, 1, kDetachStartTimeoutS * 1000)) < 0 && errno == EINTR) {
-  }
-  char ok = 0;
-  const bool ready = polled > 0 && ::read(fds[0], &ok, 1) == 1;
-  ::close(fds[0]);
-  if (!ready) {
-    if (polled == 0) {
-      ::kill(pid, SIGTERM);
-      std::cerr << fmt::format(
-          "pacer: the detached emulator (pid {}) did not start serving {} within {} s and was stopped; run it "
-          "without --detach to see where it stops\n",
-          pid, root.string(), kDetachStartTimeoutS);
-    }
-    int status = 0;
-    ::waitpid(pid, &status, 0);
-    return WIFEXITED(status) && WEXITSTATUS(status) != 0 ? WEXITSTATUS(status) : 1;
-  }
+// --detach: the caller waits until the child serves the tree, says where and how to stop it, and
+// returns its exit code; the child (nothing returned) goes on serving and reports through `child`.
+std::optional<int> detach(base::DetachedChild& child, const fs::path& root, const std::string& device) {
+  if (child.in_child()) return std::nullopt;
+  // A child that neither serves nor exits within kDetachStartTimeoutS is stopped rather than waited on.
+  const auto start = child.wait_until_ready(kDetachStartTimeoutS);
+  if (start.timed_out)
+    std::cerr << fmt::format(
+        "pacer: the detached emulator (pid {}) did not start serving {} within {} s and was stopped; run it "
+        "without --detach to see where it stops\n",
+        child.pid(), root.string(), kDetachStartTimeoutS);
+  if (!start.ready) return start.exit_code;
   std::cout << fmt::format("serving emulated {} at {} in the background, pid {} (also in {}): stop it with kill {}\n",
-                           device, root.string(), pid, (root / "pacer-emulator" / "pid").string(), pid);
+                           device, root.string(), child.pid(), (root / "pacer-emulator" / "pid").string(), child.pid());
   return 0;
-}
-
-// The detached child, once serving: tells the caller and sends its own output to ROOT/pacer-emulator/log.
-void report_ready(int ready_fd, const fs::path& root) {
-  const char ok = 1;
-  [[maybe_unused]] const auto written = ::write(ready_fd, &ok, 1);
-  ::close(ready_fd);
-  const int log = ::open((root / "pacer-emulator" / "log").c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-  const int null = ::open("/dev/null", O_RDONLY);
-  if (null >= 0) ::dup2(null, STDIN_FILENO);
-  if (log >= 0) {
-    ::dup2(log, STDOUT_FILENO);
-    ::dup2(log, STDERR_FILENO);
-  }
 }
 
 int run_emulate(const po::variables_map& vm) {
@@ -103,22 +59,19 @@ int run_emulate(const po::variables_map& vm) {
   eo.seed = vm["seed"].as<uint64_t>();
   if (fs::exists(root) && !fs::is_directory(root))
     throw UsageError(fmt::format("--root {} exists and is not a directory", root.string()));
-  int ready_fd = -1;
-  if (vm["detach"].as<bool>())
-    if (const auto caller = detach(root, spec.name, &ready_fd)) return *caller;
+  std::optional<base::DetachedChild> detached;
+  if (vm["detach"].as<bool>()) {
+    detached.emplace("emulator");
+    if (const auto caller = detach(*detached, root, spec.name)) return *caller;
+  }
 
   const hw::ModelFactory factory = [spec](const std::string& workload) -> std::shared_ptr<const models::DeviceModel> {
     return std::make_shared<hw::WorkloadPhysics>(spec, models::describe_workload(workload));
   };
   auto emu = std::make_unique<hw::EmulatedJetson>(spec, factory(vm["workload"].as<std::string>()), eo);
 
-  // Block the stop signals before the update thread starts so only sigtimedwait below sees them.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGTERM);
-  sigaddset(&stop_signals, SIGHUP);
-  ::pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  // Held before the update thread starts, so only the wait below sees them.
+  const base::StopSignals stop_signals;
 
   hw::LiveTreeOptions lo;
   lo.time_scale = time_scale;
@@ -129,7 +82,7 @@ int run_emulate(const po::variables_map& vm) {
   if (lo.fault_from_request < 0) throw UsageError("--fault-from-request must be >= 0");
   hw::LiveEmulatedTree tree(root, std::move(emu), factory, lo);
   tree.start();
-  if (ready_fd >= 0) report_ready(ready_fd, root);
+  if (detached) detached->ready(root / "pacer-emulator" / "log");
   std::cout << fmt::format("serving emulated {} at {} (time scale {:g}){}\n", spec.name, root.string(), time_scale,
                            duration_s > 0 ? fmt::format(" for {}", units::format(duration_s, units::Dimension::Time))
                                           : "; stop with Ctrl-C")
@@ -142,16 +95,7 @@ int run_emulate(const po::variables_map& vm) {
               << std::flush;
   spdlog::info("profile against it: pacer profile --device jetson --sysfs-root {} --workload NAME", root.string());
 
-  int sig = 0;
-  for (;;) {
-    timespec ts{};
-    const double wait_s = duration_s > 0 ? duration_s : 3600.0;
-    ts.tv_sec = static_cast<time_t>(wait_s);
-    ts.tv_nsec = static_cast<long>((wait_s - std::floor(wait_s)) * 1e9);
-    sig = ::sigtimedwait(&stop_signals, nullptr, &ts);
-    if (sig > 0 || duration_s > 0) break;
-    if (sig < 0 && errno != EAGAIN && errno != EINTR) break;
-  }
+  const int sig = stop_signals.wait(duration_s);
   tree.stop();
   std::cout << fmt::format("emulated {} stopped after {} updates ({}); min_freq > max_freq writes seen: {}\n",
                            spec.name, tree.ticks(), sig > 0 ? strsignal(sig) : "duration reached", tree.violations());

@@ -14,7 +14,10 @@
 #include "experiments/cli/options.hpp"
 #include "experiments/cli/shard_options.hpp"
 #include "experiments/cluster/shard.hpp"
+#include "hw/device_backends.hpp"
+#include "hw/open_device.hpp"
 #include "models/workloads/workload.hpp"
+#include "traces/emulated_label.hpp"
 
 namespace pacer::cli {
 namespace {
@@ -42,8 +45,7 @@ int run_profile_cmd(const po::variables_map& vm) {
   if (vm.count("board")) dev.board = vm["board"].as<std::string>();
   dev.nvpmodel = vm["nvpmodel"].as<std::string>();
   dev.power_source = vm["power-source"].as<std::string>();
-  if (dev.power_source != "sysfs" && dev.power_source != "tegrastats")
-    throw UsageError(fmt::format("--power-source: '{}' is not sysfs or tegrastats", dev.power_source));
+  hw::check_power_source(dev.power_source);
   dev.tegrastats.binary = vm["tegrastats"].as<std::string>();
   dev.tegrastats.interval_s = vm["tegrastats-interval"].as<units::Duration>().s;
   require_range(dev.tegrastats.interval_s, 0.001, 60, "--tegrastats-interval", "s");
@@ -101,7 +103,7 @@ int run_profile_cmd(const po::variables_map& vm) {
     profile();
   const auto& report = run.report;
   const auto& t = report.table;
-  const std::string label = run.emulated ? " [EMULATED]" : "";
+  const auto label = traces::emulated_mark(run.emulated, traces::EmulatedMark::Banner);
   std::cout << fmt::format("profile '{}' of {} on {}{}{}\n", o.profile_name.empty() ? t.workload : o.profile_name,
                            t.workload, t.device, label, t.virtual_time ? " (virtual time)" : "");
   std::cout << experiments::format_profile_points(t);
@@ -130,7 +132,7 @@ Command make() {
     const experiments::ProfileRequest r;
     const hw::ProfileOptions& o = r.profile;
     const hw::EmulatorOptions& e = r.device.emulator;
-    d.add_options()("device", po::value<std::string>()->required(), "emulated:NAME | jetson | nvml[:INDEX]")(
+    d.add_options()("device", po::value<std::string>()->required(), hw::device_spec_syntax().c_str())(
         "workload", po::value<std::string>()->required(), "network[@shape] (pacer workloads lists them)")(
         "store", po::value<std::string>()->default_value("pacer.h5"), "trace store (HDF5) to write")(
         "profile-name", po::value<std::string>(), "name under /profiles (default: the workload)")(

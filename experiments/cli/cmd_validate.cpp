@@ -10,6 +10,7 @@
 #include "experiments/cli/options.hpp"
 #include "experiments/cli/shard_options.hpp"
 #include "explore/policy.hpp"
+#include "hw/device_backends.hpp"
 
 namespace pacer::cli {
 namespace {
@@ -89,7 +90,7 @@ Command make() {
     d.add_options()
         ("store", po::value<std::string>()->required(), "campaign trace store (HDF5) with the profile and the proxy relation")
         ("power-limits", po::value<units::PowerList>()->required(), "caps: list 4W,6W or range 3W:8W:1W [W]")
-        ("device", po::value<std::string>()->default_value("emulated:jetson-nano"), "emulated:NAME | jetson | nvml[:INDEX]")
+        ("device", po::value<std::string>()->default_value("emulated:jetson-nano"), hw::device_spec_syntax().c_str())
         ("sysfs-root", po::value<std::string>()->default_value(v.device.sysfs_root.string()), "sysfs root of --device jetson (a live emulated tree for hardware in the loop)")
         ("profile", po::value<std::string>(), "profile record (default: the only one)")
         ("proxy", po::value<std::string>(), "proxy relation record (default: the only one)")

@@ -19,6 +19,7 @@
 #include "explore/space.hpp"
 #include "explore/sweep.hpp"
 #include "traces/csv.hpp"
+#include "traces/emulated_label.hpp"
 #include "traces/store/outputs.hpp"
 #include "traces/store/store.hpp"
 
@@ -97,7 +98,7 @@ void figure1(ReportOutput& out, const fs::path& dir, const std::string& prefix, 
     tta = std::any_of(target->samples_by_batch.begin(), target->samples_by_batch.end(),
                       [](double n) { return !std::isnan(n); });
   p.title = fmt::format("{} on {}{}: every configuration, cap {:g} W", prof.workload, prof.device,
-                        prof.emulated ? " (emulated)" : "", cap_w);
+                        traces::emulated_mark(prof.emulated), cap_w);
   p.xlabel = fmt::format("{} power [W]", explore::to_string(space.basis()));
   p.ylabel = tta ? "predicted time to accuracy [s]" : "time per 1000 samples [s]";
   p.logy = true;
@@ -161,7 +162,7 @@ void figure2(ReportOutput& out, const fs::path& dir, const std::string& prefix, 
   Plot p;
   p.name = safe(prefix + "-fig2-tta-per-batch");
   p.title = fmt::format("{} ({}) on {}{}: time to accuracy per batch size", prof.workload, rel_set.dataset, prof.device,
-                        prof.emulated ? " (emulated)" : "");
+                        traces::emulated_mark(prof.emulated));
   p.xlabel = "batch size";
   p.ylabel = "time to accuracy [s]";
   p.logx = true;
@@ -188,7 +189,7 @@ void figure5(ReportOutput& out, const fs::path& dir, const std::string& prefix, 
   Heatmap m;
   m.name = safe(prefix + "-fig5-proxy-x-target-" + fmt::format("{:.3g}W", cap_w));
   m.title = fmt::format("% time over the fastest configuration, cap {:g} W ({} on {}{})", cap_w, prof.workload,
-                        prof.device, prof.emulated ? ", emulated" : "");
+                        prof.device, traces::emulated_mark(prof.emulated, traces::EmulatedMark::Item));
   m.xlabel = "target (trained)";
   m.ylabel = "proxy (used to choose)";
   std::vector<explore::Relation> rels;
@@ -228,7 +229,7 @@ void figure4(ReportOutput& out, const fs::path& dir, const traces::ValidationRes
                    [](auto& a, auto& b) { return explore::policy_rank(a) < explore::policy_rank(b); });
   Plot p;
   p.name = safe(v.name + "-fig4-energy");
-  p.title = fmt::format("Energy to accuracy: {} on {}{}", v.dataset, v.device, v.emulated ? " (emulated)" : "");
+  p.title = fmt::format("Energy to accuracy: {} on {}{}", v.dataset, v.device, traces::emulated_mark(v.emulated));
   p.xlabel = "power cap";
   p.ylabel = "energy to accuracy [J]";
   for (double c : caps) p.xtics.push_back(cap_label(c));

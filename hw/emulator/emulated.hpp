@@ -12,6 +12,7 @@
 #include "hw/device.hpp"
 #include "models/device_model.hpp"
 #include "traces/catalog/power_modes.hpp"
+#include "traces/emulated_label.hpp"
 #include "traces/records.hpp"
 #include "traces/workload.hpp"
 
@@ -113,7 +114,7 @@ class EmulatedJetson final : public Device {
                                                        const traces::WorkloadInfo& workload,
                                                        EmulatorOptions options = {}, PhysicsParams params = {});
 
-  std::string name() const override { return device_.name + " (emulated)"; }
+  std::string name() const override { return device_.name + std::string(traces::emulated_mark(true)); }
   std::string board_model() const override { return device_.display_name; }
   bool emulated() const override { return true; }
   const traces::KnobSpace& knob() const override { return knob_; }

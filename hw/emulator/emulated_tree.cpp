@@ -446,8 +446,18 @@ void LiveEmulatedTree::stop() {
 }
 
 void LiveEmulatedTree::tick() {
-  // A copy: emu_ is replaced below when the workload changes, and `d` is used after that.
-  const traces::DeviceSpec& d = spec_;
+  const double pinned = follow_freq_limits();
+  follow_power_mode();
+  emu_->set_caps(caps_);
+  emu_->pin({pinned});
+  const Request request = follow_request(pinned);
+  const Output output = device_output(request, pinned);
+  write_device_files(request, output);
+  write_rails(request, output);
+  ticks_++;
+}
+
+double LiveEmulatedTree::follow_freq_limits() {
   // min_freq/max_freq are written in place by the backend: a read may catch an empty file.
   auto read_ll = [&](const fs::path& p, long long fallback) {
     try {
@@ -469,96 +479,114 @@ void LiveEmulatedTree::tick() {
   last_max_ = mx;
   // The governor runs at the top of the allowed range while loaded; a pinned range is one value.
   const long long ceiling = violation ? mn : mx;
-  double pinned = d.gpu_freqs_hz.front();
-  for (double f : d.gpu_freqs_hz)
+  double pinned = spec_.gpu_freqs_hz.front();
+  for (double f : spec_.gpu_freqs_hz)
     if (f <= static_cast<double>(ceiling) + 0.5) pinned = f;
+  return pinned;
+}
+
+void LiveEmulatedTree::follow_power_mode() {
   // The other caps a power mode sets (CPU cores and clock, EMC, GPU TPCs), as nvpmodel left them.
   // Re-read when nvpmodel switched modes, and every 25 ticks for writes of another tool.
-  if (modes_) {
-    const std::string mode = read_or(ctl_dir_ / "nvpmodel_mode", last_mode_);
-    if (mode != last_mode_ || ++caps_age_ >= 25) {
-      caps_ = read_mode_files(root_, d);
-      last_mode_ = mode;
-      caps_age_ = 0;
-    }
+  if (!modes_) return;
+  const std::string mode = read_or(ctl_dir_ / "nvpmodel_mode", last_mode_);
+  if (mode != last_mode_ || ++caps_age_ >= 25) {
+    caps_ = read_mode_files(root_, spec_);
+    last_mode_ = mode;
+    caps_age_ = 0;
   }
-  const traces::ModeCaps& caps = caps_;
-  emu_->set_caps(caps);
-  emu_->pin({pinned});
+}
 
-  std::istringstream req(read_or(ctl_dir_ / "request", "0 0 -"));
-  long seq = 0;
-  int batch = 0;
+LiveEmulatedTree::Request LiveEmulatedTree::follow_request(double pinned_hz) {
+  std::istringstream in(read_or(ctl_dir_ / "request", "0 0 -"));
+  Request r;
   std::string workload;
-  req >> seq >> batch >> workload;
+  in >> r.seq >> r.batch >> workload;
   if (!workload.empty() && workload != "-" && workload != workload_) {
     if (!factory_)
       throw Error(fmt::format("the workload side asks for '{}' but this emulator serves '{}'", workload, workload_));
-    emu_ = std::make_unique<EmulatedJetson>(d, factory_(workload), emu_->options());
-    emu_->set_caps(caps);
-    emu_->pin({pinned});
+    // spec_, not emu_'s own device: emu_ is replaced here.
+    emu_ = std::make_unique<EmulatedJetson>(spec_, factory_(workload), emu_->options());
+    emu_->set_caps(caps_);
+    emu_->pin({pinned_hz});
     workload_ = workload;
   }
-  const bool running = read_or(ctl_dir_ / "running", "0") == "1" && batch > 0;
-  const double f_eff = running ? emu_->effective_freq_hz(batch) : pinned;
-  double total_w = d.idle_power_w, gpu_w = 0.15 * d.idle_power_w, time_s = 0;
-  if (batch > 0) time_s = emu_->expected(f_eff, batch).time_per_batch_s;
-  if (running) {
+  r.running = read_or(ctl_dir_ / "running", "0") == "1" && r.batch > 0;
+  return r;
+}
+
+LiveEmulatedTree::Output LiveEmulatedTree::device_output(const Request& r, double pinned_hz) {
+  Output o;
+  o.freq_hz = r.running ? emu_->effective_freq_hz(r.batch) : pinned_hz;
+  o.total_w = spec_.idle_power_w;
+  o.gpu_w = 0.15 * spec_.idle_power_w;
+  if (r.batch > 0) o.time_per_batch_s = emu_->expected(o.freq_hz, r.batch).time_per_batch_s;
+  if (r.running) {
     // The mini-batch's power phases, as the emulated device's own sensor sees them: the peak for
     // the compute share of every batch, the rest at the level that keeps the mean. The phase runs
     // on this tree's clock (device time); a sensor sampling it at a rate unrelated to the batch
     // period meets the same mix of peak and low readings as one on the device.
-    const auto p = emu_->expected(f_eff, batch);
+    const auto p = emu_->expected(o.freq_hz, r.batch);
     const double s = std::clamp(emu_->options().compute_phase_share, 0.05, 1.0);
     const double peak = std::isnan(p.power_peak_w) ? p.power_mean_w : p.power_peak_w;
-    total_w = p.power_mean_w;
-    if (s < 1.0 && time_s > 0) {
+    o.total_w = p.power_mean_w;
+    if (s < 1.0 && o.time_per_batch_s > 0) {
       const double device_t =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count() / options_.time_scale;
-      const double phase = std::fmod(device_t, time_s) / time_s;
-      total_w = phase < s ? peak : std::max(0.0, (p.power_mean_w - s * peak) / (1.0 - s));
+      const double phase = std::fmod(device_t, o.time_per_batch_s) / o.time_per_batch_s;
+      o.total_w = phase < s ? peak : std::max(0.0, (p.power_mean_w - s * peak) / (1.0 - s));
     }
-    gpu_w = emu_->expected_gpu_w(f_eff, batch);
+    o.gpu_w = emu_->expected_gpu_w(o.freq_hz, r.batch);
   }
   std::normal_distribution<double> n01(0.0, 1.0);
   const double noise = emu_->options().sensor_noise_rel;
-  total_w *= std::max(0.0, 1.0 + noise * n01(rng_));
-  gpu_w *= std::max(0.0, 1.0 + noise * n01(rng_));
+  o.total_w *= std::max(0.0, 1.0 + noise * n01(rng_));
+  o.gpu_w *= std::max(0.0, 1.0 + noise * n01(rng_));
+  return o;
+}
+
+bool LiveEmulatedTree::faulty(const Request& r) const {
+  return r.seq >= options_.fault_from_request;
+}
+
+void LiveEmulatedTree::write_device_files(const Request& r, const Output& o) {
   const SysfsFaults& faults = options_.faults;
-  const bool faulty = seq >= options_.fault_from_request;
-  const double shown_freq = faulty && faults.cur_freq_hz > 0 ? faults.cur_freq_hz : f_eff;
+  const double shown_freq = faulty(r) && faults.cur_freq_hz > 0 ? faults.cur_freq_hz : o.freq_hz;
   write_small_file_atomic(devfreq_dir_ / "cur_freq", std::to_string(std::llround(shown_freq)));
-  write_small_file_atomic(root_ / d.gpu_device_dir / "load", running ? "999" : "0");
+  write_small_file_atomic(root_ / spec_.gpu_device_dir / "load", r.running ? "999" : "0");
   write_small_file_atomic(ctl_dir_ / "response",
-                          fmt::format("{} {} {} {:.9g}", seq, batch, std::llround(f_eff), time_s));
-  if (!faulty || faults.rail == SysfsFaults::Rail::none) {
-    write_fake_rails(root_, d, emu_->rail_powers(total_w, gpu_w));
-  } else {
-    std::error_code ec;
-    for (const auto& file : fake_rail_value_files(root_, d)) {
-      switch (faults.rail) {
-        case SysfsFaults::Rail::vanish:
-          fs::remove(file, ec);
-          break;
-        case SysfsFaults::Rail::garbage:
-          write_small_file_atomic(file, faults.garbage);
-          break;
-        case SysfsFaults::Rail::block:
-          // open(2) of a FIFO without a writer blocks, as a read of a hung I2C sensor does.
-          if (!fault_applied_) {
-            fs::remove(file, ec);
-            if (::mkfifo(file.c_str(), 0644) != 0)
-              throw Error(fmt::format("cannot make {} a FIFO: {}", file.string(), std::strerror(errno)));
-          }
-          break;
-        default:  // frozen: the files keep their last values
-          break;
-      }
-    }
-    if (!fault_applied_) spdlog::info("emulated tree: rail fault injected at request {}", seq);
-    fault_applied_ = true;
+                          fmt::format("{} {} {} {:.9g}", r.seq, r.batch, std::llround(o.freq_hz), o.time_per_batch_s));
+}
+
+void LiveEmulatedTree::write_rails(const Request& r, const Output& o) {
+  const SysfsFaults& faults = options_.faults;
+  if (!faulty(r) || faults.rail == SysfsFaults::Rail::none) {
+    write_fake_rails(root_, spec_, emu_->rail_powers(o.total_w, o.gpu_w));
+    return;
   }
-  ticks_++;
+  std::error_code ec;
+  for (const auto& file : fake_rail_value_files(root_, spec_)) {
+    switch (faults.rail) {
+      case SysfsFaults::Rail::vanish:
+        fs::remove(file, ec);
+        break;
+      case SysfsFaults::Rail::garbage:
+        write_small_file_atomic(file, faults.garbage);
+        break;
+      case SysfsFaults::Rail::block:
+        // open(2) of a FIFO without a writer blocks, as a read of a hung I2C sensor does.
+        if (!fault_applied_) {
+          fs::remove(file, ec);
+          if (::mkfifo(file.c_str(), 0644) != 0)
+            throw Error(fmt::format("cannot make {} a FIFO: {}", file.string(), std::strerror(errno)));
+        }
+        break;
+      default:  // frozen: the files keep their last values
+        break;
+    }
+  }
+  if (!fault_applied_) spdlog::info("emulated tree: rail fault injected at request {}", r.seq);
+  fault_applied_ = true;
 }
 
 }  // namespace pacer::hw

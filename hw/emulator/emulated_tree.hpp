@@ -142,6 +142,29 @@ class LiveEmulatedTree {
   void tick();
 
  private:
+  // What the workload side asks for in a tick (<root>/pacer-emulator/request and running).
+  struct Request {
+    long seq = 0;
+    int batch = 0;
+    bool running = false;  // mini-batches run now
+  };
+  // What the device shows in a tick: the clock it runs at and the power its rails carry.
+  struct Output {
+    double freq_hz = 0;
+    double total_w = 0, gpu_w = 0;
+    double time_per_batch_s = 0;
+  };
+  // The jobs of one tick, in order: the clock min_freq/max_freq allow (counting min > max writes),
+  // the caps of the power mode in force, the workload side's request (switching the cost model when
+  // it names another workload), the clock and power the device shows, and the files that show them.
+  double follow_freq_limits();
+  void follow_power_mode();
+  Request follow_request(double pinned_hz);
+  Output device_output(const Request& request, double pinned_hz);
+  bool faulty(const Request& request) const;  // the faults apply from this request on
+  void write_device_files(const Request& request, const Output& output);
+  void write_rails(const Request& request, const Output& output);
+
   std::filesystem::path root_;
   std::unique_ptr<EmulatedJetson> emu_;  // replaced by tick() when the workload side names another workload
   traces::DeviceSpec spec_;              // the board, owned here: it outlives every emu_

@@ -1,11 +1,14 @@
 // base::run_program and ChildProcess with real programs (sh, printf, sleep): arguments reach the
 // program unchanged, output comes back byte for byte, exit statuses and signals are reported, a
-// timeout kills the child, a missing program is one clear line.
+// timeout kills the child, a missing program is one clear line. DetachedChild and StopSignals with
+// forks of this test program.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -170,6 +173,83 @@ TEST(ChildProcess, StopEndsASilentChildByItsPid) {
   EXPECT_TRUE(child.exited(&status));
   EXPECT_EQ(status, 128 + SIGTERM);
   EXPECT_EQ(::kill(pid, 0), -1);
+}
+
+// DetachedChild forks this test program: the child part of each test only calls async-safe things
+// and ends with _exit, never returning into GoogleTest.
+std::string read_file(const fs::path& p) {
+  std::ifstream in(p);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+TEST(DetachedChild, TheCallerReturnsOnceTheChildIsReadyAndItsOutputGoesToTheLog) {
+  const fs::path dir = temp_dir("detach-ready");
+  const fs::path log = dir / "log";
+  pacer::base::DetachedChild child("test server");
+  if (child.in_child()) {
+    child.ready(log);
+    char c = 'x';
+    const bool stdin_empty = ::read(STDIN_FILENO, &c, 1) == 0;  // /dev/null
+    const std::string line = ::getsid(0) == ::getpid() && stdin_empty ? "serving alone\n" : "still attached\n";
+    [[maybe_unused]] const auto w = ::write(STDOUT_FILENO, line.data(), line.size());
+    ::_exit(0);
+  }
+  const auto start = child.wait_until_ready(10);
+  EXPECT_TRUE(start.ready);
+  EXPECT_FALSE(start.timed_out);
+  int status = -1;
+  ASSERT_EQ(::waitpid(child.pid(), &status, 0), child.pid());  // left to the caller once ready
+  EXPECT_EQ(read_file(log), "serving alone\n");
+  fs::remove_all(dir);
+}
+
+TEST(DetachedChild, AChildThatEndsBeforeItIsReadyGivesItsExitStatusOr1) {
+  pacer::base::DetachedChild failing("test server");
+  if (failing.in_child()) ::_exit(3);
+  auto start = failing.wait_until_ready(10);
+  EXPECT_FALSE(start.ready);
+  EXPECT_FALSE(start.timed_out);
+  EXPECT_EQ(start.exit_code, 3);
+  pacer::base::DetachedChild quiet("test server");
+  if (quiet.in_child()) ::_exit(0);
+  start = quiet.wait_until_ready(10);
+  EXPECT_FALSE(start.ready);
+  EXPECT_EQ(start.exit_code, 1);  // ended without serving: a failure even with status 0
+}
+
+TEST(DetachedChild, AChildThatNeitherServesNorEndsIsStoppedAtTheTimeout) {
+  pacer::base::DetachedChild child("test server");
+  if (child.in_child()) {
+    ::pause();
+    ::_exit(0);
+  }
+  const auto begin = std::chrono::steady_clock::now();
+  const auto start = child.wait_until_ready(0.2);
+  EXPECT_LT(std::chrono::steady_clock::now() - begin, std::chrono::seconds(5));
+  EXPECT_FALSE(start.ready);
+  EXPECT_TRUE(start.timed_out);
+  EXPECT_EQ(start.exit_code, 1);          // ended by SIGTERM
+  EXPECT_EQ(::kill(child.pid(), 0), -1);  // stopped and reaped
+  EXPECT_EQ(errno, ESRCH);
+}
+
+// In a child process, so that the signals stay deliverable to this test program.
+TEST(StopSignals, WaitReturnsAPendingStopSignalOr0AfterTheDuration) {
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    const pacer::base::StopSignals stop;
+    const bool timed = stop.wait(0.05) == 0;
+    ::kill(::getpid(), SIGHUP);  // held: pending, not fatal
+    const bool hup = stop.wait(0) == SIGHUP;
+    ::kill(::getpid(), SIGTERM);
+    const bool term = stop.wait(30) == SIGTERM;
+    ::_exit(timed && hup && term ? 0 : 1);
+  }
+  int status = -1;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
 }
 
 }  // namespace
