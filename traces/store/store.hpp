@@ -96,23 +96,6 @@ class Store {
     write(record, "", replace);
   }
 
-  ProfileTable read_profile(const std::string& name) const { return read<ProfileTable>(name); }
-  void write_profile(const ProfileTable& t, const std::string& name = "", Replace r = Replace::if_not_smaller) {
-    write(t, name, r);
-  }
-  RelationSet read_relation(const std::string& name) const { return read<RelationSet>(name); }
-  void write_relation(const RelationSet& s, Replace r = Replace::if_not_smaller) { write(s, r); }
-  LearningCurve read_curve(const std::string& name) const { return read<LearningCurve>(name); }
-  void write_curve(const LearningCurve& c, Replace r = Replace::if_not_smaller) { write(c, r); }
-  ModelRecord read_model(const std::string& name) const { return read<ModelRecord>(name); }
-  void write_model(const ModelRecord& m) { write(m); }
-  SweepResult read_sweep(const std::string& name) const { return read<SweepResult>(name); }
-  void write_sweep(const SweepResult& s, Replace r = Replace::if_not_smaller) { write(s, r); }
-  PowerSeries read_series(const std::string& name) const { return read<PowerSeries>(name); }
-  void write_series(const PowerSeries& s) { write(s); }
-  ValidationResult read_validation(const std::string& name) const { return read<ValidationResult>(name); }
-  void write_validation(const ValidationResult& v, Replace r = Replace::if_not_smaller) { write(v, r); }
-
   // The record group/name as its group's type; Error for a group that is not one of kStoreGroups.
   StoreRecord read_record(const std::string& group, const std::string& name) const;
 
