@@ -2,8 +2,8 @@
 // HDF5 group, dataset and attribute I/O for the trace-store codecs: one helper per shape of data.
 // Writing gives every numeric dataset a `unit` attribute; reading names the file and the object in
 // every failure and refuses, before allocating, what a damaged header can declare. The HDF5 headers
-// stay in h5io.cpp: the record codecs (traces/store/record_codec.hpp) are templates that every user
-// of the store includes.
+// stay in h5io.cpp: the record codecs (traces/store/codecs.hpp) are templates that every user of
+// the store includes.
 #include <cstdint>
 #include <map>
 #include <memory>

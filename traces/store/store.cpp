@@ -86,8 +86,7 @@ std::vector<std::string> extra_record_groups(const H5::H5File& f) {
     if (name == "device" || find_store_group(name)) continue;
     H5L_info_t link;
     if (H5Lget_info(f.getId(), name.c_str(), &link, H5P_DEFAULT) < 0 || link.type != H5L_TYPE_HARD) continue;
-    if (f.childObjType(name) == H5O_TYPE_GROUP && f.openGroup(name).attrExists(kRecordGroupMark))
-      out.push_back(name);
+    if (f.childObjType(name) == H5O_TYPE_GROUP && f.openGroup(name).attrExists(kRecordGroupMark)) out.push_back(name);
   }
   return out;
 }
@@ -343,9 +342,8 @@ StoreRecord Store::read_record(const std::string& group, const std::string& name
   if (!index)
     throw Error(fmt::format("{}: no record group '{}' in a trace store (its groups: {})", path_.string(), group,
                             fmt::join(kStoreGroups, ", ")));
-  return visit_store_group(*index, [&]<typename R>(std::type_identity<R>) {
-    return StoreRecord(std::in_place_type<R>, read<R>(name));
-  });
+  return visit_store_group(
+      *index, [&]<typename R>(std::type_identity<R>) { return StoreRecord(std::in_place_type<R>, read<R>(name)); });
 }
 
 std::optional<size_t> find_store_group(const std::string& group) {
