@@ -33,9 +33,9 @@ bool is_role_relation(const std::string& name) {
 
 // The proxy when none is named: <workload>.proxy, or the store's one relation with no other role.
 std::string default_proxy(const traces::Store& store, const std::string& workload) {
-  if (store.has("relations", traces::zeus::proxy_name(workload))) return traces::zeus::proxy_name(workload);
+  if (store.has<traces::RelationSet>(traces::zeus::proxy_name(workload))) return traces::zeus::proxy_name(workload);
   std::vector<std::string> plain;
-  for (const auto& n : store.list("relations"))
+  for (const auto& n : store.list<traces::RelationSet>())
     if (!is_role_relation(n)) plain.push_back(n);
   if (plain.size() == 1) return plain.front();
   throw OptionError("relation",
@@ -46,9 +46,9 @@ std::string default_proxy(const traces::Store& store, const std::string& workloa
 // The target when none is named: <workload>.target, or the store's one true relation (made by
 // `pacer validate`); "" when there is none. Several true relations: name one.
 std::string default_target(const traces::Store& store, const std::string& workload, const std::string& proxy) {
-  if (store.has("relations", traces::zeus::target_name(workload))) return traces::zeus::target_name(workload);
+  if (store.has<traces::RelationSet>(traces::zeus::target_name(workload))) return traces::zeus::target_name(workload);
   std::vector<std::string> trues;
-  for (const auto& n : store.list("relations"))
+  for (const auto& n : store.list<traces::RelationSet>())
     if (traces::is_true_relation(n) && n != proxy) trues.push_back(n);
   if (trues.size() > 1)
     throw OptionError("target", fmt::format("{} holds {} target relations ({}); name one", store.path().string(),
@@ -69,46 +69,46 @@ PolicyContext Problem::context() const {
 std::unique_ptr<Problem> load_problem(const traces::Store& store, const ProblemSpec& spec) {
   auto pb = std::make_unique<Problem>();
   if (!spec.model.empty()) {
-    if (!store.has("models", spec.model))
+    if (!store.has<traces::ModelRecord>(spec.model))
       throw Error(fmt::format("{} has no model '{}' (models: {}): run pacer calibrate first", store.path().string(),
-                              spec.model, join(store.list("models"))));
-    const auto record = store.read_model(spec.model);
+                              spec.model, join(store.list<traces::ModelRecord>())));
+    const auto record = store.read<traces::ModelRecord>(spec.model);
     pb->model = models::model_from_record(record);
     pb->model_uncertainty = models::read_uncertainty(record);
     pb->workload = record.workload;
     pb->profile_name = spec.model;
   } else {
     std::string name = spec.profile;
-    const auto profiles = store.list("profiles");
+    const auto profiles = store.list<traces::ProfileTable>();
     if (name.empty()) {
       if (profiles.size() != 1)
         throw OptionError("profile", fmt::format("{} holds {} profiles ({}); name one", store.path().string(),
                                                  profiles.size(), join(profiles)));
       name = profiles.front();
     }
-    if (!store.has("profiles", name))
+    if (!store.has<traces::ProfileTable>(name))
       throw Error(fmt::format("{} has no profile '{}' (profiles: {})", store.path().string(), name, join(profiles)));
-    auto table = store.read_profile(name);
+    auto table = store.read<traces::ProfileTable>(name);
     pb->workload = table.workload;
     pb->profile_name = name;
     pb->space = std::make_unique<Space>(Space::from_profile(table, spec.basis));
     pb->model = std::make_unique<sim::TableModel>(std::move(table));
   }
 
-  const auto relations = store.list("relations");
+  const auto relations = store.list<traces::RelationSet>();
   const std::string proxy = spec.relation.empty() ? default_proxy(store, pb->workload) : spec.relation;
-  if (!store.has("relations", proxy))
+  if (!store.has<traces::RelationSet>(proxy))
     throw Error(fmt::format("{} has no relation '{}' (relations: {}): run pacer relation or pacer import first",
                             store.path().string(), proxy, join(relations)));
-  pb->proxy_set = store.read_relation(proxy);
-  if (store.has("relations", traces::zeus::looser_name(proxy)))
-    pb->proxy_looser_set = store.read_relation(traces::zeus::looser_name(proxy));
+  pb->proxy_set = store.read<traces::RelationSet>(proxy);
+  if (store.has<traces::RelationSet>(traces::zeus::looser_name(proxy)))
+    pb->proxy_looser_set = store.read<traces::RelationSet>(traces::zeus::looser_name(proxy));
   const std::string target = spec.target.empty() ? default_target(store, pb->workload, proxy) : spec.target;
   if (!target.empty()) {
-    if (!store.has("relations", target))
+    if (!store.has<traces::RelationSet>(target))
       throw Error(
           fmt::format("{} has no relation '{}' (relations: {})", store.path().string(), target, join(relations)));
-    pb->target_set = store.read_relation(target);
+    pb->target_set = store.read<traces::RelationSet>(target);
   }
 
   if (!pb->space) {  // a model: evaluate it on the device's grid
@@ -153,7 +153,7 @@ std::vector<std::unique_ptr<Problem>> load_problems(const traces::Store& store, 
   if (!spec.model.empty())
     names = {spec.model};
   else if (spec.profile.empty())
-    names = store.list("profiles");
+    names = store.list<traces::ProfileTable>();
   else
     names = {spec.profile};
   if (names.empty())

@@ -320,12 +320,12 @@ std::vector<traces::LearningCurve> read_curves(const traces::Store& store,
   std::vector<traces::LearningCurve> curves;
   for (const auto* p : problems) {
     const std::string& name = p->proxy_set.name;
-    if (!store.has("curves", name))
+    if (!store.has<traces::LearningCurve>(name))
       throw Error(fmt::format(
           "{}: no learning curve 'curves/{}' for the proxy relation of '{}': it is written by the relation campaign "
           "and by the Zeus import of this version; rerun the one that made the relation",
           store.path().string(), name, p->workload));
-    curves.push_back(store.read_curve(name));
+    curves.push_back(store.read<traces::LearningCurve>(name));
   }
   return curves;
 }

@@ -135,7 +135,7 @@ class ProfileSession {
   traces::ProfilePoint measure(const Setting& f, int b);
   void finish() {
     table_.profiling_cost_s = previous_cost_s_ + report_.cost_s;
-    if (store_) store_->write_profile(table_, name_);
+    if (store_) store_->write(table_, name_);
   }
 
  private:
@@ -177,8 +177,8 @@ void ProfileSession::open(const std::string& name, int planned) {
   if (!o_.store.empty()) {
     store_ = traces::Store::open_or_create(o_.store);
     if (!o_.device_spec.name.empty() && !store_->has_device()) store_->write_device(o_.device_spec);
-    if (store_->has("profiles", name)) {
-      auto old = store_->read_profile(name);
+    if (store_->has<traces::ProfileTable>(name)) {
+      auto old = store_->read<traces::ProfileTable>(name);
       if (old.workload != table_.workload || old.device != table_.device || old.emulated != table_.emulated)
         throw SettingError(
             "profile-name",
@@ -213,7 +213,7 @@ void ProfileSession::record(const traces::ProfilePoint& p, double cost) {
   ++done_;
   table_.points.push_back(p);
   table_.profiling_cost_s = previous_cost_s_ + report_.cost_s;
-  if (store_) store_->write_profile(table_, name_);
+  if (store_) store_->write(table_, name_);
   if (progress_) progress_(p, done_, planned_);
 }
 

@@ -1,8 +1,9 @@
 #pragma once
 // The one declaration of every record's fields, gem5 ADD_STAT style: {name, unit, member}. The
-// HDF5 writer and reader (traces/store/codecs.cpp), the CSV export (traces/csv.cpp), the record
-// comparisons (traces/records.cpp) and the schema in docs/trace-store.md (checked by
-// tests/traces/test_columns.cpp) all follow from these tables: a new column is one line here.
+// HDF5 writer and reader (traces/store/codecs.hpp), the CSV export (rows_csv, traces/csv.hpp), the
+// record comparisons (traces/records.cpp) and the schema in docs/trace-store.md (checked by
+// tests/traces/store/test_store_format.cpp) all follow from these tables: a new column is one line
+// here. Each record type's entry (traces/record_traits.hpp) names its tables.
 //
 // A row table (kProfilePointColumns, ...) lists the columns of a record's rows: one 1-D dataset
 // per field, in this order in the CSV export. Two units are placeholders: kKnobUnit marks the knob

@@ -1,23 +1,70 @@
 #pragma once
 // CSV export of trace-store records. The header names every column with its unit:
-// "time_per_batch_mean[s]". Strings are quoted when they contain a comma or a quote.
+// "time_per_batch_mean[s]". Strings are quoted when they contain a comma or a quote. The export of
+// a stored record, to_csv(record), follows from its entry (traces/record_traits.hpp): its title
+// line, then rows_csv of its row table.
+#include <cmath>
+#include <cstdint>
 #include <string>
+#include <type_traits>
+#include <variant>
+#include <vector>
 
+#include <fmt/format.h>
+
+#include "traces/columns.hpp"
 #include "traces/records.hpp"
 
 namespace pacer::traces {
 
-std::string to_csv(const ProfileTable& table);
-std::string to_csv(const RelationSet& set);
-std::string to_csv(const ModelRecord& model);
-std::string to_csv(const LearningCurve& curve);
-std::string to_csv(const SweepResult& sweep);
-std::string to_csv(const PowerSeries& series);
 std::string to_csv(const DeviceSpec& device);
-std::string to_csv(const ValidationResult& result);
 
 // One CSV field: quoted (quotes doubled) when it holds a comma, a quote or a line break.
 std::string csv_field(const std::string& s);
+
+// One CSV number: 10 significant digits, empty for NaN.
+inline std::string csv_number(double v) {
+  return std::isnan(v) ? "" : fmt::format("{:.10g}", v);
+}
+
+// The header and the rows of a record's row table (traces/columns.hpp): numeric columns as
+// "name[unit]", the knob as one column per dimension of `knob`, the metric column in `metric`.
+template <typename Row, size_t N>
+std::string rows_csv(const std::array<Field<Row>, N>& table, const std::vector<Row>& rows, const KnobSpace* knob,
+                     const std::string& metric) {
+  std::string out;
+  for (const auto& f : table) {
+    if (f.unit == kKnobUnit) {
+      for (const auto& d : knob->dims) out += fmt::format("{}[{}],", d.name, d.unit);
+      continue;
+    }
+    const std::string unit = f.unit == kMetricUnit ? metric : std::string(f.unit);
+    out += unit.empty() ? fmt::format("{},", f.name) : fmt::format("{}[{}],", f.name, unit);
+  }
+  out.back() = '\n';
+  for (const auto& r : rows) {
+    std::string line;
+    for (const auto& f : table)
+      std::visit(
+          [&](auto m) {
+            using T = std::remove_cvref_t<decltype(r.*m)>;
+            if constexpr (std::is_same_v<T, std::vector<double>>) {
+              for (size_t i = 0; i < knob->dims.size(); ++i)
+                line += (i < (r.*m).size() ? csv_number((r.*m)[i]) : "") + ",";
+            } else if constexpr (std::is_same_v<T, std::string>) {
+              line += csv_field(r.*m) + ",";
+            } else if constexpr (std::is_same_v<T, double>) {
+              line += csv_number(r.*m) + ",";
+            } else {
+              line += fmt::format("{},", static_cast<int64_t>(r.*m));
+            }
+          },
+          f.member);
+    line.back() = '\n';
+    out += line;
+  }
+  return out;
+}
 
 // Minimal CSV reader shared by importers: splits records, honours double quotes. Throws Error
 // naming `origin` and the line on a malformed row (unterminated quote).

@@ -1,7 +1,8 @@
 #pragma once
 // Typed records of the trace store. Plain structs; every numeric field carries its unit in its name.
-// Each stored field is declared once, with its column name and unit, in traces/columns.hpp; the
-// HDF5 layout that follows from it is documented in docs/trace-store.md.
+// Each stored field is declared once, with its column name and unit, in traces/columns.hpp, and
+// each record type's place in the store in its entry (traces/record_traits.hpp); the HDF5 layout
+// that follows from them is documented in docs/trace-store.md.
 #include <cmath>
 #include <cstdint>
 #include <limits>

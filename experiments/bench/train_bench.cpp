@@ -161,7 +161,7 @@ void run_campaign_bench(const fs::path& baseline, std::ostream& out) {
     if (!mode.empty()) args.insert(args.end(), stop.begin(), stop.end());
     const Timed camp = run_self(args, {}, mode.empty() ? baseline : fs::path());
     if (camp.code != 0) throw Error("bench train: relation campaign failed: " + camp.err.substr(0, 300));
-    const auto runs = traces::Store::open(store).read_relation("fmnist-proxy").runs;
+    const auto runs = traces::Store::open(store).read<traces::RelationSet>("fmnist-proxy").runs;
     if (reference.empty()) reference = runs;
     int same = 0;
     for (size_t i = 0; i < runs.size() && i < reference.size(); ++i)

@@ -41,8 +41,8 @@ CampaignReport run_relation_campaign(const RelationCampaign& c, const dnn::data:
   // The relation of this name in `path`, checked to be of this campaign's settings; nullopt: none.
   auto stored = [&](const std::filesystem::path& path) -> std::optional<traces::RelationSet> {
     const traces::Store s = traces::Store::open(path);
-    if (!s.has("relations", set.name)) return std::nullopt;
-    traces::RelationSet old = s.read_relation(set.name);
+    if (!s.has<traces::RelationSet>(set.name)) return std::nullopt;
+    traces::RelationSet old = s.read<traces::RelationSet>(set.name);
     auto differs = [&](const std::string& what, const std::string& a, const std::string& b) {
       if (a != b)
         throw SettingError("name", fmt::format("{} already holds relation '{}' with {} {} (now {}): choose another "
@@ -61,8 +61,9 @@ CampaignReport run_relation_campaign(const RelationCampaign& c, const dnn::data:
     if (const auto old = stored(c.store)) {
       set.runs = old->runs;
       for (const auto& r : old->runs) done.insert({r.batch_size, r.seed});
-      if (store->has("curves", set.name))  // points of runs the relation does not hold were cut off mid-way
-        for (const auto& p : store->read_curve(set.name).points)
+      // Points of runs the relation does not hold were cut off mid-way.
+      if (store->has<traces::LearningCurve>(set.name))
+        for (const auto& p : store->read<traces::LearningCurve>(set.name).points)
           if (done.count({p.batch_size, p.seed})) curve.points.push_back(p);
       if (!done.empty())
         spdlog::info("resuming relation '{}': {} runs already in {}", set.name, done.size(), c.store.string());
@@ -95,8 +96,8 @@ CampaignReport run_relation_campaign(const RelationCampaign& c, const dnn::data:
       set.runs.push_back(run);
       for (const auto& e : r.history) curve.points.push_back({b, seed, e.samples, e.metric});
       if (store) {  // after every run: an interruption loses at most one run
-        store->write_relation(set);
-        store->write_curve(curve, traces::Replace::always);  // the runs' points, as the relation's runs
+        store->write(set);
+        store->write(curve, traces::Replace::always);  // the runs' points, as the relation's runs
       }
       ++report.new_runs;
       report.train_time_s += r.wall_time_s;

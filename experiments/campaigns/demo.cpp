@@ -194,13 +194,14 @@ std::string model_name(const traces::ProfileTable& measured) {
 // What steps 2 and 3 left in the experiment's store, for a later stage of a sharded experiment.
 Profiled read_profiled(const Demo& d) {
   const traces::Store store = traces::Store::open(d.store_path);
-  if (!store.has("profiles", d.workload) || !store.has("profiles", models::predicted_profile_name(d.workload)))
+  if (!store.has<traces::ProfileTable>(d.workload) ||
+      !store.has<traces::ProfileTable>(models::predicted_profile_name(d.workload)))
     throw Error(
         fmt::format("{} holds no profile and calibration of {}: run the experiment's prepare stage first (and "
                     "merge it into the store)",
                     d.store_path.string(), d.workload));
-  const auto measured = store.read_profile(d.workload);
-  return profiled_from(d, measured, store.read_model(model_name(measured)));
+  const auto measured = store.read<traces::ProfileTable>(d.workload);
+  return profiled_from(d, measured, store.read<traces::ModelRecord>(model_name(measured)));
 }
 
 // 2. Profile the full grid on the emulated board (virtual time: seconds); 3. calibrate the
@@ -229,11 +230,11 @@ Profiled profile_and_calibrate(const Demo& d, const fs::path& store_path) {
   copt.points = opt.calibration_points;
   copt.analytical.voltage_table = d.device.voltage_table;
   const auto cal = models::calibrate(prof.table, &d.device, copt);
-  store.write_model(cal.record);
+  store.write(cal.record);
   std::vector<std::vector<double>> grid;
   for (double f : d.device.gpu_freqs_hz) grid.push_back({f});
   const Profiled out = profiled_from(d, prof.table, cal.record);
-  store.write_profile(models::predict_table(*cal.model, prof.table, grid, d.set.batch_sizes), out.predicted_name);
+  store.write(models::predict_table(*cal.model, prof.table, grid, d.set.batch_sizes), out.predicted_name);
   const auto err = models::mape(*cal.model, prof.table.points);
   std::cout << fmt::format(
       "[3/7] calibrated the analytical model on {} of {} points; error on all measured points: time {:.1f}%, "
@@ -357,7 +358,7 @@ void sweep_targets(const Demo& d, const Profiled& pr, const std::string& proxy_n
     request.caps_w = sweep_caps;
     request.options.guard = pr.guard;
     const auto sweep = explore::sweep_record({problem.get()}, request);
-    store.write_sweep(sweep, traces::Replace::always);  // the demo owns its store: a --quick rerun may sweep fewer caps
+    store.write(sweep, traces::Replace::always);  // the demo owns its store: a --quick rerun may sweep fewer caps
     summaries += fmt::format("  {}:\n{}", val.result.dataset, explore::format_summary(explore::summarize(sweep.rows)));
   }
   std::cout << fmt::format("[6/7] simulated sweep over {} caps, {} policies, {} target(s) ({:.1f} s):\n{}",
@@ -370,7 +371,8 @@ void sweep_targets(const Demo& d, const Profiled& pr, const std::string& proxy_n
 bool prepared(const Demo& d) {
   if (!fs::exists(d.ckpt) || !fs::exists(d.store_path)) return false;
   const traces::Store store = traces::Store::open(d.store_path);
-  return store.has("profiles", d.workload) && store.has("profiles", models::predicted_profile_name(d.workload));
+  return store.has<traces::ProfileTable>(d.workload) &&
+         store.has<traces::ProfileTable>(models::predicted_profile_name(d.workload));
 }
 
 // The indices among `jobs` in [from, from + count), counted from `from`.

@@ -148,12 +148,12 @@ RelationCampaign target_campaign(const ValidateOptions& opt, const Setup& su) {
 // in the campaign's store.
 traces::RelationSet complete_target(const ValidateOptions& opt, const RelationCampaign& c) {
   const traces::Store store = traces::Store::open(opt.store);
-  if (!store.has("relations", c.name))
+  if (!store.has<traces::RelationSet>(c.name))
     throw Error(
         fmt::format("{} holds no oracle relation '{}': run the validation's oracle stage first (and merge "
                     "its shards into the store)",
                     opt.store.string(), c.name));
-  traces::RelationSet set = store.read_relation(c.name);
+  traces::RelationSet set = store.read<traces::RelationSet>(c.name);
   if (set.workload != c.train.workload || set.dataset != c.dataset || !traces::same(set.target, c.train.target))
     throw Error(
         fmt::format("oracle relation '{}' in {} is of {} on {} to {:g}, this validation of {} on {} to {:g}: "
@@ -276,8 +276,8 @@ std::map<traces::ValidationRowKey, traces::ValidationRow> stored_rows(const trac
   for (const auto& path : stores) {
     if (!fs::exists(path)) continue;
     const traces::Store s = traces::Store::open(path);
-    if (!s.has("validations", header.name)) continue;
-    traces::ValidationResult old = s.read_validation(header.name);
+    if (!s.has<traces::ValidationResult>(header.name)) continue;
+    traces::ValidationResult old = s.read<traces::ValidationResult>(header.name);
     std::vector<traces::ValidationRow> rows = std::move(old.rows);
     old.rows.clear();
     if (!(old == header)) continue;  // another validation under this name: nothing to resume
@@ -345,15 +345,15 @@ traces::ValidationResult run_jobs(const ValidateOptions& opt, const Setup& su, c
         traces::PowerSeries s = rr.series;
         s.name = row.series;
         s.cap_w = ch->cap_w;
-        store.write_series(s);
+        store.write(s);
       }
       v.rows.push_back(row);
     }
     traces::sort_rows(v);
-    store.write_validation(v, traces::Replace::always);  // after every job: an interruption loses one job
+    store.write(v, traces::Replace::always);  // after every job: an interruption loses one job
   }
   traces::sort_rows(v);
-  store.write_validation(v, whole ? traces::Replace::always : traces::Replace::if_not_smaller);
+  store.write(v, whole ? traces::Replace::always : traces::Replace::if_not_smaller);
   return v;
 }
 

@@ -53,7 +53,7 @@ int run_budget(const po::variables_map& vm) {
   std::cout << explore::format_budget(result.points);
   auto rw = traces::Store::open(path);
   const auto replace = vm.count("replace") ? traces::Replace::always : traces::Replace::if_not_smaller;
-  for (const auto& s : result.sweeps) rw.write_sweep(s, replace);
+  for (const auto& s : result.sweeps) rw.write(s, replace);
   std::cerr << fmt::format("wrote sweeps/{}@0..{} to {}\n", request.name, result.sweeps.size() - 1, path);
   if (!csv.empty()) {
     traces::write_file_atomic(csv, explore::budget_csv(result.points));

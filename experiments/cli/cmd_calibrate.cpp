@@ -23,10 +23,10 @@ namespace pacer::cli {
 namespace {
 
 std::string pick_profile(const traces::Store& store, const po::variables_map& vm) {
-  const auto names = store.list("profiles");
+  const auto names = store.list<traces::ProfileTable>();
   if (vm.count("name")) {
     const auto name = vm["name"].as<std::string>();
-    if (!store.has("profiles", name))
+    if (!store.has<traces::ProfileTable>(name))
       throw Error(fmt::format("{} has no profile '{}' (it has: {})", store.path().string(), name,
                               names.empty() ? "none" : fmt::format("{}", fmt::join(names, ", "))));
     return name;
@@ -107,7 +107,7 @@ int run_calibrate(const po::variables_map& vm) {
     traces::check_output_file(vm["predictions-csv"].as<std::string>(), "predictions-csv");
   auto store = traces::Store::open(path);
   const std::string name = pick_profile(store, vm);
-  const auto table = store.read_profile(name);
+  const auto table = store.read<traces::ProfileTable>(name);
 
   // The device: --device, else the store's /device, else the catalog entry the profile names.
   std::optional<traces::DeviceSpec> device;
@@ -152,10 +152,11 @@ int run_calibrate(const po::variables_map& vm) {
     const auto colon = ref.rfind(':');
     if (colon != std::string::npos && ref.find(".h5") != std::string::npos) {
       const auto other = traces::Store::open(ref.substr(0, colon));
-      reference = other.read_profile(ref.substr(colon + 1));
+      reference = other.read<traces::ProfileTable>(ref.substr(colon + 1));
     } else {
-      if (!store.has("profiles", ref)) throw Error(fmt::format("--reference: {} has no profile '{}'", path, ref));
-      reference = store.read_profile(ref);
+      if (!store.has<traces::ProfileTable>(ref))
+        throw Error(fmt::format("--reference: {} has no profile '{}'", path, ref));
+      reference = store.read<traces::ProfileTable>(ref);
     }
     opt.reference = &*reference;
     opt.reference_name = ref;
@@ -164,8 +165,9 @@ int run_calibrate(const po::variables_map& vm) {
   std::optional<traces::ProfileTable> sweep;
   if (vm.count("frequency-profile")) {
     const auto fp = vm["frequency-profile"].as<std::string>();
-    if (!store.has("profiles", fp)) throw Error(fmt::format("--frequency-profile: {} has no profile '{}'", path, fp));
-    sweep = store.read_profile(fp);
+    if (!store.has<traces::ProfileTable>(fp))
+      throw Error(fmt::format("--frequency-profile: {} has no profile '{}'", path, fp));
+    sweep = store.read<traces::ProfileTable>(fp);
     opt.frequency_profile = &*sweep;
     opt.frequency_profile_name = fp;
   }
@@ -181,7 +183,7 @@ int run_calibrate(const po::variables_map& vm) {
                            cal.used.size(), table.points.size(), opt.points ? " chosen by the planner" : "");
   std::cout << format_model(record);
 
-  store.write_model(record);
+  store.write(record);
   std::cout << fmt::format("wrote {}:/models/{}\n", path, model_name);
   if (vm.count("predictions-csv")) {
     const std::string csv_path = vm["predictions-csv"].as<std::string>();
@@ -202,7 +204,7 @@ int run_calibrate(const po::variables_map& vm) {
     }
     auto predicted = models::predict_table(*cal.model, table, settings, table.batch_sizes());
     const std::string pname = models::predicted_profile_name(name);
-    store.write_profile(predicted, pname, traces::Replace::always);  // derived from the model: always redone
+    store.write(predicted, pname, traces::Replace::always);  // derived from the model: always redone
     std::cout << fmt::format("wrote {}:/profiles/{} ({} settings x {} batch sizes)\n", path, pname, settings.size(),
                              table.batch_sizes().size());
   }

@@ -56,18 +56,18 @@ int run_import_zeus(const po::variables_map& vm) {
     std::filesystem::create_directories(parent);
   auto store = traces::Store::open_or_create(out);
   for (const auto& w : result.workloads)
-    if (store.has("profiles", w.name)) {
-      const auto old = store.read_profile(w.name);
+    if (store.has<traces::ProfileTable>(w.name)) {
+      const auto old = store.read<traces::ProfileTable>(w.name);
       if (old.device != o.gpu)
         throw Error(fmt::format("{} already holds {} from GPU '{}': import each GPU into its own store (--out)", out,
                                 w.name, old.device));
     }
   for (const auto& w : result.workloads) {
-    store.write_profile(w.profile, w.name);
-    store.write_relation(w.proxy);
-    store.write_relation(w.target);
-    if (!w.proxy_looser.runs.empty()) store.write_relation(w.proxy_looser);
-    if (!w.proxy_curve.points.empty()) store.write_curve(w.proxy_curve);
+    store.write(w.profile, w.name);
+    store.write(w.proxy);
+    store.write(w.target);
+    if (!w.proxy_looser.runs.empty()) store.write(w.proxy_looser);
+    if (!w.proxy_curve.points.empty()) store.write(w.proxy_curve);
     spdlog::debug("imported {}", w.name);
   }
 

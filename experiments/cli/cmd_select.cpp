@@ -38,8 +38,8 @@ int run_select(const po::variables_map& vm) {
     request.caps_w = {cap};
     request.options.powertrain_batch = ctx.powertrain_batch;
     auto rw = traces::Store::open(store.path());
-    rw.write_sweep(explore::sweep_record({pb.get()}, request),
-                   vm.count("replace") ? traces::Replace::always : traces::Replace::if_not_smaller);
+    rw.write(explore::sweep_record({pb.get()}, request),
+             vm.count("replace") ? traces::Replace::always : traces::Replace::if_not_smaller);
     std::cerr << fmt::format("saved every policy's choice as sweeps/{} in {}\n", save, store.path().string());
   }
   return 0;

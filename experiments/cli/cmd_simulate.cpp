@@ -64,7 +64,7 @@ int run_simulate(const po::variables_map& vm) {
   const auto& r = simulation.result;
 
   auto rw = traces::Store::open(path);
-  rw.write_series(r.series);
+  rw.write(r.series);
   std::cerr << fmt::format("wrote runs/{} ({} samples) to {}\n", r.series.name, r.series.time_s.size(), path);
   if (!csv.empty()) {
     traces::write_file_atomic(csv, traces::to_csv(r.series));

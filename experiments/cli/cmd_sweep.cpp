@@ -84,7 +84,7 @@ int run_sweep(const po::variables_map& vm) {
   std::cout << fmt::format("{} selections with replay in {:.1f} ms\n", result.rows.size(), sweep_ms);
 
   auto rw = traces::Store::open(path);
-  rw.write_sweep(result, vm.count("replace") ? traces::Replace::always : traces::Replace::if_not_smaller);
+  rw.write(result, vm.count("replace") ? traces::Replace::always : traces::Replace::if_not_smaller);
   std::cerr << fmt::format("wrote sweeps/{} to {}\n", result.name, path);
   if (!csv.empty()) {
     traces::write_file_atomic(csv, traces::to_csv(result));

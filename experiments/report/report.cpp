@@ -259,8 +259,8 @@ void figure4(ReportOutput& out, const fs::path& dir, const traces::ValidationRes
 // Caps of the validation runs stored in `store`.
 std::vector<double> validation_caps(traces::Store& store) {
   std::vector<double> caps;
-  for (const auto& n : store.list("validations"))
-    for (const auto& r : store.read_validation(n).rows) caps.push_back(r.cap_w);
+  for (const auto& n : store.list<traces::ValidationResult>())
+    for (const auto& r : store.read<traces::ValidationResult>(n).rows) caps.push_back(r.cap_w);
   std::sort(caps.begin(), caps.end());
   caps.erase(std::unique(caps.begin(), caps.end(), [](double a, double b) { return traces::same(a, b); }), caps.end());
   return caps;
@@ -356,20 +356,20 @@ void sweep_figures(ReportOutput& out, const fs::path& out_dir, traces::Store& st
                    const std::string& n, const traces::SweepResult& sweep, const std::string& pname,
                    const std::vector<double>& validated) {
   const auto profiles = traces::split_list(sweep.profile);
-  if (!store.has("profiles", pname)) {
+  if (!store.has<traces::ProfileTable>(pname)) {
     out.skipped.push_back(
         fmt::format("{}: figures for sweep '{}' need profile '{}' in the same store", path.string(), n, pname));
     return;
   }
-  const auto prof = store.read_profile(pname);
+  const auto prof = store.read<traces::ProfileTable>(pname);
   std::vector<traces::SweepRow> rows;
   for (const auto& r : sweep.rows)
     if (profiles.size() == 1 || r.workload == prof.workload) rows.push_back(r);
   // The sweep's target (else proxy) relation of this workload.
   auto relation_named = [&](const std::string& list) -> std::optional<traces::RelationSet> {
     for (const auto& rn : traces::split_list(list))
-      if (store.has("relations", rn)) {
-        auto r = store.read_relation(rn);
+      if (store.has<traces::RelationSet>(rn)) {
+        auto r = store.read<traces::RelationSet>(rn);
         if (profiles.size() == 1 || r.workload == prof.workload) return r;
       }
     return std::nullopt;
@@ -415,8 +415,8 @@ void sweep_figures(ReportOutput& out, const fs::path& out_dir, traces::Store& st
     figure2(out, out_dir, prefix, prof, fs, *fig2_rel, fig2_caps);
   }
   std::vector<traces::RelationSet> rels;
-  for (const auto& rn : store.list("relations")) {
-    auto r = store.read_relation(rn);
+  for (const auto& rn : store.list<traces::RelationSet>()) {
+    auto r = store.read<traces::RelationSet>(rn);
     if (r.workload == prof.workload && !r.relation_vector().empty()) rels.push_back(std::move(r));
   }
   if (rels.size() >= 2)
@@ -442,9 +442,10 @@ ReportOutput make_report(const ReportOptions& opt) {
   for (const auto& p : opt.stores) stores.push_back({p, traces::Store::open(p)});  // all inputs valid before writing
   fs::create_directories(opt.out_dir);
   for (auto& [path, store] : stores) {
-    for (const auto& n : store.list("validations")) validations.push_back(store.read_validation(n));
-    for (const auto& n : store.list("sweeps")) {
-      auto s = store.read_sweep(n);
+    for (const auto& n : store.list<traces::ValidationResult>())
+      validations.push_back(store.read<traces::ValidationResult>(n));
+    for (const auto& n : store.list<traces::SweepResult>()) {
+      auto s = store.read<traces::SweepResult>(n);
       if (s.budget.empty()) sweeps.push_back(std::move(s));  // a proxy-budget cut has its own figure
     }
   }
@@ -458,8 +459,8 @@ ReportOutput make_report(const ReportOptions& opt) {
     // Figures 1, 2 and 5 per profile of each sweep (a sweep over several workloads names them all).
     const std::vector<double> validated = validation_caps(store);
     std::map<std::string, std::vector<traces::SweepResult>> budgets;
-    for (const auto& n : store.list("sweeps")) {
-      auto sweep = store.read_sweep(n);
+    for (const auto& n : store.list<traces::SweepResult>()) {
+      auto sweep = store.read<traces::SweepResult>(n);
       if (!sweep.budget.empty()) {
         budgets[sweep.budget].push_back(std::move(sweep));
         continue;
@@ -469,8 +470,8 @@ ReportOutput make_report(const ReportOptions& opt) {
     }
     for (const auto& [budget, cut_sweeps] : budgets)
       budget_figure(out, opt.out_dir, stem_of(path), budget, explore::budget_points(cut_sweeps));
-    for (const auto& n : store.list("validations")) {
-      const auto v = store.read_validation(n);
+    for (const auto& n : store.list<traces::ValidationResult>()) {
+      const auto v = store.read<traces::ValidationResult>(n);
       figure4(out, opt.out_dir, v);
       // One power trace: Ours at the lowest cap (the tightest), else the first stored run.
       std::string series;
@@ -486,7 +487,8 @@ ReportOutput make_report(const ReportOptions& opt) {
             series = r.series;
             break;
           }
-      if (!series.empty() && store.has("runs", series)) trace_plot(out, opt.out_dir, store.read_series(series));
+      if (!series.empty() && store.has<traces::PowerSeries>(series))
+        trace_plot(out, opt.out_dir, store.read<traces::PowerSeries>(series));
     }
   }
   return out;

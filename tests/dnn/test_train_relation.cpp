@@ -42,7 +42,7 @@ class Relation : public ::testing::Test {
 TEST_F(Relation, WritesARelationSetAndResumesWithoutRedoingRuns) {
   auto r = pacer(common() + " --checkpoint none --batch-sizes 8,16 --seeds 0 --target 0.9 --budget 2048 --name q");
   ASSERT_EQ(r.code, 0) << r.err;
-  auto set = pacer::traces::Store::open(dir / "s.h5").read_relation("q");
+  auto set = pacer::traces::Store::open(dir / "s.h5").read<pacer::traces::RelationSet>("q");
   ASSERT_EQ(set.runs.size(), 2u);
   EXPECT_EQ(set.workload, "cnn@1x12x12");
   EXPECT_EQ(set.metric, "accuracy");
@@ -62,14 +62,14 @@ TEST_F(Relation, WritesARelationSetAndResumesWithoutRedoingRuns) {
   r = pacer(common() + " --checkpoint none --batch-sizes 8,16 --seeds 0,1 --target 0.9 --budget 2048 --name q");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.err.find("resuming"), std::string::npos);
-  const auto resumed = pacer::traces::Store::open(dir / "s.h5").read_relation("q");
+  const auto resumed = pacer::traces::Store::open(dir / "s.h5").read<pacer::traces::RelationSet>("q");
   ASSERT_EQ(resumed.runs.size(), 4u);
   EXPECT_EQ(resumed.runs[0], set.runs[0]);
   EXPECT_EQ(resumed.runs[1], set.runs[1]);
   // Same seed, same data, same threads: rerunning under another name needs the same samples.
   r = pacer(common() + " --checkpoint none --batch-sizes 8,16 --seeds 0 --target 0.9 --budget 2048 --name q2");
   ASSERT_EQ(r.code, 0) << r.err;
-  const auto again = pacer::traces::Store::open(dir / "s.h5").read_relation("q2");
+  const auto again = pacer::traces::Store::open(dir / "s.h5").read<pacer::traces::RelationSet>("q2");
   ASSERT_EQ(again.runs.size(), 2u);
   EXPECT_EQ(again.runs[0].samples, set.runs[0].samples);
   EXPECT_EQ(again.runs[1].samples, set.runs[1].samples);
@@ -85,7 +85,7 @@ TEST_F(Relation, CensoredRunsAreRecorded) {
   const auto r =
       pacer(common() + " --checkpoint none --batch-sizes 16 --seeds 0,1 --target 99.9% --budget 128 --name c");
   ASSERT_EQ(r.code, 0) << r.err;
-  const auto set = pacer::traces::Store::open(dir / "s.h5").read_relation("c");
+  const auto set = pacer::traces::Store::open(dir / "s.h5").read<pacer::traces::RelationSet>("c");
   ASSERT_EQ(set.runs.size(), 2u);
   for (const auto& run : set.runs) {
     EXPECT_FALSE(run.reached);
@@ -107,7 +107,8 @@ TEST_F(Relation, HardestFirstCampaignGivesTheRelationOfFullEvaluations) {
   r = pacer(campaign + " --name hard --estimate-samples 10 --log-level debug");  // the default stop
   ASSERT_EQ(r.code, 0) << r.err;
   const auto store = pacer::traces::Store::open(dir / "s.h5");
-  const auto full = store.read_relation("full"), hard = store.read_relation("hard");
+  const auto full = store.read<pacer::traces::RelationSet>("full"),
+             hard = store.read<pacer::traces::RelationSet>("hard");
   ASSERT_EQ(full.runs.size(), 6u);
   ASSERT_EQ(hard.runs.size(), full.runs.size());
   int reached = 0;
@@ -140,7 +141,7 @@ TEST_F(Relation, PretrainWritesTheCheckpointThatFineTuningStartsFrom) {
   ASSERT_TRUE(fs::exists(ckpt));
   r = pacer(common() + " --checkpoint " + ckpt + " --batch-sizes 16 --seeds 0 --target 0.9 --budget 2048 --name p");
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_EQ(pacer::traces::Store::open(dir / "s.h5").read_relation("p").runs.size(), 1u);
+  EXPECT_EQ(pacer::traces::Store::open(dir / "s.h5").read<pacer::traces::RelationSet>("p").runs.size(), 1u);
 }
 
 TEST_F(Relation, ErrorsAreOneActionableLine) {

@@ -105,9 +105,9 @@ TEST_F(CliExplore, ImportSweepSelectSimulate) {
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("never above P_max"), std::string::npos) << r.out;
   const auto st = pacer::traces::Store::open(store);
-  EXPECT_TRUE(st.has("runs", "varying"));
-  EXPECT_EQ(st.read_sweep("sweep").feasibility, "mean");
-  EXPECT_EQ(st.read_sweep("sweep").rows.size(), 10u * 9u);  // 10 protocol caps x 9 policies
+  EXPECT_TRUE(st.has<pacer::traces::PowerSeries>("varying"));
+  EXPECT_EQ(st.read<pacer::traces::SweepResult>("sweep").feasibility, "mean");
+  EXPECT_EQ(st.read<pacer::traces::SweepResult>("sweep").rows.size(), 10u * 9u);  // 10 protocol caps x 9 policies
 
   // A bad schedule is an error and leaves the store as it was.
   write(dir_ / "bad.csv", "time_s,cap_w\n5,100\n");
@@ -159,13 +159,13 @@ TEST_F(CliExplore, BudgetSweepsCutsAndReportDrawsThem) {
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("full x 1 seed"), std::string::npos) << r.out;
   const auto st = pacer::traces::Store::open(store);
-  ASSERT_TRUE(st.has("sweeps", "budget@1"));
-  const auto one_seed = st.read_sweep("budget@1");
+  ASSERT_TRUE(st.has<pacer::traces::SweepResult>("budget@1"));
+  const auto one_seed = st.read<pacer::traces::SweepResult>("budget@1");
   EXPECT_EQ(one_seed.budget, "budget");
   EXPECT_EQ(one_seed.proxy_cut, "full x 1 seed");
   // Run 1 of each b: 5 + 6 epochs of the proxy's 5 + 4 + 6 + 5 (runs 1 and 2 of b = 16 and 32).
   EXPECT_NEAR(one_seed.proxy_share, 11.0 / 20.0, 1e-12);
-  EXPECT_DOUBLE_EQ(st.read_sweep("budget@0").proxy_share, 1.0);
+  EXPECT_DOUBLE_EQ(st.read<pacer::traces::SweepResult>("budget@0").proxy_share, 1.0);
   EXPECT_TRUE(fs::exists(dir_ / "b.csv"));
   r = run("report " + store + " -o " + (dir_ / "rep").string(), dir_);
   ASSERT_EQ(r.code, 0) << r.out;
@@ -219,7 +219,7 @@ TEST_F(CliExplore, SimulatingTheOracleWithoutATargetSaysWhatIsMissing) {
         p.power_mean_w = p.power_peak_w - 1;
         t.points.push_back(p);
       }
-    s.write_profile(t);
+    s.write(t);
     pacer::traces::RelationSet proxy;
     proxy.name = "proxy";
     for (int b : {8, 16}) {
@@ -229,7 +229,7 @@ TEST_F(CliExplore, SimulatingTheOracleWithoutATargetSaysWhatIsMissing) {
       r.samples = 100 * b;
       proxy.runs.push_back(r);
     }
-    s.write_relation(proxy);
+    s.write(proxy);
   }
   auto r = run("simulate " + store + " --policy oracle -P 20W", dir_);
   EXPECT_EQ(r.code, 1) << r.out;

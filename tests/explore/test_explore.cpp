@@ -99,9 +99,9 @@ TEST(Problem, ChoosesTheProxyAndTheTargetByRole) {
   const testing::TempStore path("problem");
   {
     auto store = traces::Store::open_or_create(path);
-    store.write_profile(hand_profile(), "hand");
-    store.write_relation(relation("fmnist-proxy", {{4, 400}, {8, 1000}}));
-    store.write_relation(relation(traces::true_relation_name("fmnist-target-a"), {{4, 800}, {8, 1000}}));
+    store.write(hand_profile(), "hand");
+    store.write(relation("fmnist-proxy", {{4, 400}, {8, 1000}}));
+    store.write(relation(traces::true_relation_name("fmnist-target-a"), {{4, 800}, {8, 1000}}));
   }
   auto choose = [&] { return load_problem(traces::Store::open(path), ProblemSpec{}); };
   const auto pb = choose();
@@ -117,9 +117,9 @@ TEST(Problem, ChoosesTheProxyAndTheTargetByRole) {
     }
     return std::string("none");
   };
-  traces::Store::open(path).write_relation(relation(traces::true_relation_name("fmnist-target-b"), {{4, 900}}));
+  traces::Store::open(path).write(relation(traces::true_relation_name("fmnist-target-b"), {{4, 900}}));
   EXPECT_EQ(option_of(), "target");  // two targets: name one
-  traces::Store::open(path).write_relation(relation("fmnist-other", {{4, 500}}));
+  traces::Store::open(path).write(relation("fmnist-other", {{4, 500}}));
   EXPECT_EQ(option_of(), "relation");  // two relations could be the proxy
 }
 

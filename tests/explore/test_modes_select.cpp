@@ -54,8 +54,8 @@ TEST(ModesSelect, ChoosesTheFastestFeasibleModeAndBatchSize) {
   {
     auto s = traces::Store::open_or_create(path);
     s.write_device(d);
-    s.write_model(model->to_record());
-    s.write_relation(rel);
+    s.write(model->to_record());
+    s.write(rel);
   }
   const auto store = traces::Store::open(path);
   ProblemSpec spec;
@@ -110,8 +110,8 @@ TEST(ModesSelect, PrintsTheModelsUncertaintyWithTheChoice) {
   {
     auto s = traces::Store::open_or_create(path);
     s.write_device(d);
-    s.write_model(record);
-    s.write_relation(rel);
+    s.write(record);
+    s.write(rel);
   }
   ProblemSpec spec;
   spec.model = record.name;

@@ -213,11 +213,11 @@ TEST(ProxyBudget, ZeusFullCutIsTheSweepAndLooserLevelsCostLess) {
     o.gpu = "v100";
     auto store = traces::Store::open_or_create(store_path);
     for (const auto& w : traces::zeus::import_traces(o).workloads) {
-      store.write_profile(w.profile, w.name);
-      store.write_relation(w.proxy);
-      store.write_relation(w.target);
-      store.write_relation(w.proxy_looser);
-      store.write_curve(w.proxy_curve);
+      store.write(w.profile, w.name);
+      store.write(w.proxy);
+      store.write(w.target);
+      store.write(w.proxy_looser);
+      store.write(w.proxy_curve);
     }
   }
   const auto store = traces::Store::open(store_path);

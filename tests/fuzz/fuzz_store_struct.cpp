@@ -270,12 +270,12 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   std::remove(g_path.c_str());
   Store store = Store::open_or_create(g_path);
   store.write_device(find_device("jetson-nano"));
-  store.write_profile(sample_profile());
-  store.write_relation(sample_relation());
-  store.write_model(sample_model());
-  store.write_sweep(sample_sweep());
-  store.write_series(sample_series());
-  store.write_validation(sample_validation());
+  store.write(sample_profile());
+  store.write(sample_relation());
+  store.write(sample_model());
+  store.write(sample_sweep());
+  store.write(sample_series());
+  store.write(sample_validation());
   g_base = read_bytes(g_path);
   std::atexit([] { std::remove(g_path.c_str()); });
   // The unmodified store must read back completely (7 records + 6 has() checks).

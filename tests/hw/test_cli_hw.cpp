@@ -89,7 +89,7 @@ TEST(CliHw, ProfileEmulatedNanoFillsAFullTable) {
   EXPECT_NE(r.out.find("[EMULATED]"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("virtual time"), std::string::npos);
   EXPECT_NE(r.out.find("36-point grid"), std::string::npos) << r.out;
-  const auto t = traces::Store::open(store).read_profile("resnet8-w0.25@1x28x28");
+  const auto t = traces::Store::open(store).read<traces::ProfileTable>("resnet8-w0.25@1x28x28");
   EXPECT_EQ(t.points.size(), 36u);
   EXPECT_TRUE(t.emulated);
   EXPECT_TRUE(t.virtual_time);
@@ -170,7 +170,7 @@ TEST(CliHw, ProfileThroughTheSysfsBackendAgainstAServedTree) {
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("[EMULATED]"), std::string::npos) << r.out;
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-  const auto t = traces::Store::open(store).read_profile("resnet18@3x32x32");
+  const auto t = traces::Store::open(store).read<traces::ProfileTable>("resnet18@3x32x32");
   ASSERT_EQ(t.points.size(), 2u);
   EXPECT_TRUE(t.emulated);
   EXPECT_FALSE(t.virtual_time);
@@ -196,7 +196,7 @@ TEST(CliHw, PowerModesProfileCalibrateSelectOnAnEmulatedOrin) {
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("4 CPU@1.114 GHz, GPU 408 MHz, EMC 2.133 GHz (3 TPC)"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("GPU 612 MHz"), std::string::npos) << "mode 2 was not asked for";
-  const auto t = traces::Store::open(store).read_profile("resnet8-w0.25@1x28x28");
+  const auto t = traces::Store::open(store).read<traces::ProfileTable>("resnet8-w0.25@1x28x28");
   EXPECT_EQ(t.knob.kind, "power_mode");
   EXPECT_EQ(t.points.size(), 3u * 4u);
   r = run("calibrate " + store.string() + " --name resnet8-w0.25@1x28x28 --frequency-profile sweep --predict",
@@ -217,7 +217,7 @@ TEST(CliHw, PowerModesProfileCalibrateSelectOnAnEmulatedOrin) {
     rel.target = 0.9;
     for (int b : {8, 16, 32, 64})
       for (int seed : {0, 1}) rel.runs.push_back({b, seed, true, 20000 + 300 * b + 500 * seed, 1000000});
-    rw.write_relation(rel);
+    rw.write(rel);
   }
   r = run("select " + store.string() + " --model resnet8-w0.25@1x28x28@jetson-agx-orin:modes -P 20W", tmp.path());
   ASSERT_EQ(r.code, 0) << r.err;
@@ -323,7 +323,7 @@ TEST(CliHw, PowerModesImportCalibrateSelectOnTheRealNanoModes) {
   EXPECT_NE(r.out.find("clocks that floated while measuring: gpu, cpu, emc (each under the mode's cap)"),
             std::string::npos)
       << r.out;
-  const auto rec = traces::Store::open(store).read_model("inceptionv3-triton@jetson-nano:modes");
+  const auto rec = traces::Store::open(store).read<traces::ModelRecord>("inceptionv3-triton@jetson-nano:modes");
   // Measured on 2026-11-25 (docs/models.md, "Power modes"): each mode predicted from the sweep and
   // the other mode within about 5%.
   EXPECT_LE(rec.metrics.at("time_mape_lomo"), 6.0);
@@ -378,7 +378,7 @@ TEST(CliHw, ProfileWithTegrastatsAsThePowerSource) {
   // Stopped by its pid when the run ended (an orphan left running would still answer).
   const pid_t child = std::stoi(test::slurp(tmp.path() / "pid"));
   EXPECT_EQ(::kill(child, 0), -1) << "tegrastats still runs";
-  const auto t = traces::Store::open(store).read_profile("resnet8-w0.25@1x28x28");
+  const auto t = traces::Store::open(store).read<traces::ProfileTable>("resnet8-w0.25@1x28x28");
   ASSERT_EQ(t.points.size(), 2u);
   for (const auto& p : t.points) {
     ASSERT_EQ(p.status, "ok") << p.status;

@@ -110,7 +110,7 @@ struct FaultBench {
     EXPECT_EQ(slurp(df / "max_freq"), "921600000");
     EXPECT_FALSE(fs::exists(state_file())) << "the device was restored, its state file must be gone";
   }
-  traces::ProfileTable stored() const { return traces::Store::open(store()).read_profile("cnn@1x28x28"); }
+  traces::ProfileTable stored() const { return traces::Store::open(store()).read<traces::ProfileTable>("cnn@1x28x28"); }
 };
 
 // Runs the profile and returns the Error message it must end with.

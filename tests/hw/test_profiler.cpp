@@ -68,7 +68,7 @@ TEST(Profiler, FullGridOnEmulatedNanoMatchesTheModelWithinNoise) {
   }
   // Written through the store after every point; reading it back gives the same table.
   auto store = traces::Store::open(o.store);
-  const auto back = store.read_profile(s.workload.name);
+  const auto back = store.read<traces::ProfileTable>(s.workload.name);
   EXPECT_EQ(back.points.size(), 36u);
   EXPECT_TRUE(back.emulated);
   EXPECT_EQ(store.read_device().name, "jetson-nano");

@@ -260,8 +260,8 @@ TEST(CalibRecord, ModelFromRecordRoundTripsThroughTheStore) {
   for (const auto& m : models) {
     auto rec = m->to_record();
     rec.name = "m" + std::to_string(i++);
-    store.write_model(rec);
-    const auto back = model_from_record(store.read_model(rec.name));
+    store.write(rec);
+    const auto back = model_from_record(store.read<traces::ModelRecord>(rec.name));
     EXPECT_EQ(back->kind(), m->kind());
     const std::vector<double> knob = m->knob().kind == "gpu_freq" ? std::vector<double>{691.2e6} : std::vector<double>{175.0};
     for (int b : {8, 48, 128}) {
@@ -325,30 +325,30 @@ TEST(CalibCli, CalibrateWritesTheModelAndThePredictedTableAndRejectsBadInput) {
   {
     auto store = traces::Store::open_or_create(path);
     store.write_device(nano);
-    store.write_profile(testing::table_from(testing::nano_truth(nano), nano.gpu_freqs_hz, testing::paper_batches(),
-                                            0.01, 9, "synthetic"));
+    store.write(testing::table_from(testing::nano_truth(nano), nano.gpu_freqs_hz, testing::paper_batches(), 0.01, 9,
+                                    "synthetic"));
   }
   const auto log = dir / "out.txt";
   ASSERT_EQ(run_pacer(fmt_path(path) + " --points 8 --predict", log), 0);
   {
     const auto store = traces::Store::open(path);
-    ASSERT_TRUE(store.has("models", "synthetic@jetson-nano:analytical"));
-    const auto rec = store.read_model("synthetic@jetson-nano:analytical");
+    ASSERT_TRUE(store.has<traces::ModelRecord>("synthetic@jetson-nano:analytical"));
+    const auto rec = store.read<traces::ModelRecord>("synthetic@jetson-nano:analytical");
     EXPECT_LT(rec.metrics.at("power_mean_mape_heldout"), 2.0);
-    const auto predicted = store.read_profile("synthetic-predicted");
+    const auto predicted = store.read<traces::ProfileTable>("synthetic-predicted");
     EXPECT_EQ(predicted.points.size(), 72u);
   }
   EXPECT_EQ(run_pacer(fmt_path(path) + " --points 3", log), 1);
   EXPECT_EQ(run_pacer(fmt_path(path) + " --model quantum", log), 2);
   {
     auto store = traces::Store::open(path);
-    auto bad = store.read_profile("synthetic");
+    auto bad = store.read<traces::ProfileTable>("synthetic");
     bad.workload = "bad";
     bad.points[4].power_mean_w = std::nan("");
-    store.write_profile(bad);
+    store.write(bad);
   }
   EXPECT_EQ(run_pacer(fmt_path(path) + " --name bad", log), 1);
-  EXPECT_FALSE(traces::Store::open(path).has("models", "bad@jetson-nano:analytical"));
+  EXPECT_FALSE(traces::Store::open(path).has<traces::ModelRecord>("bad@jetson-nano:analytical"));
   std::filesystem::remove_all(dir);
 }
 
@@ -374,13 +374,13 @@ TEST(CalibInput, APriorWeightOutsideItsRangeIsRefusedAndTheStoredModelStays) {
   {
     auto store = traces::Store::open_or_create(path);
     store.write_device(nano);
-    store.write_profile(table);
+    store.write(table);
   }
   const auto log = dir / "out.txt";
   ASSERT_EQ(run_pacer(fmt_path(path) + " --points 8", log), 0);
-  const auto good = traces::Store::open(path).read_model("synthetic@jetson-nano:analytical");
+  const auto good = traces::Store::open(path).read<traces::ModelRecord>("synthetic@jetson-nano:analytical");
   EXPECT_EQ(run_pacer(fmt_path(path) + " --points 8 --prior-weight inf", log), 2);
-  EXPECT_TRUE(traces::Store::open(path).read_model("synthetic@jetson-nano:analytical") == good);
+  EXPECT_TRUE(traces::Store::open(path).read<traces::ModelRecord>("synthetic@jetson-nano:analytical") == good);
   std::filesystem::remove_all(dir);
 }
 

@@ -120,8 +120,8 @@ TEST(Uncertainty, CalibrationStoresTheSpreadBesideTheHeldOutErrorAndTheStoreKeep
   EXPECT_GE(m.at("power_mean_sigma_pct"), 2.0 * 0.9) << "no model beats the spread of its measurements";
 
   const pacer::testing::TempStore path("uncertainty");
-  traces::Store::open_or_create(path).write_model(cal.record);
-  const auto back = read_uncertainty(traces::Store::open(path).read_model(cal.record.name));
+  traces::Store::open_or_create(path).write(cal.record);
+  const auto back = read_uncertainty(traces::Store::open(path).read<traces::ModelRecord>(cal.record.name));
   ASSERT_TRUE(back.has_value());
   EXPECT_EQ(back->basis, "heldout");
   EXPECT_EQ(back->floating_clocks, "cpu, emc");

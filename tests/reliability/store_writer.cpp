@@ -41,7 +41,7 @@ void grow_profile(Store& store, const std::string& name, int points) {
   t.source = "store_writer";
   for (int i = 0; i < points; ++i) {
     t.points.push_back(point(i));
-    store.write_profile(t);
+    store.write(t);
   }
 }
 

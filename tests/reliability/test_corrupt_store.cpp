@@ -37,7 +37,7 @@ class CorruptStore : public ::testing::Test {
     series.cap_w = 5;
     series.time_s = {0, 0.1, 0.2};
     series.power_w = {3, 4, 5};
-    s.write_series(series);
+    s.write(series);
     pacer::traces::ProfileTable t;
     t.workload = "w";
     t.device = "jetson-nano";
@@ -45,7 +45,7 @@ class CorruptStore : public ::testing::Test {
     p.knob = {76.8e6};
     p.batch_size = 8;
     t.points = {p, p};
-    s.write_profile(t);
+    s.write(t);
   }
   void TearDown() override { fs::remove_all(dir_); }
 
@@ -119,7 +119,7 @@ TEST_F(CorruptStore, StringAttributeThatIsAnArrayIsRejected) {
     const char* v[3] = {"a", "b", "c"};
     g.createAttribute("workload", vlen(), H5::DataSpace(1, n)).write(vlen(), v);
   });
-  expect_error([&] { Store::open(path_).read_profile("w"); }, "workload");
+  expect_error([&] { Store::open(path_).read<pacer::traces::ProfileTable>("w"); }, "workload");
 }
 
 TEST_F(CorruptStore, UnwrittenVariableStringAttributeIsRejected) {
@@ -131,7 +131,7 @@ TEST_F(CorruptStore, UnwrittenVariableStringAttributeIsRejected) {
   });
   Store s = Store::open(path_);
   try {
-    const auto t = s.read_profile("w");
+    const auto t = s.read<pacer::traces::ProfileTable>("w");
     EXPECT_EQ(t.device, "");  // an empty string is an acceptable reading of a never-written string
   } catch (const pacer::Error& e) {
     EXPECT_NE(std::string(e.what()).find("device"), std::string::npos) << e.what();
@@ -146,7 +146,7 @@ TEST_F(CorruptStore, FixedLengthStringAttributeIsRead) {
     H5::StrType fixed(H5::PredType::C_S1, 5);
     g.createAttribute("source", fixed, H5::DataSpace(H5S_SCALAR)).write(fixed, std::string("h5py!"));
   });
-  EXPECT_EQ(Store::open(path_).read_profile("w").source, "h5py!");
+  EXPECT_EQ(Store::open(path_).read<pacer::traces::ProfileTable>("w").source, "h5py!");
 }
 
 TEST_F(CorruptStore, ColumnClaimingBillionsOfRowsWithoutDataIsRejected) {
@@ -156,7 +156,7 @@ TEST_F(CorruptStore, ColumnClaimingBillionsOfRowsWithoutDataIsRejected) {
     hsize_t n[1] = {hsize_t{1} << 36};
     f.createDataSet("/runs/run1/time", H5::PredType::NATIVE_DOUBLE, H5::DataSpace(1, n));
   });
-  expect_error([&] { Store::open(path_).read_series("run1"); }, "time");
+  expect_error([&] { Store::open(path_).read<pacer::traces::PowerSeries>("run1"); }, "time");
 }
 
 TEST_F(CorruptStore, ColumnOfWrongTypeOrRankIsRejected) {
@@ -169,8 +169,8 @@ TEST_F(CorruptStore, ColumnOfWrongTypeOrRankIsRejected) {
     f.createDataSet("/profiles/w/batch_size", H5::PredType::NATIVE_DOUBLE, H5::DataSpace(1, m));
   });
   Store s = Store::open(path_);
-  expect_error([&] { s.read_series("run1"); }, "power");
-  expect_error([&] { s.read_profile("w"); }, "batch_size");
+  expect_error([&] { s.read<pacer::traces::PowerSeries>("run1"); }, "power");
+  expect_error([&] { s.read<pacer::traces::ProfileTable>("w"); }, "batch_size");
 }
 
 TEST_F(CorruptStore, ShortColumnIsRejected) {
@@ -181,7 +181,7 @@ TEST_F(CorruptStore, ShortColumnIsRejected) {
     f.createDataSet("/runs/run1/power", H5::PredType::NATIVE_DOUBLE, H5::DataSpace(1, n))
         .write(v, H5::PredType::NATIVE_DOUBLE);
   });
-  expect_error([&] { Store::open(path_).read_series("run1"); }, "2 rows, expected 3");
+  expect_error([&] { Store::open(path_).read<pacer::traces::PowerSeries>("run1"); }, "2 rows, expected 3");
 }
 
 TEST_F(CorruptStore, DanglingSoftAndExternalLinksAreErrors) {
@@ -192,13 +192,13 @@ TEST_F(CorruptStore, DanglingSoftAndExternalLinksAreErrors) {
     H5Lcreate_external("/tmp/pacer-no-such-file.h5", "/device", f.getId(), "/device", H5P_DEFAULT, H5P_DEFAULT);
   });
   Store s = Store::open(path_);
-  expect_error([&] { s.read_series("run1"); });
+  expect_error([&] { s.read<pacer::traces::PowerSeries>("run1"); });
   expect_error([&] {
     if (s.has_device()) s.read_device();
     else throw pacer::Error(path_.string() + ": no device");
   });
   // Listing must still work and name the broken record.
-  EXPECT_EQ(s.list("runs"), std::vector<std::string>{"run1"});
+  EXPECT_EQ(s.list<pacer::traces::PowerSeries>(), std::vector<std::string>{"run1"});
 }
 
 TEST_F(CorruptStore, GroupReplacedByDatasetIsAnError) {
@@ -208,16 +208,16 @@ TEST_F(CorruptStore, GroupReplacedByDatasetIsAnError) {
     f.createDataSet("/runs", H5::PredType::NATIVE_DOUBLE, H5::DataSpace(1, n));
   });
   Store s = Store::open(path_);
-  expect_error([&] { s.list("runs"); });
-  expect_error([&] { s.read_series("run1"); });
-  EXPECT_EQ(s.read_profile("w").points.size(), 2u);  // the rest of the store is intact
+  expect_error([&] { s.list<pacer::traces::PowerSeries>(); });
+  expect_error([&] { s.read<pacer::traces::PowerSeries>("run1"); });
+  EXPECT_EQ(s.read<pacer::traces::ProfileTable>("w").points.size(), 2u);  // the rest of the store is intact
 }
 
 TEST_F(CorruptStore, TruncatedFileIsAnErrorAtOpen) {
   const auto size = fs::file_size(path_);
   for (uintmax_t keep : {uintmax_t{0}, uintmax_t{7}, uintmax_t{512}, size / 2, size - 1}) {
     fs::resize_file(path_, keep);
-    expect_error([&] { Store::open(path_).read_series("run1"); });
+    expect_error([&] { Store::open(path_).read<pacer::traces::PowerSeries>("run1"); });
   }
 }
 
@@ -231,7 +231,7 @@ TEST_F(CorruptStore, EveryFlippedByteIsCaughtByTheChecksum) {
     expect_error([&] { Store::open(path_); }, "checksum mismatch");
   }
   put_bytes(good);
-  EXPECT_EQ(Store::open(path_).read_series("run1").power_w, (std::vector<double>{3, 4, 5}));
+  EXPECT_EQ(Store::open(path_).read<pacer::traces::PowerSeries>("run1").power_w, (std::vector<double>{3, 4, 5}));
 }
 
 TEST_F(CorruptStore, DamagedChecksumHeaderIsAnError) {
@@ -246,7 +246,7 @@ TEST_F(CorruptStore, StoreWithoutUserBlockIsReadUnchecked) {
   // (h5unjam does the same).
   put_bytes(bytes().substr(512));
   Store s = Store::open(path_);
-  EXPECT_EQ(s.read_series("run1").power_w, (std::vector<double>{3, 4, 5}));
+  EXPECT_EQ(s.read<pacer::traces::PowerSeries>("run1").power_w, (std::vector<double>{3, 4, 5}));
   EXPECT_EQ(s.read_device().name, "jetson-nano");
 }
 
@@ -263,8 +263,8 @@ TEST_F(CorruptStore, ZeroedGlobalHeapBlockIsRejectedBeforeLibhdf5Loops) {
     try {
       Store s = Store::open(path_);
       if (s.has_device()) (void)s.read_device();
-      (void)s.read_series("run1");
-      (void)s.read_profile("w");
+      (void)s.read<pacer::traces::PowerSeries>("run1");
+      (void)s.read<pacer::traces::ProfileTable>("w");
       ++intact;
     } catch (const pacer::Error& e) {
       ++errors;

@@ -69,7 +69,7 @@ class ProfileCrash : public ::testing::Test {
     args.insert(args.end(), {"--store", (dir_ / "reference.h5").string()});
     const RunResult ref = run_pacer(args, 0, 0);
     ASSERT_TRUE(WIFEXITED(ref.exit_status) && WEXITSTATUS(ref.exit_status) == 0) << "reference run failed";
-    reference_ = Store::open(dir_ / "reference.h5").read_profile("cnn@1x28x28");
+    reference_ = Store::open(dir_ / "reference.h5").read<pacer::traces::ProfileTable>("cnn@1x28x28");
   }
   static void TearDownTestSuite() { fs::remove_all(dir_); }
 
@@ -84,7 +84,8 @@ class ProfileCrash : public ::testing::Test {
     ASSERT_TRUE(first.killed) << "the run ended before the kill point";
     ASSERT_TRUE(WIFSIGNALED(first.exit_status) && WTERMSIG(first.exit_status) == SIGKILL);
     ProfileTable after_kill;
-    ASSERT_NO_THROW(after_kill = Store::open(store).read_profile("cnn@1x28x28")) << "store unreadable after SIGKILL";
+    ASSERT_NO_THROW(after_kill = Store::open(store).read<pacer::traces::ProfileTable>("cnn@1x28x28"))
+        << "store unreadable after SIGKILL";
     EXPECT_GE(static_cast<int>(after_kill.points.size()), kill_after);
     for (const auto& p : first.points) {
       const auto* found = after_kill.find({p.freq_mhz * 1e6}, p.batch);
@@ -94,12 +95,12 @@ class ProfileCrash : public ::testing::Test {
 
     if (second_kill > 0) {
       const RunResult second = run_pacer(args, second_kill, delay_ms);
-      ASSERT_NO_THROW(Store::open(store).read_profile("cnn@1x28x28"));
+      ASSERT_NO_THROW(Store::open(store).read<pacer::traces::ProfileTable>("cnn@1x28x28"));
       EXPECT_TRUE(second.killed || WIFEXITED(second.exit_status));
     }
     const RunResult resumed = run_pacer(args, 0, 0);
     ASSERT_TRUE(WIFEXITED(resumed.exit_status) && WEXITSTATUS(resumed.exit_status) == 0);
-    const ProfileTable final_table = Store::open(store).read_profile("cnn@1x28x28");
+    const ProfileTable final_table = Store::open(store).read<pacer::traces::ProfileTable>("cnn@1x28x28");
     ASSERT_EQ(static_cast<int>(final_table.points.size()), kGridPoints);
     // Points written before the kill are kept as they were, not measured again.
     for (const auto& p : after_kill.points) {

@@ -93,7 +93,7 @@ class RelationCrash : public ::testing::Test {
     const RunResult ref = run_pacer(args, 0, 0);
     ASSERT_TRUE(WIFEXITED(ref.exit_status) && WEXITSTATUS(ref.exit_status) == 0) << "reference run failed";
     ASSERT_EQ(static_cast<int>(ref.runs.size()), kRuns);
-    reference_ = Store::open(dir_ / "reference.h5").read_relation("proxy");
+    reference_ = Store::open(dir_ / "reference.h5").read<pacer::traces::RelationSet>("proxy");
   }
   static void TearDownTestSuite() { fs::remove_all(dir_); }
 
@@ -112,7 +112,8 @@ class RelationCrash : public ::testing::Test {
     EXPECT_TRUE(WIFSIGNALED(first.exit_status) && WTERMSIG(first.exit_status) == SIGKILL);
     kills += first.killed;
     RelationSet after_kill;
-    EXPECT_NO_THROW(after_kill = Store::open(store).read_relation("proxy")) << "store unreadable after SIGKILL";
+    EXPECT_NO_THROW(after_kill = Store::open(store).read<pacer::traces::RelationSet>("proxy"))
+        << "store unreadable after SIGKILL";
     const auto stored = by_key(after_kill);
     EXPECT_GE(static_cast<int>(stored.size()), kill_after);
     EXPECT_EQ(stored.size(), after_kill.runs.size()) << "a (b, seed) is stored twice";
@@ -133,7 +134,7 @@ class RelationCrash : public ::testing::Test {
       EXPECT_TRUE(second.resumed_line);
       EXPECT_EQ(second.resumed_count, static_cast<int>(stored.size()));
       kills += second.killed;
-      EXPECT_NO_THROW(before_resume = by_key(Store::open(store).read_relation("proxy")));
+      EXPECT_NO_THROW(before_resume = by_key(Store::open(store).read<pacer::traces::RelationSet>("proxy")));
       for (const auto& rep : second.runs)
         EXPECT_EQ(stored.count({rep.batch_size, rep.seed}), 0u)
             << "the resumed run trained b=" << rep.batch_size << " seed=" << rep.seed << " again";
@@ -151,7 +152,7 @@ class RelationCrash : public ::testing::Test {
       EXPECT_EQ(before_resume.count({rep.batch_size, rep.seed}), 0u)
           << "b=" << rep.batch_size << " seed=" << rep.seed << " was stored but trained again";
 
-    const RelationSet final_set = Store::open(store).read_relation("proxy");
+    const RelationSet final_set = Store::open(store).read<pacer::traces::RelationSet>("proxy");
     const auto final_runs = by_key(final_set);
     EXPECT_EQ(final_set.runs.size(), static_cast<size_t>(kRuns));
     EXPECT_EQ(final_runs.size(), static_cast<size_t>(kRuns));

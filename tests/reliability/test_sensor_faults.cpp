@@ -77,7 +77,7 @@ class SensorFaultsCli : public ::testing::Test {
   fs::path store() const { return dir_ / "p.h5"; }
   std::string err() const { return slurp(dir_ / "profile.err"); }
   pacer::traces::ProfileTable table() const {
-    return pacer::traces::Store::open(store()).read_profile("cnn@1x28x28");
+    return pacer::traces::Store::open(store()).read<pacer::traces::ProfileTable>("cnn@1x28x28");
   }
   void expect_restored() const {
     EXPECT_EQ(slurp(devfreq() / "min_freq"), "76800000");

@@ -30,12 +30,12 @@ class StoreDamage : public ::testing::Test {
     path_ = dir_ / "store.h5";
     Store s = Store::open_or_create(path_);
     s.write_device(pacer::traces::find_device("jetson-nano"));
-    s.write_profile(pacer::testing::sample_profile());
-    s.write_relation(pacer::testing::sample_relation());
-    s.write_model(pacer::testing::sample_model());
-    s.write_sweep(pacer::testing::sample_sweep());
-    s.write_series(pacer::testing::sample_series());
-    s.write_validation(pacer::testing::sample_validation());
+    s.write(pacer::testing::sample_profile());
+    s.write(pacer::testing::sample_relation());
+    s.write(pacer::testing::sample_model());
+    s.write(pacer::testing::sample_sweep());
+    s.write(pacer::testing::sample_series());
+    s.write(pacer::testing::sample_validation());
     std::ifstream in(path_, std::ios::binary);
     good_ = std::string(std::istreambuf_iterator<char>(in), {});
   }
@@ -99,7 +99,7 @@ TEST_F(StoreDamage, ResealAcceptsAnIntactEditAndTheStoreReadsAsBefore) {
   put(good_.substr(0, 20) + "0" + good_.substr(21));  // a stale header, as after an edit by h5py
   EXPECT_THROW(Store::open(path_), pacer::Error);
   pacer::traces::reseal_store(path_);
-  EXPECT_EQ(Store::open(path_).read_validation("val"), pacer::testing::sample_validation());
+  EXPECT_EQ(Store::open(path_).read<pacer::traces::ValidationResult>("val"), pacer::testing::sample_validation());
 }
 
 // A store written by another tool carries no checksum header; one changed byte of it must be an
@@ -107,7 +107,7 @@ TEST_F(StoreDamage, ResealAcceptsAnIntactEditAndTheStoreReadsAsBefore) {
 TEST_F(StoreDamage, HeaderlessStoreWithADamagedByteNeverCrashesAReader) {
   const std::string headerless = good_.substr(pacer::traces::file::kUserBlockBytes);
   put(headerless);
-  EXPECT_EQ(Store::open(path_).read_relation("fmnist-proxy"), pacer::testing::sample_relation());
+  EXPECT_EQ(Store::open(path_).read<pacer::traces::RelationSet>("fmnist-proxy"), pacer::testing::sample_relation());
   std::mt19937 rng(7);
   std::uniform_int_distribution<size_t> at(0, headerless.size() - 1);
   for (int trial = 0; trial < 150; ++trial) {

@@ -82,9 +82,9 @@ TEST_P(ConcurrentWriters, EveryRecordOfEveryWriterIsThereEveryTime) {
     for (int w = 0; w < writers; ++w)
       for (int r = 0; r < kRecords; ++r) expected.insert(fmt::format("w{}-{}", w, r));
     const Store s = Store::open(store);
-    const auto names = s.list("profiles");
+    const auto names = s.list<pacer::traces::ProfileTable>();
     EXPECT_EQ(std::set<std::string>(names.begin(), names.end()), expected) << "trial " << trial;
-    for (const auto& n : names) EXPECT_EQ(s.read_profile(n).points.size(), size_t{kPoints}) << n;
+    for (const auto& n : names) EXPECT_EQ(s.read<pacer::traces::ProfileTable>(n).points.size(), size_t{kPoints}) << n;
     for (const auto& e : fs::directory_iterator(dir))
       EXPECT_EQ(e.path().filename().string().find(".tmp-"), std::string::npos) << e.path();
   }
@@ -96,7 +96,7 @@ INSTANTIATE_TEST_SUITE_P(Writers, ConcurrentWriters, ::testing::Values(2, 4));
 TEST(StoreWriters, AWriterThatMustWaitSaysSoOnStderrOnceAndThenWrites) {
   const fs::path dir = fresh_dir("wait");
   const fs::path store = dir / "s.h5";
-  Store::open_or_create(store).write_relation(pacer::testing::sample_relation());
+  Store::open_or_create(store).write(pacer::testing::sample_relation());
   pid_t pid = -1;
   {
     pacer::traces::file::WriteLock held(store);  // another writer in the middle of its rewrite
@@ -108,14 +108,15 @@ TEST(StoreWriters, AWriterThatMustWaitSaysSoOnStderrOnceAndThenWrites) {
     }
     EXPECT_NE(err.find("another process is writing this trace store; waiting for it to finish"), std::string::npos)
         << err;
-    EXPECT_FALSE(Store::open(store).has("profiles", "late-0"));  // it waits, it does not write past the lock
+    EXPECT_FALSE(
+        Store::open(store).has<pacer::traces::ProfileTable>("late-0"));  // it waits, it does not write past the lock
   }
   EXPECT_EQ(exit_code(pid), 0) << slurp(dir / "err");
   const std::string err = slurp(dir / "err");
   EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
   const Store s = Store::open(store);
-  EXPECT_TRUE(s.has("profiles", "late-0"));
-  EXPECT_EQ(s.read_relation("fmnist-proxy"), pacer::testing::sample_relation());
+  EXPECT_TRUE(s.has<pacer::traces::ProfileTable>("late-0"));
+  EXPECT_EQ(s.read<pacer::traces::RelationSet>("fmnist-proxy"), pacer::testing::sample_relation());
   fs::remove_all(dir);
 }
 
@@ -157,11 +158,11 @@ TEST(StoreDiskFull, ARewriteOnAFullFileSystemIsOneErrorAndLeavesTheStoreAsItWas)
   if (!fs_small.mounted()) GTEST_SKIP() << "cannot mount a tmpfs here (needs root): disk-full test skipped";
   const fs::path store = mnt / "s.h5";
   Store s = Store::open_or_create(store);
-  s.write_profile(pacer::testing::sample_profile());
+  s.write(pacer::testing::sample_profile());
   const fs::path filler = fill_up(mnt);
   const std::string before = slurp(store);
   try {
-    s.write_validation(pacer::testing::sample_validation());
+    s.write(pacer::testing::sample_validation());
     FAIL() << "writing on a full file system succeeded";
   } catch (const pacer::Error& e) {
     const std::string what = e.what();
@@ -171,11 +172,11 @@ TEST(StoreDiskFull, ARewriteOnAFullFileSystemIsOneErrorAndLeavesTheStoreAsItWas)
   EXPECT_EQ(slurp(store), before);
   for (const auto& e : fs::directory_iterator(mnt))
     EXPECT_EQ(e.path().filename().string().find(".tmp-"), std::string::npos) << e.path();
-  EXPECT_EQ(Store::open(store).read_profile(pacer::testing::sample_profile().workload),
+  EXPECT_EQ(Store::open(store).read<pacer::traces::ProfileTable>(pacer::testing::sample_profile().workload),
             pacer::testing::sample_profile());
   fs::remove(filler);  // with room again, the same write succeeds
-  s.write_validation(pacer::testing::sample_validation());
-  EXPECT_EQ(Store::open(store).read_validation("val"), pacer::testing::sample_validation());
+  s.write(pacer::testing::sample_validation());
+  EXPECT_EQ(Store::open(store).read<pacer::traces::ValidationResult>("val"), pacer::testing::sample_validation());
 }
 
 }  // namespace

@@ -91,15 +91,15 @@ void write_profiles(const std::filesystem::path& path, const DeviceSpec* device,
                               path.string(), old.name, device->name));
   }
   for (const auto& [name, table] : profiles)
-    if (store.has("profiles", name)) {
-      const auto old = store.read_profile(name);
+    if (store.has<ProfileTable>(name)) {
+      const auto old = store.read<ProfileTable>(name);
       if (old.device != table.device)
         throw Error(fmt::format("{} already holds profile '{}' from device '{}': import each board into its own store",
                                 path.string(), name, old.device));
     }
   if (device && !has_device) store.write_device(*device);
-  for (const auto& [name, table] : profiles) store.write_profile(table, name);
-  for (const auto& r : relations) store.write_relation(r);
+  for (const auto& [name, table] : profiles) store.write(table, name);
+  for (const auto& r : relations) store.write(r);
 }
 
 }  // namespace pacer::traces::import

@@ -1,24 +1,26 @@
 #pragma once
 // HDF5 group, dataset and attribute I/O for the trace-store codecs: one helper per shape of data.
 // Writing gives every numeric dataset a `unit` attribute; reading names the file and the object in
-// every failure and refuses, before allocating, what a damaged header can declare.
-#include <H5Cpp.h>
-
+// every failure and refuses, before allocating, what a damaged header can declare. The HDF5 headers
+// stay in h5io.cpp: the record codecs (traces/store/codecs.hpp) are templates that every user of
+// the store includes.
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
-namespace pacer::traces::h5 {
+namespace H5 {
+class Group;
+}
 
-// The variable-length UTF-8 string type of every string attribute and column.
-const H5::StrType& vlen_string();
+namespace pacer::traces::h5 {
 
 class GroupWriter {
  public:
-  explicit GroupWriter(H5::Group g) : g_(std::move(g)) {}
+  explicit GroupWriter(const H5::Group& g);
 
-  GroupWriter sub(const std::string& name) { return GroupWriter(g_.createGroup(name)); }
+  GroupWriter sub(const std::string& name);
 
   void attr(const std::string& name, const std::string& v);
   void attr(const std::string& name, double v);
@@ -37,20 +39,17 @@ class GroupWriter {
   void number_map(const std::string& name, const std::map<std::string, double>& m);
 
  private:
-  void write_numeric(const std::string& name, const void* data, std::vector<hsize_t> dims, const H5::PredType& type,
-                     const std::string& unit);
-  H5::Group g_;
+  std::shared_ptr<H5::Group> g_;
 };
 
 class GroupReader {
  public:
-  GroupReader(const std::string& file, std::string path, H5::Group g)
-      : file_(file), path_(std::move(path)), g_(std::move(g)) {}
+  GroupReader(const std::string& file, std::string path, const H5::Group& g);
 
   [[noreturn]] void fail(const std::string& object, const std::string& what) const;
 
-  bool has(const std::string& name) const { return g_.nameExists(name); }
-  bool has_attr(const std::string& name) const { return g_.attrExists(name); }
+  bool has(const std::string& name) const;
+  bool has_attr(const std::string& name) const;
   GroupReader sub(const std::string& name) const;
   std::vector<std::string> children() const;
 
@@ -67,18 +66,14 @@ class GroupReader {
   std::map<std::string, std::string> string_map(const std::string& name) const;
   std::map<std::string, double> number_map(const std::string& name) const;
 
+  const H5::Group& group() const { return *g_; }
+
  private:
   std::vector<std::string> attr_names() const;
-  H5::Attribute open_attr(const std::string& name) const;
-  H5::DataSet open_ds(const std::string& name) const;
-  void check_stored(const H5::DataSet& ds, const std::string& name, size_t n) const;
-  template <typename T>
-  void read_numeric(const std::string& name, H5T_class_t cls, const H5::PredType& mem, std::vector<T>& out, int ndims,
-                    long expect_rows, size_t expect_cols = 0) const;
 
   std::string file_;
   std::string path_;
-  H5::Group g_;
+  std::shared_ptr<H5::Group> g_;
 };
 
 }  // namespace pacer::traces::h5

@@ -3,9 +3,10 @@
 // tasks, `--jobs N`) each write a store of their own, and `pacer merge` joins them.
 //
 // Rules (docs/cluster.md):
-//  - records are keyed: a relation run by (batch size, seed), a profile point by (knob, batch
-//    size), a validation row by (cap, policy, seed, knob, batch size); other records (models,
-//    sweeps, power series) by name;
+//  - records are keyed by their entry's merge_key (traces/record_traits.hpp; one RecordMerge per
+//    group, traces/store/record_merge.hpp): a relation run by (batch size, seed), a curve point by
+//    (batch size, seed, samples), a profile point by (knob, batch size), a validation row by (cap,
+//    policy, seed, knob, batch size); other records (models, sweeps, power series) by name;
 //  - the same key with the same value in several inputs is kept once; the same key with different
 //    values is an Error naming both files and both values; nothing is silently overwritten;
 //  - records of one name must agree on everything but their keyed entries (a relation's workload,

@@ -67,6 +67,30 @@ auto guarded(const fs::path& path, const std::string& what, Fn fn) {
   }
 }
 
+// The attribute that marks a group made for a record type outside kStoreGroups (a test's own
+// record), so that rewrites keep it; foreign groups (another tool's) are not kept.
+constexpr const char* kRecordGroupMark = "pacer_record_group";
+
+H5::Group create_extra_group(H5::H5File& f, const std::string& group) {
+  H5::Group g = f.createGroup(group);
+  GroupWriter mark(g);
+  mark.attr(kRecordGroupMark, int64_t{1});
+  return g;
+}
+
+// The groups of record types outside kStoreGroups in the file `f`, in the file's order.
+std::vector<std::string> extra_record_groups(const H5::H5File& f) {
+  std::vector<std::string> out;
+  for (hsize_t i = 0; i < f.getNumObjs(); ++i) {
+    const std::string name = f.getObjnameByIdx(i);
+    if (name == "device" || find_store_group(name)) continue;
+    H5L_info_t link;
+    if (H5Lget_info(f.getId(), name.c_str(), &link, H5P_DEFAULT) < 0 || link.type != H5L_TYPE_HARD) continue;
+    if (f.childObjType(name) == H5O_TYPE_GROUP && f.openGroup(name).attrExists(kRecordGroupMark)) out.push_back(name);
+  }
+  return out;
+}
+
 // Reads every record of the store at `path` (no checksum check: the caller decides when that is safe).
 void read_everything(const fs::path& path) {
   guarded(path, "read the store back", [&] {
@@ -77,7 +101,12 @@ void read_everything(const fs::path& path) {
     for (size_t i = 0; i < std::size(kStoreGroups); ++i) {
       if (!root.has(kStoreGroups[i])) continue;
       const GroupReader g = root.sub(kStoreGroups[i]);
-      for (const auto& child : g.children()) (void)codec::read_record(i, g.sub(child));
+      for (const auto& child : g.children())
+        visit_store_group(i, [&]<typename R>(std::type_identity<R>) { (void)codec::read<R>(g.sub(child)); });
+    }
+    for (const auto& group : extra_record_groups(f)) {  // their records' types are not known here
+      const GroupReader g = root.sub(group);
+      for (const auto& child : g.children()) (void)g.sub(child);
     }
     return 0;
   });
@@ -142,13 +171,18 @@ std::string build_image(const fs::path& path, const std::string& skip, const std
       H5::H5File in = open_file(path);
       check_schema(in, path);
       if (in.nameExists("device") && skip != "device") copy_object(in, out, "device", path);
-      for (const char* g : kStoreGroups) {
-        if (!in.nameExists(g)) continue;
+      const auto copy_group = [&](const std::string& g) {
         H5::Group src = in.openGroup(g);
         for (hsize_t i = 0; i < src.getNumObjs(); ++i) {
           const std::string name = src.getObjnameByIdx(i);
-          if (std::string(g) + "/" + name != skip) copy_object(in, out, std::string("/") + g + "/" + name, path);
+          if (g + "/" + name != skip) copy_object(in, out, "/" + g + "/" + name, path);
         }
+      };
+      for (const char* g : kStoreGroups)
+        if (in.nameExists(g)) copy_group(g);
+      for (const auto& g : extra_record_groups(in)) {
+        create_extra_group(out, g);
+        copy_group(g);
       }
     }
     add(out);
@@ -183,62 +217,6 @@ void rewrite(const fs::path& path, const std::string& skip, const std::function<
                             e.getFuncName(), e.getDetailMsg()));
   }
   file::write_atomic(path, image);
-}
-
-template <typename Fn>
-auto get(const fs::path& path, const std::string& group, const std::string& name, Fn read) {
-  validate_store(path);
-  return guarded(path, fmt::format("read '{}/{}'", group, name), [&] {
-    H5::H5File f = open_file(path);
-    check_schema(f, path);
-    GroupReader root(path.string(), "", f.openGroup("/"));
-    GroupReader g = root.sub(group);
-    if (!g.has(name)) {
-      std::string known;
-      for (const auto& c : g.children()) known += (known.empty() ? "" : ", ") + c;
-      throw Error(fmt::format("{}: no {} record named '{}' (present: {})", path.string(), group, name,
-                              known.empty() ? "none" : known));
-    }
-    return read(g.sub(name));
-  });
-}
-
-size_t rows_of(const ProfileTable& t) {
-  return t.points.size();
-}
-size_t rows_of(const RelationSet& s) {
-  return s.runs.size();
-}
-size_t rows_of(const LearningCurve& c) {
-  return c.points.size();
-}
-size_t rows_of(const SweepResult& s) {
-  return s.rows.size();
-}
-size_t rows_of(const ValidationResult& v) {
-  return v.rows.size();
-}
-
-// Writes `rec` as group/name under the writers' lock. With `read_old` (records with rows), a stored
-// record of that name with more rows is replaced only when `replace` says so.
-template <typename Record, typename ReadOld = std::nullptr_t>
-void put(const fs::path& path, const std::string& group, const std::string& name, const Record& rec,
-         Replace replace = Replace::always, ReadOld read_old = nullptr) {
-  check_record_name(group, name);
-  if (path.empty()) throw Error("no trace store given: the store's file name is empty");
-  file::WriteLock lock(path);
-  if constexpr (!std::is_same_v<ReadOld, std::nullptr_t>) {
-    std::error_code ec;
-    if (replace == Replace::if_not_smaller && fs::exists(path, ec)) {
-      const Store store = Store::open(path);
-      if (store.has(group, name))
-        check_replace(path, group, name, rows_of((store.*read_old)(name)), rows_of(rec), replace);
-    }
-  }
-  rewrite(path, group + "/" + name, [&](H5::H5File& f) {
-    H5::Group g = f.openGroup(group);
-    codec::write(GroupWriter(g.createGroup(name)), rec);
-  });
 }
 
 }  // namespace
@@ -302,11 +280,47 @@ bool Store::has(const std::string& group, const std::string& name) const {
 
 size_t Store::rows(const std::string& group, const std::string& name) const {
   if (!has(group, name)) return 0;
-  if (group == "profiles") return rows_of(read_profile(name));
-  if (group == "relations") return rows_of(read_relation(name));
-  if (group == "sweeps") return rows_of(read_sweep(name));
-  if (group == "validations") return rows_of(read_validation(name));
-  return 0;
+  const auto index = find_store_group(group);
+  if (!index) return 0;
+  return visit_store_group(*index, [&]<typename R>(std::type_identity<R>) { return rows<R>(name); });
+}
+
+void Store::read_group(std::string_view group_name, const std::string& name,
+                       const std::function<void(const GroupReader&)>& read) const {
+  const std::string group(group_name);
+  validate_store(path_);
+  guarded(path_, fmt::format("read '{}/{}'", group, name), [&] {
+    H5::H5File f = open_file(path_);
+    check_schema(f, path_);
+    GroupReader root(path_.string(), "", f.openGroup("/"));
+    GroupReader g = root.sub(group);
+    if (!g.has(name)) {
+      std::string known;
+      for (const auto& c : g.children()) known += (known.empty() ? "" : ", ") + c;
+      throw Error(fmt::format("{}: no {} record named '{}' (present: {})", path_.string(), group, name,
+                              known.empty() ? "none" : known));
+    }
+    read(g.sub(name));
+    return 0;
+  });
+}
+
+void Store::write_group(std::string_view group_name, const std::string& name,
+                        const std::function<void(GroupWriter&)>& write, const RowsCheck* check) {
+  const std::string group(group_name);
+  check_record_name(group, name);
+  if (path_.empty()) throw Error("no trace store given: the store's file name is empty");
+  file::WriteLock lock(path_);
+  std::error_code ec;
+  if (check && check->replace == Replace::if_not_smaller && fs::exists(path_, ec)) {
+    const Store store = Store::open(path_);
+    if (store.has(group, name)) check_replace(path_, group, name, check->stored(store), check->fresh, check->replace);
+  }
+  rewrite(path_, group + "/" + name, [&](H5::H5File& f) {
+    H5::Group g = f.nameExists(group) ? f.openGroup(group) : create_extra_group(f, group);
+    GroupWriter w(g.createGroup(name));
+    write(w);
+  });
 }
 
 void check_record_name(const std::string& group, const std::string& name) {
@@ -323,55 +337,13 @@ void check_replace(const fs::path& path, const std::string& group, const std::st
                   path.string(), group, name, stored, fresh));
 }
 
-ProfileTable Store::read_profile(const std::string& name) const {
-  return get(path_, "profiles", name, [](const GroupReader& g) { return codec::read_profile(g); });
-}
-void Store::write_profile(const ProfileTable& table, const std::string& name, Replace replace) {
-  put(path_, "profiles", name.empty() ? table.workload : name, table, replace, &Store::read_profile);
-}
-RelationSet Store::read_relation(const std::string& name) const {
-  return get(path_, "relations", name, [](const GroupReader& g) { return codec::read_relation(g); });
-}
-void Store::write_relation(const RelationSet& set, Replace replace) {
-  put(path_, "relations", set.name, set, replace, &Store::read_relation);
-}
-LearningCurve Store::read_curve(const std::string& name) const {
-  return get(path_, "curves", name, [](const GroupReader& g) { return codec::read_curve(g); });
-}
-void Store::write_curve(const LearningCurve& curve, Replace replace) {
-  put(path_, "curves", curve.name, curve, replace, &Store::read_curve);
-}
-ModelRecord Store::read_model(const std::string& name) const {
-  return get(path_, "models", name, [](const GroupReader& g) { return codec::read_model(g); });
-}
-void Store::write_model(const ModelRecord& model) {
-  put(path_, "models", model.name, model);
-}
-SweepResult Store::read_sweep(const std::string& name) const {
-  return get(path_, "sweeps", name, [](const GroupReader& g) { return codec::read_sweep(g); });
-}
-void Store::write_sweep(const SweepResult& sweep, Replace replace) {
-  put(path_, "sweeps", sweep.name, sweep, replace, &Store::read_sweep);
-}
-PowerSeries Store::read_series(const std::string& name) const {
-  return get(path_, "runs", name, [](const GroupReader& g) { return codec::read_series(g); });
-}
-void Store::write_series(const PowerSeries& series) {
-  put(path_, "runs", series.name, series);
-}
-ValidationResult Store::read_validation(const std::string& name) const {
-  return get(path_, "validations", name, [](const GroupReader& g) { return codec::read_validation(g); });
-}
-void Store::write_validation(const ValidationResult& result, Replace replace) {
-  put(path_, "validations", result.name, result, replace, &Store::read_validation);
-}
-
 StoreRecord Store::read_record(const std::string& group, const std::string& name) const {
   const auto index = find_store_group(group);
   if (!index)
     throw Error(fmt::format("{}: no record group '{}' in a trace store (its groups: {})", path_.string(), group,
                             fmt::join(kStoreGroups, ", ")));
-  return get(path_, group, name, [&](const GroupReader& g) { return codec::read_record(*index, g); });
+  return visit_store_group(
+      *index, [&]<typename R>(std::type_identity<R>) { return StoreRecord(std::in_place_type<R>, read<R>(name)); });
 }
 
 std::optional<size_t> find_store_group(const std::string& group) {

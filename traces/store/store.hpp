@@ -13,27 +13,26 @@
 // disk leaves either the old or the new file, never a torn one. Writers in different processes take
 // turns through an advisory lock on "<store>.lock" held across the read-modify-write, so none loses
 // another's record. A record is not replaced by one with fewer rows unless the caller asks for it.
-// The file layer is traces/store/store_file.hpp, the record layouts traces/store/codecs.cpp and columns.hpp.
+// The file layer is traces/store/store_file.hpp. Each record type's group, name, rows and layout
+// come from its entry (traces/record_traits.hpp; layouts: traces/store/codecs.hpp, columns.hpp). A
+// record type outside the store's own groups (a test's) gets a group of its own on its first write,
+// marked as a record group, which every rewrite keeps.
 #include <filesystem>
-#include <iterator>
+#include <functional>
 #include <optional>
 #include <string>
-#include <variant>
+#include <string_view>
+#include <type_traits>
 #include <vector>
 
+#include "traces/record_traits.hpp"
 #include "traces/records.hpp"
+#include "traces/store/codecs.hpp"
 
 namespace pacer::traces {
 
-// The record groups under the root (besides /device), in listing order.
-inline constexpr const char* kStoreGroups[] = {"profiles", "relations", "curves", "models",
-                                               "sweeps",   "runs",      "validations"};
-// A record of any group as its own type: kStoreGroups[i] holds the records of alternative i. Code
-// that handles every group (reading a whole store back, `pacer export`) dispatches on this type.
-using StoreRecord =
-    std::variant<ProfileTable, RelationSet, LearningCurve, ModelRecord, SweepResult, PowerSeries, ValidationResult>;
-static_assert(std::size(kStoreGroups) == std::variant_size_v<StoreRecord>, "one record type per store group");
-// The index of `group` in kStoreGroups; nothing when it is not a group of the store.
+// The index of `group` in kStoreGroups (traces/record_traits.hpp); nothing when it is not a group
+// of the store.
 std::optional<size_t> find_store_group(const std::string& group);
 
 // Whether a write may replace a stored record of the same name that has more rows (profile points,
@@ -59,40 +58,77 @@ class Store {
   void write_device(const DeviceSpec& device);
 
   std::vector<std::string> list(const std::string& group) const;  // "profiles", "relations", ...
+  template <StoredRecord R>
+  std::vector<std::string> list() const {
+    return list(std::string(RecordTraits<R>::group));
+  }
   bool has(const std::string& group, const std::string& name) const;
-  // Rows of the stored record group/name (profile points, relation runs, sweep or validation
-  // rows); 0 for a record kind without rows or a record that is not there.
+  template <StoredRecord R>
+  bool has(const std::string& name) const {
+    return has(std::string(RecordTraits<R>::group), name);
+  }
+  // Rows of the stored record group/name (profile points, relation runs, curve points, sweep or
+  // validation rows); 0 for a record kind without rows, a group that is not one of kStoreGroups, or
+  // a record that is not there.
   size_t rows(const std::string& group, const std::string& name) const;
+  template <StoredRecord R>
+  size_t rows(const std::string& name) const {
+    if constexpr (RecordWithRows<R>)
+      return has<R>(name) ? record_rows(read<R>(name)) : 0;
+    else
+      return 0;
+  }
 
-  ProfileTable read_profile(const std::string& name) const;
-  void write_profile(const ProfileTable& table, const std::string& name = "",  // "" -> workload
-                     Replace replace = Replace::if_not_smaller);
-
-  RelationSet read_relation(const std::string& name) const;
-  void write_relation(const RelationSet& set, Replace replace = Replace::if_not_smaller);  // under set.name
-
-  LearningCurve read_curve(const std::string& name) const;
-  void write_curve(const LearningCurve& curve, Replace replace = Replace::if_not_smaller);  // under curve.name
-
-  ModelRecord read_model(const std::string& name) const;
-  void write_model(const ModelRecord& model);  // under model.name
-
-  SweepResult read_sweep(const std::string& name) const;
-  void write_sweep(const SweepResult& sweep, Replace replace = Replace::if_not_smaller);
-
-  PowerSeries read_series(const std::string& name) const;
-  void write_series(const PowerSeries& series);
-
-  ValidationResult read_validation(const std::string& name) const;
-  void write_validation(const ValidationResult& result, Replace replace = Replace::if_not_smaller);
+  // The record <group>/<name> of R's group (RecordTraits<R>::group).
+  template <StoredRecord R>
+  R read(const std::string& name) const {
+    R record;
+    read_group(RecordTraits<R>::group, name, [&](const h5::GroupReader& g) { record = codec::read<R>(g); });
+    return record;
+  }
+  // Writes `record` as <group>/<name>; "" names it by RecordTraits<R>::name (a profile by its
+  // workload, every other record by its own name). A record with rows does not replace a stored one
+  // of that name with more rows unless `replace` says so.
+  template <StoredRecord R>
+  void write(const R& record, const std::string& name, Replace replace = Replace::if_not_smaller);
+  template <StoredRecord R>
+  void write(const R& record, Replace replace = Replace::if_not_smaller) {
+    write(record, "", replace);
+  }
 
   // The record group/name as its group's type; Error for a group that is not one of kStoreGroups.
   StoreRecord read_record(const std::string& group, const std::string& name) const;
 
  private:
   explicit Store(std::filesystem::path path) : path_(std::move(path)) {}
+
+  // Reads the record group/name with `read`; Error naming the records present when it is not there.
+  void read_group(std::string_view group, const std::string& name,
+                  const std::function<void(const h5::GroupReader&)>& read) const;
+  // What a write of a record with rows checks before replacing a stored one of the same name.
+  struct RowsCheck {
+    size_t fresh = 0;  // rows of the record being written
+    Replace replace = Replace::if_not_smaller;
+    std::function<size_t(const Store&)> stored;  // rows of the stored record
+  };
+  // Writes group/name with `write` under the writers' lock, after `check` (null: none).
+  void write_group(std::string_view group, const std::string& name, const std::function<void(h5::GroupWriter&)>& write,
+                   const RowsCheck* check);
+
   std::filesystem::path path_;
 };
+
+template <StoredRecord R>
+void Store::write(const R& record, const std::string& name, Replace replace) {
+  const std::string as = name.empty() ? RecordTraits<R>::name(record) : name;
+  const auto encode = [&](h5::GroupWriter& w) { codec::write(w, record); };
+  if constexpr (RecordWithRows<R>) {
+    const RowsCheck check{record_rows(record), replace, [&](const Store& s) { return record_rows(s.read<R>(as)); }};
+    write_group(RecordTraits<R>::group, as, encode, &check);
+  } else {
+    write_group(RecordTraits<R>::group, as, encode, nullptr);
+  }
+}
 
 // A record name is non-empty, holds no '/' and is not "." or ".."; Error naming the group otherwise.
 void check_record_name(const std::string& group, const std::string& name);

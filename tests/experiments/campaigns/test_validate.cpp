@@ -63,7 +63,7 @@ TEST_F(Validate, TrainsEveryChoiceToTheTargetAndOursStaysUnderTheCap) {
   const std::string data = "idx:" + (dir / "idx").string();
   ASSERT_NO_FATAL_FAILURE(profile_and_proxy(store));
 
-  const auto prof = traces::Store::open(store).read_profile("cnn@1x12x12");
+  const auto prof = traces::Store::open(store).read<traces::ProfileTable>("cnn@1x12x12");
   double lo = INFINITY, hi = 0;
   for (const auto& p : prof.points) {
     lo = std::min(lo, p.power_peak_w);
@@ -78,7 +78,7 @@ TEST_F(Validate, TrainsEveryChoiceToTheTargetAndOursStaysUnderTheCap) {
   EXPECT_NE(r.out.find("Verdict"), std::string::npos) << r.out;
 
   auto s = traces::Store::open(store);
-  const auto v = s.read_validation("v");
+  const auto v = s.read<traces::ValidationResult>("v");
   EXPECT_TRUE(v.emulated);
   EXPECT_EQ(v.device, "jetson-nano");
   // Five policies (Baselines 1 and 2, ours, pacer, oracle) x two seeds, every one trained to the target.
@@ -104,7 +104,7 @@ TEST_F(Validate, TrainsEveryChoiceToTheTargetAndOursStaysUnderTheCap) {
   // The oracle's true relation was measured at every batch size.
   std::string truth_name = v.dataset + "-true";
   std::replace(truth_name.begin(), truth_name.end(), '/', '_');
-  const auto truth = s.read_relation(truth_name);
+  const auto truth = s.read<traces::RelationSet>(truth_name);
   EXPECT_EQ(truth.batch_sizes(), (std::vector<int>{8, 32}));
 
   // Ours: a complete power trace (seed 0) that never exceeds the cap.
@@ -114,8 +114,8 @@ TEST_F(Validate, TrainsEveryChoiceToTheTargetAndOursStaysUnderTheCap) {
     EXPECT_FALSE(row.cap_exceeded) << "seed " << row.seed << " peak " << row.power_peak_w << " W, cap " << cap;
     EXPECT_LE(row.power_peak_w, cap);
     if (row.seed != 0) continue;
-    ASSERT_TRUE(s.has("runs", row.series)) << row.series;
-    const auto series = s.read_series(row.series);
+    ASSERT_TRUE(s.has<traces::PowerSeries>(row.series)) << row.series;
+    const auto series = s.read<traces::PowerSeries>(row.series);
     ASSERT_GE(series.power_w.size(), 5u);
     EXPECT_TRUE(std::is_sorted(series.time_s.begin(), series.time_s.end()));
     EXPECT_NEAR(series.time_s.back(), row.device_time_s, 0.2 + 0.02 * row.device_time_s);
@@ -149,7 +149,7 @@ TEST_F(Validate, WatchdogStopsARunThatStaysAboveTheCapAndRecordsWhy) {
   const std::string store = (dir / "s.h5").string();
   const std::string data = "idx:" + (dir / "idx").string();
   ASSERT_NO_FATAL_FAILURE(profile_and_proxy(store));
-  const auto real = traces::Store::open(store).read_profile("cnn@1x12x12");
+  const auto real = traces::Store::open(store).read<traces::ProfileTable>("cnn@1x12x12");
   double max_mean = 0, max_peak = 0;
   for (const auto& p : real.points) {
     max_mean = std::max(max_mean, p.power_mean_w);
@@ -164,7 +164,7 @@ TEST_F(Validate, WatchdogStopsARunThatStaysAboveTheCapAndRecordsWhy) {
       p.power_peak_w *= scale;
       p.power_mean_w *= scale;
     }
-    s.write_profile(prof, "underestimated");
+    s.write(prof, "underestimated");
   }
   const std::string common = fmt::format(
       "validate --store {} --profile underestimated --proxy proxy --target-dataset {} --checkpoint none --threads 1 "
@@ -179,8 +179,8 @@ TEST_F(Validate, WatchdogStopsARunThatStaysAboveTheCapAndRecordsWhy) {
   EXPECT_NE(r.out.find("stopped by the power watchdog"), std::string::npos) << r.out;
 
   auto s = traces::Store::open(store);
-  const auto free = s.read_validation("free");
-  const auto guarded = s.read_validation("guarded");
+  const auto free = s.read<traces::ValidationResult>("free");
+  const auto guarded = s.read<traces::ValidationResult>("guarded");
   ASSERT_EQ(free.rows.size(), 1u);
   ASSERT_EQ(guarded.rows.size(), 1u);
   const auto& f = free.rows[0];
@@ -201,7 +201,7 @@ TEST_F(Validate, WatchdogStopsARunThatStaysAboveTheCapAndRecordsWhy) {
   EXPECT_LT(g.samples, f.samples);
   EXPECT_LT(g.device_time_s, f.device_time_s);
   // The trace ends at the trip: one full window (10 samples at 1 kHz) whose mean is over the limit.
-  const auto series = s.read_series(g.series);
+  const auto series = s.read<traces::PowerSeries>(g.series);
   ASSERT_GE(series.power_w.size(), 10u);
   EXPECT_LE(series.power_w.size(), 12u);
   double sum = 0;
@@ -213,7 +213,7 @@ namespace {
 
 // The peak-power range of a store's profile, and a cap at `frac` of it (rounded to 10 mW).
 double cap_at(const std::string& store, double frac) {
-  const auto prof = traces::Store::open(store).read_profile("cnn@1x12x12");
+  const auto prof = traces::Store::open(store).read<traces::ProfileTable>("cnn@1x12x12");
   double lo = INFINITY, hi = 0;
   for (const auto& p : prof.points) {
     lo = std::min(lo, p.power_peak_w);
@@ -235,13 +235,14 @@ traces::RelationSet without_wall_times(traces::RelationSet s) {
 // `got` holds the same validation, oracle relation and power traces as `want`.
 void expect_same_validation(const std::string& got, const std::string& want, const std::string& truth) {
   const auto a = traces::Store::open(got), b = traces::Store::open(want);
-  const auto va = a.read_validation("v"), vb = b.read_validation("v");
+  const auto va = a.read<traces::ValidationResult>("v"), vb = b.read<traces::ValidationResult>("v");
   EXPECT_EQ(without_wall_times(va), without_wall_times(vb));
-  EXPECT_EQ(without_wall_times(a.read_relation(truth)), without_wall_times(b.read_relation(truth)));
+  EXPECT_EQ(without_wall_times(a.read<traces::RelationSet>(truth)),
+            without_wall_times(b.read<traces::RelationSet>(truth)));
   int traces_compared = 0;
   for (const auto& row : vb.rows)
     if (!row.series.empty()) {
-      EXPECT_EQ(a.read_series(row.series), b.read_series(row.series)) << row.series;
+      EXPECT_EQ(a.read<traces::PowerSeries>(row.series), b.read<traces::PowerSeries>(row.series)) << row.series;
       ++traces_compared;
     }
   EXPECT_GT(traces_compared, 0);
@@ -298,21 +299,21 @@ TEST_F(Validate, ShardedStagesMergeToTheWholeValidation) {
   EXPECT_NE(r.err.find("holds no oracle relation '" + truth + "'"), std::string::npos) << r.err;
   ASSERT_EQ(pacer("merge --update " + sharded + oracle_shards).code, 0);
   const std::string run_shards = shards("runs", 2);
-  EXPECT_FALSE(traces::Store::open(sharded).has("validations", "v")) << "a shard writes only its own store";
+  EXPECT_FALSE(traces::Store::open(sharded).has<traces::ValidationResult>("v")) << "a shard writes only its own store";
   r = pacer("merge --update " + sharded + run_shards);
   ASSERT_EQ(r.code, 0) << r.err;
   expect_same_validation(sharded, serial, truth);
-  EXPECT_EQ(traces::Store::open(sharded).read_profile("cnn@1x12x12"),
-            traces::Store::open(serial).read_profile("cnn@1x12x12"))
+  EXPECT_EQ(traces::Store::open(sharded).read<traces::ProfileTable>("cnn@1x12x12"),
+            traces::Store::open(serial).read<traces::ProfileTable>("cnn@1x12x12"))
       << "the merge kept the store's profile";
 
   // Whole, on the merged store: every job is done, nothing trains, the record stays.
-  const auto merged = traces::Store::open(sharded).read_validation("v");
+  const auto merged = traces::Store::open(sharded).read<traces::ValidationResult>("v");
   r = pacer(common + "--store " + sharded);
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("\n0 real training runs"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("Verdict"), std::string::npos) << r.out;
-  EXPECT_EQ(traces::Store::open(sharded).read_validation("v"), merged);
+  EXPECT_EQ(traces::Store::open(sharded).read<traces::ValidationResult>("v"), merged);
 }
 
 // --jobs 2: both stages as two local processes each, merged, then the whole command completes
@@ -340,10 +341,10 @@ TEST_F(Validate, LocalJobsEqualTheWholeValidationAndAnInterruptedOneResumes) {
   // Cut short: the store lost the rows of one (b, seed) job; the same command trains that job only.
   {
     auto s = traces::Store::open(jobs);
-    auto v = s.read_validation("v");
+    auto v = s.read<traces::ValidationResult>("v");
     const int b = v.rows.front().batch_size, seed = v.rows.front().seed;
     std::erase_if(v.rows, [&](const traces::ValidationRow& row) { return row.batch_size == b && row.seed == seed; });
-    s.write_validation(v, traces::Replace::always);
+    s.write(v, traces::Replace::always);
   }
   r = pacer(common + "--store " + jobs);
   ASSERT_EQ(r.code, 0) << r.err;
@@ -392,14 +393,14 @@ TEST_F(Validate, EveryRunOnAJetsonRecordsItsNodeAndBoardModel) {
                         store, root.string(), (dir / "idx").string()));
   ::unsetenv("SLURMD_NODENAME");
   ASSERT_EQ(r.code, 0) << r.err;
-  const auto v = traces::Store::open(store).read_validation("v");
+  const auto v = traces::Store::open(store).read<traces::ValidationResult>("v");
   ASSERT_EQ(v.rows.size(), 2u);
   for (const auto& row : v.rows) {
     ASSERT_GT(row.batch_size, 0) << row.policy;
     EXPECT_EQ(row.node, "tx2-03") << row.policy;
     EXPECT_EQ(row.board_model, "NVIDIA Jetson TX2 8GB") << row.policy;
   }
-  const auto profile = traces::Store::open(store).read_profile("cnn@1x12x12");
+  const auto profile = traces::Store::open(store).read<traces::ProfileTable>("cnn@1x12x12");
   for (const auto& p : profile.points) EXPECT_EQ(p.board_model, "NVIDIA Jetson TX2 8GB");
 }
 
@@ -416,7 +417,7 @@ TEST_F(Validate, CensoredRunsAreReportedAsNotReachedNotAsZeroSeconds) {
                         "--policies ours,baseline1,oracle --name censored",
                         store, data));
   ASSERT_EQ(r.code, 0) << r.err;
-  for (const auto& row : traces::Store::open(store).read_validation("censored").rows)
+  for (const auto& row : traces::Store::open(store).read<traces::ValidationResult>("censored").rows)
     ASSERT_FALSE(row.reached) << "the budget must censor every run for this test";
   EXPECT_EQ(r.out.find("0.0 ± 0.0"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find(" 0.0%"), std::string::npos) << "no error or regret without a measured time\n" << r.out;

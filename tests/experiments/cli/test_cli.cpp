@@ -99,7 +99,7 @@ TEST(Cli, ExportWritesCsvWithUnitsAndNoPartialFileOnError) {
     p.batch_size = 32;
     p.time_per_batch_mean_s = 0.5;
     t.points = {p};
-    store.write_profile(t);
+    store.write(t);
   }
   auto r = run_pacer("export " + (dir / "c.h5").string() + " profiles/w --out " + (dir / "w.csv").string());
   EXPECT_EQ(r.code, 0) << r.err;

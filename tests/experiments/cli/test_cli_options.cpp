@@ -68,11 +68,17 @@ TEST_F(CliOptions, SensorRateIsTheSameOptionInProfile) {
       "--measured-batches 2 --min-power-samples 2 --store ";
   auto r = run(base + path("a.h5") + " --sensor-rate 5");
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_DOUBLE_EQ(pacer::traces::Store::open(path("a.h5")).read_profile("cnn@1x28x28").points.at(0).sensor_rate_hz,
+  EXPECT_DOUBLE_EQ(pacer::traces::Store::open(path("a.h5"))
+                       .read<pacer::traces::ProfileTable>("cnn@1x28x28")
+                       .points.at(0)
+                       .sensor_rate_hz,
                    5.0);
   r = run(base + path("b.h5") + " --sensor-rate 1kHz");
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_DOUBLE_EQ(pacer::traces::Store::open(path("b.h5")).read_profile("cnn@1x28x28").points.at(0).sensor_rate_hz,
+  EXPECT_DOUBLE_EQ(pacer::traces::Store::open(path("b.h5"))
+                       .read<pacer::traces::ProfileTable>("cnn@1x28x28")
+                       .points.at(0)
+                       .sensor_rate_hz,
                    1000.0);
   EXPECT_EQ(run(base + path("c.h5") + " --sensor-rate-hz 5").code, 2);
   for (const char* cmd : {"profile", "validate"}) {

@@ -65,7 +65,7 @@ class OutputsFirst : public ::testing::Test {
       run.samples = n;
       proxy.runs.push_back(run);
     }
-    s.write_relation(proxy);
+    s.write(proxy);
     // A validation record of 16 rows that a smaller validation must not replace unasked.
     traces::ValidationResult v;
     v.name = "v16";
@@ -78,8 +78,8 @@ class OutputsFirst : public ::testing::Test {
       row.seed = i;
       v.rows.push_back(row);
     }
-    s.write_validation(v);
-    const auto profile = s.read_profile("cnn@1x12x12");
+    s.write(v);
+    const auto profile = s.read<traces::ProfileTable>("cnn@1x12x12");
     double hi = 0;
     for (const auto& p : profile.points) hi = std::max(hi, p.power_peak_w);
     cap = fmt::format("{:.2f}W", hi + 1);

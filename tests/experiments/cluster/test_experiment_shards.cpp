@@ -53,14 +53,21 @@ TEST(ExperimentShards, StagesInLocalShardsEqualTheExperimentInOneProcess) {
 
   const auto a = traces::Store::open(dir / "jobs" / "e.h5"), b = traces::Store::open(dir / "whole" / "e.h5");
   for (const char* group : traces::kStoreGroups) EXPECT_EQ(a.list(group), b.list(group)) << group;
-  EXPECT_EQ(a.read_profile("cnn@1x28x28"), b.read_profile("cnn@1x28x28"));
-  EXPECT_EQ(a.read_profile("cnn@1x28x28-predicted"), b.read_profile("cnn@1x28x28-predicted"));
-  for (const auto& name : b.list("models")) EXPECT_EQ(a.read_model(name), b.read_model(name)) << name;
-  for (const auto& name : b.list("relations"))
-    EXPECT_EQ(without_wall_times(a.read_relation(name)), without_wall_times(b.read_relation(name))) << name;
-  for (const auto& name : b.list("runs")) EXPECT_EQ(a.read_series(name), b.read_series(name)) << name;
-  for (const auto& name : b.list("sweeps")) EXPECT_EQ(a.read_sweep(name), b.read_sweep(name)) << name;
-  auto va = a.read_validation("e-fmnist-target-a"), vb = b.read_validation("e-fmnist-target-a");
+  EXPECT_EQ(a.read<traces::ProfileTable>("cnn@1x28x28"), b.read<traces::ProfileTable>("cnn@1x28x28"));
+  EXPECT_EQ(a.read<traces::ProfileTable>("cnn@1x28x28-predicted"),
+            b.read<traces::ProfileTable>("cnn@1x28x28-predicted"));
+  for (const auto& name : b.list<traces::ModelRecord>())
+    EXPECT_EQ(a.read<traces::ModelRecord>(name), b.read<traces::ModelRecord>(name)) << name;
+  for (const auto& name : b.list<traces::RelationSet>())
+    EXPECT_EQ(without_wall_times(a.read<traces::RelationSet>(name)),
+              without_wall_times(b.read<traces::RelationSet>(name)))
+        << name;
+  for (const auto& name : b.list<traces::PowerSeries>())
+    EXPECT_EQ(a.read<traces::PowerSeries>(name), b.read<traces::PowerSeries>(name)) << name;
+  for (const auto& name : b.list<traces::SweepResult>())
+    EXPECT_EQ(a.read<traces::SweepResult>(name), b.read<traces::SweepResult>(name)) << name;
+  auto va = a.read<traces::ValidationResult>("e-fmnist-target-a"),
+       vb = b.read<traces::ValidationResult>("e-fmnist-target-a");
   ASSERT_EQ(va.rows.size(), 5u);  // five policies, one seed, one cap
   for (auto* v : {&va, &vb})
     for (auto& row : v->rows) row.wall_time_s = 0;

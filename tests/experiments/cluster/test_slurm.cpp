@@ -64,7 +64,7 @@ fs::path write_spec(const std::string& name, const std::string& slurm) {
 }
 
 RelationSet read_relation(const fs::path& store) {
-  return Store::open(store).read_relation("proxy");
+  return Store::open(store).read<pacer::traces::RelationSet>("proxy");
 }
 
 // Equal to the serial run in everything but the wall time of each run (a property of the machine
@@ -145,14 +145,14 @@ TEST_F(Campaign, ProfileShardsCoverTheSerialGrid) {
   r = run_pacer(args + sharded.string() + " --jobs 4", g_dir);
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(slurp(fs::path(sharded.parent_path() / "p.shard-3-of-4.h5.outcome")).rfind("done on ", 0), 0u);
-  const auto want = Store::open(serial).read_profile("cnn@1x12x12");
-  const auto got = Store::open(sharded).read_profile("cnn@1x12x12");
+  const auto want = Store::open(serial).read<pacer::traces::ProfileTable>("cnn@1x12x12");
+  const auto got = Store::open(sharded).read<pacer::traces::ProfileTable>("cnn@1x12x12");
   ASSERT_EQ(got.points.size(), want.points.size());
   for (const auto& p : want.points) EXPECT_NE(got.find(p.knob, p.batch_size), nullptr) << p.batch_size;
   double cost_s = 0;
   for (int i = 0; i < 3; ++i)
     cost_s += Store::open(sharded.parent_path() / ("p.shard-" + std::to_string(i) + "-of-4.h5"))
-                  .read_profile("cnn@1x12x12")
+                  .read<pacer::traces::ProfileTable>("cnn@1x12x12")
                   .profiling_cost_s;
   EXPECT_DOUBLE_EQ(got.profiling_cost_s, cost_s);
   EXPECT_GT(cost_s, 0);
@@ -223,7 +223,7 @@ fs::path write_validate_spec(const std::string& name, const std::string& slurm) 
         "merge " + base.string() + " " + profile.string() + " " + (g_dir / "serial" / "relations.h5").string(), g_dir);
     EXPECT_EQ(r.code, 0) << r.err;
   }
-  const auto prof = Store::open(base).read_profile("cnn-w0.5@1x28x28");
+  const auto prof = Store::open(base).read<pacer::traces::ProfileTable>("cnn-w0.5@1x28x28");
   double lo = 1e9, hi = 0;
   for (const auto& p : prof.points) lo = std::min(lo, p.power_peak_w), hi = std::max(hi, p.power_peak_w);
   fs::create_directories(g_dir / name);
@@ -239,7 +239,7 @@ fs::path write_validate_spec(const std::string& name, const std::string& slurm) 
 // run and the node it ran on (`node` in `got`).
 void expect_same_validation(const fs::path& got, const fs::path& want, const std::string& node) {
   const Store a = Store::open(got), b = Store::open(want);
-  auto va = a.read_validation("v"), vb = b.read_validation("v");
+  auto va = a.read<pacer::traces::ValidationResult>("v"), vb = b.read<pacer::traces::ValidationResult>("v");
   ASSERT_EQ(va.rows.size(), vb.rows.size());
   ASSERT_EQ(va.rows.size(), 4u);  // 2 policies x 2 seeds at one cap
   for (size_t i = 0; i < va.rows.size(); ++i) {
@@ -249,7 +249,8 @@ void expect_same_validation(const fs::path& got, const fs::path& want, const std
     va.rows[i].node = vb.rows[i].node = "";
   }
   EXPECT_EQ(va, vb);
-  expect_same_relation(a.read_relation("fmnist-target-a-true"), b.read_relation("fmnist-target-a-true"));
+  expect_same_relation(a.read<pacer::traces::RelationSet>("fmnist-target-a-true"),
+                       b.read<pacer::traces::RelationSet>("fmnist-target-a-true"));
 }
 
 TEST_F(Campaign, ValidationDryRunWritesAnArrayAndAMergePerStageAndAFinishJob) {

@@ -92,7 +92,7 @@ TEST(Tables, CsvAndLatexCarryEveryCell) {
 TEST(Report, RegeneratesTablesAndNonEmptyFiguresFromAStore) {
   const auto dir = temp_dir("store");
   auto store = traces::Store::open_or_create(dir / "c.h5");
-  store.write_validation(fixture_validation());
+  store.write(fixture_validation());
   traces::PowerSeries s;
   s.name = "val-a-ours-5W-s0";
   s.emulated = true;
@@ -101,7 +101,7 @@ TEST(Report, RegeneratesTablesAndNonEmptyFiguresFromAStore) {
     s.time_s.push_back(i * 0.1);
     s.power_w.push_back(4 + 0.5 * std::sin(i * 0.3));
   }
-  store.write_series(s);
+  store.write(s);
   traces::ProfileTable prof;
   prof.workload = "cnn";
   prof.device = "jetson-nano";
@@ -116,7 +116,7 @@ TEST(Report, RegeneratesTablesAndNonEmptyFiguresFromAStore) {
       p.power_mean_w = p.power_peak_w - 0.3;
       prof.points.push_back(p);
     }
-  store.write_profile(prof, "cnn");
+  store.write(prof, "cnn");
   // Proxy p favours b=8 (1000 vs 4000 samples), target t favours b=32 (3000 vs 2000).
   auto relation = [&](const std::string& name, int64_t n8, int64_t n32) {
     traces::RelationSet r;
@@ -132,7 +132,7 @@ TEST(Report, RegeneratesTablesAndNonEmptyFiguresFromAStore) {
       run.samples = n;
       r.runs.push_back(run);
     }
-    store.write_relation(r);
+    store.write(r);
   };
   relation("p", 1000, 4000);
   relation("t", 3000, 2000);
@@ -153,7 +153,7 @@ TEST(Report, RegeneratesTablesAndNonEmptyFiguresFromAStore) {
     r.replayed_time_mean_s = 10 / cap;
     sw.rows.push_back(r);
   }
-  store.write_sweep(sw);
+  store.write(sw);
 
   experiments::ReportOptions opt;
   opt.stores = {dir / "c.h5"};
@@ -236,7 +236,7 @@ TEST(Report, FigureOneMarksTheExplorersChoiceUnderTheGuard) {
       p.power_mean_w = p.power_peak_w - 0.3;
       prof.points.push_back(p);
     }
-  store.write_profile(prof, "cnn");
+  store.write(prof, "cnn");
   for (auto [name, n8, n32] : {std::tuple<std::string, int64_t, int64_t>{"p", 1000, 4000}, {"t", 3000, 2000}}) {
     traces::RelationSet r;
     r.name = name;
@@ -249,7 +249,7 @@ TEST(Report, FigureOneMarksTheExplorersChoiceUnderTheGuard) {
       run.samples = n;
       r.runs.push_back(run);
     }
-    store.write_relation(r);
+    store.write(r);
   }
   traces::SweepResult sw;
   sw.name = "sw";
@@ -266,8 +266,8 @@ TEST(Report, FigureOneMarksTheExplorersChoiceUnderTheGuard) {
   row.knob = {921.6e6};  // what an unguarded sweep chose
   row.batch_size = 8;
   sw.rows.push_back(row);
-  store.write_sweep(sw);
-  EXPECT_DOUBLE_EQ(traces::Store::open(dir / "g.h5").read_sweep("sw").guard, 0.25);
+  store.write(sw);
+  EXPECT_DOUBLE_EQ(traces::Store::open(dir / "g.h5").read<traces::SweepResult>("sw").guard, 0.25);
 
   experiments::ReportOptions opt;
   opt.stores = {dir / "g.h5"};

@@ -97,7 +97,7 @@ TEST(BoardFleet, EveryProfilePointRecordsItsNodeAndBoardModel) {
     SleepingExecutor exec(tree.root() / "pacer-emulator", workload.name);
     run_profile(dev, exec, o);
   }
-  const auto t = traces::Store::open(o.store).read_profile(workload.name);
+  const auto t = traces::Store::open(o.store).read<traces::ProfileTable>(workload.name);
   ASSERT_EQ(t.points.size(), 4u);
   for (const auto& p : t.points) {
     EXPECT_EQ(p.node, "nano-17") << p.batch_size;
@@ -121,7 +121,7 @@ TEST(BoardFleet, EveryProfilePointRecordsItsNodeAndBoardModel) {
     EXPECT_NE(std::string(e.what()).find("'NVIDIA Jetson Nano 2GB Developer Kit'"), std::string::npos) << e.what();
   }
   tree.stop();
-  EXPECT_EQ(traces::Store::open(o.store).read_profile(workload.name), t);
+  EXPECT_EQ(traces::Store::open(o.store).read<traces::ProfileTable>(workload.name), t);
 }
 
 }  // namespace

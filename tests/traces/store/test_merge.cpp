@@ -71,7 +71,7 @@ RelationSet shard_of(const RelationSet& s, size_t i, size_t n) {
 void write_store(const fs::path& path, const RelationSet& set, const std::string& device = "jetson-nano") {
   Store s = Store::open_or_create(path);
   s.write_device(find_device(device));
-  s.write_relation(set);
+  s.write(set);
 }
 
 ProfileTable profile(const std::string& board, std::vector<int> batches, double cost_s) {
@@ -119,7 +119,7 @@ TEST(Merge, ShardsOfARelationEqualTheSerialRelation) {
   EXPECT_EQ(report.entries, 6);
   EXPECT_EQ(report.duplicates, 0);
   const Store out = Store::open(dir / "out.h5");
-  const RelationSet merged = out.read_relation("proxy");
+  const RelationSet merged = out.read<RelationSet>("proxy");
   EXPECT_EQ(merged, serial);  // runs in (b, seed) order, as the serial campaign stores them
   EXPECT_EQ(out.read_device(), find_device("jetson-nano"));
   // Means, spreads and r(b) are those of all runs, not of one shard.
@@ -144,14 +144,14 @@ TEST(Merge, LearningCurvesMergePointByPoint) {
   b.points.erase(b.points.begin(), b.points.begin() + 2);  // seed 0's last point and seed 1
   for (const auto& [name, c] : {std::pair{"a.h5", a}, std::pair{"b.h5", b}}) {
     Store s = Store::open_or_create(dir / name);
-    s.write_curve(c);
+    s.write(c);
   }
   const auto report = merge_stores(dir / "out.h5", {dir / "a.h5", dir / "b.h5"});
   EXPECT_EQ(report.records.at("curves"), 1);
   EXPECT_EQ(report.duplicates, 1);
-  EXPECT_EQ(Store::open(dir / "out.h5").read_curve("proxy"), full);
+  EXPECT_EQ(Store::open(dir / "out.h5").read<LearningCurve>("proxy"), full);
   b.points[0].metric = 0.5;  // the shared point with another value: a conflict naming both files
-  Store::open_or_create(dir / "b.h5").write_curve(b, Replace::always);
+  Store::open_or_create(dir / "b.h5").write(b, Replace::always);
   const std::string msg = merge_error(dir / "out2.h5", {dir / "a.h5", dir / "b.h5"});
   EXPECT_NE(msg.find("learning curve 'proxy'"), std::string::npos) << msg;
   EXPECT_NE(msg.find((dir / "b.h5").string()), std::string::npos) << msg;
@@ -163,15 +163,15 @@ TEST(Merge, IsIdempotent) {
   write_store(dir / "a.h5", shard_of(serial, 0, 2));
   write_store(dir / "b.h5", shard_of(serial, 1, 2));
   merge_stores(dir / "out.h5", {dir / "a.h5", dir / "b.h5"});
-  const RelationSet once = Store::open(dir / "out.h5").read_relation("proxy");
+  const RelationSet once = Store::open(dir / "out.h5").read<RelationSet>("proxy");
   // The same merge again, the result with one of its inputs, and the result with itself.
   merge_stores(dir / "out.h5", {dir / "a.h5", dir / "b.h5"});
-  EXPECT_EQ(Store::open(dir / "out.h5").read_relation("proxy"), once);
+  EXPECT_EQ(Store::open(dir / "out.h5").read<RelationSet>("proxy"), once);
   const auto again = merge_stores(dir / "out2.h5", {dir / "out.h5", dir / "a.h5", dir / "out.h5"});
   EXPECT_EQ(again.duplicates, 3 + 6);  // a's three runs and out's six seen twice
-  EXPECT_EQ(Store::open(dir / "out2.h5").read_relation("proxy"), once);
+  EXPECT_EQ(Store::open(dir / "out2.h5").read<RelationSet>("proxy"), once);
   merge_stores(dir / "out.h5", {dir / "out.h5"});
-  EXPECT_EQ(Store::open(dir / "out.h5").read_relation("proxy"), once);
+  EXPECT_EQ(Store::open(dir / "out.h5").read<RelationSet>("proxy"), once);
 }
 
 TEST(Merge, ConflictingValuesNameBothFiles) {
@@ -210,16 +210,16 @@ TEST(Merge, DifferentDevicesRefuse) {
 
 TEST(Merge, ProfilesOfDifferentBoardModelsRefuse) {
   TempDir dir;
-  Store::open_or_create(dir / "a.h5").write_profile(profile("jetson-nano", {8}, 10), "cnn");
-  Store::open_or_create(dir / "b.h5").write_profile(profile("jetson-tx2", {16}, 20), "cnn");
+  Store::open_or_create(dir / "a.h5").write(profile("jetson-nano", {8}, 10), "cnn");
+  Store::open_or_create(dir / "b.h5").write(profile("jetson-tx2", {16}, 20), "cnn");
   const std::string msg = merge_error(dir / "out.h5", {dir / "a.h5", dir / "b.h5"});
   EXPECT_NE(msg.find("board model"), std::string::npos) << msg;
   EXPECT_NE(msg.find("jetson-tx2"), std::string::npos) << msg;
 
   // Two grids of one board: the points join and the profiling cost is the sum of both.
-  Store::open_or_create(dir / "c.h5").write_profile(profile("jetson-nano", {16}, 20), "cnn");
+  Store::open_or_create(dir / "c.h5").write(profile("jetson-nano", {16}, 20), "cnn");
   merge_stores(dir / "out.h5", {dir / "a.h5", dir / "c.h5", dir / "a.h5"});
-  const ProfileTable t = Store::open(dir / "out.h5").read_profile("cnn");
+  const ProfileTable t = Store::open(dir / "out.h5").read<ProfileTable>("cnn");
   EXPECT_EQ(t.points.size(), 4u);
   EXPECT_DOUBLE_EQ(t.profiling_cost_s, 30);
   EXPECT_EQ(t.batch_sizes(), (std::vector<int>{8, 16}));
@@ -239,11 +239,11 @@ TEST(Merge, ProfilePointsOfDifferentBoardModelsRefuseNamingBothFilesAndModels) {
     }
     return t;
   };
-  Store::open_or_create(dir / "n1.h5").write_profile(fleet({8}, "orin-01", "NVIDIA Jetson Orin Nano"), "cnn");
-  Store::open_or_create(dir / "n2.h5").write_profile(fleet({16}, "orin-02", "NVIDIA Jetson Orin Nano"), "cnn");
-  Store::open_or_create(dir / "agx.h5").write_profile(fleet({32}, "agx-01", "NVIDIA Jetson AGX Orin"), "cnn");
+  Store::open_or_create(dir / "n1.h5").write(fleet({8}, "orin-01", "NVIDIA Jetson Orin Nano"), "cnn");
+  Store::open_or_create(dir / "n2.h5").write(fleet({16}, "orin-02", "NVIDIA Jetson Orin Nano"), "cnn");
+  Store::open_or_create(dir / "agx.h5").write(fleet({32}, "agx-01", "NVIDIA Jetson AGX Orin"), "cnn");
   merge_stores(dir / "orin.h5", {dir / "n1.h5", dir / "n2.h5"});
-  const ProfileTable joined = Store::open(dir / "orin.h5").read_profile("cnn");
+  const ProfileTable joined = Store::open(dir / "orin.h5").read<ProfileTable>("cnn");
   ASSERT_EQ(joined.points.size(), 4u);
   for (const auto& p : joined.points) {
     EXPECT_EQ(p.board_model, "NVIDIA Jetson Orin Nano");
@@ -255,9 +255,9 @@ TEST(Merge, ProfilePointsOfDifferentBoardModelsRefuseNamingBothFilesAndModels) {
   EXPECT_NE(msg.find("board models cannot be merged"), std::string::npos) << msg;
   EXPECT_FALSE(fs::exists(dir / "out.h5"));
   // A profile written before points recorded their board (board_model "") joins either.
-  Store::open_or_create(dir / "old.h5").write_profile(profile("jetson-sysfs", {64}, 1), "cnn");
+  Store::open_or_create(dir / "old.h5").write(profile("jetson-sysfs", {64}, 1), "cnn");
   merge_stores(dir / "out.h5", {dir / "old.h5", dir / "agx.h5"});
-  EXPECT_EQ(Store::open(dir / "out.h5").read_profile("cnn").points.size(), 4u);
+  EXPECT_EQ(Store::open(dir / "out.h5").read<ProfileTable>("cnn").points.size(), 4u);
 }
 
 ValidationResult validation_of(const std::vector<std::tuple<double, std::string, int>>& rows,
@@ -290,16 +290,16 @@ ValidationResult validation_of(const std::vector<std::tuple<double, std::string,
 TEST(Merge, ValidationShardsJoinInTheWholeValidationsOrderAndRefuseTwoBoardModels) {
   TempDir dir;
   const std::string nano = "NVIDIA Jetson Nano Developer Kit";
-  Store::open_or_create(dir / "a.h5").write_validation(validation_of({{6, "ours", 1}, {5, "oracle", 0}}, nano));
-  Store::open_or_create(dir / "b.h5").write_validation(validation_of({{5, "ours", 0}, {6, "baseline1", 1}}, nano));
+  Store::open_or_create(dir / "a.h5").write(validation_of({{6, "ours", 1}, {5, "oracle", 0}}, nano));
+  Store::open_or_create(dir / "b.h5").write(validation_of({{5, "ours", 0}, {6, "baseline1", 1}}, nano));
   merge_stores(dir / "out.h5", {dir / "a.h5", dir / "b.h5"});
   ValidationResult whole = validation_of({{5, "ours", 0}, {6, "baseline1", 1}, {6, "ours", 1}, {5, "oracle", 0}}, nano);
   sort_rows(whole);
-  EXPECT_EQ(Store::open(dir / "out.h5").read_validation("val"), whole);
+  EXPECT_EQ(Store::open(dir / "out.h5").read<ValidationResult>("val"), whole);
   EXPECT_EQ(whole.rows.front().policy, "oracle");  // cap 5 W first, then policies by name
   EXPECT_EQ(whole.rows.back().policy, "ours");
 
-  Store::open_or_create(dir / "tx2.h5").write_validation(validation_of({{7, "ours", 0}}, "NVIDIA Jetson TX2"));
+  Store::open_or_create(dir / "tx2.h5").write(validation_of({{7, "ours", 0}}, "NVIDIA Jetson TX2"));
   const std::string msg = merge_error(dir / "bad.h5", {dir / "a.h5", dir / "tx2.h5"});
   EXPECT_NE(msg.find("validation 'val'"), std::string::npos) << msg;
   EXPECT_NE(msg.find(nano), std::string::npos) << msg;
@@ -312,18 +312,18 @@ TEST(Merge, ValidationShardsJoinInTheWholeValidationsOrderAndRefuseTwoBoardModel
 TEST(Merge, IntoAStoreKeepsWhatItHeld) {
   TempDir dir;
   const RelationSet serial = serial_relation();
-  Store::open_or_create(dir / "campaign.h5").write_profile(profile("jetson-nano", {8}, 10), "cnn");
+  Store::open_or_create(dir / "campaign.h5").write(profile("jetson-nano", {8}, 10), "cnn");
   write_store(dir / "s0.h5", shard_of(serial, 0, 2));
   write_store(dir / "s1.h5", shard_of(serial, 1, 2));
   merge_into(dir / "campaign.h5", {dir / "s0.h5", dir / "s1.h5"});
   const Store out = Store::open(dir / "campaign.h5");
-  EXPECT_EQ(out.read_relation("proxy"), serial);
-  EXPECT_EQ(out.read_profile("cnn"), profile("jetson-nano", {8}, 10));
+  EXPECT_EQ(out.read<RelationSet>("proxy"), serial);
+  EXPECT_EQ(out.read<ProfileTable>("cnn"), profile("jetson-nano", {8}, 10));
   // Again: nothing changes (idempotent); into a store that does not exist yet: the shards' union.
   merge_into(dir / "campaign.h5", {dir / "s0.h5", dir / "s1.h5"});
-  EXPECT_EQ(Store::open(dir / "campaign.h5").read_relation("proxy"), serial);
+  EXPECT_EQ(Store::open(dir / "campaign.h5").read<RelationSet>("proxy"), serial);
   merge_into(dir / "fresh.h5", {dir / "s1.h5", dir / "s0.h5"});
-  EXPECT_EQ(Store::open(dir / "fresh.h5").read_relation("proxy"), serial);
+  EXPECT_EQ(Store::open(dir / "fresh.h5").read<RelationSet>("proxy"), serial);
 }
 
 TEST(Merge, DamagedInputLeavesTheOutputAlone) {

@@ -85,7 +85,7 @@ TEST(Outputs, AStoreReadsOrCanBeMadeAndARecordIsNotShrunkUnasked) {
   ValidationResult v;
   v.name = "v";
   v.rows.resize(4);
-  Store::open_or_create(store).write_validation(v);
+  Store::open_or_create(store).write(v);
   EXPECT_NO_THROW(check_record_output(store, {"validations", "v", "name", 4}));
   EXPECT_NO_THROW(check_record_output(store, {"validations", "v", "name", 0}));  // rows not known: the write checks
   EXPECT_NO_THROW(check_record_output(store, {"validations", "v", "name", 2, Replace::always}));

@@ -58,8 +58,8 @@ TEST(Store, ProfileRoundTripIsIdentical) {
   TempDir dir;
   auto store = Store::open_or_create(dir.path / "c.h5");
   const auto t = sample_profile();
-  store.write_profile(t);
-  const auto back = Store::open(dir.path / "c.h5").read_profile(t.workload);
+  store.write(t);
+  const auto back = Store::open(dir.path / "c.h5").read<ProfileTable>(t.workload);
   EXPECT_EQ(back, t);
   EXPECT_TRUE(std::isnan(back.points[0].temperature_c));
   EXPECT_EQ(back.points.back().status, "skipped: cap exceeded, watchdog");
@@ -75,12 +75,12 @@ TEST(Store, MultiDimensionalKnobRoundTrip) {
   p.knob = {4, 1.2e9, 6e8, 3.2e9};
   p.batch_size = 16;
   t.points = {p};
-  store.write_profile(t, "modes");
-  EXPECT_EQ(store.read_profile("modes"), t);
+  store.write(t, "modes");
+  EXPECT_EQ(store.read<ProfileTable>("modes"), t);
   ProfileTable bad = t;
   bad.points[0].knob = {1.0};
-  EXPECT_THROW(store.write_profile(bad, "bad"), Error);
-  EXPECT_FALSE(store.has("profiles", "bad"));
+  EXPECT_THROW(store.write(bad, "bad"), Error);
+  EXPECT_FALSE(store.has<ProfileTable>("bad"));
 }
 
 TEST(Store, EveryRecordTypeRoundTrips) {
@@ -89,31 +89,31 @@ TEST(Store, EveryRecordTypeRoundTrips) {
   const auto device = find_device("jetson-agx-orin");
   store.write_device(device);
   const auto rel = sample_relation();
-  store.write_relation(rel);
+  store.write(rel);
   const auto m = sample_model();
-  store.write_model(m);
+  store.write(m);
   const auto s = sample_sweep();
-  store.write_sweep(s);
+  store.write(s);
   const auto ps = sample_series();
-  store.write_series(ps);
+  store.write(ps);
   const auto v = sample_validation();
-  store.write_validation(v);
+  store.write(v);
   LearningCurve curve;
   curve.name = rel.name;
   curve.metric = "accuracy";
   curve.source = "evaluations";
   curve.points = {{8, 0, 1000, 0.4}, {8, 0, 2000, 0.61}, {8, 1, 1000, NAN}};
-  store.write_curve(curve);
+  store.write(curve);
 
   const auto again = Store::open(dir.path / "c.h5");
-  EXPECT_EQ(again.read_curve(rel.name), curve);
-  EXPECT_EQ(again.read_validation("val"), v);
+  EXPECT_EQ(again.read<LearningCurve>(rel.name), curve);
+  EXPECT_EQ(again.read<ValidationResult>("val"), v);
   EXPECT_EQ(again.read_device(), device);
-  EXPECT_EQ(again.read_relation(rel.name), rel);
-  EXPECT_EQ(again.read_model(m.name), m);
-  EXPECT_EQ(again.read_sweep(s.name), s);
-  EXPECT_EQ(again.read_series(ps.name), ps);
-  EXPECT_EQ(again.list("relations"), std::vector<std::string>{"fmnist-proxy"});
+  EXPECT_EQ(again.read<RelationSet>(rel.name), rel);
+  EXPECT_EQ(again.read<ModelRecord>(m.name), m);
+  EXPECT_EQ(again.read<SweepResult>(s.name), s);
+  EXPECT_EQ(again.read<PowerSeries>(ps.name), ps);
+  EXPECT_EQ(again.list<RelationSet>(), std::vector<std::string>{"fmnist-proxy"});
 }
 
 // Every group of kStoreGroups reads back as its own record type (StoreRecord) and exports as that
@@ -128,13 +128,13 @@ TEST(Store, EveryGroupReadsBackAsItsRecordTypeAndExportsAsItsCsv) {
   curve.points = {{8, 0, 1000, 0.4}, {8, 0, 2000, 0.61}};
   const std::vector<StoreRecord> written = {sample_profile(), sample_relation(),  curve, sample_model(), sample_sweep(),
                                             sample_series(),  sample_validation()};
-  store.write_profile(std::get<ProfileTable>(written[0]), "p");
-  store.write_relation(std::get<RelationSet>(written[1]));
-  store.write_curve(std::get<LearningCurve>(written[2]));
-  store.write_model(std::get<ModelRecord>(written[3]));
-  store.write_sweep(std::get<SweepResult>(written[4]));
-  store.write_series(std::get<PowerSeries>(written[5]));
-  store.write_validation(std::get<ValidationResult>(written[6]));
+  store.write(std::get<ProfileTable>(written[0]), "p");
+  store.write(std::get<RelationSet>(written[1]));
+  store.write(std::get<LearningCurve>(written[2]));
+  store.write(std::get<ModelRecord>(written[3]));
+  store.write(std::get<SweepResult>(written[4]));
+  store.write(std::get<PowerSeries>(written[5]));
+  store.write(std::get<ValidationResult>(written[6]));
   store.write_device(find_device("jetson-nano"));
 
   std::string listing = fmt::format("{} (schema {}):\n  device\n", store.path().string(), kSchemaVersion);
@@ -186,7 +186,7 @@ TEST(Store, RecordNamesWithSlashesAreRejected) {
   auto store = Store::open_or_create(dir.path / "c.h5");
   ModelRecord m;
   m.name = "a/b";
-  EXPECT_THROW(store.write_model(m), Error);
+  EXPECT_THROW(store.write(m), Error);
 }
 
 TEST(Store, RelationVectorNormalisesAtTheLargestReachedBatch) {
@@ -202,18 +202,18 @@ TEST(Store, AppendingKeepsEarlierRecordsAndReplacesSameName) {
   TempDir dir;
   auto store = Store::open_or_create(dir.path / "c.h5");
   auto t = sample_profile();
-  store.write_profile(t, "a");
-  store.write_relation(sample_relation());
+  store.write(t, "a");
+  store.write(sample_relation());
   for (int i = 0; i < 20; ++i) {
     t.points[0].time_per_batch_mean_s = i;
-    store.write_profile(t, "b");
+    store.write(t, "b");
   }
-  EXPECT_EQ(store.read_profile("b").points[0].time_per_batch_mean_s, 19);
-  EXPECT_EQ(store.read_profile("a"), sample_profile());
-  EXPECT_EQ(store.read_relation("fmnist-proxy"), sample_relation());
+  EXPECT_EQ(store.read<ProfileTable>("b").points[0].time_per_batch_mean_s, 19);
+  EXPECT_EQ(store.read<ProfileTable>("a"), sample_profile());
+  EXPECT_EQ(store.read<RelationSet>("fmnist-proxy"), sample_relation());
   // Rewriting reclaims space: 20 rewrites of "b" must not grow the file 20-fold.
   const auto size_after = fs::file_size(dir.path / "c.h5");
-  store.write_profile(t, "b");
+  store.write(t, "b");
   EXPECT_LE(fs::file_size(dir.path / "c.h5"), size_after + 1024);
   // No temporary files are left behind: the store and its writers' lock file only.
   std::set<std::string> files;
@@ -235,17 +235,17 @@ TEST(Store, MissingFileIsAClearError) {
 TEST(Store, TruncatedFileIsAClearErrorAndWritesLeaveItUntouched) {
   TempDir dir;
   auto store = Store::open_or_create(dir.path / "c.h5");
-  store.write_profile(sample_profile());
+  store.write(sample_profile());
   const std::string bytes = read_bytes(dir.path / "c.h5");
   write_bytes(dir.path / "t.h5", bytes.substr(0, bytes.size() / 2));
-  expect_error([&] { Store::open(dir.path / "t.h5").read_profile("x"); }, {"t.h5"});
+  expect_error([&] { Store::open(dir.path / "t.h5").read<ProfileTable>("x"); }, {"t.h5"});
   const std::string before = read_bytes(dir.path / "t.h5");
   Store s(Store::open_or_create(dir.path / "c.h5"));
   EXPECT_THROW(
       {
         // Opening succeeds only for valid stores: writing into a damaged one must fail cleanly.
         auto damaged = Store::open(dir.path / "t.h5");
-        damaged.write_relation(sample_relation());
+        damaged.write(sample_relation());
       },
       Error);
   EXPECT_EQ(read_bytes(dir.path / "t.h5"), before);
@@ -267,20 +267,20 @@ TEST(Store, WrongSchemaVersionIsRejected) {
 TEST(Store, MissingRecordAndMissingColumnNameTheObject) {
   TempDir dir;
   auto store = Store::open_or_create(dir.path / "c.h5");
-  store.write_profile(sample_profile(), "p");
-  expect_error([&] { store.read_profile("q"); }, {"no profiles record named 'q'", "present: p"});
+  store.write(sample_profile(), "p");
+  expect_error([&] { store.read<ProfileTable>("q"); }, {"no profiles record named 'q'", "present: p"});
   {
     H5::H5File f((dir.path / "c.h5").string(), H5F_ACC_RDWR);
     H5Ldelete(f.getId(), "/profiles/p/power_peak", H5P_DEFAULT);
   }
   pacer::testing::reseal_store(dir.path / "c.h5");  // an in-place edit must update the checksum to reach the reader
-  expect_error([&] { store.read_profile("p"); }, {"c.h5", "/profiles/p/power_peak", "missing column"});
+  expect_error([&] { store.read<ProfileTable>("p"); }, {"c.h5", "/profiles/p/power_peak", "missing column"});
 }
 
 TEST(Store, WrongTypeOrLengthNamesTheColumn) {
   TempDir dir;
   auto store = Store::open_or_create(dir.path / "c.h5");
-  store.write_relation(sample_relation());
+  store.write(sample_relation());
   {
     H5::H5File f((dir.path / "c.h5").string(), H5F_ACC_RDWR);
     H5Ldelete(f.getId(), "/relations/fmnist-proxy/wall_time", H5P_DEFAULT);
@@ -296,7 +296,8 @@ TEST(Store, WrongTypeOrLengthNamesTheColumn) {
         .write(ints.data(), H5::PredType::NATIVE_INT64);
   }
   pacer::testing::reseal_store(dir.path / "c.h5");
-  expect_error([&] { store.read_relation("fmnist-proxy"); }, {"/relations/fmnist-proxy/seed", "3 rows, expected 4"});
+  expect_error([&] { store.read<RelationSet>("fmnist-proxy"); },
+               {"/relations/fmnist-proxy/seed", "3 rows, expected 4"});
   {
     H5::H5File f((dir.path / "c.h5").string(), H5F_ACC_RDWR);
     H5Ldelete(f.getId(), "/relations/fmnist-proxy/seed", H5P_DEFAULT);
@@ -307,13 +308,13 @@ TEST(Store, WrongTypeOrLengthNamesTheColumn) {
         .write(ints.data(), H5::PredType::NATIVE_INT64);
   }
   pacer::testing::reseal_store(dir.path / "c.h5");
-  expect_error([&] { store.read_relation("fmnist-proxy"); }, {"/relations/fmnist-proxy/wall_time", "wrong type"});
+  expect_error([&] { store.read<RelationSet>("fmnist-proxy"); }, {"/relations/fmnist-proxy/wall_time", "wrong type"});
 }
 
 TEST(Store, NumericColumnsCarryUnits) {
   TempDir dir;
   auto store = Store::open_or_create(dir.path / "c.h5");
-  store.write_profile(sample_profile(), "p");
+  store.write(sample_profile(), "p");
   H5::H5File f((dir.path / "c.h5").string(), H5F_ACC_RDONLY);
   H5::Group g = f.openGroup("/profiles/p");
   for (hsize_t i = 0; i < g.getNumObjs(); ++i) {
@@ -356,29 +357,29 @@ TEST(Csv, ParserHandlesQuotesAndReportsBadRows) {
 TEST(Store, ARecordIsNotReplacedByOneWithFewerRowsUnlessAsked) {
   TempDir dir;
   auto store = Store::open_or_create(dir.path / "c.h5");
-  store.write_validation(sample_validation_rows(16));
-  expect_error([&] { store.write_validation(sample_validation_rows(0)); },
+  store.write(sample_validation_rows(16));
+  expect_error([&] { store.write(sample_validation_rows(0)); },
                {"c.h5", "'validations/val' holds 16 rows and the new record only 0"});
-  EXPECT_EQ(store.read_validation("val"), sample_validation_rows(16));
-  store.write_validation(sample_validation_rows(17));  // more rows: a resumed or extended run
-  EXPECT_EQ(store.read_validation("val").rows.size(), 17u);
-  store.write_validation(sample_validation_rows(3), Replace::always);
-  EXPECT_EQ(store.read_validation("val"), sample_validation_rows(3));
+  EXPECT_EQ(store.read<ValidationResult>("val"), sample_validation_rows(16));
+  store.write(sample_validation_rows(17));  // more rows: a resumed or extended run
+  EXPECT_EQ(store.read<ValidationResult>("val").rows.size(), 17u);
+  store.write(sample_validation_rows(3), Replace::always);
+  EXPECT_EQ(store.read<ValidationResult>("val"), sample_validation_rows(3));
 
   auto fewer = sample_profile();
-  store.write_profile(fewer);
+  store.write(fewer);
   fewer.points.pop_back();
-  expect_error([&] { store.write_profile(fewer); }, {"holds 6 rows and the new record only 5"});
+  expect_error([&] { store.write(fewer); }, {"holds 6 rows and the new record only 5"});
   auto runs = sample_relation();
-  store.write_relation(runs);
+  store.write(runs);
   runs.runs.clear();
-  expect_error([&] { store.write_relation(runs); }, {"relations/fmnist-proxy"});
+  expect_error([&] { store.write(runs); }, {"relations/fmnist-proxy"});
   auto sweep = sample_sweep();
-  store.write_sweep(sweep);
+  store.write(sweep);
   sweep.rows.resize(1);
-  expect_error([&] { store.write_sweep(sweep); }, {"sweeps/nano-sweep"});
-  store.write_sweep(sweep, Replace::always);
-  EXPECT_EQ(store.read_sweep("nano-sweep").rows.size(), 1u);
+  expect_error([&] { store.write(sweep); }, {"sweeps/nano-sweep"});
+  store.write(sweep, Replace::always);
+  EXPECT_EQ(store.read<SweepResult>("nano-sweep").rows.size(), 1u);
 }
 
 // `pacer profile --store ""` printed "written to " and saved nothing.

@@ -81,13 +81,13 @@ std::string column_list(const std::array<Field<Row>, N>& table) {
 TEST(StoreFormat, AStoreWrittenBeforeTheColumnTablesReadsBackIdentically) {
   const Store s = Store::open(kGolden);
   EXPECT_EQ(s.read_device(), golden_agx_orin());
-  EXPECT_EQ(s.read_profile("resnet8-w0.25@1x28x28"), pacer::testing::sample_profile());
-  EXPECT_EQ(s.read_profile("modes"), modes_profile());
-  EXPECT_EQ(s.read_relation("fmnist-proxy"), pacer::testing::sample_relation());
-  EXPECT_EQ(s.read_model("resnet8@jetson-nano:analytical"), pacer::testing::sample_model());
-  EXPECT_EQ(s.read_sweep("nano-sweep"), pacer::testing::sample_sweep());
-  EXPECT_EQ(s.read_series("validate-ours-5W"), pacer::testing::sample_series());
-  EXPECT_EQ(s.read_validation("val"), pacer::testing::sample_validation());
+  EXPECT_EQ(s.read<ProfileTable>("resnet8-w0.25@1x28x28"), pacer::testing::sample_profile());
+  EXPECT_EQ(s.read<ProfileTable>("modes"), modes_profile());
+  EXPECT_EQ(s.read<RelationSet>("fmnist-proxy"), pacer::testing::sample_relation());
+  EXPECT_EQ(s.read<ModelRecord>("resnet8@jetson-nano:analytical"), pacer::testing::sample_model());
+  EXPECT_EQ(s.read<SweepResult>("nano-sweep"), pacer::testing::sample_sweep());
+  EXPECT_EQ(s.read<PowerSeries>("validate-ours-5W"), pacer::testing::sample_series());
+  EXPECT_EQ(s.read<ValidationResult>("val"), pacer::testing::sample_validation());
 }
 
 // Every object of a store: its path, kind, type class and size, shape, and its attributes' names
@@ -137,13 +137,13 @@ TEST(StoreFormat, WritingTheSameRecordsGivesTheSameLayout) {
   fs::create_directories(dir);
   Store s = Store::open_or_create(dir / "s.h5");
   s.write_device(golden_agx_orin());
-  s.write_profile(pacer::testing::sample_profile());
-  s.write_profile(modes_profile());
-  s.write_relation(pacer::testing::sample_relation());
-  s.write_model(pacer::testing::sample_model());
-  s.write_sweep(pacer::testing::sample_sweep());
-  s.write_series(pacer::testing::sample_series());
-  s.write_validation(pacer::testing::sample_validation());
+  s.write(pacer::testing::sample_profile());
+  s.write(modes_profile());
+  s.write(pacer::testing::sample_relation());
+  s.write(pacer::testing::sample_model());
+  s.write(pacer::testing::sample_sweep());
+  s.write(pacer::testing::sample_series());
+  s.write(pacer::testing::sample_validation());
   auto now = layout(dir / "s.h5");
   const auto before = layout(kGolden);
   // Optional columns declared after the golden store was written (node and board_model of profile
