@@ -1,4 +1,4 @@
-// Options shared by the commands (issue 12 defect 3, issue 16 item 8): one --sensor-rate in Hz
+// Options shared by the commands, which must mean the same in each: one --sensor-rate in Hz
 // everywhere, a documented and enforced upper bound on every count, --threads defaulting to the
 // CPUs that are free, and flag names added by the CLI to the library's option errors.
 #include <gtest/gtest.h>
