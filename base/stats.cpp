@@ -1,6 +1,7 @@
 #include "base/stats.hpp"
 
 #include <algorithm>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -22,6 +23,30 @@ double sample_std(const std::vector<double>& values) {
   double ss = 0;
   for (double v : values) ss += (v - m) * (v - m);
   return std::sqrt(ss / static_cast<double>(values.size() - 1));
+}
+
+namespace {
+// The values sorted ascending, NaN values left out.
+std::vector<double> sorted_numbers(std::vector<double> values) {
+  values.erase(std::remove_if(values.begin(), values.end(), [](double v) { return std::isnan(v); }), values.end());
+  std::sort(values.begin(), values.end());
+  return values;
+}
+}  // namespace
+
+double quantile(std::vector<double> values, double q) {
+  const std::vector<double> v = sorted_numbers(std::move(values));
+  if (v.empty()) return std::numeric_limits<double>::quiet_NaN();
+  const double pos = q * static_cast<double>(v.size() - 1);
+  const size_t i = static_cast<size_t>(pos);
+  return i + 1 < v.size() ? v[i] + (pos - static_cast<double>(i)) * (v[i + 1] - v[i]) : v[i];
+}
+
+double median(std::vector<double> values) {
+  const std::vector<double> v = sorted_numbers(std::move(values));
+  const size_t n = v.size();
+  if (n == 0) return std::numeric_limits<double>::quiet_NaN();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 Line least_squares_line(const std::vector<double>& x, const std::vector<double>& y) {

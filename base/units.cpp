@@ -7,9 +7,12 @@
 #include <utility>
 
 #include "base/error.hpp"
+#include "base/text.hpp"
 
 namespace pacer::units {
 namespace {
+
+using base::trim;
 
 struct UnitScale {
   std::string_view name;
@@ -41,12 +44,6 @@ std::string unit_names(Dimension d) {
     out += u->name;
   }
   return out;
-}
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
 }
 
 double scale_of(std::string_view unit, Dimension dim, std::string_view text, std::string_view what) {

@@ -25,9 +25,10 @@ std::vector<double> parse_list(std::string_view text, Dimension dim, std::string
                                std::string_view what);
 
 // The one number parser under every number pacer reads from a user, a file or a record: the whole
-// of `text` (spaces around it allowed) as a finite number, or as a decimal integer within [lo, hi].
-// Anything else (trailing text, out of range, NaN, infinity) is std::nullopt; the caller's error
-// names the field and the bad value, so no message is ever the C++ library's bare "stoi"/"stod".
+// of `text` (blanks around it allowed, as base::trim defines them) as a finite number, or as a
+// decimal integer within [lo, hi]. Anything else (trailing text, out of range, NaN, infinity) is
+// std::nullopt; the caller's error names the field and the bad value, so no message is ever the C++
+// library's bare "stoi"/"stod".
 std::optional<double> to_number(std::string_view text);
 std::optional<int64_t> to_integer(std::string_view text, int64_t lo = INT64_MIN, int64_t hi = INT64_MAX);
 

@@ -166,12 +166,6 @@ struct CutRun {
   std::vector<std::pair<int64_t, double>> seen;  // its learning curve up to the cut
 };
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 // The best metric of `seen` (the run's running best at the cut).
 double best_metric(const std::vector<std::pair<int64_t, double>>& seen, bool higher_is_better) {
   double best = traces::kNaN;
@@ -207,7 +201,7 @@ bool shared_ratio(std::vector<CutRun>& runs, const traces::LearningCurve& curve,
     }
   }
   if (exact.empty() && extrapolated.empty()) return false;
-  const double ratio = std::max(1.0, median(exact.empty() ? extrapolated : exact));
+  const double ratio = std::max(1.0, base::median(exact.empty() ? extrapolated : exact));
   for (auto& c : runs) {
     if (c.finished) continue;
     const int64_t at = curve.first_reaching(c.run.batch_size, c.run.seed, level);

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "base/error.hpp"
+#include "base/stats.hpp"
 #include "base/units.hpp"
 #include "traces/emulated_label.hpp"
 
@@ -144,9 +145,10 @@ std::optional<size_t> Space::knob_index(const std::vector<double>& knob) const {
   return static_cast<size_t>(it - knobs_.begin());
 }
 
+// The basis power stands in for a missing mean: the peak in a peak-basis space; in a mean-basis
+// space given no separate means (from_arrays), the basis power is the mean.
 double Space::energy_power_w(size_t bi, size_t ki) const {
-  const double m = mean_[at(bi, ki)];
-  return std::isnan(m) ? power_[at(bi, ki)] : m;
+  return base::energy_power_w(mean_[at(bi, ki)], power_[at(bi, ki)]);
 }
 
 double Space::max_power_w() const {

@@ -244,15 +244,6 @@ double resampled_mean(const std::vector<const traces::RelationRun*>& runs, std::
   return n ? sum / n : traces::kNaN;
 }
 
-double quantile(std::vector<double> v, double q) {
-  v.erase(std::remove_if(v.begin(), v.end(), [](double x) { return std::isnan(x); }), v.end());
-  if (v.empty()) return traces::kNaN;
-  std::sort(v.begin(), v.end());
-  const double pos = q * static_cast<double>(v.size() - 1);
-  const size_t i = static_cast<size_t>(pos);
-  return i + 1 < v.size() ? v[i] + (pos - static_cast<double>(i)) * (v[i + 1] - v[i]) : v[i];
-}
-
 // Every row of `rows` re-scored against one resample of its workload's target runs.
 std::vector<traces::SweepRow> rescore(const std::vector<SweepWorkload>& workloads,
                                       const std::vector<traces::SweepRow>& rows, std::mt19937_64& rng) {
@@ -314,7 +305,8 @@ std::vector<RegretInterval> bootstrap_regret(const std::vector<SweepWorkload>& w
   std::vector<RegretInterval> out;
   for (const auto& name : order) {
     const auto& [means, maxes] = draws.at(name);
-    out.push_back({name, quantile(means, 0.05), quantile(means, 0.95), quantile(maxes, 0.05), quantile(maxes, 0.95)});
+    out.push_back({name, base::quantile(means, 0.05), base::quantile(means, 0.95), base::quantile(maxes, 0.05),
+                   base::quantile(maxes, 0.95)});
   }
   return out;
 }

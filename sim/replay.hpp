@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "base/stats.hpp"
 #include "models/device_model.hpp"
 #include "traces/records.hpp"
 
@@ -15,8 +16,8 @@ struct PointCost {
   double power_mean_w = traces::kNaN;
   double power_peak_w = traces::kNaN;
 
-  // Energy is mean power x time; a source with only a peak gives an upper bound.
-  double energy_power_w() const { return std::isnan(power_mean_w) ? power_peak_w : power_mean_w; }
+  // Energy is this power x time (base::energy_power_w: the mean, else the peak as an upper bound).
+  double energy_power_w() const { return base::energy_power_w(power_mean_w, power_peak_w); }
 };
 
 struct SeedOutcome {

@@ -34,7 +34,7 @@ struct Phases {
 Phases phases_of(const models::Prediction& p, double compute_fraction) {
   Phases ph;
   ph.time_per_batch_s = p.time_per_batch_s;
-  const double mean = std::isnan(p.power_mean_w) ? p.power_peak_w : p.power_mean_w;
+  const double mean = base::energy_power_w(p.power_mean_w, p.power_peak_w);
   if (std::isnan(p.power_peak_w) || p.power_peak_w <= mean || compute_fraction >= 1) {
     ph.high_w = ph.low_w = mean;
     return ph;

@@ -21,8 +21,9 @@ struct WorkloadInfo {
   double memory_per_sample_bytes = 0;  // activation memory held for backward, bytes
 };
 
-// Whether a batch fits the memory of what trains it (issue 16: a 2^30 batch "profiled ok" on a 4 GiB
-// Nano): the one home of that check for the profile, the relation campaigns and validation.
+// Whether a batch fits the memory of what trains it, so that no batch that cannot fit is reported
+// as measured (a 2^30 batch once "profiled ok" on a 4 GiB Nano): the one home of that check for the
+// profile, the relation campaigns and validation.
 //
 // Bytes a training step at `batch_size` holds, from the workload's estimate: weights and optimizer
 // state plus the activations of b samples.

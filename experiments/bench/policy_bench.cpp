@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "base/error.hpp"
+#include "base/stats.hpp"
 #include "explore/policy.hpp"
 #include "explore/sweep.hpp"
 #include "traces/import/common.hpp"
@@ -22,11 +23,7 @@ namespace fs = std::filesystem;
 // Regrets of the pacer policy per workload (every GPU pooled) for one setting of the constants.
 using Regrets = std::map<std::string, std::vector<double>>;
 
-double mean(const std::vector<double>& v) {
-  double s = 0;
-  for (double x : v) s += x;
-  return v.empty() ? traces::kNaN : s / static_cast<double>(v.size());
-}
+using base::mean;
 
 double max_of(const std::vector<double>& v) {
   return v.empty() ? traces::kNaN : *std::max_element(v.begin(), v.end());
@@ -67,14 +64,6 @@ std::map<std::string, std::vector<double>> workload_regrets(const traces::zeus::
   return out;
 }
 
-double quantile(std::vector<double> v, double q) {
-  if (v.empty()) return traces::kNaN;
-  std::sort(v.begin(), v.end());
-  const double pos = q * static_cast<double>(v.size() - 1);
-  const size_t i = static_cast<size_t>(pos);
-  return i + 1 < v.size() ? v[i] + (pos - static_cast<double>(i)) * (v[i + 1] - v[i]) : v[i];
-}
-
 // Per split, the rows of one (GPU, workload or all, policy).
 ResplitRow summarize(const std::string& gpu, const std::string& workload, const std::string& policy,
                      const std::vector<std::vector<double>>& splits) {
@@ -91,8 +80,8 @@ ResplitRow summarize(const std::string& gpu, const std::string& workload, const 
   }
   r.splits = static_cast<int>(maxima.size());
   r.mean_regret = mean(all);
-  r.median_max = quantile(maxima, 0.5);
-  r.p90_max = quantile(maxima, 0.9);
+  r.median_max = base::quantile(maxima, 0.5);
+  r.p90_max = base::quantile(maxima, 0.9);
   const double n = std::max(1.0, static_cast<double>(r.splits));
   r.share_over_max = over / n;
   r.share_goal_met = met / n;

@@ -27,7 +27,7 @@ struct PolicyBenchOptions {
   int resplits = 0;  // random proxy halves to score the policies on (0: none)
 };
 
-// The goal the issue set for the pacer policy on the Zeus traces: mean and max regret.
+// The acceptance goal of the pacer policy on the Zeus traces: mean and max regret.
 inline constexpr double kRegretGoalMean = 0.005;
 inline constexpr double kRegretGoalMax = 0.03;
 

@@ -94,6 +94,7 @@ struct Demo {
 Demo prepare(const DemoOptions& opt) {
   Demo d{&opt, settings_for(opt), {}, {}, {}, {}, {}, {}, {}};
   if (opt.targets.empty()) throw OptionError("targets", "name at least one target dataset");
+  if (!std::isnan(opt.guard)) check_guard(opt.guard);
   traces::check_record_name_option("experiment", opt.name, "name");
   // Every output before any work: the folder, the store in it; and every batch size must fit the
   // emulated board and this computer, which trains.
@@ -177,7 +178,7 @@ Profiled profiled_from(const Demo& d, const traces::ProfileTable& measured, cons
   if (std::isnan(out.guard)) {
     const auto it = model.metrics.find("power_peak_mape_cv");
     const double cv = it == model.metrics.end() ? traces::kNaN : it->second;
-    out.guard = std::clamp(std::isfinite(cv) ? cv / 100 : 0.03, 0.03, 0.25);
+    out.guard = std::clamp(std::isfinite(cv) ? cv / 100 : kDefaultGuard, kDefaultGuard, kAutoGuardMax);
   }
   for (const auto& p : measured.points) {
     out.lo_w = std::min(out.lo_w, p.power_peak_w);

@@ -56,8 +56,7 @@ Setup load_setup(const ValidateOptions& opt) {
   if (opt.seeds.empty()) throw OptionError("seeds", "give at least one seed");
   for (double cap : opt.caps_w)
     if (cap <= 0 || !std::isfinite(cap)) throw OptionError("power-limits", fmt::format("{:g} W is not a cap", cap));
-  if (!(opt.guard >= 0 && opt.guard < 0.5))
-    throw OptionError("guard", fmt::format("{:g} is not a fraction in [0, 0.5)", opt.guard));
+  check_guard(opt.guard);
   if (!(opt.watchdog_margin_w >= 0) || !(opt.watchdog_duration_s >= 0))
     throw OptionError("watchdog-margin", "the watchdog margin and time must be >= 0");
   Setup su;
@@ -406,6 +405,11 @@ std::vector<ValidationSummaryRow> summarize_runs(const std::vector<Choice>& choi
 }
 
 }  // namespace
+
+void check_guard(double guard) {
+  if (!(guard >= 0 && guard < kGuardLimit))
+    throw OptionError("guard", fmt::format("{:g} is not a fraction in [0, {:g})", guard, kGuardLimit));
+}
 
 std::vector<JobList> validate_jobs(const ValidateOptions& opt) {
   check_outputs(opt, opt.store);  // before the store is read: the shards' merge writes it

@@ -32,6 +32,17 @@
 
 namespace pacer::experiments {
 
+// The guard band: every policy (the oracle too) chooses under cap x (1 - guard), so that sensor
+// noise and model error do not carry the measured peak over the cap. Its default; its valid range,
+// [0, kGuardLimit) (a guard of one half would choose under half the cap); and the range of the
+// demo's automatic guard, [kDefaultGuard, kAutoGuardMax] (the calibrated model's cross-validated
+// peak-power error, kDefaultGuard when the model has none).
+inline constexpr double kDefaultGuard = 0.03;
+inline constexpr double kGuardLimit = 0.5;
+inline constexpr double kAutoGuardMax = 0.25;
+// Throws OptionError("guard") unless 0 <= guard < kGuardLimit.
+void check_guard(double guard);
+
 struct ValidateOptions {
   std::filesystem::path store;  // holds the profile and the proxy relation; results are added to it
   std::string profile;          // profile record; "" : the only one in the store
@@ -45,9 +56,8 @@ struct ValidateOptions {
   dnn::TrainOptions train = campaign_training();
   dnn::data::DatasetOptions data;
   double sensor_rate_hz = 10;   // power sampling rate in device time
-  // Guard band: every policy (the oracle too) chooses under cap * (1 - guard), so that sensor noise
-  // and model error do not carry the measured peak over the cap; the trace is checked against the cap.
-  double guard = 0.03;
+  // Guard band (see kDefaultGuard); the trace is checked against the cap itself.
+  double guard = kDefaultGuard;
   // Replace an existing validation record of the same name even when it has more rows.
   bool replace = false;
   // Power watchdog (hw::PowerWatchdog): a run whose mean total power over the last `duration` is

@@ -5,6 +5,7 @@
 
 #include "base/error.hpp"
 #include "experiments/campaigns/demo.hpp"
+#include "experiments/campaigns/validate.hpp"
 #include "experiments/cli/cli.hpp"
 #include "experiments/cli/options.hpp"
 #include "experiments/cli/shard_options.hpp"
@@ -19,8 +20,11 @@ void common_options(po::options_description& d, const std::string& default_out) 
       "output folder (trace store, checkpoint, report)")(
       "device", po::value<std::string>()->default_value("jetson-nano"), "catalog device to emulate (`pacer devices`)")(
       "guard", po::value<std::string>()->default_value("auto"),
-      "policies choose under cap x (1 - guard), so noise and model error keep the measured peak under the cap: a "
-      "fraction, or auto (the calibrated model's cross-validated peak-power error, 3% to 25%)");
+      fmt::format("policies choose under cap x (1 - guard), so noise and model error keep the measured peak under "
+                  "the cap: a fraction, or auto (the calibrated model's cross-validated peak-power error, {:g}% to "
+                  "{:g}%)",
+                  100 * experiments::kDefaultGuard, 100 * experiments::kAutoGuardMax)
+          .c_str());
   add_threads_option(d, experiments::DemoOptions{}.threads,
                      "CPU intra-op threads of the training (default: the CPUs free now)", "");
   add_shard_options(d, experiments::experiment_stages());
@@ -45,7 +49,7 @@ experiments::DemoOptions common(const po::variables_map& vm) {
     o.guard = 0;
   } else if (guard != "auto") {
     o.guard = parse_fraction(guard, "--guard");
-    require_range(o.guard, 0, 0.49, "--guard", "");
+    experiments::check_guard(o.guard);
   }
   return o;
 }

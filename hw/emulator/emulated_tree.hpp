@@ -61,8 +61,9 @@ void write_small_file_atomic(const std::filesystem::path& path, const std::strin
 std::vector<std::filesystem::path> fake_rail_value_files(const std::filesystem::path& root,
                                                          const traces::DeviceSpec& device);
 
-// Faults of a Jetson's sysfs that the emulated tree injects (issue 8). docs/reliability.md,
-// "Sensor and devfreq faults", gives the outcome of each in the backend, sampler and profiler.
+// Faults of a Jetson's sysfs that the emulated tree injects, so that what the backend does on a
+// failing board is tested without one. docs/reliability.md, "Sensor and devfreq faults", gives the
+// outcome of each in the backend, sampler and profiler.
 struct SysfsFaults {
   enum class Rail {
     none,

@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <sstream>
@@ -156,18 +155,15 @@ SensorError sensor_read_error(const IoError& e) {
                      gone ? SensorFault::missing : SensorFault::read_error);
 }
 
-// The whole value must be an integer: "5000abc" or "" is garbage, not 5000 or 0.
+// The whole value must be an integer (the reading of parse_sysfs_int): "5000abc" or "" is garbage,
+// not 5000 or 0.
 long long sensor_int(const std::string& text, const fs::path& path) {
-  long long v = 0;
-  const char* b = text.data();
-  const char* e = text.data() + text.size();
-  while (b < e && (*b == ' ' || *b == '\t')) ++b;
-  const auto [p, ec] = std::from_chars(b, e, v);
-  if (ec != std::errc() || p == b || p != e)
+  const auto v = units::to_integer(text);
+  if (!v)
     throw SensorError(fmt::format("{} holds '{}', not an integer: the power sensor returns garbage", path.string(),
                                   text.size() > 40 ? text.substr(0, 40) + "..." : text),
                       SensorFault::garbage);
-  return v;
+  return *v;
 }
 
 std::string read_sensor(const SysfsIo& io, const fs::path& path) {

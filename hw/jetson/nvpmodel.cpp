@@ -2,24 +2,17 @@
 
 #include <fmt/format.h>
 
-#include <cctype>
 #include <sstream>
 
 #include "base/error.hpp"
 #include "base/process.hpp"
+#include "base/text.hpp"
 #include "base/units.hpp"
 
 namespace pacer::hw {
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string trim(const std::string& s) {
-  size_t b = 0, e = s.size();
-  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
-  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
-  return s.substr(b, e - b);
-}
 
 std::string quoted(const std::string& output) {
   std::string one = output;
@@ -35,9 +28,9 @@ NvpmodelMode parse_nvpmodel_query(const std::string& output, const std::string& 
   NvpmodelMode m;
   bool named = false;
   for (std::string line; std::getline(in, line);) {
-    const std::string s = trim(line);
+    const std::string s(base::trim(line));
     if (s.rfind("NV Power Mode:", 0) == 0) {
-      m.name = trim(s.substr(14));
+      m.name = base::trim(std::string_view(s).substr(14));
       named = true;
       continue;
     }

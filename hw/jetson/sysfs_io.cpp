@@ -6,10 +6,11 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <charconv>
 #include <chrono>
 #include <cstring>
 #include <thread>
+
+#include "base/units.hpp"
 
 namespace pacer::hw {
 
@@ -84,14 +85,10 @@ SysfsIo& real_sysfs_io() {
 }
 
 long long parse_sysfs_int(const std::string& text, const std::filesystem::path& origin) {
-  long long v = 0;
-  const char* b = text.data();
-  const char* e = text.data() + text.size();
-  while (b < e && (*b == ' ' || *b == '\t')) ++b;
-  const auto [p, ec] = std::from_chars(b, e, v);
-  if (ec != std::errc() || p == b)
+  const auto v = units::to_integer(text);
+  if (!v)
     throw Error(fmt::format("{} holds '{}', not an integer: is this a Jetson sysfs tree?", origin.string(), text));
-  return v;
+  return *v;
 }
 
 std::string read_or(const std::filesystem::path& path, const std::string& fallback) {

@@ -44,7 +44,9 @@ SysfsIo& real_sysfs_io();
 // The text of a real file, or `fallback` when it cannot be read (IoError).
 std::string read_or(const std::filesystem::path& path, const std::string& fallback);
 
-// Parses an integer sysfs value ("921600000\n"); throws Error naming the file on garbage.
+// Parses an integer sysfs value ("921600000\n"): the whole text, blanks around it allowed
+// (units::to_integer), so "5000abc" is garbage, not 5000. Throws Error naming the file on garbage;
+// the power rails read the same way (read_rail_w) but throw SensorError.
 long long parse_sysfs_int(const std::string& text, const std::filesystem::path& origin);
 
 }  // namespace pacer::hw

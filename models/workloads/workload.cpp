@@ -173,109 +173,133 @@ NetSpec parse_workload(const std::string& name) {
 
 std::vector<std::string> workload_names() { return registry_names(); }
 
+namespace {
+
+// One basic block: two 3x3 convolutions, a 1x1 projection when the shape changes, residual add.
+void resnet_block(CostWalk& c, int64_t& cin, int64_t cout, int stride, int64_t& h, int64_t& w) {
+  int64_t h1 = h, w1 = w;
+  c.conv(cin, cout, 3, stride, h1, w1, 1, false);
+  const double v = static_cast<double>(cout) * h1 * w1;
+  c.batchnorm(cout, v);
+  c.elementwise(v, 1, true);
+  int64_t h2 = h1, w2 = w1;
+  c.conv(cout, cout, 3, 1, h2, w2, 1, false);
+  c.batchnorm(cout, v);
+  if (stride != 1 || cin != cout) {
+    int64_t hs = h, ws = w;
+    c.conv(cin, cout, 1, stride, hs, ws, 1, false);
+    c.batchnorm(cout, v);
+  }
+  c.elementwise(v, 2, true);  // residual add + ReLU
+  cin = cout;
+  h = h1;
+  w = w1;
+}
+
+void walk_resnet(const NetSpec& s, CostWalk& c) {
+  int64_t h = s.input_shape[1], w = s.input_shape[2];
+  int64_t cin = scaled_channels(64, s.width, 4);
+  c.conv(s.input_shape[0], cin, 3, 1, h, w, 1, false);
+  c.batchnorm(cin, static_cast<double>(cin) * h * w);
+  c.elementwise(static_cast<double>(cin) * h * w, 1, true);
+  for (size_t stage = 0; stage < s.blocks.size(); ++stage) {
+    const int64_t cout = scaled_channels(64.0 * (1 << stage), s.width, 4);
+    for (int b = 0; b < s.blocks[stage]; ++b) resnet_block(c, cin, cout, (stage > 0 && b == 0) ? 2 : 1, h, w);
+  }
+  c.elementwise(static_cast<double>(cin) * h * w, 1, false);  // global average pool
+  c.linear(cin, s.num_classes, 1);
+}
+
+// One inverted residual block: 1x1 expansion (unless t = 1), 3x3 depthwise, 1x1 projection, and
+// the residual add when the shape is kept.
+void mobilenet_block(CostWalk& c, int64_t& cin, int64_t cout, int expansion, int stride, int64_t& h, int64_t& w) {
+  const int64_t hidden = cin * expansion;
+  if (expansion != 1) {
+    c.conv(cin, hidden, 1, 1, h, w, 1, false);
+    c.batchnorm(hidden, static_cast<double>(hidden) * h * w);
+    c.elementwise(static_cast<double>(hidden) * h * w, 1, true);
+  }
+  c.conv(hidden, hidden, 3, stride, h, w, hidden, false);
+  c.batchnorm(hidden, static_cast<double>(hidden) * h * w);
+  c.elementwise(static_cast<double>(hidden) * h * w, 1, true);
+  c.conv(hidden, cout, 1, 1, h, w, 1, false);
+  c.batchnorm(cout, static_cast<double>(cout) * h * w);
+  if (stride == 1 && cin == cout) c.elementwise(static_cast<double>(cout) * h * w, 1, false);
+  cin = cout;
+}
+
+void walk_mobilenetv2(const NetSpec& s, CostWalk& c) {
+  int64_t h = s.input_shape[1], w = s.input_shape[2];
+  int64_t cin = mobilenet_divisible(32 * s.width);
+  c.conv(s.input_shape[0], cin, 3, 1, h, w, 1, false);
+  c.batchnorm(cin, static_cast<double>(cin) * h * w);
+  c.elementwise(static_cast<double>(cin) * h * w, 1, true);
+  // (expansion t, channels c, repeats n, stride s); CIFAR form: the first two strides are 1.
+  const int settings[7][4] = {{1, 16, 1, 1}, {6, 24, 2, 1},  {6, 32, 3, 2}, {6, 64, 4, 2},
+                              {6, 96, 3, 1}, {6, 160, 3, 2}, {6, 320, 1, 1}};
+  for (const auto& st : settings) {
+    const int64_t cout = mobilenet_divisible(st[1] * s.width);
+    for (int i = 0; i < st[2]; ++i) mobilenet_block(c, cin, cout, st[0], i == 0 ? st[3] : 1, h, w);
+  }
+  const int64_t last = s.width > 1 ? mobilenet_divisible(1280 * s.width) : 1280;
+  c.conv(cin, last, 1, 1, h, w, 1, false);
+  c.batchnorm(last, static_cast<double>(last) * h * w);
+  c.elementwise(static_cast<double>(last) * h * w, 1, true);
+  c.elementwise(static_cast<double>(last) * h * w, 1, false);  // global average pool
+  c.linear(last, s.num_classes, 1);
+}
+
+void walk_cnn(const NetSpec& s, CostWalk& c) {
+  int64_t h = s.input_shape[1], w = s.input_shape[2];
+  const int64_t c1 = scaled_channels(16, s.width, 4), c2 = scaled_channels(32, s.width, 4);
+  c.conv(s.input_shape[0], c1, 3, 1, h, w, 1, true);
+  c.elementwise(static_cast<double>(c1) * h * w, 1, true);
+  h /= 2, w /= 2;
+  c.elementwise(static_cast<double>(c1) * h * w, 4, true);  // 2x2 max pool
+  c.conv(c1, c2, 3, 1, h, w, 1, true);
+  c.elementwise(static_cast<double>(c2) * h * w, 1, true);
+  h /= 2, w /= 2;
+  c.elementwise(static_cast<double>(c2) * h * w, 4, true);
+  c.linear(c2 * h * w, s.num_classes, 1);
+}
+
+void walk_transformer(const NetSpec& s, CostWalk& c) {
+  const int64_t t = s.input_shape[0], d = s.embed_dim, inner = static_cast<int64_t>(s.heads) * s.head_dim;
+  c.params += static_cast<double>(s.num_classes) * d + static_cast<double>(t) * d;  // token + position
+  c.elementwise(static_cast<double>(t) * d, 1, true);
+  for (int l = 0; l < s.layers; ++l) {
+    c.layernorm(d, t);
+    c.linear(d, 3 * inner, t);
+    const double scores = static_cast<double>(s.heads) * t * t;
+    c.fwd_flops += 2.0 * scores * s.head_dim * 2;  // Q K^T and P V
+    c.elementwise(scores, 6, true);                // scale, causal mask, softmax
+    c.saved_values += static_cast<double>(inner) * t;
+    c.linear(inner, d, t);
+    c.elementwise(static_cast<double>(t) * d, 1, false);  // residual
+    c.layernorm(d, t);
+    c.linear(d, s.mlp_ratio * d, t);
+    c.elementwise(static_cast<double>(s.mlp_ratio) * d * t, 8, true);  // GELU
+    c.linear(s.mlp_ratio * d, d, t);
+    c.elementwise(static_cast<double>(t) * d, 1, false);
+  }
+  c.layernorm(d, t);
+  c.linear(d, s.num_classes, t);
+  c.elementwise(static_cast<double>(s.num_classes) * t, 5, false);  // softmax cross-entropy
+}
+
+}  // namespace
+
 WorkloadInfo describe_workload(const std::string& name) {
   const NetSpec s = parse_workload(name);
   CostWalk c;
-  if (s.family == "resnet") {
-    int64_t h = s.input_shape[1], w = s.input_shape[2];
-    int64_t cin = scaled_channels(64, s.width, 4);
-    c.conv(s.input_shape[0], cin, 3, 1, h, w, 1, false);
-    c.batchnorm(cin, static_cast<double>(cin) * h * w);
-    c.elementwise(static_cast<double>(cin) * h * w, 1, true);
-    for (size_t stage = 0; stage < s.blocks.size(); ++stage) {
-      const int64_t cout = scaled_channels(64.0 * (1 << stage), s.width, 4);
-      for (int b = 0; b < s.blocks[stage]; ++b) {
-        const int stride = (stage > 0 && b == 0) ? 2 : 1;
-        int64_t h1 = h, w1 = w;
-        c.conv(cin, cout, 3, stride, h1, w1, 1, false);
-        const double v = static_cast<double>(cout) * h1 * w1;
-        c.batchnorm(cout, v);
-        c.elementwise(v, 1, true);
-        int64_t h2 = h1, w2 = w1;
-        c.conv(cout, cout, 3, 1, h2, w2, 1, false);
-        c.batchnorm(cout, v);
-        if (stride != 1 || cin != cout) {
-          int64_t hs = h, ws = w;
-          c.conv(cin, cout, 1, stride, hs, ws, 1, false);
-          c.batchnorm(cout, v);
-        }
-        c.elementwise(v, 2, true);  // residual add + ReLU
-        cin = cout;
-        h = h1;
-        w = w1;
-      }
-    }
-    c.elementwise(static_cast<double>(cin) * h * w, 1, false);  // global average pool
-    c.linear(cin, s.num_classes, 1);
-  } else if (s.family == "mobilenetv2") {
-    int64_t h = s.input_shape[1], w = s.input_shape[2];
-    int64_t cin = mobilenet_divisible(32 * s.width);
-    c.conv(s.input_shape[0], cin, 3, 1, h, w, 1, false);
-    c.batchnorm(cin, static_cast<double>(cin) * h * w);
-    c.elementwise(static_cast<double>(cin) * h * w, 1, true);
-    // (expansion t, channels c, repeats n, stride s); CIFAR form: the first two strides are 1.
-    const int settings[7][4] = {{1, 16, 1, 1}, {6, 24, 2, 1}, {6, 32, 3, 2}, {6, 64, 4, 2},
-                                {6, 96, 3, 1}, {6, 160, 3, 2}, {6, 320, 1, 1}};
-    for (const auto& st : settings) {
-      const int64_t cout = mobilenet_divisible(st[1] * s.width);
-      for (int i = 0; i < st[2]; ++i) {
-        const int stride = i == 0 ? st[3] : 1;
-        const int64_t hidden = cin * st[0];
-        if (st[0] != 1) {
-          c.conv(cin, hidden, 1, 1, h, w, 1, false);
-          c.batchnorm(hidden, static_cast<double>(hidden) * h * w);
-          c.elementwise(static_cast<double>(hidden) * h * w, 1, true);
-        }
-        c.conv(hidden, hidden, 3, stride, h, w, hidden, false);
-        c.batchnorm(hidden, static_cast<double>(hidden) * h * w);
-        c.elementwise(static_cast<double>(hidden) * h * w, 1, true);
-        c.conv(hidden, cout, 1, 1, h, w, 1, false);
-        c.batchnorm(cout, static_cast<double>(cout) * h * w);
-        if (stride == 1 && cin == cout) c.elementwise(static_cast<double>(cout) * h * w, 1, false);
-        cin = cout;
-      }
-    }
-    const int64_t last = s.width > 1 ? mobilenet_divisible(1280 * s.width) : 1280;
-    c.conv(cin, last, 1, 1, h, w, 1, false);
-    c.batchnorm(last, static_cast<double>(last) * h * w);
-    c.elementwise(static_cast<double>(last) * h * w, 1, true);
-    c.elementwise(static_cast<double>(last) * h * w, 1, false);  // global average pool
-    c.linear(last, s.num_classes, 1);
-  } else if (s.family == "cnn") {
-    int64_t h = s.input_shape[1], w = s.input_shape[2];
-    const int64_t c1 = scaled_channels(16, s.width, 4), c2 = scaled_channels(32, s.width, 4);
-    c.conv(s.input_shape[0], c1, 3, 1, h, w, 1, true);
-    c.elementwise(static_cast<double>(c1) * h * w, 1, true);
-    h /= 2, w /= 2;
-    c.elementwise(static_cast<double>(c1) * h * w, 4, true);  // 2x2 max pool
-    c.conv(c1, c2, 3, 1, h, w, 1, true);
-    c.elementwise(static_cast<double>(c2) * h * w, 1, true);
-    h /= 2, w /= 2;
-    c.elementwise(static_cast<double>(c2) * h * w, 4, true);
-    c.linear(c2 * h * w, s.num_classes, 1);
-  } else {  // transformer
-    const int64_t t = s.input_shape[0], d = s.embed_dim, inner = static_cast<int64_t>(s.heads) * s.head_dim;
-    c.params += static_cast<double>(s.num_classes) * d + static_cast<double>(t) * d;  // token + position
-    c.elementwise(static_cast<double>(t) * d, 1, true);
-    for (int l = 0; l < s.layers; ++l) {
-      c.layernorm(d, t);
-      c.linear(d, 3 * inner, t);
-      const double scores = static_cast<double>(s.heads) * t * t;
-      c.fwd_flops += 2.0 * scores * s.head_dim * 2;  // Q K^T and P V
-      c.elementwise(scores, 6, true);                 // scale, causal mask, softmax
-      c.saved_values += static_cast<double>(inner) * t;
-      c.linear(inner, d, t);
-      c.elementwise(static_cast<double>(t) * d, 1, false);  // residual
-      c.layernorm(d, t);
-      c.linear(d, s.mlp_ratio * d, t);
-      c.elementwise(static_cast<double>(s.mlp_ratio) * d * t, 8, true);  // GELU
-      c.linear(s.mlp_ratio * d, d, t);
-      c.elementwise(static_cast<double>(t) * d, 1, false);
-    }
-    c.layernorm(d, t);
-    c.linear(d, s.num_classes, t);
-    c.elementwise(static_cast<double>(s.num_classes) * t, 5, false);  // softmax cross-entropy
-  }
+  if (s.family == "resnet")
+    walk_resnet(s, c);
+  else if (s.family == "mobilenetv2")
+    walk_mobilenetv2(s, c);
+  else if (s.family == "cnn")
+    walk_cnn(s, c);
+  else  // transformer
+    walk_transformer(s, c);
 
   WorkloadInfo info;
   info.name = s.name;

@@ -66,7 +66,8 @@ TEST(Units, FormatsWithPrefixes) {
   EXPECT_EQ(units::format(300, Dimension::Time), "5 min");
 }
 
-// The one number parser: the whole text, finite, within bounds; nothing else (issue 16: "stoi").
+// The one number parser: the whole text, finite, within bounds; nothing else, so that no error is
+// the C++ library's bare "stoi".
 TEST(Units, NumberParserTakesTheWholeTextAndNothingOutOfRange) {
   EXPECT_EQ(units::to_number(" 12.5 "), 12.5);
   EXPECT_EQ(units::to_number("+3"), 3.0);

@@ -85,8 +85,8 @@ TEST(Nets, FullSizeNetworksTakeATrainingStepAtBatchTwo) {
   }
 }
 
-// Issue 16, item 10: a depth or width too large for a number is an error naming the workload and
-// the value, not the bare "stoi"/"stod" of the C++ library.
+// A depth or width too large for a number is an error naming the workload and the value, not the
+// bare "stoi"/"stod" of the C++ library, which names neither.
 TEST(Nets, WorkloadNumbersOutOfRangeNameTheWorkload) {
   for (const std::string& name : std::vector<std::string>{"resnet99999999999", "cnn-w" + std::string(400, '9'),
                                                           "resnet18@3x99999999999999999999x32"}) {

@@ -327,9 +327,9 @@ TEST(Train, TinyTransformerLearnsARepeatingText) {
   EXPECT_DOUBLE_EQ(h.final_metric, r.final_metric);
 }
 
-// Issue 16, item 10: a batch that does not fit in memory is one line that says so and what to do,
-// never libtorch's error with its C++ stack trace. The run is confined (RLIMIT_AS) in a re-executed
-// child so that the allocation fails for certain on any machine.
+// A batch that does not fit in memory is one line that says so and what to do, never libtorch's
+// error with its C++ stack trace, which a user cannot act on. The run is confined (RLIMIT_AS) in a
+// re-executed child so that the allocation fails for certain on any machine.
 TEST(TrainDeathTest, ABatchThatDoesNotFitIsOneLineWithoutAStackTrace) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   auto run = [] {

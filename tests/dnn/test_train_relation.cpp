@@ -159,8 +159,8 @@ TEST_F(Relation, ErrorsAreOneActionableLine) {
   EXPECT_NE(r.err.find("unknown dataset"), std::string::npos);
 }
 
-// Issue 16, item 10: a batch size beyond this computer's memory (the workload's estimate) is refused
-// before the first run, not after the smaller batch sizes were trained.
+// A batch size beyond this computer's memory (the workload's estimate) is refused before the first
+// run, not after the smaller batch sizes were trained, so no hours of training end in that error.
 TEST_F(Relation, ABatchBeyondThisComputersMemoryIsRefusedBeforeTraining) {
   const auto r = pacer(common() + " --checkpoint none --seeds 0 --batch-sizes 8,1073741824");
   EXPECT_EQ(r.code, 2) << r.err;

@@ -117,9 +117,9 @@ TEST_F(CliExplore, ImportSweepSelectSimulate) {
   EXPECT_EQ(fs::file_size(store), size);
 }
 
-// Issue 12: select times nothing (the benchmark does), an ours-only sweep prints no NaN speed-up,
-// the import help names no fixed GPU list, and the Zeus cost's MAXPOWER is Zeus's (the highest
-// power limit, 200 W here, not the highest average power, 190 W) and is printed.
+// Select times nothing (the benchmark does), an ours-only sweep prints no NaN speed-up, the import
+// help names no fixed GPU list, and the Zeus cost's MAXPOWER is Zeus's (the highest power limit,
+// 200 W here, not the highest average power, 190 W) and is printed.
 TEST_F(CliExplore, SelectSweepAndImportSayWhatTheyUse) {
   const std::string store = (dir_ / "z.h5").string();
   auto r = run("import zeus --gpu v100 --data-dir " + dir_.string() + " --out " + store, dir_);
@@ -148,9 +148,9 @@ TEST_F(CliExplore, SelectSweepAndImportSayWhatTheyUse) {
   EXPECT_NE(r.out.find("summary_power_<gpu>.csv"), std::string::npos) << r.out;
 }
 
-// Issue 13: `pacer budget` sweeps the cuts of the proxy's runs, writes one tagged sweep per cut and
-// the CSV, `pacer report` draws them; a bad cut is a usage error, a relation without a learning
-// curve a runtime error, and neither writes anything.
+// `pacer budget` sweeps the cuts of the proxy's runs, writes one tagged sweep per cut and the CSV,
+// `pacer report` draws them; a bad cut is a usage error, a relation without a learning curve a
+// runtime error, and neither writes anything.
 TEST_F(CliExplore, BudgetSweepsCutsAndReportDrawsThem) {
   const std::string store = (dir_ / "z.h5").string();
   auto r = run("import zeus --gpu v100 --data-dir " + dir_.string() + " --out " + store, dir_);
@@ -182,8 +182,8 @@ TEST_F(CliExplore, BudgetSweepsCutsAndReportDrawsThem) {
   EXPECT_EQ(fs::file_size(store), size);
 }
 
-// Issue 12: relative paths in a spec are relative to the spec's folder, whatever the working
-// directory (here /).
+// Relative paths in a spec are relative to the spec's folder, whatever the working directory (here
+// /), so that a spec runs from anywhere.
 TEST_F(CliExplore, SpecPathsAreRelativeToTheSpecFolder) {
   fs::create_directories(dir_ / "specs");
   write(dir_ / "specs" / "s.ini",
@@ -200,8 +200,8 @@ TEST_F(CliExplore, SpecPathsAreRelativeToTheSpecFolder) {
 
 }  // namespace
 
-// Issue 16, item 10: the oracle without a target relation is not "infeasible under the cap": the
-// error says what is missing (and a cap below every configuration still says to raise it).
+// The oracle without a target relation is not "infeasible under the cap": the error says what is
+// missing (and a cap below every configuration still says to raise it).
 TEST_F(CliExplore, SimulatingTheOracleWithoutATargetSaysWhatIsMissing) {
   const std::string store = (dir_ / "p.h5").string();
   {

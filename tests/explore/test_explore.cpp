@@ -228,9 +228,9 @@ TEST(Policies, InfeasibleCapGivesAMessageForEveryPolicy) {
       << select(Policy::Ours, h.ctx(), 1.5).message;
 }
 
-// Issue 16, item 10: at 2.5 W only b=4 fits (2 W at f1), and the relation has no samples-to-target
-// at b=4. Raising the cap is not what helps: the message names the batch sizes without data and
-// the ones the relation has.
+// At 2.5 W only b=4 fits (2 W at f1), and the relation has no samples-to-target at b=4. Raising the
+// cap is not what helps: the message names the batch sizes without data and the ones the relation
+// has.
 TEST(Policies, BatchSizesMissingFromTheRelationAreNamedNotTheCap) {
   Hand h;
   const traces::RelationSet only8 = relation("only8", {{8, 1000}});
@@ -448,8 +448,8 @@ TEST(Sweep, RegretAndSpeedUpByHand) {
   for (const auto& r : sweep(w, SweepOptions{})) EXPECT_FALSE(r.feasible);
 }
 
-// Issue 12: one table gives every policy its id, label and paper row; the ids the explorer
-// writes in records are the ones the tables label (they drifted: "zeus" vs "zeus-cost").
+// One table gives every policy its id, label and paper row, so that the ids the explorer writes in
+// records are the ones the tables label (they drifted: "zeus" vs "zeus-cost").
 TEST(PolicyTable, IdsRoundTripAndEveryIdHasItsLabel) {
   std::set<std::string> labels;
   for (const auto& row : policy_table()) {
@@ -470,8 +470,8 @@ TEST(PolicyTable, IdsRoundTripAndEveryIdHasItsLabel) {
   EXPECT_EQ(policy_names().find("zeus-cost") != std::string::npos, true);
 }
 
-// Issue 12: Zeus's MAXPOWER is the highest power limit of a power-limit knob (here 200 W, while
-// the highest average power is 190 W); other knobs keep the space's highest power; a given value wins.
+// Zeus's MAXPOWER is the highest power limit of a power-limit knob (here 200 W, while the highest
+// average power is 190 W); other knobs keep the space's highest power; a given value wins.
 TEST(Index, ZeusMaxPowerIsTheHighestPowerLimit) {
   Space::Arrays a;
   a.knob = traces::KnobSpace::power_limit();
@@ -492,8 +492,8 @@ TEST(Index, ZeusMaxPowerIsTheHighestPowerLimit) {
   EXPECT_DOUBLE_EQ(h.index.max_power_w(), 7);  // a frequency knob: the space's highest (peak) power
 }
 
-// Issue 12: with a guard band the sweep chooses under cap x (1 - guard), as validate does, and keeps
-// the cap itself in the rows.
+// With a guard band the sweep chooses under cap x (1 - guard), as validate does, so that a sweep
+// and a validation of one run agree; the rows keep the cap itself.
 TEST(Sweep, GuardChoosesUnderTheGuardedCap) {
   Hand h;
   SweepWorkload w;

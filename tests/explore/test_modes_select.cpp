@@ -1,5 +1,5 @@
-// Selection over power modes from a calibrated caps model (issue 15): the model is evaluated on
-// every nvpmodel mode of the board (the catalog's), and the choice is the brute-force optimum.
+// Selection over power modes from a calibrated caps model: the model is evaluated on every nvpmodel
+// mode of the board (the catalog's), and the choice is the brute-force optimum.
 #include <gtest/gtest.h>
 #include <unistd.h>
 

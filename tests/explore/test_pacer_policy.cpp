@@ -274,7 +274,7 @@ TEST(PacerPolicy, ZeusImporterKeepsTheNextLooserLevel) {
   EXPECT_EQ(w.proxy_looser.runs[1].samples, 4 * w.proxy_looser.samples_per_epoch);  // run 2: epoch 4
 }
 
-// The acceptance figure: mean regret <= 0.5 % over the shared V100 and A40 traces.
+// The pacer policy's acceptance figure: mean regret <= 0.5 % over the shared V100 and A40 traces.
 TEST(PacerPolicy, ZeusRegretUnderGoal) {
   const std::filesystem::path dir = std::filesystem::path(PACER_SHARED_DIR) / "data" / "zeus";
   if (!std::filesystem::exists(dir / "summary_train.csv")) GTEST_SKIP() << "no Zeus traces under " << dir;

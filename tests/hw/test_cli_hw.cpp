@@ -122,9 +122,9 @@ TEST(CliHw, BadInputGivesOneLineAndTheRightExitCode) {
   EXPECT_NE(r.out.find("nothing to restore"), std::string::npos);
 }
 
-// Issue 16, item 10: a batch that cannot fit the board's memory (the workload's activation memory
-// per sample times b, plus its weights and optimizer state, against the catalog's 4 GiB of the
-// Nano) is refused before anything is measured, naming the largest batch size that fits.
+// A batch that cannot fit the board's memory (the workload's activation memory per sample times b,
+// plus its weights and optimizer state, against the catalog's 4 GiB of the Nano) is refused before
+// anything is measured, naming the largest batch size that fits.
 TEST(CliHw, ProfileRefusesABatchThatCannotFitTheBoardsMemory) {
   test::TempDir tmp;
   const auto store = tmp.path() / "big.h5";

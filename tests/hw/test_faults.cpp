@@ -1,8 +1,8 @@
-// Sensor and devfreq faults (issue 8), injected by the emulated tree's FaultyIo into the unchanged
-// Jetson sysfs backend, sampler and profiler: a rail file that vanishes mid-run, garbage readings,
-// a frozen rail, a read that blocks, EBUSY and EACCES on min_freq/max_freq, a cur_freq that does
-// not follow. Each has one defined outcome (docs/reliability.md, "Sensor and devfreq faults"), and
-// in every case the device ends at the frequency range it had before the run.
+// Sensor and devfreq faults, as a real board shows them, injected by the emulated tree's FaultyIo
+// into the unchanged Jetson sysfs backend, sampler and profiler: a rail file that vanishes mid-run,
+// garbage readings, a frozen rail, a read that blocks, EBUSY and EACCES on min_freq/max_freq, a
+// cur_freq that does not follow. Each has one defined outcome (docs/reliability.md, "Sensor and
+// devfreq faults"), and in every case the device ends at the frequency range it had before the run.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -266,9 +266,9 @@ TEST(SensorFaults, FrozenRailSkipsThePoint) {
   b.expect_boot_range();
 }
 
-// Issue 16, item 10: a point shorter than the frozen limit (here 1.5 s against the default 5 s)
-// whose readings never move for the whole point, longer than a live INA3221 can stay still, is a
-// frozen sensor too: measured against the point's own length.
+// A point shorter than the frozen limit (here 1.5 s against the default 5 s) whose readings never
+// move for the whole point, longer than a live INA3221 can stay still, is a frozen sensor too:
+// measured against the point's own length.
 TEST(SensorFaults, FrozenRailIsCaughtInAPointShorterThanTheFrozenLimit) {
   FaultBench b;
   auto o = b.options({153.6e6, 230.4e6});

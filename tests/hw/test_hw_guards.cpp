@@ -1,7 +1,7 @@
-// Guards of the hardware layer (issue 16 items 6 and 7, issue 12 defect 4): a restore writes only
-// the GPU frequency limits of the device it saved, from a state folder private to the user; an
-// emulated tree is never served into the kernel's /sys or /proc or over a real devfreq tree; a
-// power-limit knob is checked and reported in watts, not as a frequency.
+// Guards of the hardware layer, which writes to a real board as root: a restore writes only the GPU
+// frequency limits of the device it saved, from a state folder private to the user; an emulated
+// tree is never served into the kernel's /sys or /proc or over a real devfreq tree; a power-limit
+// knob is checked and reported in watts, not as a frequency.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>

@@ -352,8 +352,8 @@ TEST(CalibCli, CalibrateWritesTheModelAndThePredictedTableAndRejectsBadInput) {
   std::filesystem::remove_all(dir);
 }
 
-// Issue 16, item 10: an infinite (or overwhelming) prior weight pins every prior-carrying parameter
-// to zero and the fit degenerates; it is refused, and a good model in the store stays.
+// An infinite (or overwhelming) prior weight pins every prior-carrying parameter to zero and the
+// fit degenerates; it is refused, and a good model in the store stays.
 TEST(CalibInput, APriorWeightOutsideItsRangeIsRefusedAndTheStoredModelStays) {
   const auto nano = traces::find_device("jetson-nano");
   const auto table = table_from(nano_truth(nano), nano.gpu_freqs_hz, paper_batches(), 0.01, 9, "synthetic");

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# The README as a new user copies it (issue 16 item 12): every command block of README.md whose
-# first line starts with `pacer ` runs as written, in order, in one fresh empty folder, with the
-# built programs on PATH. Comments (from " # " to the end of a line) are dropped. Each command must
-# exit 0; `pacer sweep` summaries must hold no nan (a store without a target relation gives nan
-# regrets), and `pacer select` must name the oracle's choice.
+# The README as a new user copies it, who must not meet a command that fails: every command block of
+# README.md whose first line starts with `pacer ` runs as written, in order, in one fresh empty
+# folder, with the built programs on PATH. Comments (from " # " to the end of a line) are dropped.
+# Each command must exit 0; `pacer sweep` summaries must hold no nan (a store without a target
+# relation gives nan regrets), and `pacer select` must name the oracle's choice.
 #
 # Usage: run_readme.sh README.md BUILD_DIR SOURCE_DIR
 #

@@ -1,9 +1,9 @@
-// Crash safety of `pacer profile` (issue 8): the process is killed with SIGKILL after a chosen
-// number of points were reported (plus a random delay, so the kill also lands inside a store
-// rewrite), then the test checks that the store opens, that every point reported as written is in
-// it with the value of an uninterrupted run, that a rerun resumes without measuring those points
-// again and ends with the same grid, statuses and sample counts, and values within the emulator's
-// noise (virtual time, fixed seed).
+// Crash safety of `pacer profile` (a measured point must survive a kill): the process is killed
+// with SIGKILL after a chosen number of points were reported (plus a random delay, so the kill also
+// lands inside a store rewrite), then the test checks that the store opens, that every point
+// reported as written is in it with the value of an uninterrupted run, that a rerun resumes without
+// measuring those points again and ends with the same grid, statuses and sample counts, and values
+// within the emulator's noise (virtual time, fixed seed).
 #include <gtest/gtest.h>
 #include <fcntl.h>
 #include <signal.h>

@@ -1,11 +1,12 @@
-// Crash safety of `pacer relation` (issue 8), as test_crash.cpp does for `pacer profile`: a tiny
-// campaign (cnn-w0.5 from scratch on 1,500 Fashion-MNIST proxy images, 4 batch sizes x 4 seeds, one
-// CPU thread) is killed with SIGKILL after a chosen or random number of reported runs plus a random
-// delay (so the kill also lands inside a training run or a store rewrite). Then: the store opens
-// and reads; every run reported as written ("b=.. seed=.. reached after N samples") is in it with
-// what was reported; a rerun resumes (it says so, trains only the missing (b, seed), keeps the
-// stored runs bit for bit) and ends with the same relation, samples-to-target per (b, seed), as an
-// uninterrupted run. Training is deterministic per (b, seed) on one thread, so equal means equal.
+// Crash safety of `pacer relation` (hours of training must survive a kill), as test_crash.cpp
+// checks for `pacer profile`: a tiny campaign (cnn-w0.5 from scratch on 1,500 Fashion-MNIST proxy
+// images, 4 batch sizes x 4 seeds, one CPU thread) is killed with SIGKILL after a chosen or random
+// number of reported runs plus a random delay (so the kill also lands inside a training run or a
+// store rewrite). Then: the store opens and reads; every run reported as written ("b=.. seed=..
+// reached after N samples") is in it with what was reported; a rerun resumes (it says so, trains
+// only the missing (b, seed), keeps the stored runs bit for bit) and ends with the same relation,
+// samples-to-target per (b, seed), as an uninterrupted run. Training is deterministic per (b, seed)
+// on one thread, so equal means equal.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>

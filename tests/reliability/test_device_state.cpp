@@ -1,8 +1,9 @@
-// Device state at the process level (issue 8): `pacer profile --device jetson` runs against a sysfs
-// tree served by `pacer emulate` (Jetson TX2 layout) and is killed mid-campaign. After SIGKILL the
-// GPU range is left pinned and the state file remains; `pacer restore`, or simply the next pacer
-// run on the same tree, puts back the boot range. SIGTERM and SIGINT restore before the process
-// dies. (tests/hw covers the same paths inside one process; this drives the real binary.)
+// Device state at the process level (a killed run must not leave the board pinned): `pacer profile
+// --device jetson` runs against a sysfs tree served by `pacer emulate` (Jetson TX2 layout) and is
+// killed mid-campaign. After SIGKILL the GPU range is left pinned and the state file remains;
+// `pacer restore`, or simply the next pacer run on the same tree, puts back the boot range. SIGTERM
+// and SIGINT restore before the process dies. (tests/hw covers the same paths inside one process;
+// this drives the real binary.)
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>

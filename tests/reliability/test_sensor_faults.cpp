@@ -1,10 +1,10 @@
-// Sensor and devfreq faults at the process level (issue 8): `pacer emulate --fault ...` serves a
-// Jetson Nano tree that misbehaves from a chosen profiled point on, and the real `pacer profile
-// --device jetson` runs against it. Each fault has its documented outcome (docs/reliability.md,
-// "Sensor and devfreq faults"): a vanished or blocked rail stops the run with one error line, a
-// garbage rail or a cur_freq that does not follow skips the point with the reason; in every case
-// the boot frequency range is back and no state file is left. (tests/hw/test_faults.cpp covers the
-// same outcomes and EBUSY inside one process.)
+// Sensor and devfreq faults at the process level, where a real board's faults reach the user:
+// `pacer emulate --fault ...` serves a Jetson Nano tree that misbehaves from a chosen profiled
+// point on, and the real `pacer profile --device jetson` runs against it. Each fault has its
+// documented outcome (docs/reliability.md, "Sensor and devfreq faults"): a vanished or blocked rail
+// stops the run with one error line, a garbage rail or a cur_freq that does not follow skips the
+// point with the reason; in every case the boot frequency range is back and no state file is left.
+// (tests/hw/test_faults.cpp covers the same outcomes and EBUSY inside one process.)
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>

@@ -54,8 +54,8 @@ TEST(Replay, DistributionOverSeeds) {
   EXPECT_DOUBLE_EQ(rm.time_mean_s, (800 + 1200) / 2.0 / 8 * 0.04);
 }
 
-// Issue 12: a batch size that the relation never ran (a relation and a profile recorded at
-// different batch sizes) is an error naming the batch sizes, not a silent NaN.
+// A batch size that the relation never ran (a relation and a profile recorded at different batch
+// sizes) is an error naming the batch sizes, not a silent NaN that spreads into every table.
 TEST(Replay, BatchSizeMissingFromTheRelationIsAnError) {
   try {
     replay(PointCost{0.5, 4.0, 6.0}, 64, target());

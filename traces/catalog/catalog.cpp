@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "base/error.hpp"
+#include "base/text.hpp"
 #include "base/units.hpp"
 
 namespace pacer::traces {
@@ -33,13 +34,6 @@ struct IniSection {
   }
 };
 
-std::string trim(const std::string& s) {
-  const auto b = s.find_first_not_of(" \t\r");
-  if (b == std::string::npos) return "";
-  const auto e = s.find_last_not_of(" \t\r");
-  return s.substr(b, e - b + 1);
-}
-
 std::vector<IniSection> parse_ini(const std::string& text, const std::string& origin) {
   std::vector<IniSection> sections;
   std::istringstream in(text);
@@ -47,17 +41,18 @@ std::vector<IniSection> parse_ini(const std::string& text, const std::string& or
   int line = 0;
   while (std::getline(in, raw)) {
     ++line;
-    const std::string s = trim(raw);
+    const std::string s(base::trim(raw));
     if (s.empty() || s[0] == '#' || s[0] == ';') continue;
     if (s.front() == '[') {
       if (s.back() != ']') throw Error(fmt::format("{}:{}: malformed section header '{}'", origin, line, s));
-      sections.push_back({trim(s.substr(1, s.size() - 2)), {}});
+      sections.push_back({std::string(base::trim(s.substr(1, s.size() - 2))), {}});
       continue;
     }
     const auto eq = s.find('=');
     if (eq == std::string::npos) throw Error(fmt::format("{}:{}: expected 'key = value', got '{}'", origin, line, s));
     if (sections.empty()) throw Error(fmt::format("{}:{}: key outside a [section]", origin, line));
-    sections.back().entries.push_back({trim(s.substr(0, eq)), trim(s.substr(eq + 1)), line});
+    sections.back().entries.push_back(
+        {std::string(base::trim(s.substr(0, eq))), std::string(base::trim(s.substr(eq + 1))), line});
   }
   return sections;
 }
@@ -67,7 +62,7 @@ std::vector<std::string> split(const std::string& s, char sep) {
   std::string cur;
   std::istringstream in(s);
   while (std::getline(in, cur, sep)) {
-    cur = trim(cur);
+    cur = base::trim(cur);
     if (!cur.empty()) out.push_back(cur);
   }
   return out;

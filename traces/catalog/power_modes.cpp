@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "base/error.hpp"
+#include "base/text.hpp"
 #include "traces/import/common.hpp"
 
 namespace pacer::traces {
@@ -255,7 +256,7 @@ std::vector<PowerModeSpec> parse_nvpmodel(const std::string& text, const DeviceS
   size_t line_no = 0;
   for (std::string line; std::getline(in, line);) {
     ++line_no;
-    const std::string s = import::trim(line);
+    const std::string s(base::trim(line));
     if (s.empty() || s[0] == '#') continue;
     if (s[0] == '<') {
       const auto a = section_attrs(s);

@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
@@ -11,6 +10,8 @@
 #include <sstream>
 
 #include "base/error.hpp"
+#include "base/text.hpp"
+#include "base/units.hpp"
 
 namespace pacer::traces::import {
 
@@ -38,14 +39,6 @@ std::string read_text(const std::filesystem::path& path) {
   return ss.str();
 }
 
-std::string trim(std::string_view text) {
-  const auto blank = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; };
-  size_t a = 0, b = text.size();
-  while (a < b && blank(text[a])) ++a;
-  while (b > a && blank(text[b - 1])) --b;
-  return std::string(text.substr(a, b - a));
-}
-
 namespace {
 std::string where(const std::string& origin, size_t line) {
   return line ? fmt::format("{}:{}", origin, line) : origin;
@@ -53,21 +46,15 @@ std::string where(const std::string& origin, size_t line) {
 }  // namespace
 
 double parse_number(std::string_view text, const std::string& origin, size_t line, const std::string& what) {
-  const std::string t = trim(text);
-  double v = 0;
-  const char* first = t.data();
-  const char* last = t.data() + t.size();
-  if (!t.empty() && *first == '+') ++first;
-  const auto [ptr, ec] = std::from_chars(first, last, v);
-  if (t.empty() || ec != std::errc() || ptr != last || !std::isfinite(v))
-    throw Error(fmt::format("{}: {} holds '{}', not a number", where(origin, line), what, t));
-  return v;
+  const auto v = units::to_number(text);
+  if (!v) throw Error(fmt::format("{}: {} holds '{}', not a number", where(origin, line), what, base::trim(text)));
+  return *v;
 }
 
 int parse_count(std::string_view text, const std::string& origin, size_t line, const std::string& what) {
   const double v = parse_number(text, origin, line, what);
   if (v < 1 || v > std::numeric_limits<int>::max() || v != std::floor(v))
-    throw Error(fmt::format("{}: {} holds '{}', not a whole number >= 1", where(origin, line), what, trim(text)));
+    throw Error(fmt::format("{}: {} holds '{}', not a whole number >= 1", where(origin, line), what, base::trim(text)));
   return static_cast<int>(v);
 }
 
@@ -107,10 +94,10 @@ void write_profiles(const std::filesystem::path& path, const DeviceSpec* device,
 namespace pacer::traces::import {
 
 std::pair<std::string, std::string> split_heading(const std::string& heading) {
-  const std::string h = trim(heading);
+  const std::string h(base::trim(heading));
   const auto open = h.find('[');
   if (open == std::string::npos || h.back() != ']') return {h, ""};
-  return {trim(h.substr(0, open)), trim(h.substr(open + 1, h.size() - open - 2))};
+  return {std::string(base::trim(h.substr(0, open))), std::string(base::trim(h.substr(open + 1, h.size() - open - 2)))};
 }
 
 double unit_factor(const std::string& unit, const std::string& si_unit, const std::string& origin,

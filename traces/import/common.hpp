@@ -1,6 +1,6 @@
 #pragma once
 // Pieces every measurement importer (traces/import_*.hpp) shares: reading a whole file with an
-// actionable error, strict number parsing that names the file, line and column, and trimming.
+// actionable error and strict number parsing that names the file, line and column.
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -16,11 +16,8 @@ std::filesystem::path shared_data_dir(const std::string& option);
 // The whole file; throws Error naming it when it cannot be read.
 std::string read_text(const std::filesystem::path& path);
 
-// Leading and trailing blanks (spaces, tabs, CR) removed.
-std::string trim(std::string_view text);
-
-// A finite number filling the whole (trimmed) text; throws Error "<origin>:<line>: <what> holds
-// '<text>', not a number" otherwise. `line` is 1-based; 0 leaves it out.
+// A finite number filling the whole text (units::to_number: blanks around it allowed); throws Error
+// "<origin>:<line>: <what> holds '<text>', not a number" otherwise. `line` is 1-based; 0 leaves it out.
 double parse_number(std::string_view text, const std::string& origin, size_t line, const std::string& what);
 
 // parse_number, then a whole number >= 1 that fits an int (batch sizes, concurrencies).

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "base/error.hpp"
+#include "base/text.hpp"
 #include "traces/csv.hpp"
 #include "traces/import/common.hpp"
 
@@ -27,13 +28,13 @@ std::map<std::string, std::string> parse_column_map(const std::string& text) {
     const auto eq = item.find('=');
     if (eq == std::string::npos)
       throw Error(fmt::format("column mapping '{}' is not role=heading (e.g. time_per_batch=t[ms])", item));
-    const std::string role = import::trim(item.substr(0, eq));
+    const std::string role(base::trim(item.substr(0, eq)));
     if (!roles().count(role))
       throw Error(
           fmt::format("column mapping '{}': unknown role '{}' (b, time_per_batch, power_mean, power_peak, "
                       "gpu_freq, power_limit, cpu_cores, cpu_freq, mem_freq)",
                       item, role));
-    out[role] = import::trim(item.substr(eq + 1));
+    out[role] = base::trim(item.substr(eq + 1));
   }
   return out;
 }
@@ -76,7 +77,7 @@ ProfileTable import_text(const std::string& csv, const ImportOptions& o) {
     p.batch_size = import::parse_count(cell(b.first), origin, line, "b");
     p.time_per_batch_mean_s = import::parse_number(cell(tpb.first), origin, line, "time_per_batch") * tpb.second;
     p.power_mean_w = import::parse_number(cell(pm.first), origin, line, "power_mean") * pm.second;
-    if (pp.first >= 0 && !import::trim(cell(pp.first)).empty())
+    if (pp.first >= 0 && !base::trim(cell(pp.first)).empty())
       p.power_peak_w = import::parse_number(cell(pp.first), origin, line, "power_peak") * pp.second;
     if (!(p.time_per_batch_mean_s > 0) || !(p.power_mean_w > 0) || p.power_peak_w < 0)
       throw Error(

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "base/error.hpp"
+#include "base/text.hpp"
 #include "base/units.hpp"
 #include "traces/catalog/power_modes.hpp"
 #include "traces/csv.hpp"
@@ -22,7 +23,7 @@ namespace {
 // The CSV reader keeps blanks; LoudVA headers have ", " separators.
 int column(const CsvTable& t, const std::string& name, const std::string& origin) {
   for (size_t i = 0; i < t.header.size(); ++i)
-    if (import::trim(t.header[i]) == name) return static_cast<int>(i);
+    if (base::trim(t.header[i]) == name) return static_cast<int>(i);
   throw Error(fmt::format("{}: missing column '{}' in the header (is this a LoudVA file?)", origin, name));
 }
 
@@ -155,7 +156,7 @@ std::vector<ProfilePoint> parse_mode(const std::string& perf_csv, const std::str
   const std::string power_origin = origin + " (power stats)";
   for (std::string line; std::getline(in, line);) {
     ++line_no;
-    const std::string s = import::trim(line);
+    const std::string s(base::trim(line));
     if (s.empty()) continue;
     if (s.rfind("Mean:", 0) != 0)
       throw Error(fmt::format("{}:{}: expected 'Mean: <mW>', found '{}'", power_origin, line_no, s));

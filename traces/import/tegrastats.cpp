@@ -9,6 +9,7 @@
 
 #include "base/error.hpp"
 #include "base/stats.hpp"
+#include "base/text.hpp"
 #include "base/units.hpp"
 #include "traces/catalog/rails.hpp"
 #include "traces/csv.hpp"
@@ -119,7 +120,7 @@ std::vector<Sample> parse_log(const std::string& text, const std::string& origin
   size_t line_no = 0;
   for (std::string line; std::getline(in, line);) {
     ++line_no;
-    if (import::trim(line).empty()) continue;
+    if (base::trim(line).empty()) continue;
     double date = kNaN;
     out.push_back(parse_line(line, origin, line_no, &date));
     dates.push_back(date);
@@ -188,10 +189,10 @@ ProfileTable import_text(const std::string& log, const std::string& marks, const
     p.power_samples = static_cast<int64_t>(power.size());
     p.sensor_rate_hz = power.size() > 1 ? (power.size() - 1) / (end - start) : kNaN;
     if (!temps.empty()) p.temperature_c = base::mean(temps);
-    if (c_tpb >= 0 && !import::trim(row.at(static_cast<size_t>(c_tpb))).empty())
+    if (c_tpb >= 0 && !base::trim(row.at(static_cast<size_t>(c_tpb))).empty())
       p.time_per_batch_mean_s =
           import::parse_number(row.at(static_cast<size_t>(c_tpb)), marks_origin, line, "time_per_batch") * tpb_factor;
-    else if (c_batches >= 0 && !import::trim(row.at(static_cast<size_t>(c_batches))).empty())
+    else if (c_batches >= 0 && !base::trim(row.at(static_cast<size_t>(c_batches))).empty())
       p.time_per_batch_mean_s =
           (end - start) / import::parse_count(row.at(static_cast<size_t>(c_batches)), marks_origin, line, "batches");
     if (std::isfinite(p.time_per_batch_mean_s)) {

@@ -12,6 +12,7 @@
 #include <random>
 #include <set>
 #include <sstream>
+#include <variant>
 #include <vector>
 
 #include "base/error.hpp"
@@ -286,16 +287,128 @@ std::map<Key, TrainData> read_train(const CsvTable& tt) {
   return train;
 }
 
+// The batch sizes in both traces with at least min_runs runs, ascending; the others of either
+// trace go to `dropped`, ascending.
+std::vector<int> kept_batches(const std::vector<PowerRow>& rows, const TrainData& d, int min_runs,
+                              std::vector<int>& dropped) {
+  std::set<int> power_b, train_b;
+  for (const auto& r : rows) power_b.insert(r.batch_size);
+  for (const auto& [b, runs] : d.by_batch) train_b.insert(b);
+  std::vector<int> batches;
+  for (int b : power_b) {
+    if (train_b.count(b) && static_cast<int>(d.by_batch.at(b).size()) >= min_runs)
+      batches.push_back(b);
+    else
+      dropped.push_back(b);
+  }
+  for (int b : train_b)
+    if (!power_b.count(b)) dropped.push_back(b);
+  std::sort(dropped.begin(), dropped.end());
+  return batches;
+}
+
+// Every metric level a run of a kept batch size reached.
+std::set<double> metric_levels(const TrainData& d, const std::vector<int>& batches) {
+  std::set<double> levels;
+  for (int b : batches)
+    for (const auto& [run, m] : d.by_batch.at(b))
+      for (const auto& [metric, e] : m) levels.insert(metric);
+  return levels;
+}
+
+// The strictest level every kept batch size reaches in at least min_runs runs; NaN when none does.
+double strictest_target(const TrainData& d, const std::vector<int>& batches, const std::set<double>& levels,
+                        bool higher_is_better, int min_runs) {
+  double target = kNaN;
+  for (double m : levels) {
+    bool all = true;
+    for (int b : batches) {
+      int n = 0;
+      for (const auto& [run, metrics] : d.by_batch.at(b)) n += epoch_reaching(metrics, m, higher_is_better) > 0;
+      if (n < min_runs) {
+        all = false;
+        break;
+      }
+    }
+    if (all && (std::isnan(target) || (higher_is_better ? m > target : m < target))) target = m;
+  }
+  return target;
+}
+
+// The next looser level than the target: the last point of the proxy's learning curve before it.
+double looser_level(const std::set<double>& levels, double target, bool higher_is_better) {
+  double looser = kNaN;
+  for (double m : levels)
+    if ((higher_is_better ? m < target : m > target) &&
+        (std::isnan(looser) || (higher_is_better ? m > looser : m < looser)))
+      looser = m;
+  return looser;
+}
+
+// The power trace's rows of the kept batch sizes as a profile over the power limit.
+ProfileTable power_profile(const std::string& name, const std::vector<PowerRow>& rows, const std::vector<int>& batches,
+                           const std::string& gpu, int64_t spe) {
+  ProfileTable t;
+  t.workload = name;
+  t.device = gpu;
+  t.source = "zeus import (ml-energy/zeus trace, summary_power_" + gpu + ".csv)";
+  t.knob = KnobSpace::power_limit();
+  t.samples_per_epoch = spe;
+  std::vector<PowerRow> sorted = rows;
+  std::sort(sorted.begin(), sorted.end(), [](const PowerRow& a, const PowerRow& b) {
+    return std::tie(a.batch_size, a.limit_w) < std::tie(b.batch_size, b.limit_w);
+  });
+  for (const auto& r : sorted) {
+    if (!std::binary_search(batches.begin(), batches.end(), r.batch_size)) continue;
+    ProfilePoint p;
+    p.knob = {r.limit_w};
+    p.batch_size = r.batch_size;
+    // One epoch = spe samples = spe / b mini-batches.
+    p.time_per_batch_mean_s = r.time_per_epoch_s * r.batch_size / static_cast<double>(spe);
+    p.power_mean_w = r.power_w;
+    p.energy_j = r.power_w * r.time_per_epoch_s;
+    p.samples = spe;
+    t.points.push_back(p);
+  }
+  return t;
+}
+
+// One workload of both traces, or why it is skipped ("<workload>: <why>").
+std::variant<Workload, std::string> import_workload(const Key& key, const std::vector<PowerRow>& rows,
+                                                    const TrainData& d, const ImportOptions& options) {
+  Workload w;
+  w.name = key.name();
+  const std::vector<int> batches = kept_batches(rows, d, options.min_runs, w.dropped_batch_sizes);
+  if (batches.empty())
+    return fmt::format("{}: no batch size is in both traces with >= {} runs", key.name(), options.min_runs);
+  const bool hib = detect_higher_is_better(d);
+  const std::set<double> levels = metric_levels(d, batches);
+  const double target = strictest_target(d, batches, levels, hib, options.min_runs);
+  if (std::isnan(target))
+    return fmt::format("{}: no target metric is reached by every batch size in >= {} runs", key.name(),
+                       options.min_runs);
+  const int64_t spe = nominal_samples_per_epoch(key.dataset);
+  w.profile = power_profile(w.name, rows, batches, options.gpu, spe);
+  w.proxy = make_relation(key, d, batches, target, hib, spe, true, options.split_seed);
+  w.proxy_curve = make_curve(w.proxy, d);
+  w.target = make_relation(key, d, batches, target, hib, spe, false, options.split_seed);
+  if (const double looser = looser_level(levels, target, hib); !std::isnan(looser)) {
+    w.proxy_looser = make_relation(key, d, batches, looser, hib, spe, true, options.split_seed);
+    w.proxy_looser.name = looser_name(w.proxy.name);
+    w.proxy_looser.dataset =
+        key.dataset + " (zeus train trace, " + proxy_runs_label(options.split_seed) + ", looser metric level)";
+  }
+  return w;
+}
+
 }  // namespace
 
 ImportResult import_text(const std::string& power_csv, const std::string& train_csv, const ImportOptions& options) {
   const std::string power_origin = fmt::format("summary_power_{}.csv", options.gpu);
   const CsvTable pt = parse_csv(power_csv, power_origin);
   const CsvTable tt = parse_csv(train_csv, "summary_train.csv");
-
   const std::map<Key, std::vector<PowerRow>> power = read_power(pt, power_origin);
   const std::map<Key, TrainData> train = read_train(tt);
-
   ImportResult result;
   result.gpu = options.gpu;
   for (const auto& [key, rows] : power) {
@@ -304,90 +417,11 @@ ImportResult import_text(const std::string& power_csv, const std::string& train_
       result.skipped.push_back(fmt::format("{}: no runs in summary_train.csv", key.name()));
       continue;
     }
-    const TrainData& d = tit->second;
-    std::set<int> power_b, train_b;
-    for (const auto& r : rows) power_b.insert(r.batch_size);
-    for (const auto& [b, runs] : d.by_batch) train_b.insert(b);
-    Workload w;
-    w.name = key.name();
-    std::vector<int> batches;
-    for (int b : power_b) {
-      if (train_b.count(b) && static_cast<int>(d.by_batch.at(b).size()) >= options.min_runs)
-        batches.push_back(b);
-      else
-        w.dropped_batch_sizes.push_back(b);
-    }
-    for (int b : train_b)
-      if (!power_b.count(b)) w.dropped_batch_sizes.push_back(b);
-    std::sort(w.dropped_batch_sizes.begin(), w.dropped_batch_sizes.end());
-    if (batches.empty()) {
-      result.skipped.push_back(
-          fmt::format("{}: no batch size is in both traces with >= {} runs", key.name(), options.min_runs));
-      continue;
-    }
-
-    // The strictest metric every kept batch size reaches in at least min_runs runs.
-    const bool hib = detect_higher_is_better(d);
-    std::set<double> candidates;
-    for (int b : batches)
-      for (const auto& [run, m] : d.by_batch.at(b))
-        for (const auto& [metric, e] : m) candidates.insert(metric);
-    double target = kNaN;
-    for (double m : candidates) {
-      bool all = true;
-      for (int b : batches) {
-        int n = 0;
-        for (const auto& [run, metrics] : d.by_batch.at(b)) n += epoch_reaching(metrics, m, hib) > 0;
-        if (n < options.min_runs) {
-          all = false;
-          break;
-        }
-      }
-      if (all && (std::isnan(target) || (hib ? m > target : m < target))) target = m;
-    }
-    if (std::isnan(target)) {
-      result.skipped.push_back(fmt::format("{}: no target metric is reached by every batch size in >= {} runs",
-                                           key.name(), options.min_runs));
-      continue;
-    }
-
-    const int64_t spe = nominal_samples_per_epoch(key.dataset);
-    ProfileTable& t = w.profile;
-    t.workload = w.name;
-    t.device = options.gpu;
-    t.source = "zeus import (ml-energy/zeus trace, summary_power_" + options.gpu + ".csv)";
-    t.knob = KnobSpace::power_limit();
-    t.samples_per_epoch = spe;
-    std::vector<PowerRow> sorted = rows;
-    std::sort(sorted.begin(), sorted.end(), [](const PowerRow& a, const PowerRow& b) {
-      return std::tie(a.batch_size, a.limit_w) < std::tie(b.batch_size, b.limit_w);
-    });
-    for (const auto& r : sorted) {
-      if (!std::binary_search(batches.begin(), batches.end(), r.batch_size)) continue;
-      ProfilePoint p;
-      p.knob = {r.limit_w};
-      p.batch_size = r.batch_size;
-      // One epoch = spe samples = spe / b mini-batches.
-      p.time_per_batch_mean_s = r.time_per_epoch_s * r.batch_size / static_cast<double>(spe);
-      p.power_mean_w = r.power_w;
-      p.energy_j = r.power_w * r.time_per_epoch_s;
-      p.samples = spe;
-      t.points.push_back(p);
-    }
-    w.proxy = make_relation(key, d, batches, target, hib, spe, true, options.split_seed);
-    w.proxy_curve = make_curve(w.proxy, d);
-    w.target = make_relation(key, d, batches, target, hib, spe, false, options.split_seed);
-    // The next looser level than the target: the last point of the proxy's learning curve before it.
-    double looser = kNaN;
-    for (double m : candidates)
-      if ((hib ? m < target : m > target) && (std::isnan(looser) || (hib ? m > looser : m < looser))) looser = m;
-    if (!std::isnan(looser)) {
-      w.proxy_looser = make_relation(key, d, batches, looser, hib, spe, true, options.split_seed);
-      w.proxy_looser.name = looser_name(w.proxy.name);
-      w.proxy_looser.dataset =
-          key.dataset + " (zeus train trace, " + proxy_runs_label(options.split_seed) + ", looser metric level)";
-    }
-    result.workloads.push_back(std::move(w));
+    auto w = import_workload(key, rows, tit->second, options);
+    if (auto* why = std::get_if<std::string>(&w))
+      result.skipped.push_back(std::move(*why));
+    else
+      result.workloads.push_back(std::move(std::get<Workload>(w)));
   }
   for (const auto& [key, d] : train)
     if (!power.count(key))

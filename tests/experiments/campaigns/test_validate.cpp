@@ -404,9 +404,9 @@ TEST_F(Validate, EveryRunOnAJetsonRecordsItsNodeAndBoardModel) {
   for (const auto& p : profile.points) EXPECT_EQ(p.board_model, "NVIDIA Jetson TX2 8GB");
 }
 
-// Issue 16, item 10: a run that misses the target within its budget is censored, not a run of 0 s.
-// The table says how many runs reached the target instead of "0.0 ± 0.0" and a 0 % error, and the
-// verdict says Ours was censored (and what to do), not that it found no feasible configuration.
+// A run that misses the target within its budget is censored, not a run of 0 s. The table says how
+// many runs reached the target instead of "0.0 ± 0.0" and a 0 % error, and the verdict says Ours
+// was censored (and what to do), not that it found no feasible configuration.
 TEST_F(Validate, CensoredRunsAreReportedAsNotReachedNotAsZeroSeconds) {
   const std::string store = (dir / "s.h5").string();
   const std::string data = "idx:" + (dir / "idx").string();

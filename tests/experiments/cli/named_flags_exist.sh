@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Every `pacer COMMAND ... --option` that a message, a help text, a doc or a spec names is an option
-# that COMMAND has (issue 16: a store hint named the profile command's option 'out', which it does not
-# have). Scans the sources, docs and specs; asks the built program for each command's options.
+# that COMMAND has, because a hint that names a missing option leaves the user stuck (a store hint
+# named the profile command's option 'out', which it does not have). Scans the sources, docs and
+# specs; asks the built program for each command's options.
 # Usage: named_flags_exist.sh PACER_BINARY [ROOT]
 set -euo pipefail
 pacer=$1

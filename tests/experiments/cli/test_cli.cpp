@@ -130,7 +130,8 @@ TEST(Cli, ConfigFileSuppliesOptionsAndRejectsUnknownKeys) {
   fs::remove_all(dir);
 }
 
-// Issue 16, item 10: a folder given as the config file was read as an empty file and ignored.
+// A folder given as the config file is an error: it was read as an empty file and ignored, so the
+// run silently used the defaults.
 TEST(Cli, ConfigThatIsAFolderIsAnErrorNotIgnored) {
   const fs::path dir = fs::temp_directory_path() / ("pacer-cfgdir-" + std::to_string(::getpid()));
   fs::create_directories(dir);

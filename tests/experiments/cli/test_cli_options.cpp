@@ -1,4 +1,4 @@
-// Options shared by the commands (issue 12 defect 3, issue 16 item 8): one --sensor-rate in Hz
+// Options shared by the commands, which must mean the same in each: one --sensor-rate in Hz
 // everywhere, a documented and enforced upper bound on every count, --threads defaulting to the
 // CPUs that are free, and flag names added by the CLI to the library's option errors.
 #include <gtest/gtest.h>
@@ -205,6 +205,25 @@ TEST_F(CliOptions, CliNamesTheFlagOfALibraryOptionError) {
   r = run("emulate --device jetson-nano --root / --duration 1s");
   EXPECT_EQ(r.code, 2);
   EXPECT_TRUE(has(r.err, "--root: / would put the emulated tree into the kernel's own /sys")) << r.err;
+}
+
+
+// One guard range, [0, 0.5), in validate and in the demo: the demo had its own, [0, 0.49], and
+// refused 0.495, which validate took.
+TEST_F(CliOptions, GuardHasOneRangeInValidateAndTheDemo) {
+  pacer::traces::Store::open_or_create(path("empty.h5"));
+  const std::vector<std::string> commands = {"validate --store " + path("empty.h5") + " --power-limits 5W",
+                                             "demo --out " + path("demo") + " --device no-such-board"};
+  for (const auto& cmd : commands) {
+    auto r = run(cmd + " --guard 0.5");
+    EXPECT_EQ(r.code, 2) << cmd << "\n" << r.err;
+    EXPECT_TRUE(has(r.err, "--guard: 0.5 is not a fraction in [0, 0.5)")) << cmd << "\n" << r.err;
+    r = run(cmd + " --guard 0.495");
+    EXPECT_NE(r.code, 0) << cmd << "\n" << r.err;  // past the guard: the store has no profile, no such board
+    EXPECT_FALSE(has(r.err, "guard")) << cmd << "\n" << r.err;
+    EXPECT_TRUE(has(r.err, "profile") || has(r.err, "no-such-board")) << cmd << "\n" << r.err;
+  }
+  EXPECT_TRUE(has(squash(run("demo --help").out), "peak-power error, 3% to 25%"));
 }
 
 }  // namespace

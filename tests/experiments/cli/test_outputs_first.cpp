@@ -1,7 +1,7 @@
-// Issue 16, item 2: every command checks every output it will write (record names, store,
-// CSV and report paths, policies) before it measures, trains or writes anything. A bad output is
-// one error line naming the option, nothing on stdout (no work was reported), the store byte for
-// byte as it was and no new file.
+// Every command checks every output it will write (record names, store, CSV and report paths,
+// policies) before it measures, trains or writes anything. A bad output is one error line naming
+// the option, nothing on stdout (no work was reported), the store byte for byte as it was and no
+// new file: a typo in an output must not cost a measurement or a training run.
 #include <gtest/gtest.h>
 #include <unistd.h>
 

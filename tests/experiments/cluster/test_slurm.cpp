@@ -1,6 +1,7 @@
-// Campaigns on several processes and on a real Slurm cluster (issue 14). A tiny relation campaign
-// (cnn-w0.5 from scratch on 1,500 Fashion-MNIST proxy images, b in {8, 16, 32} x seeds {0, 1} = 6
-// jobs, one CPU thread, deterministic per (b, seed)) is run serially once; then
+// Campaigns on several processes and on a real Slurm cluster, which must give the relation one
+// process gives. A tiny relation campaign (cnn-w0.5 from scratch on 1,500 Fashion-MNIST proxy
+// images, b in {8, 16, 32} x seeds {0, 1} = 6 jobs, one CPU thread, deterministic per (b, seed)) is
+// run serially once; then
 //  - as --shard stores merged with `pacer merge`, and with --jobs 2: the same relation;
 //  - `pacer slurm submit --dry-run` writes the array and merge scripts with the command line;
 //  - on a single-node Slurm cluster started here (munged, slurmctld, slurmd on localhost, a config

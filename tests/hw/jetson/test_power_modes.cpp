@@ -1,8 +1,9 @@
-// Power modes as a knob (issue 15): nvpmodel driven through a program path, the mode in force saved
-// and restored on every exit path (destructor, exception, SIGTERM, SIGKILL + pacer restore), the
-// emulated board's caps in its sysfs tree and in its time and power, the profiler over modes.
-// A real nvpmodel cannot run here (it ships with L4T on a Jetson, not as a Debian package): the
-// tests write their own stand-in script that records its calls and keeps the mode in a state file.
+// Power modes as a knob (PowerTrain's space: cores and CPU, GPU and memory clocks together):
+// nvpmodel driven through a program path, the mode in force saved and restored on every exit path
+// (destructor, exception, SIGTERM, SIGKILL + pacer restore), the emulated board's caps in its sysfs
+// tree and in its time and power, the profiler over modes. A real nvpmodel cannot run here (it
+// ships with L4T on a Jetson, not as a Debian package): the tests write their own stand-in script
+// that records its calls and keeps the mode in a state file.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/stat.h>

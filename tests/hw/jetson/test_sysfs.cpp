@@ -302,5 +302,44 @@ TEST(JetsonSysfs, RefusesAStateFileOfALiveProcess) {
   }
 }
 
+// A sysfs whose every file holds one text, as read(2) returns it (no trimming).
+class OneTextIo : public SysfsIo {
+ public:
+  explicit OneTextIo(std::string text) : text_(std::move(text)) {}
+  std::string read(const fs::path&) const override { return text_; }
+
+ private:
+  std::string text_;
+};
+
+// The devfreq/thermal reader (parse_sysfs_int) and the power-rail reader (read_rail_w) read an
+// integer the same way: the whole text, blanks around it allowed. "5000abc" used to be 5000 for
+// the first and garbage for the second.
+TEST(JetsonSysfs, BothIntegerReadersAgreeOnWhatIsAnInteger) {
+  PowerRail rail;
+  rail.name = "VDD_IN";
+  rail.power_file = "/sys/bus/i2c/drivers/ina3221x/6-0040/iio:device0/in_power0_input";
+  const fs::path freq_file = "/sys/class/devfreq/57000000.gpu/cur_freq";
+  auto rail_mw = [&](const std::string& text) { return read_rail_w(rail, OneTextIo(text)) * 1000; };
+
+  EXPECT_EQ(parse_sysfs_int(" 5000\n", freq_file), 5000);
+  EXPECT_DOUBLE_EQ(rail_mw(" 5000\n"), 5000);
+  for (const std::string bad : {"5000abc", "abc"}) {
+    try {
+      parse_sysfs_int(bad, freq_file);
+      ADD_FAILURE() << "parse_sysfs_int accepted '" << bad << "'";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(freq_file.string()), std::string::npos) << e.what();
+    }
+    try {
+      rail_mw(bad);
+      ADD_FAILURE() << "read_rail_w accepted '" << bad << "'";
+    } catch (const SensorError& e) {
+      EXPECT_EQ(e.fault, SensorFault::garbage) << bad;
+      EXPECT_NE(std::string(e.what()).find(rail.power_file.string()), std::string::npos) << e.what();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace pacer::hw

@@ -138,8 +138,8 @@ TEST(ImportTegrastats, PowerModeMarksAndBadInput) {
 }
 
 }  // namespace
-// Issue 16, item 10: a number too large for a double or an int is one error naming the line, the
-// field and the value, never the bare "stod"/"stoul" of the C++ library.
+// A number too large for a double or an int is one error naming the line, the field and the value,
+// never the bare "stod"/"stoul" of the C++ library, which names none of them.
 TEST(ImportTegrastats, NumbersOutOfRangeNameTheLineAndTheValue) {
   const std::string huge(400, '9');
   const std::vector<std::pair<std::string, std::string>> cases = {

@@ -147,6 +147,35 @@ TEST(Zeus, SplitSeedDrawsAReproducibleRandomHalf) {
   EXPECT_GE(draws32.size(), 5u);
 }
 
+// Every workload the import leaves out is listed with its reason, in the power trace's order, then
+// the train trace's workloads without power rows. With 4 runs required, speech (3 runs per batch
+// size) has no batch size left and toy keeps b=8 and b=32; in "gap", b=8 has two runs but only one
+// reaches any level, so no level is reached by 2 runs at every batch size.
+TEST(Zeus, SkippedWorkloadsSayWhyInOrder) {
+  ImportOptions o;
+  o.gpu = "v100";
+  o.min_runs = 4;
+  auto r = import_text(kPower, kTrain, o);
+  ASSERT_EQ(r.workloads.size(), 1u);
+  EXPECT_EQ(r.workloads[0].dropped_batch_sizes, (std::vector<int>{4, 16, 64}));
+  EXPECT_EQ(r.workloads[0].profile.batch_sizes(), (std::vector<int>{8, 32}));
+  EXPECT_EQ(r.skipped, (std::vector<std::string>{"other.net.sgd: no runs in summary_train.csv",
+                                                  "speech.ds.adamw: no batch size is in both traces with >= 4 runs"}));
+  o.min_runs = 2;
+  r = import_text(
+      "dataset,network,batch_size,optimizer,power_limit,time_per_epoch,average_power\n"
+      "gap,n,8,adam,100,10,90\ngap,n,16,adam,100,7,95\n",
+      "dataset,network,batch_size,optimizer,learning_rate,run,target_metric,target_epoch\n"
+      "gap,n,8,adam,1e-3,1,0.5,3\ngap,n,8,adam,1e-3,2,0.5,\n"
+      "gap,n,16,adam,1e-3,1,0.5,2\ngap,n,16,adam,1e-3,2,0.5,2\n"
+      "lone,n,8,adam,1e-3,1,0.5,2\n",
+      o);
+  EXPECT_TRUE(r.workloads.empty());
+  EXPECT_EQ(r.skipped,
+            (std::vector<std::string>{"gap.n.adam: no target metric is reached by every batch size in >= 2 runs",
+                                      "lone.n.adam: not in summary_power_v100.csv"}));
+}
+
 TEST(Zeus, BadInputIsAClearError) {
   ImportOptions o;
   EXPECT_THROW(import_text("dataset,network\nx,y\n", kTrain, o), Error);

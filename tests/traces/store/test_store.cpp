@@ -388,8 +388,8 @@ TEST(Store, AnEmptyStorePathIsAClearError) {
   expect_error([] { Store::open(""); }, {"no trace store given"});
 }
 
-// Issue 16, item 10 ("cannot replace file: Success"): a text output that cannot be written says
-// why, from the errno of the failing call, and what to do; never "Success".
+// A text output that cannot be written says why, from the errno of the failing call, and what to
+// do; never "cannot replace file: Success", the errno of a later call that did not fail.
 TEST(WriteFileAtomic, AFolderOrAMissingFolderIsNamedWithWhatToDo) {
   TempDir dir;
   fs::create_directories(dir.path / "taken");

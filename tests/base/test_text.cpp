@@ -1,0 +1,28 @@
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "base/text.hpp"
+#include "base/units.hpp"
+
+using namespace pacer;
+
+// One notion of blank for every reader: the C locale's whitespace, on both ends only.
+TEST(Text, TrimRemovesEveryBlankOnBothEndsAndNothingInside) {
+  EXPECT_EQ(base::trim(" \t\r\n\v\f5000 W\r\n"), "5000 W");
+  EXPECT_EQ(base::trim("a b"), "a b");
+  EXPECT_EQ(base::trim(" \t\r\n"), "");
+  EXPECT_EQ(base::trim(""), "");
+  // A NUL (the end of of_node/name on a real board) is not a blank: SysfsIo strips it.
+  EXPECT_EQ(base::trim(std::string("gpu\0", 4)), std::string("gpu\0", 4));
+  EXPECT_FALSE(base::is_blank('\0'));
+  EXPECT_FALSE(base::is_blank('_'));
+}
+
+// The number parser trims the same set: a value read from a CRLF file or a sysfs file is a number.
+TEST(Text, TheNumberParserTrimsTheSameBlanks) {
+  EXPECT_EQ(units::to_integer(" 5000\n"), 5000);
+  EXPECT_EQ(units::to_number("\t2.5\r\n"), 2.5);
+  EXPECT_FALSE(units::to_integer("5000abc"));
+  EXPECT_FALSE(units::to_integer("50 00"));
+}
