@@ -68,7 +68,7 @@ Setup load_setup(const ValidateOptions& opt) {
   su.problem->target.reset();
   su.problem->target_set.reset();
   const explore::Space& space = *su.problem->space;
-  if (space.knob().kind != "gpu_freq")
+  if (space.knob().kind != traces::KnobKind::gpu_freq)
     throw Error(
         fmt::format("profile '{}' has knob '{}': validate pins GPU frequencies", spec.profile, space.knob().kind));
   su.device_cap = std::make_unique<explore::DeviceWideCap>(std::vector<const explore::Space*>{&space});

@@ -61,7 +61,8 @@ std::string format_lomo(const traces::ModelRecord& record) {
 // The fitted parameters (or the learned model's size) and the error table of a model record.
 std::string format_model(const traces::ModelRecord& record) {
   std::string out;
-  if (record.kind != "learned" && record.kind != "interpolating") {
+  const auto kind = traces::find_model_kind(record.kind);
+  if (kind != traces::ModelKind::learned && kind != traces::ModelKind::interpolating) {
     out += fmt::format("{:<34} {:>14} {:>12}\n", "parameter", "value", "std err");
     int table_points = 0;
     for (size_t i = 0; i < record.param_names.size(); ++i) {
@@ -115,7 +116,7 @@ int run_calibrate(const po::variables_map& vm) {
     device = traces::find_device(vm["device"].as<std::string>());
   else if (store.has_device())
     device = store.read_device();
-  else if (table.knob.kind == "gpu_freq" && !table.device.empty()) {
+  else if (table.knob.kind == traces::KnobKind::gpu_freq && !table.device.empty()) {
     try {
       device = traces::find_device(table.device);
     } catch (const Error&) {
@@ -124,9 +125,11 @@ int run_calibrate(const po::variables_map& vm) {
   }
 
   models::CalibrationOptions opt;
-  opt.model = vm["model"].as<std::string>();
-  if (opt.model != "analytical" && opt.model != "learned" && opt.model != "interpolating" && opt.model != "modes")
-    throw UsageError(fmt::format("--model: '{}' is not one of analytical, learned, interpolating, modes", opt.model));
+  const std::string model = vm["model"].as<std::string>();
+  const auto model_kind = traces::find_model_kind(model);
+  if (!model_kind || !traces::is_calibrated(*model_kind))
+    throw UsageError(fmt::format("--model: '{}' is not one of {}", model, traces::calibrated_model_names()));
+  opt.model = *model_kind;
   const std::string points = vm["points"].as<std::string>();
   if (points != "all") {
     const auto count = units::to_integer(points, 1, INT32_MAX);
@@ -146,7 +149,7 @@ int run_calibrate(const po::variables_map& vm) {
 
   std::optional<traces::ProfileTable> reference;
   if (vm.count("reference")) {
-    if (opt.model != "learned") throw UsageError("--reference applies to --model learned only");
+    if (opt.model != traces::ModelKind::learned) throw UsageError("--reference applies to --model learned only");
     // "NAME" (a profile in the same store) or "FILE.h5:NAME".
     std::string ref = vm["reference"].as<std::string>();
     const auto colon = ref.rfind(':');
@@ -193,9 +196,9 @@ int run_calibrate(const po::variables_map& vm) {
   }
   if (vm.count("predict")) {
     std::vector<std::vector<double>> settings;
-    if (device && table.knob.kind == "gpu_freq")
+    if (device && table.knob.kind == traces::KnobKind::gpu_freq)
       for (double f : device->gpu_freqs_hz) settings.push_back({f});
-    else if (device && table.knob.kind == "power_mode" && !device->power_modes.empty())
+    else if (device && table.knob.kind == traces::KnobKind::power_mode && !device->power_modes.empty())
       settings = traces::mode_settings(*device);  // every mode of the board, profiled or not
     else {
       std::set<std::vector<double>> seen;
@@ -230,8 +233,9 @@ Command make() {
     const models::CalibrationOptions o;
     d.add_options()("profile", po::value<std::string>()->required(), "trace store (HDF5) holding the profile")(
         "name", po::value<std::string>(), "profile name in the store (default: the only measured profile)")(
-        "model", po::value<std::string>()->default_value(o.model),
-        "analytical | learned | interpolating | modes (a power-mode profile's analytical model is modes)")(
+        "model", po::value<std::string>()->default_value(std::string(to_string(o.model))),
+        fmt::format("{} (a power-mode profile's analytical model is modes)", traces::calibrated_model_names(" | "))
+            .c_str())(
         "frequency-profile", po::value<std::string>(),
         "modes: a GPU-frequency profile of the same workload on the board, taken in its top mode with the GPU clock "
         "pinned, joined to every fit (e.g. the LoudVA sweep)")(
