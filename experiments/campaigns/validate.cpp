@@ -395,7 +395,7 @@ std::vector<ValidationSummaryRow> summarize_runs(const std::vector<Choice>& choi
       s.error_pct = 100 * (s.predicted_s - m) / m;
     }
     s.peak_w = peak;
-    if (ch.policy == "oracle") oracle_mean[ch.cap_w] = s.measured_mean_s;
+    if (explore::is_policy(ch.policy, explore::Policy::Oracle)) oracle_mean[ch.cap_w] = s.measured_mean_s;
     summary.push_back(s);
   }
   for (auto& s : summary)
