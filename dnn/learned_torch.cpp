@@ -132,7 +132,7 @@ void train(torch::nn::Sequential& seq, const Data& d, int epochs, double lr, dou
 
 traces::ModelRecord base_record(const std::string& trained, const models::LearnedOptions& options, int points) {
   traces::ModelRecord r;
-  r.kind = "learned";
+  r.kind = to_string(traces::ModelKind::learned);
   r.settings["trained"] = trained;
   r.settings["seed"] = std::to_string(options.seed);
   r.settings["epochs"] = std::to_string(trained == "scratch" ? options.epochs : options.transfer_epochs);

@@ -282,6 +282,16 @@ std::optional<Policy> policy_from_string(std::string_view name) {
   return std::nullopt;
 }
 
+bool is_policy(std::string_view id, Policy p) {
+  return id == info(p).id;
+}
+
+std::vector<std::string> policy_ids(const std::vector<Policy>& policies) {
+  std::vector<std::string> out;
+  for (Policy p : policies) out.emplace_back(info(p).id);
+  return out;
+}
+
 std::string policy_names() {
   std::string s;
   for (const auto& row : policy_table()) s += (s.empty() ? "" : ", ") + std::string(row.id);

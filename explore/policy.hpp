@@ -53,6 +53,10 @@ const PolicyInfo& info(Policy p);
 std::vector<Policy> all_policies();    // in table order
 std::string_view to_string(Policy p);  // "ours", "ours-robust", "baseline1", ...
 std::optional<Policy> policy_from_string(std::string_view name);
+// Whether stored policy id `id` (a sweep or validation row's) is policy `p`: the typed comparison.
+bool is_policy(std::string_view id, Policy p);
+// The ids of `policies`, in their order ({Policy::Ours, Policy::Oracle} -> {"ours", "oracle"}).
+std::vector<std::string> policy_ids(const std::vector<Policy>& policies);
 std::string policy_names();  // "ours, ours-robust, ..." for help texts
 std::string policy_help();   // one "  id: description" line per policy
 // Label of a stored policy id ("baseline1" -> "Baseline 1"); an unknown id is returned as is.

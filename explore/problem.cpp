@@ -112,8 +112,8 @@ std::unique_ptr<Problem> load_problem(const traces::Store& store, const ProblemS
   }
 
   if (!pb->space) {  // a model: evaluate it on the device's grid
-    const std::string kind = pb->model->knob().kind;
-    if (kind != "gpu_freq" && kind != "power_mode")
+    const traces::KnobKind kind = pb->model->knob().kind;
+    if (kind != traces::KnobKind::gpu_freq && kind != traces::KnobKind::power_mode)
       throw Error(
           fmt::format("model '{}' has a {} knob: only GPU-frequency and power-mode models have a catalog grid; "
                       "use a profile",
@@ -126,7 +126,7 @@ std::unique_ptr<Problem> load_problem(const traces::Store& store, const ProblemS
     else
       throw OptionError("device", "name the device whose frequency table or power modes the model is evaluated on");
     Space::Grid grid;
-    if (kind == "power_mode") {
+    if (kind == traces::KnobKind::power_mode) {
       grid.knob_settings = traces::mode_settings(device);  // every nvpmodel mode of the board
       if (!(traces::power_mode_knob(device) == pb->model->knob()))
         throw Error(fmt::format("model '{}' has a {}-dimensional power-mode knob but {}'s modes have {}", spec.model,

@@ -369,7 +369,7 @@ std::vector<BudgetPoint> budget_points(const std::vector<traces::SweepResult>& s
     if (const auto it = reference.find(s.budget); it != reference.end())
       for (const auto& r : it->second->rows) full_b[{r.workload, r.cap_w, r.policy}] = r.feasible ? r.batch_size : -1;
     for (const auto& ps : summarize(s.rows).policies) {
-      if (ps.policy == "oracle") continue;
+      if (is_policy(ps.policy, Policy::Oracle)) continue;
       BudgetPoint p;
       p.cut = s.proxy_cut;
       p.share = s.proxy_share;

@@ -175,7 +175,7 @@ Index::Index(const Space& space, IndexOptions options) : space_(&space), options
   if (!std::isnan(options_.max_power_w)) {
     max_power_w_ = options_.max_power_w;
     max_power_source_ = "given";
-  } else if (space.knob().kind == "power_limit" && space.knob().dims.size() == 1) {
+  } else if (space.knob().kind == traces::KnobKind::power_limit && space.knob().dims.size() == 1) {
     max_power_w_ = space.knob_settings().back().at(0);  // Zeus: the GPU's highest power limit
     max_power_source_ = "the highest power limit, as Zeus";
   } else {

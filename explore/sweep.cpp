@@ -133,7 +133,7 @@ SweepSummary summarize(const std::vector<traces::SweepRow>& rows) {
   for (const auto& r : rows) {
     if (std::find(order.begin(), order.end(), r.policy) == order.end()) order.push_back(r.policy);
     const auto key = std::make_pair(r.workload, r.cap_w);
-    if (r.policy == "oracle") oracle_ok[key] = r.feasible;
+    if (is_policy(r.policy, Policy::Oracle)) oracle_ok[key] = r.feasible;
     if (r.feasible && !std::isnan(r.replayed_time_mean_s)) time_by[key][r.policy] = r.replayed_time_mean_s;
   }
   for (const auto& name : order) {
@@ -160,15 +160,17 @@ SweepSummary summarize(const std::vector<traces::SweepRow>& rows) {
     }
     out.policies.push_back(ps);
   }
-  for (const char* base : {"baseline1", "baseline2"}) {
-    if (std::find(order.begin(), order.end(), "ours") == order.end() ||
+  const std::string ours(to_string(Policy::Ours));
+  for (const Policy baseline : {Policy::Baseline1, Policy::Baseline2}) {
+    const std::string base(to_string(baseline));
+    if (std::find(order.begin(), order.end(), ours) == order.end() ||
         std::find(order.begin(), order.end(), base) == order.end())
       continue;  // not swept: no speed-up to report
     SpeedUp su;
     su.over = base;
     double log_sum = 0, mx = -INFINITY;
     for (const auto& [key, times] : time_by) {
-      const auto o = times.find("ours"), b = times.find(base);
+      const auto o = times.find(ours), b = times.find(base);
       if (o == times.end() || b == times.end() || !(o->second > 0)) continue;
       const double x = b->second / o->second;
       log_sum += std::log(x);
@@ -277,7 +279,7 @@ std::vector<traces::SweepRow> rescore(const std::vector<SweepWorkload>& workload
         r.replayed_time_mean_s = s.time_per_batch_s(*bi, *ki) * target.samples_by_batch[*bi] / row.batch_size;
         if (it->second > 0) r.regret = r.replayed_time_mean_s / it->second - 1;
       }
-      if (row.policy == "oracle") {  // the oracle of the resample, re-chosen
+      if (is_policy(row.policy, Policy::Oracle)) {  // the oracle of the resample, re-chosen
         r.feasible = !std::isnan(it->second);
         r.replayed_time_mean_s = it->second;
         r.regret = r.feasible ? 0.0 : traces::kNaN;

@@ -24,8 +24,8 @@ struct DeviceRequest {
   std::filesystem::path sysfs_root = "/";
   std::filesystem::path state_file;              // empty: default per root
   std::optional<traces::WorkloadInfo> workload;  // needed by emulated:NAME
-  // "gpu_freq" or "power_mode" (Jetson and emulated Jetson; NVML has its own knob option).
-  std::string knob = "gpu_freq";
+  // gpu_freq or power_mode (Jetson and emulated Jetson; NVML has its own knob option).
+  traces::KnobKind knob = traces::KnobKind::gpu_freq;
   std::filesystem::path nvpmodel = kDefaultNvpmodel;  // jetson + power_mode
   // jetson + power_mode: the catalog device (or device file) whose modes are set; empty: the emulated
   // tree's own device (<root>/pacer-emulator/device).

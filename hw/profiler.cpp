@@ -100,7 +100,8 @@ bool retried_on_resume(const traces::ProfilePoint& p) {
 }
 
 std::string at_point(const traces::KnobSpace& knob, const Setting& setting, int b) {
-  return fmt::format("{}={} b={}", knob.dims.size() == 1 ? knob_label(knob) : knob.kind, knob.format(setting), b);
+  return fmt::format("{}={} b={}", knob.dims.size() == 1 ? knob_label(knob) : std::string(to_string(knob.kind)),
+                     knob.format(setting), b);
 }
 
 }  // namespace

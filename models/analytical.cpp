@@ -273,7 +273,7 @@ void push_power(traces::ModelRecord& r, const std::string& prefix, const PowerPa
 // ---------------------------------------------------------------------------------------------
 AnalyticalModel::AnalyticalModel(AnalyticalParams params, traces::ModelRecord record)
     : params_(std::move(params)), record_(std::move(record)) {
-  record_.kind = "analytical";
+  record_.kind = to_string(traces::ModelKind::analytical);
 }
 
 Prediction AnalyticalModel::predict(const std::vector<double>& knob, int batch_size) const {
@@ -495,7 +495,7 @@ std::unique_ptr<AnalyticalModel> fit_analytical(const std::vector<traces::Profil
   const FitInputs in = check_inputs(points, options, extras);
   AnalyticalParams params;
   traces::ModelRecord record;
-  record.kind = "analytical";
+  record.kind = to_string(traces::ModelKind::analytical);
   const double pw = options.prior_weight;
   params.time = fit_time(in.time_obs, pw, extras, record);
   const double half_prior = std::sqrt(static_cast<double>(in.b_min) * in.b_max);

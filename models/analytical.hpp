@@ -68,7 +68,7 @@ class AnalyticalModel : public DeviceModel {
   // with the parameters written from `params`.
   AnalyticalModel(AnalyticalParams params, traces::ModelRecord record);
 
-  std::string kind() const override { return "analytical"; }
+  traces::ModelKind kind() const override { return traces::ModelKind::analytical; }
   const traces::KnobSpace& knob() const override { return knob_; }
   Prediction predict(const std::vector<double>& knob, int batch_size) const override;
   traces::ModelRecord to_record() const override;

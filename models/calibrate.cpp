@@ -17,6 +17,9 @@
 
 namespace pacer::models {
 
+using traces::KnobKind;
+using traces::ModelKind;
+
 Eigen::VectorXd nnls(const Eigen::MatrixXd& a, const Eigen::VectorXd& y, const Eigen::VectorXd& ridge,
                      double* objective) {
   const Eigen::Index p = a.cols();
@@ -178,7 +181,7 @@ std::string knob_text(const std::vector<double>& knob, const traces::KnobSpace& 
 
 std::vector<traces::ProfilePoint> usable_points(const traces::ProfileTable& table, const traces::DeviceSpec* device) {
   std::vector<traces::ProfilePoint> out;
-  const bool check_freq = device && table.knob.kind == "gpu_freq" && !device->gpu_freqs_hz.empty();
+  const bool check_freq = device && table.knob.kind == traces::KnobKind::gpu_freq && !device->gpu_freqs_hz.empty();
   for (const auto& p : table.points) {
     if (p.status != "ok") continue;
     const std::string where =
@@ -216,7 +219,7 @@ std::vector<traces::ProfilePoint> usable_points(const traces::ProfileTable& tabl
   return out;
 }
 
-std::string model_record_name(const std::string& workload, const std::string& device, const std::string& kind) {
+std::string model_record_name(const std::string& workload, const std::string& device, traces::ModelKind kind) {
   std::string name = fmt::format("{}@{}:{}", workload, device.empty() ? "unknown" : device, kind);
   std::replace(name.begin(), name.end(), '/', '_');
   return name;
@@ -240,7 +243,8 @@ std::vector<double> grid_knob_scale(const traces::ProfileTable& table, const tra
   std::vector<double> scale(table.knob.dims.size(), 0.0);
   for (const auto& p : table.points)
     for (size_t d = 0; d < scale.size() && d < p.knob.size(); ++d) scale[d] = std::max(scale[d], p.knob[d]);
-  if (device && table.knob.kind == "gpu_freq" && device->max_freq_hz() > 0) scale[0] = device->max_freq_hz();
+  if (device && table.knob.kind == traces::KnobKind::gpu_freq && device->max_freq_hz() > 0)
+    scale[0] = device->max_freq_hz();
   for (auto& s : scale)
     if (!(s > 0)) s = 1;
   return scale;
@@ -250,20 +254,20 @@ std::vector<double> grid_knob_scale(const traces::ProfileTable& table, const tra
 
 namespace {
 
-int min_points_for(std::string& kind, const traces::ProfileTable& table, const traces::DeviceSpec* device,
+int min_points_for(ModelKind& kind, const traces::ProfileTable& table, const traces::DeviceSpec* device,
                    const CalibrationOptions& options) {
   // A power mode's analytical model is the model over its caps.
-  if (kind == "analytical" && table.knob.kind == "power_mode") kind = "modes";
-  if (kind == "analytical") {
-    if (table.knob.kind != "gpu_freq")
+  if (kind == ModelKind::analytical && table.knob.kind == KnobKind::power_mode) kind = ModelKind::modes;
+  if (kind == ModelKind::analytical) {
+    if (table.knob.kind != KnobKind::gpu_freq)
       throw Error(
           fmt::format("the analytical model applies to a GPU-frequency knob, not '{}': fit the "
                       "interpolating or the learned model",
                       table.knob.kind));
     return 4;
   }
-  if (kind == "modes") {
-    if (table.knob.kind != "power_mode")
+  if (kind == ModelKind::modes) {
+    if (table.knob.kind != KnobKind::power_mode)
       throw Error(fmt::format("the modes model applies to a power-mode profile, not a '{}' one", table.knob.kind));
     if (!device || device->power_modes.empty())
       throw Error(
@@ -272,13 +276,13 @@ int min_points_for(std::string& kind, const traces::ProfileTable& table, const t
                       table.workload));
     return options.frequency_profile ? 1 : 4;
   }
-  if (kind == "learned") return options.reference ? 2 : 4;
-  if (kind == "interpolating") {
+  if (kind == ModelKind::learned) return options.reference ? 2 : 4;
+  if (kind == ModelKind::interpolating) {
     if (table.knob.dims.size() != 1)
       throw Error("the interpolating model needs a one-dimensional knob; fit the learned model to power modes");
     return 1;
   }
-  throw Error(fmt::format("unknown model '{}' (analytical, learned, interpolating, modes)", kind));
+  throw Error(fmt::format("unknown model '{}' ({})", kind, traces::calibrated_model_names()));
 }
 
 std::vector<traces::ProfilePoint> planned_points(const std::vector<traces::ProfilePoint>& all,
@@ -336,7 +340,7 @@ Calibration calibrate(const traces::ProfileTable& table, const traces::DeviceSpe
   const auto all = usable_points(table, device);
   if (all.empty())
     throw Error(fmt::format("profile '{}' has no usable point (status 'ok' with time and power)", table.workload));
-  std::string kind = options.model;
+  ModelKind kind = options.model;
   const int min_points = min_points_for(kind, table, device, options);
   const int wanted = options.points > 0 ? options.points : static_cast<int>(all.size());
   if (wanted > static_cast<int>(all.size()))
@@ -351,7 +355,7 @@ Calibration calibrate(const traces::ProfileTable& table, const traces::DeviceSpe
   LearnedOptions lopt = options.learned;
   if (lopt.knob_scale.empty()) lopt.knob_scale = grid_knob_scale(table, device);
   std::shared_ptr<LearnedModel> reference;
-  if (kind == "learned" && options.reference) {
+  if (kind == ModelKind::learned && options.reference) {
     if (!(options.reference->knob == table.knob))
       throw Error(fmt::format("reference profile '{}' uses knob '{}' but '{}' uses '{}'", options.reference_name,
                               options.reference->knob.kind, table.workload, table.knob.kind));
@@ -366,12 +370,12 @@ Calibration calibrate(const traces::ProfileTable& table, const traces::DeviceSpe
   AnalyticalFitOptions aopt = options.analytical;
   std::map<std::string, double> extra_metrics;
   std::map<std::string, std::string> extra_settings;
-  if (kind == "analytical") {
+  if (kind == ModelKind::analytical) {
     aopt = choose_voltage(out.used, options.analytical, options.cv_folds, &voltage_why);
     fit = [&](const std::vector<traces::ProfilePoint>& pts) -> std::unique_ptr<DeviceModel> {
       return fit_analytical(pts, aopt);
     };
-  } else if (kind == "modes") {
+  } else if (kind == ModelKind::modes) {
     std::vector<traces::ProfilePoint> anchors;
     if (options.frequency_profile) {
       anchors = sweep_as_mode_points(usable_points(*options.frequency_profile, device), table.knob,
@@ -379,7 +383,7 @@ Calibration calibrate(const traces::ProfileTable& table, const traces::DeviceSpe
       extra_settings["frequency_profile"] = options.frequency_profile_name;
     }
     fit = mode_fit(out.used, anchors, table.knob, *device, options.analytical, extra_metrics, extra_settings);
-  } else if (kind == "learned") {
+  } else if (kind == ModelKind::learned) {
     fit = [&](const std::vector<traces::ProfilePoint>& pts) -> std::unique_ptr<DeviceModel> {
       return reference ? transfer_learned(*reference, pts, lopt) : train_learned(pts, table.knob, lopt);
     };

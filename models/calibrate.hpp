@@ -68,8 +68,8 @@ void put_metrics(traces::ModelRecord& record, const ErrorSummary& fit, const Err
 std::vector<traces::ProfilePoint> usable_points(const traces::ProfileTable& table, const traces::DeviceSpec* device);
 
 struct CalibrationOptions {
-  // analytical | learned | interpolating | modes; "analytical" on a power-mode profile means "modes".
-  std::string model = "analytical";
+  // A calibrated kind (traces::is_calibrated); analytical on a power-mode profile means modes.
+  traces::ModelKind model = traces::ModelKind::analytical;
   int points = 0;  // 0: every usable point; k: the k points the planner picks
   AnalyticalFitOptions analytical;
   LearnedOptions learned;
@@ -122,6 +122,6 @@ std::string predicted_profile_name(const std::string& measured_name);
 bool is_predicted_profile_name(const std::string& profile_name);
 
 // "<workload>@<device>:<kind>" with '/' replaced (record names may not contain '/').
-std::string model_record_name(const std::string& workload, const std::string& device, const std::string& kind);
+std::string model_record_name(const std::string& workload, const std::string& device, traces::ModelKind kind);
 
 }  // namespace pacer::models

@@ -12,7 +12,7 @@ namespace pacer::models {
 InterpolatingModel::InterpolatingModel(traces::KnobSpace knob, std::map<int, std::vector<Sample>> by_batch,
                                        traces::ModelRecord record)
     : knob_(std::move(knob)), by_batch_(std::move(by_batch)), record_(std::move(record)) {
-  record_.kind = "interpolating";
+  record_.kind = to_string(traces::ModelKind::interpolating);
   if (by_batch_.empty()) throw Error("an interpolating model needs at least one profiled point");
   for (auto& [b, samples] : by_batch_) {
     if (samples.empty()) throw Error(fmt::format("interpolating model: batch size {} has no samples", b));
@@ -104,7 +104,7 @@ traces::ModelRecord InterpolatingModel::to_record() const {
       }
       ++i;
     }
-  r.settings["knob_kind"] = knob_.kind;
+  r.settings["knob_kind"] = to_string(knob_.kind);
   r.settings["knob_dim"] = knob_.dims.empty() ? "" : knob_.dims[0].name;
   r.settings["knob_unit"] = knob_.dims.empty() ? "" : knob_.dims[0].unit;
   r.settings["form"] = "piecewise-linear in the knob per b (clamped), log-linear in b between profiled b";
@@ -156,8 +156,8 @@ std::unique_ptr<InterpolatingModel> interpolating_from_record(const traces::Mode
     const auto it = record.settings.find(key);
     return it == record.settings.end() ? std::string() : it->second;
   };
-  knob.kind = s("knob_kind").empty() ? "power_limit" : s("knob_kind");
-  knob.dims = {{s("knob_dim").empty() ? knob.kind : s("knob_dim"), s("knob_unit")}};
+  knob.kind = s("knob_kind").empty() ? traces::KnobKind::power_limit : traces::knob_kind_from_string(s("knob_kind"));
+  knob.dims = {{s("knob_dim").empty() ? std::string(to_string(knob.kind)) : s("knob_dim"), s("knob_unit")}};
   return std::make_unique<InterpolatingModel>(std::move(knob), std::move(by_batch), record);
 }
 

@@ -26,7 +26,7 @@ class InterpolatingModel : public DeviceModel {
   // `by_batch`: per batch size, samples ascending in knob, one per knob value.
   InterpolatingModel(traces::KnobSpace knob, std::map<int, std::vector<Sample>> by_batch, traces::ModelRecord record);
 
-  std::string kind() const override { return "interpolating"; }
+  traces::ModelKind kind() const override { return traces::ModelKind::interpolating; }
   const traces::KnobSpace& knob() const override { return knob_; }
   Prediction predict(const std::vector<double>& knob, int batch_size) const override;
   traces::ModelRecord to_record() const override;

@@ -62,7 +62,7 @@ std::unique_ptr<LearnedModel> transfer_learned(const LearnedModel& reference,
 
 // ---------------------------------------------------------------------------------------------
 LearnedModel::LearnedModel(Net net, traces::ModelRecord record) : net_(std::move(net)), record_(std::move(record)) {
-  record_.kind = "learned";
+  record_.kind = to_string(traces::ModelKind::learned);
   if (net_.layers.empty() || net_.knob_scale.size() != net_.knob.dims.size() || net_.output_mean.size() != kOutputs ||
       net_.output_std.size() != kOutputs)
     throw Error("learned model: inconsistent network description (layers, knob scales or output scaling)");
@@ -134,7 +134,7 @@ traces::ModelRecord LearnedModel::to_record() const {
   r.settings["inputs"] = "knob_d / knob_scale_d for each dim, log2(b) / log2_batch_scale";
   r.settings["outputs"] = "standardised log time per batch [s], log mean power [W], log peak power [W]";
   r.settings["has_peak"] = std::string(net_.has_peak ? "1" : "0");
-  r.settings["knob_kind"] = net_.knob.kind;
+  r.settings["knob_kind"] = to_string(net_.knob.kind);
   r.settings["knob_dims"] = knob_dims_text(net_.knob);
   return r;
 }
@@ -158,7 +158,7 @@ std::unique_ptr<LearnedModel> learned_from_record(const traces::ModelRecord& rec
     return it->second;
   };
   LearnedModel::Net net;
-  net.knob.kind = setting("knob_kind");
+  net.knob.kind = traces::knob_kind_from_string(setting("knob_kind"));
   std::stringstream dims(setting("knob_dims"));
   for (std::string item; std::getline(dims, item, ',');) {
     const auto colon = item.find(':');

@@ -52,7 +52,7 @@ class LearnedModel : public DeviceModel {
 
   LearnedModel(Net net, traces::ModelRecord record);
 
-  std::string kind() const override { return "learned"; }
+  traces::ModelKind kind() const override { return traces::ModelKind::learned; }
   const traces::KnobSpace& knob() const override { return net_.knob; }
   Prediction predict(const std::vector<double>& knob, int batch_size) const override;
   traces::ModelRecord to_record() const override;

@@ -70,7 +70,7 @@ Prediction gpu_at(const AnalyticalParams& a, double f, double s, int b) {
 ModeModel::ModeModel(traces::KnobSpace knob, traces::ModeCaps maxima, std::unique_ptr<AnalyticalModel> gpu,
                      ModeTerms terms, traces::ModelRecord record)
     : knob_(std::move(knob)), maxima_(maxima), gpu_(std::move(gpu)), terms_(terms), record_(std::move(record)) {
-  if (knob_.kind != "power_mode") throw Error("the mode model needs a power_mode knob");
+  if (knob_.kind != traces::KnobKind::power_mode) throw Error("the mode model needs a power_mode knob");
 }
 
 Prediction ModeModel::predict(const std::vector<double>& knob, int batch_size) const {
@@ -103,7 +103,7 @@ const std::vector<std::pair<const char*, double ModeTerms::*>> kTermNames = {
 traces::ModelRecord ModeModel::to_record() const {
   traces::ModelRecord r = record_;
   const auto gpu = gpu_->to_record();
-  r.kind = kind();
+  r.kind = to_string(kind());
   r.param_names.clear();
   r.param_values.clear();
   r.param_stderr.clear();
@@ -132,7 +132,7 @@ std::unique_ptr<ModeModel> modes_from_record(const traces::ModelRecord& record) 
   std::map<std::string, double> p;
   traces::ModelRecord gpu;
   gpu.name = record.name + " (GPU part)";
-  gpu.kind = "analytical";
+  gpu.kind = to_string(traces::ModelKind::analytical);
   const std::string prefix = kGpuPrefix;
   for (size_t i = 0; i < record.param_names.size() && i < record.param_values.size(); ++i) {
     const auto& n = record.param_names[i];
@@ -189,7 +189,7 @@ std::unique_ptr<ModeModel> fit_modes(const std::vector<traces::ProfilePoint>& po
     t.power_peak_host_w = ex.power_peak_coef.at(0), t.power_peak_emc_w = ex.power_peak_coef.at(1);
   }
   traces::ModelRecord record;
-  record.kind = "modes";
+  record.kind = to_string(traces::ModelKind::modes);
   record.settings["cap_terms"] = o.cap_terms ? "1" : "0";
   return std::make_unique<ModeModel>(o.knob, o.maxima, std::move(gpu), t, std::move(record));
 }

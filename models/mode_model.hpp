@@ -30,7 +30,7 @@ class ModeModel : public DeviceModel {
  public:
   ModeModel(traces::KnobSpace knob, traces::ModeCaps maxima, std::unique_ptr<AnalyticalModel> gpu, ModeTerms terms,
             traces::ModelRecord record);
-  std::string kind() const override { return "modes"; }
+  traces::ModelKind kind() const override { return traces::ModelKind::modes; }
   const traces::KnobSpace& knob() const override { return knob_; }
   Prediction predict(const std::vector<double>& knob, int batch_size) const override;
   traces::ModelRecord to_record() const override;

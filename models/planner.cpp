@@ -158,8 +158,8 @@ std::vector<PlanPoint> plan_points(const std::vector<PlanPoint>& candidates_in, 
   }
   const size_t protected_count = chosen.size();
 
-  const Design design = options.knob.kind == "gpu_freq" && dims == 1 ? gpu_freq_design(cands, options)
-                                                                     : generic_design(cands);
+  const Design design = options.knob.kind == traces::KnobKind::gpu_freq && dims == 1 ? gpu_freq_design(cands, options)
+                                                                                     : generic_design(cands);
   const auto is_chosen = [&](size_t i) { return std::find(chosen.begin(), chosen.end(), i) != chosen.end(); };
   while (chosen.size() < k) {
     size_t best = cands.size();

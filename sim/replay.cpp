@@ -73,7 +73,7 @@ models::Prediction TableModel::predict(const std::vector<double>& knob, int batc
 traces::ModelRecord TableModel::to_record() const {
   traces::ModelRecord r;
   r.name = table_.workload + "@" + table_.device + ":table";
-  r.kind = "table";
+  r.kind = to_string(traces::ModelKind::table);
   r.workload = table_.workload;
   r.device = table_.device;
   r.settings["source"] = "profile table lookup (no fit)";

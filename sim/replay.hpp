@@ -47,7 +47,7 @@ ReplayResult replay(const models::DeviceModel& model, const std::vector<double>&
 class TableModel final : public models::DeviceModel {
  public:
   explicit TableModel(traces::ProfileTable table);
-  std::string kind() const override { return "table"; }
+  traces::ModelKind kind() const override { return traces::ModelKind::table; }
   const traces::KnobSpace& knob() const override { return table_.knob; }
   models::Prediction predict(const std::vector<double>& knob, int batch_size) const override;
   traces::ModelRecord to_record() const override;

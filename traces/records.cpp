@@ -12,7 +12,7 @@
 namespace pacer::traces {
 
 std::string KnobSpace::format(const std::vector<double>& values) const {
-  if (kind == "power_mode" && values.size() == dims.size()) {
+  if (kind == KnobKind::power_mode && values.size() == dims.size()) {
     // "4 CPU@1.479 GHz, GPU 921.6 MHz, EMC 1.6 GHz (3 TPC)": a mode's caps, read as a sentence.
     std::string s;
     for (size_t i = 0; i < values.size(); ++i) {

@@ -12,6 +12,8 @@
 #include <tuple>
 #include <vector>
 
+#include "traces/kinds.hpp"
+
 namespace pacer::traces {
 
 inline constexpr int kSchemaVersion = 1;
@@ -27,14 +29,14 @@ struct KnobDim {
 };
 
 struct KnobSpace {
-  std::string kind;  // "gpu_freq" | "power_limit" | "power_mode"
+  KnobKind kind = KnobKind::gpu_freq;
   std::vector<KnobDim> dims;
   bool operator==(const KnobSpace&) const = default;
 
-  static KnobSpace gpu_frequency() { return {"gpu_freq", {{"gpu_freq", "Hz"}}}; }
-  static KnobSpace power_limit() { return {"power_limit", {{"power_limit", "W"}}}; }
+  static KnobSpace gpu_frequency() { return {KnobKind::gpu_freq, {{"gpu_freq", "Hz"}}}; }
+  static KnobSpace power_limit() { return {KnobKind::power_limit, {{"power_limit", "W"}}}; }
   static KnobSpace power_mode() {
-    return {"power_mode", {{"cpu_cores", "1"}, {"cpu_freq", "Hz"}, {"gpu_freq", "Hz"}, {"mem_freq", "Hz"}}};
+    return {KnobKind::power_mode, {{"cpu_cores", "1"}, {"cpu_freq", "Hz"}, {"gpu_freq", "Hz"}, {"mem_freq", "Hz"}}};
   }
 
   // The one formatter of knob values, by each dimension's own unit: "921.6 MHz", "250 W",
@@ -232,7 +234,9 @@ struct LearningCurve {
 // their weights as an opaque blob.
 struct ModelRecord {
   std::string name;  // "<workload>@<device>:analytical" (no "/" in record names)
-  std::string kind;  // "analytical" | "learned" | "interpolating"
+  // The name of a ModelKind (traces/kinds.hpp). Kept as text: a store may hold a kind this build
+  // cannot rebuild, and export, merge and listing still carry it.
+  std::string kind;
   std::string workload;
   std::string device;
   std::vector<std::string> param_names;

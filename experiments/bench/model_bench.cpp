@@ -27,12 +27,14 @@
 namespace pacer::experiments {
 namespace {
 
-ModelBenchRow row(std::string section, std::string device, std::string workload, std::string model) {
+using traces::ModelKind;
+
+ModelBenchRow row(std::string section, std::string device, std::string workload, ModelKind model) {
   ModelBenchRow r;
   r.section = std::move(section);
   r.device = std::move(device);
   r.workload = std::move(workload);
-  r.model = std::move(model);
+  r.model = model;
   return r;
 }
 
@@ -112,9 +114,9 @@ struct Agg {
   double peak() const { return np ? p / np : traces::kNaN; }
 };
 
-std::map<std::pair<std::string, int>, Agg> aggregate(const std::vector<ModelBenchRow>& rows, const std::string& section,
-                                                     const std::string& device) {
-  std::map<std::pair<std::string, int>, Agg> agg;
+std::map<std::pair<ModelKind, int>, Agg> aggregate(const std::vector<ModelBenchRow>& rows, const std::string& section,
+                                                   const std::string& device) {
+  std::map<std::pair<ModelKind, int>, Agg> agg;
   for (const auto& r : rows)
     if (r.section == section && r.device == device) agg[{r.model, r.k}].add(r.error);
   return agg;
@@ -123,7 +125,7 @@ std::map<std::pair<std::string, int>, Agg> aggregate(const std::vector<ModelBenc
 // The Markdown table of one (section, device): a row per k, for each model its time, mean-power and
 // (where measured) peak-power MAPE; then the goal verdict per model, computed from the rows.
 std::string table(const std::vector<ModelBenchRow>& rows, const std::string& section, const std::string& device,
-                  const std::vector<std::string>& model_names, const std::vector<int>& ks, const ModelGoal& goal,
+                  const std::vector<ModelKind>& model_names, const std::vector<int>& ks, const ModelGoal& goal,
                   bool peak) {
   const auto agg = aggregate(rows, section, device);
   std::string md = "| k |";
@@ -231,10 +233,10 @@ std::string section_emulated(std::vector<ModelBenchRow>& rows, const ModelBenchO
         models::train_learned(models::usable_points(tables[ref_name], &device), tables[ref_name].knob, lo));
     models::PlannerOptions planner;
     planner.voltage_table = device.voltage_table;
-    const auto base = row("emulated", label, o.workloads[i], "analytical");
+    const auto base = row("emulated", label, o.workloads[i], ModelKind::analytical);
     evaluate(rows, base, {&points, planner, analytical_fit(aopt), 4, 0, analytical_fit_all(points, aopt)}, o.ks);
     auto lb = base;
-    lb.model = "learned";
+    lb.model = ModelKind::learned;
     evaluate(rows, lb, {&points, planner, learned_fit(reference, lo), 2, 10, {}}, o.ks);
   }
   return fmt::format(
@@ -243,7 +245,7 @@ std::string section_emulated(std::vector<ModelBenchRow>& rows, const ModelBenchO
              "chosen once on all points). Learned: transferred from the next workload's full profile.\n\n",
              device.name, o.workloads.size(), fmt::join(o.workloads, ", "), 100 * o.sensor_noise_rel,
              o.thermal_drift ? "on" : "off") +
-         table(rows, "emulated", label, {"analytical", "learned"}, o.ks, o.goal, true);
+         table(rows, "emulated", label, {ModelKind::analytical, ModelKind::learned}, o.ks, o.goal, true);
 }
 
 std::string section_zeus(std::vector<ModelBenchRow>& rows, const ModelBenchOptions& o) {
@@ -279,10 +281,10 @@ std::string section_zeus(std::vector<ModelBenchRow>& rows, const ModelBenchOptio
       }
       lo.knob_scale = knob_maxima(w.profile);
       const auto points = models::usable_points(w.profile, nullptr);
-      const auto base = row("zeus", gpu, w.name, "interpolating");
+      const auto base = row("zeus", gpu, w.name, ModelKind::interpolating);
       evaluate(rows, base, {&points, planner, interpolating_fit(w.profile.knob), 1, 0, {}}, o.ks);
       auto lb = base;
-      lb.model = "learned";
+      lb.model = ModelKind::learned;
       lb.note = "reference " + ref->name;
       evaluate(rows, lb, {&points, planner, learned_fit(refs[ref->name], lo), 2, 10, {}}, o.ks);
     }
@@ -291,7 +293,7 @@ std::string section_zeus(std::vector<ModelBenchRow>& rows, const ModelBenchOptio
               "MAPE [%] on held-out points, mean over workloads (k = all: cross-validated). Learned: "
               "transferred from the workload with the most points ({}; the next largest for itself).\n\n",
               gpu, imported.workloads.size(), by_size[0]->name) +
-          table(rows, "zeus", gpu, {"interpolating", "learned"}, o.ks, o.goal, false);
+          table(rows, "zeus", gpu, {ModelKind::interpolating, ModelKind::learned}, o.ks, o.goal, false);
   }
   return md;
 }
@@ -332,17 +334,17 @@ std::string section_real(std::vector<ModelBenchRow>& rows, const ModelBenchOptio
     planner.voltage_table = b.device.voltage_table;
     models::AnalyticalFitOptions aopt;
     aopt.voltage_table = b.device.voltage_table;
-    const auto base = row("real", b.device.name, b.table.workload, "analytical");
+    const auto base = row("real", b.device.name, b.table.workload, ModelKind::analytical);
     evaluate(rows, base, {&b.points, planner, analytical_fit(aopt), 4, 10, analytical_fit_all(b.points, aopt)}, o.ks);
     auto ib = base;
-    ib.model = "interpolating";
+    ib.model = ModelKind::interpolating;
     evaluate(rows, ib, {&b.points, planner, interpolating_fit(b.table.knob), 1, 10, {}}, o.ks);
     if (boards.size() > 1) {
       models::LearnedOptions lo;
       lo.seed = o.seed;
       lo.knob_scale = {b.device.max_freq_hz()};
       auto lb = base;
-      lb.model = "learned";
+      lb.model = ModelKind::learned;
       const size_t ref = (i + 1) % boards.size();
       lb.note = "reference " + boards[ref].device.name;
       evaluate(rows, lb, {&b.points, planner, learned_fit(refs[ref], lo), 2, 10, {}}, o.ks);
@@ -355,7 +357,8 @@ std::string section_real(std::vector<ModelBenchRow>& rows, const ModelBenchOptio
               "chosen once on all points). Learned: "
               "transferred from the other board's whole sweep.\n\n",
               b.device.name, freqs.size(), b.table.batch_sizes().size(), b.points.size()) +
-          table(rows, "real", b.device.name, {"analytical", "learned", "interpolating"}, o.ks, o.goal, false);
+          table(rows, "real", b.device.name, {ModelKind::analytical, ModelKind::learned, ModelKind::interpolating},
+                o.ks, o.goal, false);
     // The floor no model of the GPU clock and b goes below (models/uncertainty.hpp).
     const auto floor = models::noise_floor(b.points);
     md += fmt::format(
@@ -372,7 +375,7 @@ std::string section_real(std::vector<ModelBenchRow>& rows, const ModelBenchOptio
 }  // namespace
 
 int goal_met_from(const std::vector<ModelBenchRow>& rows, const std::string& section, const std::string& device,
-                  const std::string& model, const ModelGoal& goal) {
+                  ModelKind model, const ModelGoal& goal) {
   const auto agg = aggregate(rows, section, device);
   int best = 0;
   for (const auto& [key, a] : agg) {

@@ -57,8 +57,9 @@ struct ModelBenchRow {
   std::string section;  // "emulated" | "zeus" | "real"
   std::string device;
   std::string workload;
-  std::string model;  // "analytical" | "learned" | "interpolating"
-  int k = 0;          // kAllPoints: every point, cross-validated
+  // analytical, learned or interpolating
+  traces::ModelKind model = traces::ModelKind::analytical;
+  int k = 0;  // kAllPoints: every point, cross-validated
   int fit_points = 0;
   int heldout_points = 0;
   models::ErrorSummary error;
@@ -78,6 +79,6 @@ ModelBenchResult run_model_bench(const ModelBenchOptions& options);
 // The smallest k <= goal.max_k at which the mean errors of `model` meet the goal in `rows` of one
 // (section, device), or 0 when none does.
 int goal_met_from(const std::vector<ModelBenchRow>& rows, const std::string& section, const std::string& device,
-                  const std::string& model, const ModelGoal& goal);
+                  traces::ModelKind model, const ModelGoal& goal);
 
 }  // namespace pacer::experiments

@@ -60,7 +60,8 @@ std::map<std::string, std::vector<double>> workload_regrets(const traces::zeus::
   so.policies.push_back(explore::Policy::Oracle);
   std::map<std::string, std::vector<double>> out;
   for (const auto& row : explore::sweep(sw, so))
-    if (row.policy != "oracle" && row.feasible && !std::isnan(row.regret)) out[row.policy].push_back(row.regret);
+    if (!explore::is_policy(row.policy, explore::Policy::Oracle) && row.feasible && !std::isnan(row.regret))
+      out[row.policy].push_back(row.regret);
   return out;
 }
 
@@ -163,7 +164,7 @@ PolicyBenchResult run_policy_bench(const PolicyBenchOptions& options) {
     for (const auto& w : traces::zeus::import_traces(zo).workloads)
       for (size_t g = 0; g < grid.size(); ++g) {
         const auto by_policy = workload_regrets(w, grid[g], {explore::Policy::Pacer}, o.caps_per_workload);
-        const auto it = by_policy.find("pacer");
+        const auto it = by_policy.find(std::string(to_string(explore::Policy::Pacer)));
         if (it != by_policy.end()) {
           auto& v = regrets[g][w.name];
           v.insert(v.end(), it->second.begin(), it->second.end());

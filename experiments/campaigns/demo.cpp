@@ -189,7 +189,7 @@ Profiled profiled_from(const Demo& d, const traces::ProfileTable& measured, cons
 
 // The calibrated model's record name (models::calibrate names it so).
 std::string model_name(const traces::ProfileTable& measured) {
-  return models::model_record_name(measured.workload, measured.device, "analytical");
+  return models::model_record_name(measured.workload, measured.device, traces::ModelKind::analytical);
 }
 
 // What steps 2 and 3 left in the experiment's store, for a later stage of a sharded experiment.
@@ -227,7 +227,7 @@ Profiled profile_and_calibrate(const Demo& d, const fs::path& store_path) {
 
   traces::Store store = traces::Store::open(store_path);
   models::CalibrationOptions copt;
-  copt.model = "analytical";
+  copt.model = traces::ModelKind::analytical;
   copt.points = opt.calibration_points;
   copt.analytical.voltage_table = d.device.voltage_table;
   const auto cal = models::calibrate(prof.table, &d.device, copt);

@@ -97,14 +97,14 @@ ProfileRun run_profile(const ProfileRequest& request, const std::function<void(c
 }
 
 std::string format_profile_point(const traces::KnobSpace& knob, const traces::ProfilePoint& p) {
-  const std::string label = knob.dims.size() == 1 ? hw::knob_label(knob) : knob.kind;
+  const std::string label = knob.dims.size() == 1 ? hw::knob_label(knob) : std::string(to_string(knob.kind));
   return fmt::format("{}={} b={} t={:.4g} s/batch p_peak={:.3g} W p_mean={:.3g} W {}", label, knob.format(p.knob),
                      p.batch_size, p.time_per_batch_mean_s, p.power_peak_w, p.power_mean_w,
                      p.status == "ok" ? "" : p.status);
 }
 
 std::string format_profile_points(const traces::ProfileTable& t) {
-  std::string knob_heading = t.knob.dims.size() == 1 ? hw::knob_label(t.knob) : t.knob.kind;
+  std::string knob_heading = t.knob.dims.size() == 1 ? hw::knob_label(t.knob) : std::string(to_string(t.knob.kind));
   std::string out = fmt::format("{:>14} {:>6} {:>14} {:>12} {:>10} {:>10}  {}\n", knob_heading, "b", "t/batch [s]",
                                 "std [s]", "P_peak [W]", "P_mean [W]", "status");
   for (const auto& p : t.points)

@@ -68,7 +68,7 @@ Setup load_setup(const ValidateOptions& opt) {
   su.problem->target.reset();
   su.problem->target_set.reset();
   const explore::Space& space = *su.problem->space;
-  if (space.knob().kind != "gpu_freq")
+  if (space.knob().kind != traces::KnobKind::gpu_freq)
     throw Error(
         fmt::format("profile '{}' has knob '{}': validate pins GPU frequencies", spec.profile, space.knob().kind));
   su.device_cap = std::make_unique<explore::DeviceWideCap>(std::vector<const explore::Space*>{&space});
@@ -395,7 +395,7 @@ std::vector<ValidationSummaryRow> summarize_runs(const std::vector<Choice>& choi
       s.error_pct = 100 * (s.predicted_s - m) / m;
     }
     s.peak_w = peak;
-    if (ch.policy == "oracle") oracle_mean[ch.cap_w] = s.measured_mean_s;
+    if (explore::is_policy(ch.policy, explore::Policy::Oracle)) oracle_mean[ch.cap_w] = s.measured_mean_s;
     summary.push_back(s);
   }
   for (auto& s : summary)

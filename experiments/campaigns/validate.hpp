@@ -27,6 +27,7 @@
 #include "dnn/train.hpp"
 #include "experiments/campaigns/campaign.hpp"
 #include "experiments/cluster/shard.hpp"
+#include "explore/policy.hpp"
 #include "hw/open_device.hpp"
 #include "traces/records.hpp"
 
@@ -51,7 +52,10 @@ struct ValidateOptions {
   hw::DeviceRequest device;     // spec "emulated:jetson-nano", "jetson", "nvml"
   std::vector<double> caps_w;
   std::vector<int> seeds = {0, 1, 2};
-  std::vector<std::string> policies = {"baseline1", "baseline2", "ours", "pacer", "oracle"};
+  // Policy ids (explore/policy.hpp), checked before any training.
+  std::vector<std::string> policies =
+      explore::policy_ids({explore::Policy::Baseline1, explore::Policy::Baseline2, explore::Policy::Ours,
+                           explore::Policy::Pacer, explore::Policy::Oracle});
   // workload, target, budget, lr, checkpoint ("default": default_checkpoint), threads, eval cadence
   dnn::TrainOptions train = campaign_training();
   dnn::data::DatasetOptions data;

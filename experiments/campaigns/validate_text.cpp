@@ -11,6 +11,8 @@
 
 namespace pacer::experiments {
 
+using explore::Policy;
+
 std::string format_validation_table(const ValidateReport& report) {
   const traces::ValidationResult& v = report.result;
   std::string out = fmt::format("validation {} of {} on {}{} ({} >= {:.3f}; times are {}):\n", v.name, v.workload,
@@ -58,14 +60,19 @@ std::string format_verdict(const ValidateReport& report) {
   for (const auto& s : report.summary) by_cap[s.cap_w][s.policy] = &s;
   std::vector<double> errors;
   for (const auto& [cap, m] : by_cap) {
-    auto get = [&](const char* p) -> const ValidationSummaryRow* {
-      const auto it = m.find(p);
-      return it == m.end() || !(it->second->measured_mean_s > 0) ? nullptr : it->second;
+    const auto row_of = [&](Policy p) {
+      const auto it = m.find(std::string(to_string(p)));
+      return it == m.end() ? nullptr : it->second;
     };
-    const auto* ours = get("ours");
+    // A policy's row with a measured time, else null.
+    const auto get = [&](Policy p) -> const ValidationSummaryRow* {
+      const auto* row = row_of(p);
+      return row && row->measured_mean_s > 0 ? row : nullptr;
+    };
+    const auto* ours = get(Policy::Ours);
     std::string line = fmt::format("  cap {:g} W:", cap);
-    if (!ours && m.count("ours")) {
-      const ValidationSummaryRow& o = *m.at("ours");
+    if (!ours && row_of(Policy::Ours)) {
+      const ValidationSummaryRow& o = *row_of(Policy::Ours);
       if (o.config == "infeasible")
         out += line + " Ours found no feasible configuration\n";
       else if (o.stopped > 0)
@@ -81,11 +88,11 @@ std::string format_verdict(const ValidateReport& report) {
       out += line + " Ours was not among the validated policies\n";
       continue;
     }
-    if (const auto* b1 = get("baseline1"))
+    if (const auto* b1 = get(Policy::Baseline1))
       line += fmt::format(" Ours {:.2f}x faster than Baseline 1;", b1->measured_mean_s / ours->measured_mean_s);
-    if (const auto* b2 = get("baseline2"))
+    if (const auto* b2 = get(Policy::Baseline2))
       line += fmt::format(" {:.2f}x vs Baseline 2;", b2->measured_mean_s / ours->measured_mean_s);
-    if (get("oracle")) line += fmt::format(" regret vs oracle {:.1f}%;", ours->regret_pct);
+    if (get(Policy::Oracle)) line += fmt::format(" regret vs oracle {:.1f}%;", ours->regret_pct);
     line += fmt::format(" prediction error {:+.1f}%{}", ours->error_pct,
                         ours->stopped        ? fmt::format("; {} run(s) stopped by the power watchdog", ours->stopped)
                         : ours->cap_exceeded ? "; cap EXCEEDED on the trace"

@@ -35,11 +35,13 @@ int run_profile_cmd(const po::variables_map& vm) {
   dev.emulator.power_cap_w = vm["circuit-cap"].as<units::Power>().w;
   dev.emulator.thermal_drift = vm["thermal-drift"].as<bool>();
   dev.emulator.seed = vm["seed"].as<uint64_t>();
-  dev.knob = vm["knob"].as<std::string>();
-  if (dev.knob != "gpu_freq" && dev.knob != "power_mode")
-    throw UsageError(fmt::format("--knob: '{}' is not gpu_freq or power_mode", dev.knob));
+  const std::string knob = vm["knob"].as<std::string>();
+  const auto knob_kind = traces::find_knob_kind(knob);
+  if (knob_kind != traces::KnobKind::gpu_freq && knob_kind != traces::KnobKind::power_mode)
+    throw UsageError(fmt::format("--knob: '{}' is not gpu_freq or power_mode", knob));
+  dev.knob = *knob_kind;
   if (vm.count("modes")) {
-    if (dev.knob != "power_mode") throw UsageError("--modes needs --knob power_mode");
+    if (dev.knob != traces::KnobKind::power_mode) throw UsageError("--modes needs --knob power_mode");
     req.mode_ids = parse_seeds(vm["modes"].as<std::string>(), "--modes");
   }
   if (vm.count("board")) dev.board = vm["board"].as<std::string>();
@@ -50,7 +52,14 @@ int run_profile_cmd(const po::variables_map& vm) {
   dev.tegrastats.interval_s = vm["tegrastats-interval"].as<units::Duration>().s;
   require_range(dev.tegrastats.interval_s, 0.001, 60, "--tegrastats-interval", "s");
   dev.nvml.allow_control = vm["allow-gpu-control"].as<bool>();
-  dev.nvml.knob = vm["nvml-knob"].as<std::string>();
+  const bool nvml = dev.spec.rfind("nvml", 0) == 0;
+  if (nvml) {  // other devices ignore it
+    const std::string nvml_knob = vm["nvml-knob"].as<std::string>();
+    const auto kind = traces::find_knob_kind(nvml_knob);
+    if (kind != traces::KnobKind::gpu_freq && kind != traces::KnobKind::power_limit)
+      throw UsageError(fmt::format("--nvml-knob: '{}' is not gpu_freq or power_limit", nvml_knob));
+    dev.nvml.knob = *kind;
+  }
   require_range(dev.emulator.sensor_noise_rel, 0, 1, "--sensor-noise", "");
   require_range(dev.emulator.time_jitter_rel, 0, 1, "--time-jitter", "");
   req.train_device = vm["train-device"].as<std::string>();
@@ -62,7 +71,7 @@ int run_profile_cmd(const po::variables_map& vm) {
   // Knob values in the unit of the device's knob: a bare number is MHz for a GPU frequency, W for
   // a power limit (--nvml-knob power_limit); values with units are checked against that dimension.
   if (vm.count("freqs")) {
-    const bool watts = dev.spec.rfind("nvml", 0) == 0 && dev.nvml.knob == "power_limit";
+    const bool watts = nvml && dev.nvml.knob == traces::KnobKind::power_limit;
     o.knob_values =
         units::parse_list(vm["freqs"].as<std::string>(), watts ? units::Dimension::Power : units::Dimension::Frequency,
                           watts ? "W" : "MHz", "--freqs");
@@ -132,6 +141,7 @@ Command make() {
     const experiments::ProfileRequest r;
     const hw::ProfileOptions& o = r.profile;
     const hw::EmulatorOptions& e = r.device.emulator;
+    const std::string knob(to_string(r.device.knob)), nvml_knob(to_string(r.device.nvml.knob));
     d.add_options()("device", po::value<std::string>()->required(), hw::device_spec_syntax().c_str())(
         "workload", po::value<std::string>()->required(), "network[@shape] (pacer workloads lists them)")(
         "store", po::value<std::string>()->default_value("pacer.h5"), "trace store (HDF5) to write")(
@@ -165,7 +175,7 @@ Command make() {
         "sysfs-root", po::value<std::string>()->default_value(r.device.sysfs_root.string()),
         "root of the Jetson sysfs tree (--device jetson)")("state-file", po::value<std::string>(),
                                                            "restore state file (default: one per sysfs root)")(
-        "knob", po::value<std::string>()->default_value(r.device.knob),
+        "knob", po::value<std::string>()->default_value(knob),
         "Jetson knob: gpu_freq (pin GPU clocks) | power_mode (nvpmodel modes; clocks float under each mode's caps)")(
         "modes", po::value<std::string>(),
         "--knob power_mode: nvpmodel mode ids to profile, list 0,2,3 (default: all)")(
@@ -185,7 +195,7 @@ Command make() {
     add_threads_option(d, r.threads, "CPU intra-op threads for real steps", "libtorch's default");
     d.add_options()("allow-gpu-control", po::bool_switch()->default_value(r.device.nvml.allow_control),
                     "nvml: permit locking clocks / power limits")(
-        "nvml-knob", po::value<std::string>()->default_value(r.device.nvml.knob), "nvml knob: gpu_freq | power_limit")(
+        "nvml-knob", po::value<std::string>()->default_value(nvml_knob), "nvml knob: gpu_freq | power_limit")(
         "sensor-noise", number_opt(e.sensor_noise_rel), "emulated: relative sigma of a power reading [1]")(
         "sensor-period", duration_opt(e.sensor_period_s, "0s"),
         "emulated: sensor conversion period [s] (0: continuous)")("time-jitter", number_opt(e.time_jitter_rel),

@@ -477,7 +477,7 @@ ReportOutput make_report(const ReportOptions& opt) {
       std::string series;
       double lowest = INFINITY;
       for (const auto& r : v.rows)
-        if (!r.series.empty() && r.policy == "ours" && r.cap_w < lowest) {
+        if (!r.series.empty() && explore::is_policy(r.policy, explore::Policy::Ours) && r.cap_w < lowest) {
           lowest = r.cap_w;
           series = r.series;
         }

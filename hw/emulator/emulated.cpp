@@ -101,8 +101,8 @@ models::Prediction WorkloadPhysics::predict(const std::vector<double>& knob, int
 
 traces::ModelRecord WorkloadPhysics::to_record() const {
   traces::ModelRecord r;
-  r.name = workload_.name + "@" + device_.name + "/emulated-physics";
-  r.kind = kind();
+  r.name = workload_.name + "@" + device_.name + "/" + std::string(to_string(kind()));
+  r.kind = to_string(kind());
   r.workload = workload_.name;
   r.device = device_.name;
   const std::vector<std::pair<std::string, double>> params = {{"launch_overhead_s", params_.launch_overhead_s},
@@ -138,8 +138,8 @@ EmulatedJetson::EmulatedJetson(traces::DeviceSpec device, std::shared_ptr<const 
   default_hz_ = pinned_hz_ = device_.max_freq_hz();
   default_caps_ = caps_ = traces::mode_maxima(device_);
   temperature_c_ = options_.ambient_c;
-  const bool mode_model = model_->knob().kind == "power_mode";
-  if (options_.knob == "power_mode") {
+  const bool mode_model = model_->knob().kind == traces::KnobKind::power_mode;
+  if (options_.knob == traces::KnobKind::power_mode) {
     knob_ = traces::power_mode_knob(device_);
     const auto modes = traces::mode_settings(device_);  // throws for a device without complete modes
     if (mode_model && !(model_->knob() == knob_))
@@ -149,7 +149,7 @@ EmulatedJetson::EmulatedJetson(traces::DeviceSpec device, std::shared_ptr<const 
     pin(default_mode_);
     default_caps_ = caps_;
     default_hz_ = pinned_hz_;
-  } else if (options_.knob != "gpu_freq") {
+  } else if (options_.knob != traces::KnobKind::gpu_freq) {
     throw OptionError("knob", fmt::format("'{}' is not gpu_freq or power_mode", options_.knob));
   } else if (mode_model || model_->knob().dims.size() != 1) {
     throw Error(
@@ -166,7 +166,7 @@ std::unique_ptr<EmulatedJetson> EmulatedJetson::with_workload(const traces::Devi
 }
 
 std::vector<std::vector<double>> EmulatedJetson::settings() const {
-  if (knob_.kind == "power_mode") return traces::mode_settings(device_);
+  if (knob_.kind == traces::KnobKind::power_mode) return traces::mode_settings(device_);
   std::vector<std::vector<double>> out;
   for (double f : device_.gpu_freqs_hz) out.push_back({f});
   return out;
@@ -174,7 +174,7 @@ std::vector<std::vector<double>> EmulatedJetson::settings() const {
 
 void EmulatedJetson::pin(const std::vector<double>& setting) {
   const auto& fs = device_.gpu_freqs_hz;
-  if (knob_.kind == "power_mode") {
+  if (knob_.kind == traces::KnobKind::power_mode) {
     if (!traces::find_mode(device_, setting))
       throw Error(fmt::format("{} is not a power mode of {} (pacer devices show {} lists them)", knob_.format(setting),
                               device_.name, device_.name));
@@ -201,7 +201,7 @@ void EmulatedJetson::pin(const std::vector<double>& setting) {
 }
 
 std::vector<double> EmulatedJetson::current() const {
-  if (knob_.kind == "power_mode") return mode_knob_;
+  if (knob_.kind == traces::KnobKind::power_mode) return mode_knob_;
   return {effective_freq_hz(load_batch_ > 0 ? load_batch_ : 1)};
 }
 
@@ -211,7 +211,7 @@ void EmulatedJetson::set_caps(const traces::ModeCaps& caps) {
 }
 
 void EmulatedJetson::restore() {
-  if (knob_.kind == "power_mode") mode_knob_ = default_mode_;
+  if (knob_.kind == traces::KnobKind::power_mode) mode_knob_ = default_mode_;
   pinned_hz_ = default_hz_;
   caps_ = default_caps_;
   segments_.clear();
@@ -237,7 +237,8 @@ double EmulatedJetson::drift_factor() const {
 models::Prediction EmulatedJetson::expected(double freq_hz, int batch_size) const {
   traces::ModeCaps caps = caps_;
   caps.gpu_freq_hz = freq_hz;
-  if (model_->knob().kind == "power_mode") return model_->predict(traces::caps_knob(caps, model_->knob()), batch_size);
+  if (model_->knob().kind == traces::KnobKind::power_mode)
+    return model_->predict(traces::caps_knob(caps, model_->knob()), batch_size);
   if (const auto* phys = dynamic_cast<const WorkloadPhysics*>(model_.get())) {
     const auto p = phys->batch(caps, batch_size);
     return {p.time_s, p.power_peak_w, p.power_mean_w};

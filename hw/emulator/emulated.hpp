@@ -58,7 +58,7 @@ struct BatchPhysics {
 class WorkloadPhysics final : public models::DeviceModel {
  public:
   WorkloadPhysics(traces::DeviceSpec device, traces::WorkloadInfo workload, PhysicsParams params = {});
-  std::string kind() const override { return "emulated-physics"; }
+  traces::ModelKind kind() const override { return traces::ModelKind::emulated_physics; }
   const traces::KnobSpace& knob() const override { return knob_; }
   models::Prediction predict(const std::vector<double>& knob, int batch_size) const override;
   traces::ModelRecord to_record() const override;
@@ -99,9 +99,9 @@ struct EmulatorOptions {
   double leakage_per_c = 0.01;              // relative leakage increase per degree (assumed)
   double compute_phase_share = 0.5;  // share of a batch at peak power, the rest so the mean holds; 1: flat at the mean
   uint64_t seed = 1;
-  // The knob: "gpu_freq" (pin a GPU clock) or "power_mode" (set one of the device's nvpmodel modes;
+  // The knob: gpu_freq (pin a GPU clock) or power_mode (set one of the device's nvpmodel modes;
   // clocks then run at most at the mode's caps, the GPU at its cap while loaded).
-  std::string knob = "gpu_freq";
+  traces::KnobKind knob = traces::KnobKind::gpu_freq;
 };
 
 // One emulated board in virtual time: run_batch() advances the clock by the model's time.

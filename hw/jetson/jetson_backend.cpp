@@ -34,7 +34,7 @@ OpenedDevice open_jetson(const DeviceRequest& r, const std::string&) {
   auto dev = std::make_unique<JetsonSysfsDevice>(o);
   out.sysfs = dev.get();
   out.spec.name = "jetson-sysfs";
-  if (r.knob == "power_mode") {
+  if (r.knob == traces::KnobKind::power_mode) {
     PowerModeOptions pm;
     pm.board = traces::find_device(board_name(r));
     pm.nvpmodel = r.nvpmodel;
@@ -44,7 +44,8 @@ OpenedDevice open_jetson(const DeviceRequest& r, const std::string&) {
     out.device = std::move(modes);
     return out;
   }
-  if (r.knob != "gpu_freq") throw OptionError("knob", fmt::format("'{}' is not gpu_freq or power_mode", r.knob));
+  if (r.knob != traces::KnobKind::gpu_freq)
+    throw OptionError("knob", fmt::format("'{}' is not gpu_freq or power_mode", r.knob));
   out.device = std::move(dev);
   return out;
 }

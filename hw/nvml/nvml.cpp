@@ -115,7 +115,7 @@ NvmlDevice::NvmlDevice(NvmlOptions options) : api_(std::make_unique<Api>()), opt
   api_->check(api_->get_name(api_->dev, name, sizeof name), "device name");
   gpu_name_ = name;
 
-  if (options_.knob == "gpu_freq") {
+  if (options_.knob == traces::KnobKind::gpu_freq) {
     knob_ = traces::KnobSpace::gpu_frequency();
     if (api_->get_mem_clocks && api_->get_gr_clocks) {
       unsigned n = 64;
@@ -129,7 +129,7 @@ NvmlDevice::NvmlDevice(NvmlOptions options) : api_(std::make_unique<Api>()), opt
       }
     }
     std::sort(clocks_hz_.begin(), clocks_hz_.end());
-  } else if (options_.knob == "power_limit") {
+  } else if (options_.knob == traces::KnobKind::power_limit) {
     knob_ = traces::KnobSpace::power_limit();
     if (!api_->get_limit_range) throw Error("this NVML has no power-limit constraints: profile the gpu_freq knob instead");
     unsigned lo = 0, hi = 0;
@@ -153,7 +153,7 @@ std::string NvmlDevice::name() const { return fmt::format("nvml:{} {}", options_
 
 std::vector<std::vector<double>> NvmlDevice::settings() const {
   std::vector<std::vector<double>> out;
-  if (knob_.kind == "gpu_freq") {
+  if (knob_.kind == traces::KnobKind::gpu_freq) {
     for (double f : clocks_hz_) out.push_back({f});
   } else {
     for (double w = min_limit_w_; w <= max_limit_w_ + 1e-9; w += options_.power_limit_step_w) out.push_back({w});
@@ -168,7 +168,7 @@ void NvmlDevice::pin(const std::vector<double>& setting) {
     throw OptionError("allow-gpu-control", fmt::format("pinning {} on {} changes the GPU for every user: permit "
                                                        "GPU control explicitly to allow it",
                                                        knob_.kind, name()));
-  if (knob_.kind == "gpu_freq") {
+  if (knob_.kind == traces::KnobKind::gpu_freq) {
     if (!api_->set_locked) throw Error("this NVML cannot lock clocks (needs Volta or newer and a recent driver)");
     if (std::none_of(clocks_hz_.begin(), clocks_hz_.end(), [&](double f) { return std::abs(f - setting[0]) < 0.5e6; }))
       throw Error(fmt::format("{} is not a supported graphics clock of {}",
@@ -194,7 +194,7 @@ void NvmlDevice::pin(const std::vector<double>& setting) {
 }
 
 std::vector<double> NvmlDevice::current() const {
-  if (knob_.kind == "gpu_freq") {
+  if (knob_.kind == traces::KnobKind::gpu_freq) {
     unsigned mhz = 0;
     api_->check(api_->get_clock(api_->dev, kClockSm, &mhz), "SM clock");
     return {mhz * 1e6};

@@ -14,7 +14,7 @@ namespace pacer::hw {
 struct NvmlOptions {
   std::string library;  // empty: $PACER_NVML_LIBRARY, else "libnvidia-ml.so.1"
   unsigned index = 0;
-  std::string knob = "gpu_freq";   // "gpu_freq" (locked SM clocks) | "power_limit"
+  traces::KnobKind knob = traces::KnobKind::gpu_freq;  // gpu_freq (locked SM clocks) | power_limit
   double power_limit_step_w = 25;  // power-limit settings from the minimum to the maximum limit
   bool allow_control = false;      // pin() refuses unless set: NVML changes are global to the GPU
 };
@@ -50,7 +50,7 @@ class NvmlDevice final : public Device {
   double temperature_c() const override;
   // Locked graphics clocks leave the memory clock to the driver; under a power limit both float.
   std::string floating_clocks() const override {
-    return knob_.kind == "power_limit" ? "gpu, memory (under the power limit)" : "memory";
+    return knob_.kind == traces::KnobKind::power_limit ? "gpu, memory (under the power limit)" : "memory";
   }
   std::string board_model() const override { return gpu_name_; }
 

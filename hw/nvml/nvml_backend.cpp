@@ -18,7 +18,7 @@ OpenedDevice open_nvml(const DeviceRequest& r, const std::string& index) {
     if (!idx) throw OptionError("device", fmt::format("'{}' is not nvml:INDEX (a GPU index 0 .. 1023)", r.spec));
     o.index = static_cast<unsigned>(*idx);
   }
-  if (r.knob != "gpu_freq" && r.knob != "power_limit")
+  if (r.knob != traces::KnobKind::gpu_freq && r.knob != traces::KnobKind::power_limit)
     throw OptionError("knob", fmt::format("'{}' is not a knob of an NVML GPU (its power limit)", r.knob));
   out.device = std::make_unique<NvmlDevice>(o);
   out.spec.name = out.device->name();

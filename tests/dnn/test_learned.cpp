@@ -83,7 +83,7 @@ TEST(LearnedModel, IsDeterministicForASeedAndRoundTripsThroughItsRecord) {
 TEST(LearnedModel, CalibrateWithAReferenceTransfers) {
   TransferSetup s;
   CalibrationOptions opt;
-  opt.model = "learned";
+  opt.model = traces::ModelKind::learned;
   opt.points = 8;
   opt.reference = &s.reference;
   opt.reference_name = "reference";

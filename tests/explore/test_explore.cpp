@@ -470,6 +470,33 @@ TEST(PolicyTable, IdsRoundTripAndEveryIdHasItsLabel) {
   EXPECT_EQ(policy_names().find("zeus-cost") != std::string::npos, true);
 }
 
+// Records keep policy ids as text; code compares them with a Policy (is_policy). Every
+// policy round-trips through the id stores hold (spelled out: fixed by the files written so far),
+// and a misspelt id matches none.
+TEST(PolicyTable, StoredIdsCompareByPolicyAndMisspellingsMatchNone) {
+  const std::vector<std::pair<Policy, std::string>> ids = {{Policy::Ours, "ours"},
+                                                           {Policy::OursRobust, "ours-robust"},
+                                                           {Policy::Baseline1, "baseline1"},
+                                                           {Policy::Baseline2, "baseline2"},
+                                                           {Policy::Pacer, "pacer"},
+                                                           {Policy::Oracle, "oracle"},
+                                                           {Policy::EnergyOptimal, "energy-opt"},
+                                                           {Policy::ZeusCost, "zeus-cost"},
+                                                           {Policy::PowerTrain, "powertrain"}};
+  ASSERT_EQ(ids.size(), all_policies().size());
+  for (const auto& [policy, id] : ids) {
+    EXPECT_EQ(to_string(policy), id);
+    EXPECT_EQ(policy_from_string(id), policy) << id;
+    for (Policy other : all_policies()) EXPECT_EQ(is_policy(id, other), other == policy) << id;
+  }
+  for (const char* bad : {"Ours", "baseline 1", "oracle ", "zeus", "energy_opt", ""}) {
+    EXPECT_FALSE(policy_from_string(bad)) << bad;
+    for (Policy p : all_policies()) EXPECT_FALSE(is_policy(bad, p)) << bad;
+  }
+  EXPECT_EQ(policy_ids({Policy::Baseline1, Policy::Oracle, Policy::Ours}),
+            (std::vector<std::string>{"baseline1", "oracle", "ours"}));
+}
+
 // Zeus's MAXPOWER is the highest power limit of a power-limit knob (here 200 W, while the highest
 // average power is 190 W); other knobs keep the space's highest power; a given value wins.
 TEST(Index, ZeusMaxPowerIsTheHighestPowerLimit) {

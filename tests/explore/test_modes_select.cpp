@@ -62,7 +62,7 @@ TEST(ModesSelect, ChoosesTheFastestFeasibleModeAndBatchSize) {
   spec.model = "w@jetson-agx-orin:modes";
   const auto pb = load_problem(store, spec);
   ASSERT_EQ(pb->space->num_knobs(), 4u) << "every mode of the board, profiled or not";
-  EXPECT_EQ(pb->space->knob().kind, "power_mode");
+  EXPECT_EQ(pb->space->knob().kind, traces::KnobKind::power_mode);
   for (double cap : {15.0, 20.0, 30.0, 45.0, 80.0}) {
     double best = std::numeric_limits<double>::infinity();
     std::vector<double> best_knob;

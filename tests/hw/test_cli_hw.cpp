@@ -197,7 +197,7 @@ TEST(CliHw, PowerModesProfileCalibrateSelectOnAnEmulatedOrin) {
   EXPECT_NE(r.out.find("4 CPU@1.114 GHz, GPU 408 MHz, EMC 2.133 GHz (3 TPC)"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("GPU 612 MHz"), std::string::npos) << "mode 2 was not asked for";
   const auto t = traces::Store::open(store).read<traces::ProfileTable>("resnet8-w0.25@1x28x28");
-  EXPECT_EQ(t.knob.kind, "power_mode");
+  EXPECT_EQ(t.knob.kind, traces::KnobKind::power_mode);
   EXPECT_EQ(t.points.size(), 3u * 4u);
   r = run("calibrate " + store.string() + " --name resnet8-w0.25@1x28x28 --frequency-profile sweep --predict",
           tmp.path());

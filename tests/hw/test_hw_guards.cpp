@@ -178,7 +178,7 @@ TEST(EmulationRoot, RefusesTheKernelsTreesAndARealDevfreqTree) {
 TEST(ProfilerKnob, PowerLimitSettingsAreCheckedAndNamedInWatts) {
   NvmlOptions n;
   n.library = FAKE_NVML_LIBRARY;
-  n.knob = "power_limit";
+  n.knob = traces::KnobKind::power_limit;
   n.allow_control = true;
   ::setenv("FAKE_NVML_PRIVILEGED", "1", 1);
   {
@@ -205,7 +205,7 @@ TEST(ProfilerKnob, PowerLimitSettingsAreCheckedAndNamedInWatts) {
     const auto r = run_profile(dev, exec, o);
     ASSERT_EQ(r.table.points.size(), 1u);
     EXPECT_DOUBLE_EQ(r.table.points[0].knob[0], 150.0);
-    EXPECT_EQ(r.table.knob.kind, "power_limit");
+    EXPECT_EQ(r.table.knob.kind, traces::KnobKind::power_limit);
     EXPECT_EQ(r.table.knob.format(r.table.points[0].knob), "150 W");
     EXPECT_EQ(knob_label(r.table.knob), "P_limit");
     EXPECT_EQ(knob_label(traces::KnobSpace::gpu_frequency()), "f");

@@ -232,7 +232,7 @@ TEST(CalibInterpolating, InterpolatesInTheKnobAndLogLinearlyInBatchSize) {
   // The analytical model refuses this knob with an actionable error.
   CalibrationOptions opt;
   EXPECT_THROW(calibrate(t, nullptr, opt), Error);
-  opt.model = "interpolating";
+  opt.model = traces::ModelKind::interpolating;
   const auto cal = calibrate(t, nullptr, opt);
   EXPECT_EQ(cal.record.kind, "interpolating");
   EXPECT_TRUE(std::isfinite(cal.record.metrics.at("time_mape_cv")));
@@ -263,7 +263,8 @@ TEST(CalibRecord, ModelFromRecordRoundTripsThroughTheStore) {
     store.write(rec);
     const auto back = model_from_record(store.read<traces::ModelRecord>(rec.name));
     EXPECT_EQ(back->kind(), m->kind());
-    const std::vector<double> knob = m->knob().kind == "gpu_freq" ? std::vector<double>{691.2e6} : std::vector<double>{175.0};
+    const std::vector<double> knob =
+        m->knob().kind == traces::KnobKind::gpu_freq ? std::vector<double>{691.2e6} : std::vector<double>{175.0};
     for (int b : {8, 48, 128}) {
       const auto a = m->predict(knob, b);
       const auto c = back->predict(knob, b);

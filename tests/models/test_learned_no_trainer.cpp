@@ -18,7 +18,7 @@ TEST(LearnedWithoutTrainer, CalibrateSaysTrainingNeedsLibtorch) {
   const auto table =
       testing::table_from(testing::nano_truth(nano), nano.gpu_freqs_hz, testing::paper_batches(), 0.0, 1, "target");
   CalibrationOptions opt;
-  opt.model = "learned";
+  opt.model = traces::ModelKind::learned;
   opt.cv_folds = 1;
   try {
     calibrate(table, &nano, opt);

@@ -91,7 +91,7 @@ TEST(ModeModel, RecoversDataOfItsOwnFormAndChoosesTheCapTerms) {
       sweep.points.push_back(p);
     }
   CalibrationOptions co;
-  co.model = "analytical";  // on a power-mode profile: the modes model
+  co.model = traces::ModelKind::analytical;  // on a power-mode profile: the modes model
   co.analytical = o.analytical;
   co.cv_folds = 1;
   co.frequency_profile = &sweep;
@@ -143,7 +143,7 @@ TEST(ModeModel, NeedsTheBoardsModes) {
   const auto d = traces::find_device("jetson-agx-orin");
   const auto t = table_of(*truth(d, {}), d);
   CalibrationOptions co;
-  co.model = "modes";
+  co.model = traces::ModelKind::modes;
   EXPECT_THROW(calibrate(t, nullptr, co), Error);
   auto gpu_table = t;
   gpu_table.knob = traces::KnobSpace::gpu_frequency();

@@ -14,7 +14,7 @@ namespace {
 // t(f, b) = b * 1e8 / f * 0.01 s; peak = 1 + 2 * f / 1e8 + b / 8 W; mean = 0.8 * peak.
 class ToyModel : public models::DeviceModel {
  public:
-  std::string kind() const override { return "toy"; }
+  traces::ModelKind kind() const override { return traces::ModelKind::table; }
   const traces::KnobSpace& knob() const override { return knob_; }
   models::Prediction predict(const std::vector<double>& k, int b) const override {
     const double peak = 1 + 2 * k[0] / 1e8 + b / 8.0;

@@ -20,7 +20,7 @@ std::string knob_unit(const KnobSpace& k) {
 // ---------------------------------------------------------------------------------------------
 // Knob spaces.
 void write_knob_space(GroupWriter& w, const KnobSpace& k) {
-  w.attr("knob_kind", k.kind);
+  w.attr("knob_kind", std::string(to_string(k.kind)));
   std::vector<std::string> names, units;
   for (const auto& d : k.dims) {
     names.push_back(d.name);
@@ -32,7 +32,10 @@ void write_knob_space(GroupWriter& w, const KnobSpace& k) {
 
 KnobSpace read_knob_space(const GroupReader& r) {
   KnobSpace k;
-  k.kind = r.str_attr("knob_kind");
+  const std::string kind = r.str_attr("knob_kind");
+  const auto known = find_knob_kind(kind);
+  if (!known) r.fail("knob_kind", fmt::format("'{}' is not a knob kind ({})", kind, knob_kind_names()));
+  k.kind = *known;
   const auto names = r.col_s("knob_dims");
   const auto units = r.col_s("knob_units", static_cast<long>(names.size()));
   if (names.empty()) r.fail("knob_dims", "a knob space needs at least one dimension");

@@ -9,13 +9,14 @@ namespace {
 using pacer::experiments::goal_met_from;
 using pacer::experiments::ModelBenchRow;
 using pacer::experiments::ModelGoal;
+using pacer::traces::ModelKind;
 
 ModelBenchRow row(const std::string& workload, int k, double time, double mean, double peak) {
   ModelBenchRow r;
   r.section = "emulated";
   r.device = "jetson-nano";
   r.workload = workload;
-  r.model = "analytical";
+  r.model = ModelKind::analytical;
   r.k = k;
   r.error.time_mape = time;
   r.error.power_mean_mape = mean;
@@ -30,20 +31,20 @@ TEST(ModelBench, GoalVerdictFollowsTheMeasuredRows) {
   std::vector<ModelBenchRow> rows = {row("a", 4, 0.3, 2.0, 5.6), row("b", 4, 0.4, 2.0, 1.0),
                                      row("a", 6, 0.3, 0.4, 1.1), row("b", 6, 0.3, 0.5, 1.0),
                                      row("a", 12, 0.2, 0.3, 0.9), row("b", 12, 0.2, 0.3, 0.9)};
-  EXPECT_EQ(goal_met_from(rows, "emulated", "jetson-nano", "analytical", goal), 6);
+  EXPECT_EQ(goal_met_from(rows, "emulated", "jetson-nano", ModelKind::analytical, goal), 6);
   // A worse time at k = 6: no k within the goal meets it, whatever k = 12 says.
   rows[2].error.time_mape = 19;
-  EXPECT_EQ(goal_met_from(rows, "emulated", "jetson-nano", "analytical", goal), 0);
+  EXPECT_EQ(goal_met_from(rows, "emulated", "jetson-nano", ModelKind::analytical, goal), 0);
   // Another device or model has no rows: no verdict of "met".
-  EXPECT_EQ(goal_met_from(rows, "emulated", "jetson-tx2", "analytical", goal), 0);
-  EXPECT_EQ(goal_met_from(rows, "emulated", "jetson-nano", "learned", goal), 0);
+  EXPECT_EQ(goal_met_from(rows, "emulated", "jetson-tx2", ModelKind::analytical, goal), 0);
+  EXPECT_EQ(goal_met_from(rows, "emulated", "jetson-nano", ModelKind::learned, goal), 0);
   // A stricter goal moves the verdict.
   rows[2].error.time_mape = 0.3;
   ModelGoal strict = goal;
   strict.power_mape = 1.0;
-  EXPECT_EQ(goal_met_from(rows, "emulated", "jetson-nano", "analytical", strict), 0);
+  EXPECT_EQ(goal_met_from(rows, "emulated", "jetson-nano", ModelKind::analytical, strict), 0);
   strict.max_k = 12;
-  EXPECT_EQ(goal_met_from(rows, "emulated", "jetson-nano", "analytical", strict), 12);
+  EXPECT_EQ(goal_met_from(rows, "emulated", "jetson-nano", ModelKind::analytical, strict), 12);
 }
 
 }  // namespace

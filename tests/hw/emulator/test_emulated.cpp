@@ -113,7 +113,7 @@ TEST(EmulatedJetson, ThermalDriftRaisesPowerOverTime) {
 // Any DeviceModel drives the emulator in place of the default physics.
 class FixedModel final : public models::DeviceModel {
  public:
-  std::string kind() const override { return "table"; }
+  traces::ModelKind kind() const override { return traces::ModelKind::table; }
   const traces::KnobSpace& knob() const override { return knob_; }
   models::Prediction predict(const std::vector<double>& k, int b) const override {
     return {0.001 * b * 1e9 / k[0], 3.0 + k[0] / 1e9, 3.0 + k[0] / 1e9};

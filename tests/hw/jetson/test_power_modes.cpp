@@ -252,7 +252,7 @@ TEST(EmulatedModes, TheTreeReflectsTheCapsTheGeneratedNvpmodelSets) {
 TEST(EmulatedModes, TimeAndPowerFollowTheModeCaps) {
   const auto spec = traces::find_device("jetson-agx-orin");
   EmulatorOptions eo;
-  eo.knob = "power_mode";
+  eo.knob = traces::KnobKind::power_mode;
   auto dev = EmulatedJetson::with_workload(spec, testing::resnet18_cifar(), eo);
   ASSERT_EQ(dev->settings().size(), 4u);
   const auto maxn = dev->settings()[0], m15 = dev->settings()[1];
@@ -278,7 +278,7 @@ TEST(EmulatedModes, TimeAndPowerFollowTheModeCaps) {
 TEST(EmulatedModes, TheProfilerWalksModesTimesBatchSizes) {
   const auto spec = traces::find_device("jetson-agx-orin");
   EmulatorOptions eo;
-  eo.knob = "power_mode";
+  eo.knob = traces::KnobKind::power_mode;
   eo.sensor_noise_rel = 0;
   eo.time_jitter_rel = 0;
   auto dev = EmulatedJetson::with_workload(spec, testing::resnet18_cifar(), eo);
@@ -289,7 +289,7 @@ TEST(EmulatedModes, TheProfilerWalksModesTimesBatchSizes) {
   o.measured_batches = 3;
   o.warmup_batches = 1;
   const auto rep = run_profile(*dev, exec, o);
-  EXPECT_EQ(rep.table.knob.kind, "power_mode");
+  EXPECT_EQ(rep.table.knob.kind, traces::KnobKind::power_mode);
   ASSERT_EQ(rep.table.points.size(), 8u);
   for (const auto& p : rep.table.points) {
     ASSERT_EQ(p.status, "ok");

@@ -91,7 +91,7 @@ TEST(Nvml, PinsOnlyWhenAllowedAndPermittedAndRestores) {
 TEST(Nvml, PowerLimitKnob) {
   NvmlOptions o;
   o.library = FAKE_NVML_LIBRARY;
-  o.knob = "power_limit";
+  o.knob = traces::KnobKind::power_limit;
   o.allow_control = true;
   ::setenv("FAKE_NVML_PRIVILEGED", "1", 1);
   {

@@ -11,7 +11,7 @@ TEST(ImportCsv, UnitsFromTheHeaderAndFromTheMapping) {
   csv_import::ImportOptions o;
   const auto t = csv_import::import_text(
       "gpu_freq[MHz],b,time_per_batch[ms],power_mean[W],power_peak[mW]\n921.6,8,250,7.5,8100\n76.8,8,2000,2.5,\n", o);
-  EXPECT_EQ(t.knob.kind, "gpu_freq");
+  EXPECT_EQ(t.knob.kind, KnobKind::gpu_freq);
   ASSERT_EQ(t.points.size(), 2u);
   EXPECT_DOUBLE_EQ(t.points[0].knob[0], 921.6e6);
   EXPECT_DOUBLE_EQ(t.points[0].time_per_batch_mean_s, 0.25);
@@ -20,7 +20,7 @@ TEST(ImportCsv, UnitsFromTheHeaderAndFromTheMapping) {
   // Someone else's headings, mapped with units.
   o.columns = csv_import::parse_column_map("b=batch,time_per_batch=latency[s],power_mean=watts,power_limit=cap[W]");
   const auto u = csv_import::import_text("cap,batch,latency,watts\n150,32,0.5,140\n", o);
-  EXPECT_EQ(u.knob.kind, "power_limit");
+  EXPECT_EQ(u.knob.kind, KnobKind::power_limit);
   EXPECT_DOUBLE_EQ(u.points[0].knob[0], 150);
   EXPECT_EQ(u.points[0].batch_size, 32);
 }
@@ -30,7 +30,7 @@ TEST(ImportCsv, PowerModeColumnsAndBadInput) {
   const auto t = csv_import::import_text(
       "cpu_cores,cpu_freq[MHz],gpu_freq[MHz],mem_freq[MHz],b,time_per_batch,power_mean\n2,918,614.4,1600,4,0.5,4.4\n",
       o);
-  EXPECT_EQ(t.knob.kind, "power_mode");
+  EXPECT_EQ(t.knob.kind, KnobKind::power_mode);
   EXPECT_EQ(t.points[0].knob, (std::vector<double>{2, 918e6, 614.4e6, 1600e6}));
   const auto expect_error = [&](const std::string& csv, const std::string& fragment) {
     try {

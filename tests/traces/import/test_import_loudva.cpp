@@ -37,7 +37,7 @@ TEST(ImportLoudva, RealNanoSweep) {
   const auto r = loudva::import_dir(o);
   ASSERT_EQ(r.profiles.size(), 1u);
   const auto& t = r.profiles[0].table;
-  EXPECT_EQ(t.knob.kind, "gpu_freq");
+  EXPECT_EQ(t.knob.kind, KnobKind::gpu_freq);
   EXPECT_EQ(t.device, "jetson-nano");
   EXPECT_NE(t.source.find("inference"), std::string::npos);
   EXPECT_NE(t.source.find("Loudaros"), std::string::npos);
@@ -80,7 +80,7 @@ TEST(ImportLoudva, RealNanoModesWithNvpmodelCaps) {
   ASSERT_EQ(r.profiles.size(), 1u);
   const auto& t = r.profiles[0].table;
   EXPECT_EQ(r.profiles[0].name, "inceptionv3-triton.modes");
-  EXPECT_EQ(t.knob.kind, "power_mode");
+  EXPECT_EQ(t.knob.kind, KnobKind::power_mode);
   ASSERT_EQ(r.modes.size(), 2u);
   // MAXN: 4 cores, CPU -1 -> catalog 1479 MHz, GPU -1 -> 921.6 MHz, EMC 0 -> catalog 1600 MHz.
   EXPECT_EQ(mode_knob(r.modes[0], o.device), (std::vector<double>{4, 1479e6, 921.6e6, 1600e6}));

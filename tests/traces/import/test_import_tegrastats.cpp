@@ -32,7 +32,7 @@ TEST(ImportTegrastats, RealNanoLogTotalRailWithoutDate) {
   const auto t = tegrastats::import_text(import::read_text(o.log), marks, o);
   ASSERT_EQ(t.points.size(), 2u);
   const auto& p = t.points[0];
-  EXPECT_EQ(t.knob.kind, "gpu_freq");
+  EXPECT_EQ(t.knob.kind, KnobKind::gpu_freq);
   EXPECT_DOUBLE_EQ(p.knob[0], 921.6e6);
   EXPECT_EQ(p.power_samples, 10);
   EXPECT_NEAR(p.power_mean_w, 1.1865, 1e-9);  // POM_5V_IN "cur" of lines 1-10
@@ -115,7 +115,7 @@ TEST(ImportTegrastats, PowerModeMarksAndBadInput) {
                                          "start_s,end_s,b,cpu_cores,cpu_freq[MHz],gpu_freq[MHz],mem_freq[MHz],time_per_"
                                          "batch[ms]\n0,0.5,2,4,1479,921.6,1600,250\n",
                                          o);
-  EXPECT_EQ(t.knob.kind, "power_mode");
+  EXPECT_EQ(t.knob.kind, KnobKind::power_mode);
   EXPECT_EQ(t.points[0].knob, (std::vector<double>{4, 1479e6, 921.6e6, 1600e6}));
   EXPECT_DOUBLE_EQ(t.points[0].time_per_batch_mean_s, 0.25);
   EXPECT_DOUBLE_EQ(t.points[0].power_mean_w, 6.0);
