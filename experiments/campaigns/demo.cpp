@@ -244,8 +244,8 @@ Profiled profile_and_calibrate(const Demo& d, const fs::path& store_path) {
   if (std::isnan(opt.guard))
     std::cout << fmt::format(
         "      guard band {:.1f}%: the policies choose under cap x {:.3f} (the model's "
-        "cross-validated peak-power error on its {} points, at least 3%)\n",
-        100 * out.guard, 1 - out.guard, opt.calibration_points);
+        "cross-validated peak-power error on its {} points, at least {:g}%)\n",
+        100 * out.guard, 1 - out.guard, opt.calibration_points, 100 * kDefaultGuard);
   return out;
 }
 
