@@ -243,6 +243,10 @@ void record_shard_outcome(const fs::path& shard_store, const std::function<void(
   write_shard_outcome(shard_store, true);
 }
 
+int local_shard_count(int requested, size_t job_count) {
+  return static_cast<int>(std::clamp<size_t>(job_count, 1, static_cast<size_t>(std::max(1, requested))));
+}
+
 fs::path self_executable() {
   std::error_code ec;
   std::string p = fs::read_symlink("/proc/self/exe", ec).string();

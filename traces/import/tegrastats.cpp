@@ -116,7 +116,7 @@ Sample parse_line(const std::string& line, const std::string& origin, size_t lin
 std::vector<Sample> parse_log(const std::string& text, const std::string& origin, double interval_s) {
   std::vector<Sample> out;
   std::vector<double> dates;
-  std::istringstream in(text);
+  std::istringstream in(std::string(base::text_input(text, origin)));
   size_t line_no = 0;
   for (std::string line; std::getline(in, line);) {
     ++line_no;
