@@ -50,6 +50,7 @@ struct ImportOptions {
   double interval_s = 1.0;  // tegrastats --interval, used when lines carry no date
   std::string workload = "tegrastats";
   std::string device;  // recorded in the table (catalog name), may be empty
+  const DeviceSpec* catalog = nullptr;  // the board, for the plausibility checks (traces/import/common.hpp)
 };
 
 // The log and the marks into one ProfileTable. Throws Error naming the file and line of a
