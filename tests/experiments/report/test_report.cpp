@@ -376,7 +376,6 @@ TEST(Report, AFullDiskIsOneErrorWithAReasonAndLeavesNoPartialReport) {
       EXPECT_TRUE(what.find("free") != std::string::npos || what.find("space") != std::string::npos ||
                   what.find("full") != std::string::npos)
           << what;
-      std::cerr << "with " << left << " bytes free: " << what << "\n";
     }
     std::vector<std::string> left_behind;
     for (const auto& f : fs::recursive_directory_iterator(mnt))
@@ -384,5 +383,40 @@ TEST(Report, AFullDiskIsOneErrorWithAReasonAndLeavesNoPartialReport) {
     EXPECT_EQ(left_behind, std::vector<std::string>{}) << "with " << left << " bytes free";
   }
   EXPECT_GT(failed, 0) << "no report failed: the disk was never full enough";
+  fs::remove_all(dir);
+}
+
+// Issue 22 item 17, gnuplot's side: when the .dat and .gp fit but an image does not, gnuplot
+// prints nothing; the error names the image it did not write and the room left, and no image stays.
+TEST(Report, AGnuplotThatCannotWriteItsImageSaysWhy) {
+  if (experiments::gnuplot_path().empty()) GTEST_SKIP() << "gnuplot not installed: nothing to render";
+  const auto dir = temp_dir("full-gnuplot");
+  experiments::Plot plot;
+  plot.name = "big";
+  std::vector<double> x, y;
+  for (int i = 0; i < 4000; ++i) {
+    x.push_back(i);
+    y.push_back(std::sin(i * 0.01) * 100 + i % 7);
+  }
+  plot.series.push_back({"y", "linespoints", x, y, {}});
+  const fs::path mnt = dir / "mnt";
+  int gnuplot_failures = 0;
+  for (size_t left = size_t{64} << 10; left <= size_t{512} << 10; left += size_t{64} << 10) {
+    pacer::testing::SmallTmpfs small(mnt, "1m");
+    if (!small.mounted()) GTEST_SKIP() << "cannot mount a tmpfs here (needs root): disk-full gnuplot test skipped";
+    small.fill_leaving(left);
+    try {
+      experiments::render(plot, mnt / "fig");
+    } catch (const Error& e) {
+      const std::string what = e.what();
+      if (what.find("gnuplot failed on") == std::string::npos) continue;  // the .dat or .gp did not fit
+      ++gnuplot_failures;
+      EXPECT_NE(what.find("it wrote no big."), std::string::npos) << what;
+      EXPECT_NE(what.find("bytes free on"), std::string::npos) << what;
+      for (const char* ext : {".png", ".svg", ".pdf"}) EXPECT_FALSE(fs::exists(mnt / "fig" / (std::string("big") + ext)));
+    }
+  }
+  // 4000 points make images of several 100 kB: some room fits the .dat and .gp but not them.
+  EXPECT_GT(gnuplot_failures, 0) << "gnuplot never ran out of room: its message was not exercised";
   fs::remove_all(dir);
 }
