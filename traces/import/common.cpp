@@ -108,8 +108,8 @@ void check_gpu_frequency(double hz, const Where& at, const DeviceSpec* device, b
   for (const double f : device->gpu_freqs_hz) table.push_back(fmt::format("{:g}", f / 1e6));
   const std::string message = fmt::format("{} holds {:g} MHz, which is not a GPU frequency of {} ({} MHz)",
                                           at_text(at), hz / 1e6, device->name, fmt::join(table, ", "));
-  if (!force) throw Error(message + ": fix the value, or keep it with --force");
-  spdlog::warn("{} (kept: --force)", message);
+  if (!force) throw Error(message + ": fix the value, or force the import to keep it");
+  spdlog::warn("{} (kept: the import was forced)", message);
 }
 
 std::optional<DeviceSpec> catalog_device(const std::string& name) {
