@@ -41,8 +41,8 @@ struct SpawnSpec {
   // The child gets SIGTERM when pacer dies (a reader such as tegrastats must not outlive it); a
   // setter such as nvpmodel is left to finish what it started.
   bool die_with_parent = false;
-  pid_t parent = 0;                 // with die_with_parent: this process's pid (the child checks it is still there)
-  bool own_group = false;           // the child joins process group `group` (0: a new one, its own pid)
+  pid_t parent = 0;        // with die_with_parent: this process's pid (the child checks it is still there)
+  bool own_group = false;  // the child joins process group `group` (0: a new one, its own pid)
   pid_t group = 0;
   const RunOptions* run = nullptr;  // cwd and environment; null: this process's
 };

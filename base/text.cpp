@@ -16,9 +16,10 @@ std::string_view text_input(std::string_view text, const std::string& origin) {
   constexpr std::string_view bom = "\xEF\xBB\xBF";
   if (text.substr(0, bom.size()) == bom) text.remove_prefix(bom.size());
   if (text.find('\r') != std::string_view::npos && text.find('\n') == std::string_view::npos)
-    throw Error(fmt::format("{} uses CR line ends (an old Mac text file): convert it with `sed -i 's/\\r/\\n/g' {}` "
-                            "(or mac2unix) and try again",
-                            origin, origin));
+    throw Error(
+        fmt::format("{} uses CR line ends (an old Mac text file): convert it with `sed -i 's/\\r/\\n/g' {}` "
+                    "(or mac2unix) and try again",
+                    origin, origin));
   return text;
 }
 

@@ -10,9 +10,9 @@
 #include <regex>
 
 #include "base/error.hpp"
-#include "base/text.hpp"
 #include "base/process.hpp"
 #include "base/shell.hpp"
+#include "base/text.hpp"
 #include "traces/store/store.hpp"
 
 namespace pacer::experiments {
@@ -43,12 +43,12 @@ std::string stem(const JobList& jobs) {
 
 // A value of an #SBATCH line that pacer makes (a path, a job name): sbatch splits such a line at
 // blanks and ends it at an unquoted '#', but reads a double-quoted part as one word with \" and \\
-// escaped; so a value with a blank, a quote, '#', '$' or a backquote is written in double quotes. A control character (a newline) cannot be
-// written on one line: refused.
+// escaped; so a value with a blank, a quote, '#', '$' or a backquote is written in double quotes. A control character
+// (a newline) cannot be written on one line: refused.
 std::string sbatch_word(const std::string& value, const std::string& what) {
-  const bool plain = !value.empty() && value.front() != '-' &&
-                     value.find_first_of(" \t\"\\#'$`") == std::string::npos &&
-                     std::none_of(value.begin(), value.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20; });
+  const bool plain =
+      !value.empty() && value.front() != '-' && value.find_first_of(" \t\"\\#'$`") == std::string::npos &&
+      std::none_of(value.begin(), value.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20; });
   if (plain) return value;  // as is: what every usual path and name is
   std::string out = "\"";
   for (const char c : value) {
@@ -66,9 +66,8 @@ std::string sbatch_word(const std::string& value, const std::string& what) {
 // option, no quote, '#', '$(' or backquote, no leading '-'). Throws SettingError for the setting.
 void check_sbatch_settings(const SlurmOptions& o) {
   static const std::regex plain(R"([A-Za-z0-9_.,:+/@=%][A-Za-z0-9_.,:+/@=%-]*)");
-  for (const auto& [key, value] : {std::pair<std::string, std::string>{"partition", o.partition},
-                                   {"time", o.time_limit},
-                                   {"gres", o.gres}})
+  for (const auto& [key, value] :
+       {std::pair<std::string, std::string>{"partition", o.partition}, {"time", o.time_limit}, {"gres", o.gres}})
     if (!value.empty() && !std::regex_match(value, plain))
       throw SettingError(key, fmt::format("'{}' is not a plain Slurm value (letters, digits and _ . , : + / @ = % -, "
                                           "not starting with -): sbatch would split or misread it on an #SBATCH line",
@@ -80,8 +79,7 @@ std::string sbatch_header(const SlurmOptions& o, const JobList& jobs, const std:
   std::string s = "#!/bin/bash\n";
   s += fmt::format("#SBATCH --job-name={}\n", sbatch_word(job_name, "job name"));
   s += fmt::format("#SBATCH --chdir={}\n", sbatch_word(fs::current_path().string(), "working folder"));
-  s += fmt::format("#SBATCH --output={}\n",
-                   sbatch_word((slurm_dir(jobs) / "logs" / log_name).string(), "log folder"));
+  s += fmt::format("#SBATCH --output={}\n", sbatch_word((slurm_dir(jobs) / "logs" / log_name).string(), "log folder"));
   s += fmt::format("#SBATCH --cpus-per-task={}\n", cpus);
   if (!o.partition.empty()) s += fmt::format("#SBATCH --partition={}\n", o.partition);
   if (!o.time_limit.empty()) s += fmt::format("#SBATCH --time={}\n", o.time_limit);

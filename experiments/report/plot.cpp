@@ -2,10 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <spdlog/spdlog.h>
+#include <sys/statvfs.h>
 #include <cerrno>
 #include <cstring>
-#include <sys/statvfs.h>
-#include <spdlog/spdlog.h>
 
 #include <cmath>
 #include <sstream>

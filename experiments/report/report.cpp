@@ -1,9 +1,9 @@
 #include "experiments/report/report.hpp"
 
 #include <fmt/format.h>
-#include <unistd.h>
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>

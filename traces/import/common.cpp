@@ -71,8 +71,9 @@ std::string at_text(const Where& at) {
 
 double max_power_w(const DeviceSpec* device, std::string* why) {
   if (device && device->max_power_w > 0) {
-    if (why) *why = fmt::format("{} x {:g} of {}'s highest power in the catalog", device->max_power_w, kPowerSlack,
-                                device->name);
+    if (why)
+      *why =
+          fmt::format("{} x {:g} of {}'s highest power in the catalog", device->max_power_w, kPowerSlack, device->name);
     return device->max_power_w * kPowerSlack;
   }
   if (why)
@@ -87,8 +88,8 @@ void check_power(double watts, const Where& at, const DeviceSpec* device) {
   std::string why;
   const double limit = max_power_w(device, &why);
   if (watts > limit)
-    throw Error(fmt::format("{} holds {:g} W, above {:g} W ({}): check the unit in the heading (mW as W?)",
-                            at_text(at), watts, limit, why));
+    throw Error(fmt::format("{} holds {:g} W, above {:g} W ({}): check the unit in the heading (mW as W?)", at_text(at),
+                            watts, limit, why));
 }
 
 void check_duration(double seconds, const Where& at) {
@@ -106,8 +107,8 @@ void check_gpu_frequency(double hz, const Where& at, const DeviceSpec* device, b
     if (std::abs(f - hz) <= 1e3) return;
   std::vector<std::string> table;
   for (const double f : device->gpu_freqs_hz) table.push_back(fmt::format("{:g}", f / 1e6));
-  const std::string message = fmt::format("{} holds {:g} MHz, which is not a GPU frequency of {} ({} MHz)",
-                                          at_text(at), hz / 1e6, device->name, fmt::join(table, ", "));
+  const std::string message = fmt::format("{} holds {:g} MHz, which is not a GPU frequency of {} ({} MHz)", at_text(at),
+                                          hz / 1e6, device->name, fmt::join(table, ", "));
   if (!force) throw Error(message + ": fix the value, or force the import to keep it");
   spdlog::warn("{} (kept: the import was forced)", message);
 }
@@ -216,9 +217,10 @@ std::vector<double> KnobColumns::read(const std::vector<std::string>& row, const
 void require_clock_units(const KnobColumns& knob, const std::vector<std::string>& header, const std::string& origin) {
   for (size_t d = 0; d < knob.index.size(); ++d)
     if (knob.knob.dims[d].unit == "Hz" && split_heading(header[static_cast<size_t>(knob.index[d])]).second.empty())
-      throw Error(fmt::format("{}: column {} has no unit: name it {}[MHz] (or [Hz], [GHz]) so that its values are "
-                              "read as meant",
-                              origin, knob.knob.dims[d].name, knob.knob.dims[d].name));
+      throw Error(
+          fmt::format("{}: column {} has no unit: name it {}[MHz] (or [Hz], [GHz]) so that its values are "
+                      "read as meant",
+                      origin, knob.knob.dims[d].name, knob.knob.dims[d].name));
 }
 
 void check_knob(const KnobColumns& knob, const std::vector<double>& values, const std::string& origin, size_t line,

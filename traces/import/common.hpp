@@ -2,8 +2,8 @@
 // Pieces every measurement importer (traces/import_*.hpp) shares: reading a whole file with an
 // actionable error and strict number parsing that names the file, line and column.
 #include <filesystem>
-#include <string>
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace pacer::traces::import {
@@ -39,10 +39,10 @@ struct Where {
   size_t line = 0;     // 1-based
   std::string column;
 };
-inline constexpr double kPowerSlack = 1.5;        // a reading may exceed the catalog's max_power_w by this factor
-inline constexpr double kMaxPowerW = 1500;        // no single GPU or board draws more (the physics bound)
-inline constexpr double kMaxDurationS = 1e7;      // 115 days: no epoch or mini-batch takes longer
-inline constexpr double kMaxFrequencyHz = 10e9;   // 10 GHz: no GPU, CPU or memory clock is faster
+inline constexpr double kPowerSlack = 1.5;       // a reading may exceed the catalog's max_power_w by this factor
+inline constexpr double kMaxPowerW = 1500;       // no single GPU or board draws more (the physics bound)
+inline constexpr double kMaxDurationS = 1e7;     // 115 days: no epoch or mini-batch takes longer
+inline constexpr double kMaxFrequencyHz = 10e9;  // 10 GHz: no GPU, CPU or memory clock is faster
 // The highest plausible power reading: max_power_w x kPowerSlack for a catalog device that has one,
 // else kMaxPowerW; `why` (may be null) receives how the bound was made, for the message.
 double max_power_w(const DeviceSpec* device, std::string* why = nullptr);

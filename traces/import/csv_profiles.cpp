@@ -89,9 +89,10 @@ ProfileTable import_text(const std::string& csv, const ImportOptions& o) {
     if (!std::isnan(p.power_peak_w)) {
       import::check_power(p.power_peak_w, {origin, line, "power_peak"}, o.catalog);
       if (p.power_peak_w < p.power_mean_w)
-        throw Error(fmt::format("{}:{}: column power_peak holds {:g} W, below the mean power {:g} W of the same row: "
-                                "the peak of a run is at least its mean (columns swapped?)",
-                                origin, line, p.power_peak_w, p.power_mean_w));
+        throw Error(
+            fmt::format("{}:{}: column power_peak holds {:g} W, below the mean power {:g} W of the same row: "
+                        "the peak of a run is at least its mean (columns swapped?)",
+                        origin, line, p.power_peak_w, p.power_mean_w));
     }
     if (!seen.insert({p.knob, p.batch_size}).second)
       throw Error(fmt::format("{}:{}: the same knob setting and b appear twice", origin, line));

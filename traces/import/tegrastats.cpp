@@ -153,9 +153,10 @@ std::vector<Sample> parse_log(const std::string& text, const std::string& origin
         why = e.what();
       }
       if (!why.empty())
-        spdlog::warn("{}:{}: the last line has no line end and is incomplete ({}): left out, the {} complete lines "
-                     "before it are read",
-                     origin, line_no, why, out.size());
+        spdlog::warn(
+            "{}:{}: the last line has no line end and is incomplete ({}): left out, the {} complete lines "
+            "before it are read",
+            origin, line_no, why, out.size());
       continue;
     }
     out.push_back(parse_line(line, origin, line_no, &date));
@@ -192,10 +193,11 @@ ProfileTable import_text(const std::string& log, const std::string& marks, const
   const int c_batches = import::find_column(t.header, "batches");
   const int c_tpb = import::find_column(t.header, "time_per_batch");
   if (c_batches < 0 && c_tpb < 0)
-    throw Error(fmt::format("{}: no 'batches' or 'time_per_batch' column: without one the windows give power only; "
-                            "add batches (mini-batches run in each window) or time_per_batch[s] (an empty cell "
-                            "leaves one window power only)",
-                            marks_origin));
+    throw Error(
+        fmt::format("{}: no 'batches' or 'time_per_batch' column: without one the windows give power only; "
+                    "add batches (mini-batches run in each window) or time_per_batch[s] (an empty cell "
+                    "leaves one window power only)",
+                    marks_origin));
   // The log spans 0..last sample; a window may end up to one sampling interval after it.
   const double log_end = samples.back().time_s;
   struct Window {
@@ -225,11 +227,11 @@ ProfileTable import_text(const std::string& log, const std::string& marks, const
     const double end = import::parse_number(row.at(static_cast<size_t>(c_end)), marks_origin, line, "end_s");
     if (!(end > start)) throw Error(fmt::format("{}:{}: end_s must be after start_s", marks_origin, line));
     if (start < 0 || end > log_end + o.interval_s)
-      throw Error(fmt::format("{}:{}: columns start_s, end_s: the window {:g}-{:g} s is {} the log ({} spans 0-{:g} "
-                              "s): times count in seconds from the log's first line",
-                              marks_origin, line, start, end,
-                              end < 0 || start > log_end + o.interval_s ? "outside" : "partly outside", log_origin,
-                              log_end));
+      throw Error(
+          fmt::format("{}:{}: columns start_s, end_s: the window from {:g} s to {:g} s is {} the log ({} spans 0-{:g} "
+                      "s): times count in seconds from the log's first line",
+                      marks_origin, line, start, end,
+                      end < 0 || start > log_end + o.interval_s ? "outside" : "partly outside", log_origin, log_end));
     import::check_knob(knob, p.knob, marks_origin, line, o.catalog, false);
     windows.push_back({start, end, p.batch_size, line});
     std::vector<double> power, temps;
@@ -274,13 +276,15 @@ ProfileTable import_text(const std::string& log, const std::string& marks, const
     const auto [first, second] = std::minmax(a.line, b.line);
     if (a.start == b.start && a.end == b.end)
       throw Error(fmt::format(
-          "{}:{}: columns start_s, end_s: the window {:g}-{:g} s is already on line {}{}: one window per run",
+          "{}:{}: columns start_s, end_s: the window from {:g} s to {:g} s is already on line {}{}: one window per run",
           marks_origin, second, b.start, b.end, first,
           a.b == b.b ? "" : fmt::format(" with another batch size (b={} and b={})", a.b, b.b)));
     if (b.start < a.end)
-      throw Error(fmt::format("{}:{}: columns start_s, end_s: the window {:g}-{:g} s overlaps the window {:g}-{:g} s "
-                              "of line {}: windows of different runs must not overlap",
-                              marks_origin, b.line, b.start, b.end, a.start, a.end, a.line));
+      throw Error(
+          fmt::format("{}:{}: columns start_s, end_s: the window from {:g} s to {:g} s overlaps the window "
+                      "from {:g} s to {:g} s "
+                      "of line {}: windows of different runs must not overlap",
+                      marks_origin, b.line, b.start, b.end, a.start, a.end, a.line));
   }
   return table;
 }

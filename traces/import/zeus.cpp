@@ -305,9 +305,10 @@ std::map<Key, TrainData> read_train(const CsvTable& tt) {
     const double m = to_double(r.at(c_m), o, i, "target_metric");
     const int e = to_int(r.at(c_e), o, i, "target_epoch");
     if (e <= 0)
-      throw Error(fmt::format("{}:{}: column target_epoch holds '{}': the epoch a run reached its metric "
-                              "counts from 1 (empty or nan: never reached)",
-                              o, i + 2, r.at(c_e)));
+      throw Error(
+          fmt::format("{}:{}: column target_epoch holds '{}': the epoch a run reached its metric "
+                      "counts from 1 (empty or nan: never reached)",
+                      o, i + 2, r.at(c_e)));
     auto [it, inserted] = metrics.emplace(m, e);
     if (!inserted) it->second = std::min(it->second, e);
   }

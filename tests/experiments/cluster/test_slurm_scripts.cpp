@@ -5,12 +5,12 @@
 // naming a closed port makes it give up at once).
 #include <gtest/gtest.h>
 
+#include <unistd.h>
 #include <filesystem>
 #include <fstream>
 #include <regex>
 #include <sstream>
 #include <string>
-#include <unistd.h>
 
 #include "base/error.hpp"
 #include "base/process.hpp"
@@ -71,7 +71,8 @@ TEST(SlurmScripts, PathsSbatchWouldSplitAreQuotedAndReadBackWhole) {
   quoted = std::regex_replace(quoted, std::regex("\""), "\\\"");
   EXPECT_NE(array.find("#SBATCH --output=\"" + quoted + "\"\n"), std::string::npos) << array;
   const auto plain = write_slurm_scripts(options(dir), one_stage(dir / "plain" / "s.h5"), {});
-  EXPECT_NE(slurp(plain.stages.at(0).array).find("#SBATCH --output=" + (dir / "plain/slurm/logs/s-%A_%a.out").string() + "\n"),
+  EXPECT_NE(slurp(plain.stages.at(0).array)
+                .find("#SBATCH --output=" + (dir / "plain/slurm/logs/s-%A_%a.out").string() + "\n"),
             std::string::npos);
   try {
     pacer::base::find_program("sbatch", "");
@@ -96,9 +97,12 @@ TEST(SlurmScripts, PathsSbatchWouldSplitAreQuotedAndReadBackWhole) {
 // before any script is written.
 TEST(SlurmScripts, SettingsSbatchWouldSplitOrMisreadAreRefusedBeforeAnyScript) {
   const fs::path dir = temp_dir("refuse");
-  for (const auto& [key, value] : std::vector<std::pair<std::string, std::string>>{
-           {"partition", "gpu $(reboot)"}, {"partition", "gpu\nhostname"}, {"gres", "gpu:1 --wrap=id"},
-           {"time", "-1"}, {"partition", "`id`"}, {"gres", "gpu:1#x"}}) {
+  for (const auto& [key, value] : std::vector<std::pair<std::string, std::string>>{{"partition", "gpu $(reboot)"},
+                                                                                   {"partition", "gpu\nhostname"},
+                                                                                   {"gres", "gpu:1 --wrap=id"},
+                                                                                   {"time", "-1"},
+                                                                                   {"partition", "`id`"},
+                                                                                   {"gres", "gpu:1#x"}}) {
     SlurmOptions o = options(dir);
     (key == "partition" ? o.partition : key == "time" ? o.time_limit : o.gres) = value;
     try {

@@ -9,11 +9,11 @@
 #include <sstream>
 #include <tuple>
 
+#include "base/error.hpp"
 #include "experiments/report/plot.hpp"
-#include "tests/support/small_tmpfs.hpp"
 #include "experiments/report/report.hpp"
 #include "experiments/report/tables.hpp"
-#include "base/error.hpp"
+#include "tests/support/small_tmpfs.hpp"
 #include "traces/store/store.hpp"
 
 using namespace pacer;
@@ -413,7 +413,8 @@ TEST(Report, AGnuplotThatCannotWriteItsImageSaysWhy) {
       ++gnuplot_failures;
       EXPECT_NE(what.find("it wrote no big."), std::string::npos) << what;
       EXPECT_NE(what.find("bytes free on"), std::string::npos) << what;
-      for (const char* ext : {".png", ".svg", ".pdf"}) EXPECT_FALSE(fs::exists(mnt / "fig" / (std::string("big") + ext)));
+      for (const char* ext : {".png", ".svg", ".pdf"})
+        EXPECT_FALSE(fs::exists(mnt / "fig" / (std::string("big") + ext)));
     }
   }
   // 4000 points make images of several 100 kB: some room fits the .dat and .gp but not them.

@@ -72,8 +72,9 @@ TEST(ImportCsv, ImplausibleValuesAreRefusedNamingTheRowAndColumn) {
   expect_error(head + "921.6,8,0.5,1e300,\n", "csv:2: column power_mean holds 1e+300 W, above 15 W");
   expect_error(head + "921.6,8,0.5,5000,6100\n", "csv:2: column power_mean holds 5000 W, above 15 W (10 x 1.5");
   expect_error(head + "921.6,8,1e308,5,6\n", "csv:2: column time_per_batch holds 1e+308 s");
-  expect_error(head + "500,8,0.5,5,6\n", "csv:2: column gpu_freq holds 500 MHz, which is not a GPU frequency of "
-                                         "jetson-nano");
+  expect_error(head + "500,8,0.5,5,6\n",
+               "csv:2: column gpu_freq holds 500 MHz, which is not a GPU frequency of "
+               "jetson-nano");
   expect_error("gpu_freq,b,time_per_batch,power_mean\n460.8,8,0.5,5\n", "csv: column gpu_freq has no unit");
   // Without a device: the physics bound (1500 W).
   o.catalog = nullptr;

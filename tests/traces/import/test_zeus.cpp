@@ -218,10 +218,13 @@ TEST(Zeus, ImplausibleRowsAreRefusedNamingTheRowAndColumn) {
   expect_error("toy,net,8,adam,150,8,120", "toy,net,8,adam,150,8,1e300",
                file + "3: column average_power holds 1e+300 W, above 1500 W (the physics bound");
   expect_error("toy,net,8,adam,150,8,120", "toy,net,8,adam,150,8,39000", "column average_power holds 39000 W");
-  expect_error("toy,net,8,adam,150,8,120", "toy,net,8,adam,150,1e308,120", file + "3: column time_per_epoch holds 1e+308 s");
-  expect_error("toy,net,8,adam,150,8,120", "toy,net,8,adam,100,8,120",
-               file + "3: columns power_limit, batch_size: toy.net.adam at 100 W and batch size 8 is already on line 2 with "
-               "other values");
+  expect_error("toy,net,8,adam,150,8,120", "toy,net,8,adam,150,1e308,120",
+               file + "3: column time_per_epoch holds 1e+308 s");
+  expect_error(
+      "toy,net,8,adam,150,8,120", "toy,net,8,adam,100,8,120",
+      file +
+          "3: columns power_limit, batch_size: toy.net.adam at 100 W and batch size 8 is already on line 2 with "
+          "other values");
   expect_error("toy,net,8,adam,150,8,120", "toy,net,8,adam,100,10,90", "is already on line 2 (the same values)");
   expect_error("toy,net,8,Adam,1e-3,1,0.6,3", "toy,net,8,Adam,1e-3,1,0.6,-3",
                "summary_train.csv:3: column target_epoch holds '-3'", true);
