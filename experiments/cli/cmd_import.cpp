@@ -222,7 +222,8 @@ Command make_tegrastats() {
       "Reads tegrastats output of any Jetson generation (with or without a date prefix) and a marks CSV of\n"
       "windows: start_s,end_s (seconds since the first sample), b, the knob columns (gpu_freq, or power_limit,\n"
       "or cpu_cores,cpu_freq,gpu_freq,mem_freq; units in brackets, e.g. gpu_freq[MHz]) and, for the timing,\n"
-      "batches (mini-batches run in the window) or time_per_batch[s]. Each window becomes a profile point with\n"
+      "batches (mini-batches run in the window) or time_per_batch[s] (one is required; an empty cell leaves a\n"
+      "window power only). Windows lie inside the log and do not overlap. Each window becomes a profile point with\n"
       "the mean and peak module power of its samples (the total rail, or the sum of rails where the board has\n"
       "none).";
   c.add_options = [](po::options_description& d) {
