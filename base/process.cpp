@@ -41,6 +41,9 @@ struct SpawnSpec {
   // The child gets SIGTERM when pacer dies (a reader such as tegrastats must not outlive it); a
   // setter such as nvpmodel is left to finish what it started.
   bool die_with_parent = false;
+  pid_t parent = 0;        // with die_with_parent: this process's pid (the child checks it is still there)
+  bool own_group = false;  // the child joins process group `group` (0: a new one, its own pid)
+  pid_t group = 0;
   const RunOptions* run = nullptr;  // cwd and environment; null: this process's
 };
 
@@ -88,7 +91,15 @@ void close_fd(int& fd) {
   if (spec.err == Sink::Pipe) ::dup2(err[1], 2);
   if (spec.err == Sink::MergeIntoStdout) ::dup2(1, 2);
   if (spec.err == Sink::Null && null_fd >= 0) ::dup2(null_fd, 2);
-  if (spec.die_with_parent) ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+  if (spec.own_group) ::setpgid(0, spec.group);
+  sigset_t none;
+  sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);  // a parent's held stop signals (StopSignals) are not the child's
+  if (spec.die_with_parent) {
+    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+    // The parent may have died between fork and prctl: then no signal comes, and the child must not run.
+    if (::getppid() != spec.parent) ::_exit(127);
+  }
   if (cwd == nullptr || ::chdir(cwd) == 0) ::execve(path, argv, envp);
   const int e = errno;
   [[maybe_unused]] const ssize_t w = ::write(report_fd, &e, sizeof e);
@@ -121,6 +132,7 @@ Spawned spawn(const std::string& program, const std::vector<std::string>& args, 
     throw Error(fmt::format("cannot start {}: pipe: {}", path, std::strerror(e)));
   }
   const pid_t pid = ::fork();
+  if (pid > 0 && spec.own_group) ::setpgid(pid, spec.group == 0 ? pid : spec.group);  // as the child does: no race
   if (pid == 0)
     exec_child(spec, out, err, report[1], path.c_str(), argv.data(), envp.empty() ? environ : envp.data(),
                cwd.empty() ? nullptr : cwd.c_str());
@@ -236,6 +248,7 @@ ProgramResult run_program(const std::string& program, const std::vector<std::str
 ChildProcess::ChildProcess(const std::string& program, const std::vector<std::string>& args) {
   SpawnSpec spec;
   spec.die_with_parent = true;
+  spec.parent = ::getpid();
   const Spawned child = spawn(program, args, spec);
   pid_ = child.pid;
   fd_ = child.out_fd;
@@ -353,6 +366,87 @@ void DetachedChild::ready(const fs::path& log) {
   if (log_fd >= 0) {
     ::dup2(log_fd, STDOUT_FILENO);
     ::dup2(log_fd, STDERR_FILENO);
+  }
+}
+
+namespace {
+
+// The process group of the live ChildGroup (0: none), for the stop-signal handler.
+volatile sig_atomic_t g_child_group = 0;
+constexpr int kForwarded[3] = {SIGINT, SIGTERM, SIGHUP};
+
+extern "C" void forward_stop_signal(int sig) {
+  const pid_t group = g_child_group;
+  if (group > 0) ::kill(-group, SIGTERM);
+  struct sigaction dfl {};
+  dfl.sa_handler = SIG_DFL;
+  sigemptyset(&dfl.sa_mask);
+  ::sigaction(sig, &dfl, nullptr);
+  ::raise(sig);  // held until this handler returns, then ends the process as it would have
+}
+
+}  // namespace
+
+ChildGroup::ChildGroup() {
+  if (g_child_group != 0) throw Error("a second group of child processes while one runs (one at a time)");
+  struct sigaction sa {};
+  sa.sa_handler = forward_stop_signal;
+  sigemptyset(&sa.sa_mask);
+  for (int k = 0; k < 3; ++k) ::sigaction(kForwarded[k], &sa, &old_[k]);
+}
+
+ChildGroup::~ChildGroup() {
+  stop();
+  g_child_group = 0;
+  for (int k = 0; k < 3; ++k) ::sigaction(kForwarded[k], &old_[k], nullptr);
+}
+
+pid_t ChildGroup::start(const std::string& program, const std::vector<std::string>& args) {
+  SpawnSpec spec;
+  spec.out = Sink::Inherit;
+  spec.err = Sink::Inherit;
+  spec.die_with_parent = true;
+  spec.parent = ::getpid();
+  spec.own_group = true;
+  spec.group = group_;
+  const Spawned child = spawn(program, args, spec);
+  if (group_ == 0) {
+    group_ = child.pid;
+    g_child_group = group_;
+  }
+  pids_.push_back(child.pid);
+  statuses_.push_back(0);
+  reaped_.push_back(false);
+  return child.pid;
+}
+
+std::vector<int> ChildGroup::wait_all() {
+  for (size_t k = 0; k < pids_.size(); ++k) {
+    if (reaped_[k]) continue;
+    while (::waitpid(pids_[k], &statuses_[k], 0) < 0 && errno == EINTR) {
+    }
+    reaped_[k] = true;
+  }
+  g_child_group = 0;  // every child is reaped: the group's id may be another process's from now on
+  return statuses_;
+}
+
+void ChildGroup::stop(double grace_s) {
+  const auto running = [&] {
+    bool any = false;
+    for (size_t k = 0; k < pids_.size(); ++k) {
+      if (!reaped_[k] && ::waitpid(pids_[k], &statuses_[k], WNOHANG) == pids_[k]) reaped_[k] = true;
+      any = any || !reaped_[k];
+    }
+    return any;
+  };
+  if (group_ <= 0 || !running()) return;
+  ::kill(-group_, SIGTERM);
+  const auto deadline = after(grace_s);
+  while (running() && Clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  if (running()) {
+    ::kill(-group_, SIGKILL);
+    wait_all();
   }
 }
 

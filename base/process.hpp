@@ -101,6 +101,36 @@ class DetachedChild {
   int fd_ = -1;  // the caller's read end, the child's write end of the ready pipe
 };
 
+// Children that must not outlive this process, however it ends (the local shard processes of
+// `--jobs N`): started in one process group of their own (stdin from /dev/null, stdout and stderr
+// this process's), each with a parent-death signal (SIGTERM once this process is gone, SIGKILL of it
+// included); while the group lives, SIGINT, SIGTERM and SIGHUP to this process are passed on to the
+// whole group (as SIGTERM) before this process ends of them as it would have. One group at a time.
+// The destructor stops the children still running (SIGTERM, then SIGKILL) and reaps them.
+class ChildGroup {
+ public:
+  ChildGroup();
+  ~ChildGroup();
+  ChildGroup(const ChildGroup&) = delete;
+  ChildGroup& operator=(const ChildGroup&) = delete;
+
+  // Starts `program args...` (as find_program) in the group; throws Error when it cannot be started.
+  pid_t start(const std::string& program, const std::vector<std::string>& args);
+  // Waits for every child started; their wait statuses (as waitpid's, for WIFEXITED...) in start order.
+  std::vector<int> wait_all();
+  // The process group's id (the first child's pid; 0 before one is started).
+  pid_t group() const { return group_; }
+  // SIGTERM to the group, up to `grace_s` for the children to end, then SIGKILL; reaps them.
+  void stop(double grace_s = 2.0);
+
+ private:
+  pid_t group_ = 0;
+  std::vector<pid_t> pids_;
+  std::vector<int> statuses_;
+  std::vector<bool> reaped_;
+  struct sigaction old_[3]{};
+};
+
 // SIGINT, SIGTERM and SIGHUP held for wait(), in this thread and in every thread started after the
 // constructor (construct it first), for the rest of the process: a server's threads never see them.
 class StopSignals {

@@ -216,6 +216,10 @@ Selection select_powertrain(Policy p, const PolicyContext& ctx, double cap_w, st
   const Index& index = *ctx.index;
   const Space& s = index.space();
   size_t bi = s.num_batches() - 1;
+  if (ctx.powertrain_batch < 0)
+    throw SettingError("powertrain-batch", fmt::format("{} is not a batch size: give one of the space's batch sizes, "
+                                                       "or 0 for the largest",
+                                                       ctx.powertrain_batch));
   if (ctx.powertrain_batch > 0) {
     const auto b = s.batch_index(ctx.powertrain_batch);
     if (!b) return infeasible(p, index, cap_w, fmt::format("batch size {} is not in the space", ctx.powertrain_batch));

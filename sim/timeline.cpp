@@ -288,6 +288,9 @@ std::vector<CapStep> parse_cap_schedule(const std::string& csv_text, const std::
 }
 
 std::vector<CapStep> read_cap_schedule(const std::filesystem::path& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw Error(fmt::format("the cap schedule {} is a folder: name the CSV file (time_s, cap_w) in it", path.string()));
   std::ifstream in(path);
   if (!in) throw Error(fmt::format("cannot read the cap schedule {} (check the path)", path.string()));
   std::ostringstream ss;
@@ -302,7 +305,18 @@ double cap_at(const std::vector<CapStep>& schedule, double time_s) {
   return cap;
 }
 
+void check_run_options(const RunOptions& o) {
+  if (!(o.sample_period_s >= kMinSamplePeriodS && o.sample_period_s <= kMaxSamplePeriodS))
+    throw SettingError("sample-period", fmt::format("{:g} s is outside {:g} s to {:g} s: a power sensor's period",
+                                                    o.sample_period_s, kMinSamplePeriodS, kMaxSamplePeriodS));
+  if (!(o.noise_std_w >= 0 && o.noise_std_w < kMaxNoiseStdW))
+    throw SettingError("noise", fmt::format("{:g} W is not a sensor noise: give a standard deviation from 0 W to "
+                                            "below {:g} W",
+                                            o.noise_std_w, kMaxNoiseStdW));
+}
+
 RunResult run(const models::DeviceModel& model, const RunInput& input, const RunOptions& options) {
+  check_run_options(options);
   return Simulator(model, input, options).run();
 }
 

@@ -37,6 +37,12 @@ struct Choice {
 // the run then keeps its configuration and the governor throttles as far as it can.
 using Selector = std::function<std::optional<Choice>(double cap_w)>;
 
+// The valid ranges of a run's sensor settings (checked by check_run_options, which run() calls): a
+// power sensor samples at most 10,000 times a second and at least once an hour; its noise is below 1 kW.
+inline constexpr double kMinSamplePeriodS = 1e-4;
+inline constexpr double kMaxSamplePeriodS = 3600;
+inline constexpr double kMaxNoiseStdW = 1000;
+
 struct RunOptions {
   double sample_period_s = 0.1;   // power sensor period (the paper: 1 s; the sampler default: 0.1 s)
   double noise_std_w = 0.0;       // Gaussian sensor noise
@@ -48,6 +54,9 @@ struct RunOptions {
   size_t max_series_samples = 500000;  // longer runs are decimated (period doubled) to fit
   std::string name = "simulate";
 };
+
+// Throws SettingError ("sample-period", "noise") for a value outside the ranges above.
+void check_run_options(const RunOptions& options);
 
 struct RunInput {
   // Every setting the governor may step through (the device's table; any order).

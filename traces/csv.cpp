@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "base/error.hpp"
+#include "base/text.hpp"
 #include "traces/record_traits.hpp"
 
 namespace pacer::traces {
@@ -57,7 +58,8 @@ int CsvTable::column(const std::string& name, const std::string& origin) const {
   throw Error(fmt::format("{}: missing column '{}' in the header", origin, name));
 }
 
-CsvTable parse_csv(const std::string& text, const std::string& origin) {
+CsvTable parse_csv(const std::string& input, const std::string& origin) {
+  const std::string_view text = base::text_input(input, origin);
   CsvTable t;
   std::vector<std::string> row;
   std::string cell;

@@ -15,6 +15,7 @@
 
 #include "base/cpu_threads.hpp"
 #include "base/error.hpp"
+#include "base/text.hpp"
 
 namespace pacer::cli {
 namespace {
@@ -124,7 +125,7 @@ void resolve_paths(po::basic_option<char>& opt, const po::option_description& d,
 
 void store_config_text(const std::string& text, const std::string& file, const std::string& command_name,
                        const po::options_description& all, po::variables_map& vm) {
-  std::istringstream in(text);
+  std::istringstream in(std::string(base::text_input(text, file)));
   po::parsed_options parsed = po::parse_config_file(in, all, /*allow_unregistered=*/true);
   std::string section = command_name;
   std::replace(section.begin(), section.end(), ' ', '-');

@@ -199,6 +199,7 @@ int run_import_tegrastats(const po::variables_map& vm) {
   if (vm.count("device")) {
     device = traces::find_device(vm["device"].as<std::string>());
     o.device = device->name;
+    o.catalog = &*device;
   }
   const auto table = traces::tegrastats::import_log(o);
   const std::string out = vm["out"].as<std::string>();
@@ -221,7 +222,8 @@ Command make_tegrastats() {
       "Reads tegrastats output of any Jetson generation (with or without a date prefix) and a marks CSV of\n"
       "windows: start_s,end_s (seconds since the first sample), b, the knob columns (gpu_freq, or power_limit,\n"
       "or cpu_cores,cpu_freq,gpu_freq,mem_freq; units in brackets, e.g. gpu_freq[MHz]) and, for the timing,\n"
-      "batches (mini-batches run in the window) or time_per_batch[s]. Each window becomes a profile point with\n"
+      "batches (mini-batches run in the window) or time_per_batch[s] (one is required; an empty cell leaves a\n"
+      "window power only). Windows lie inside the log and do not overlap. Each window becomes a profile point with\n"
       "the mean and peak module power of its samples (the total rail, or the sum of rails where the board has\n"
       "none).";
   c.add_options = [](po::options_description& d) {
@@ -258,7 +260,9 @@ int run_import_csv(const po::variables_map& vm) {
   if (vm.count("device")) {
     device = traces::find_device(vm["device"].as<std::string>());
     o.device = device->name;
+    o.catalog = &*device;
   }
+  o.force = vm["force"].as<bool>();
   const auto table = traces::csv_import::import_file(o);
   const std::string out = vm["out"].as<std::string>();
   traces::import::write_profiles(out, device ? &*device : nullptr, {{o.workload, table}});
@@ -277,7 +281,9 @@ Command make_csv() {
       "Columns by role: b, time_per_batch, power_mean, optional power_peak, and the knob: gpu_freq, or\n"
       "power_limit, or cpu_cores, cpu_freq, gpu_freq and mem_freq (a power mode). A column named like its\n"
       "role is found by itself; --columns maps others (role=heading). Units in brackets in the heading or the\n"
-      "mapping (gpu_freq[MHz], time_per_batch=t[ms]), else SI (Hz, W, s).";
+      "mapping (gpu_freq[MHz], time_per_batch=t[ms]), else SI (W, s); a clock column needs its unit.\n"
+      "Every value is checked: positive and finite, powers within the device's catalog power x 1.5 (else\n"
+      "1500 W), a peak not below its mean, GPU frequencies in the device's table (--device).";
   c.add_options = [](po::options_description& d) {
     const traces::csv_import::ImportOptions d0;
     d.add_options()("file", po::value<std::string>()->required(), "the CSV file")(
@@ -285,7 +291,9 @@ Command make_csv() {
         "columns", po::value<std::string>(), "role=heading[unit],... for columns not named like their role")(
         "workload", po::value<std::string>()->default_value(d0.workload), "profile name (the workload measured)")(
         "device", po::value<std::string>(), "the board measured: catalog name or INI file (stored as /device)")(
-        "source", po::value<std::string>(), "who measured it and how (stored with the profile)");
+        "source", po::value<std::string>(), "who measured it and how (stored with the profile)")(
+        "force", po::bool_switch()->default_value(false),
+        "keep a GPU frequency that is not in the device's table (a warning names it)");
   };
   c.positional = {"file"};
   c.run = run_import_csv;

@@ -24,8 +24,8 @@ void add_shard_options(po::options_description& d, const std::vector<std::string
             "STORE.STAGE-shard-I-of-N.h5; merge the shards with `pacer merge --update STORE SHARDS...` before the "
             "next stage")(
       "jobs", po::value<int>()->default_value(1),
-      "run the campaign as N local processes (1 to 4096), one shard each, then merge them into the store "
-      "[processes]");
+      "run the campaign as N local processes (1 to 4096), one shard each, then merge them into the store; "
+      "never more processes than the campaign (or stage) has jobs [processes]");
   if (!stages.empty())
     d.add_options()("stage", po::value<std::string>(),
                     fmt::format("run only this stage of the campaign: {} (in this order; each needs the ones "
@@ -56,7 +56,11 @@ namespace {
 
 // Runs one stage as n local shard processes, each this command again with --shard i/n (and
 // --stage when the campaign has stages) and `extra` options, and merges them into the campaign's store.
-void run_stage_locally(const experiments::JobList& list, int n, bool add_stage, const std::vector<std::string>& extra) {
+void run_stage_locally(const experiments::JobList& list, int jobs, bool add_stage, bool set_threads) {
+  const int n = experiments::local_shard_count(jobs, list.jobs.size());
+  // The shards share this machine's free CPUs, unless the threads are given.
+  std::vector<std::string> extra;
+  if (set_threads) extra = {"--threads", std::to_string(std::max(1, base::free_cpu_threads() / n))};
   std::vector<std::vector<std::string>> args;
   for (int i = 0; i < n; ++i) {
     auto a = invocation_args();
@@ -65,8 +69,9 @@ void run_stage_locally(const experiments::JobList& list, int n, bool add_stage, 
     a.insert(a.end(), {"--shard", fmt::format("{}/{}", i, n)});
     args.push_back(std::move(a));
   }
-  spdlog::info("{} campaign{}: {} jobs in {} local shard processes", list.campaign,
-               list.stage.empty() ? "" : ", stage " + list.stage, list.jobs.size(), n);
+  spdlog::info("{} campaign{}: {} jobs in {} local shard processes{}", list.campaign,
+               list.stage.empty() ? "" : ", stage " + list.stage, list.jobs.size(), n,
+               n < jobs ? fmt::format(" (--jobs {}: one process per job at most)", jobs) : "");
   const auto r = experiments::run_local_shards(experiments::self_executable(), args, list.store, list.stage);
   std::cout << r.merge_text;
   std::cout << fmt::format("{}{} shards in {:.1f} s (merge {:.2f} s)\n",
@@ -103,10 +108,7 @@ std::optional<int> run_shard_front(const po::variables_map& vm, const std::vecto
     return 0;
   }
   if (n == 1) return std::nullopt;
-  // The shards share this machine's free CPUs, unless the threads are given.
-  std::vector<std::string> threads;
-  if (vm.count("threads") && vm["threads"].defaulted())
-    threads = {"--threads", std::to_string(std::max(1, base::free_cpu_threads() / n))};
+  const bool threads = vm.count("threads") && vm["threads"].defaulted();
   if (only) {
     run_stage_locally(*only, n, false, threads);
     return 0;

@@ -16,6 +16,7 @@
 #include <sstream>
 
 #include "base/error.hpp"
+#include "base/process.hpp"
 #include "base/units.hpp"
 #include "hw/device.hpp"
 #include "traces/store/merge.hpp"
@@ -242,6 +243,10 @@ void record_shard_outcome(const fs::path& shard_store, const std::function<void(
   write_shard_outcome(shard_store, true);
 }
 
+int local_shard_count(int requested, size_t job_count) {
+  return static_cast<int>(std::clamp<size_t>(job_count, 1, static_cast<size_t>(std::max(1, requested))));
+}
+
 fs::path self_executable() {
   std::error_code ec;
   std::string p = fs::read_symlink("/proc/self/exe", ec).string();
@@ -252,45 +257,19 @@ fs::path self_executable() {
   return p;
 }
 
-namespace {
-
-pid_t spawn(const fs::path& exe, const std::vector<std::string>& args) {
-  std::vector<std::string> copy = args;
-  std::string bin = exe.string();
-  std::vector<char*> argv{bin.data()};
-  for (auto& a : copy) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  const pid_t pid = ::fork();
-  if (pid < 0) throw Error("cannot start a shard process (fork failed: too many processes?)");
-  if (pid == 0) {
-    ::execv(bin.c_str(), argv.data());
-    ::_exit(127);
-  }
-  return pid;
-}
-
-}  // namespace
-
 LocalShardsReport run_local_shards(const fs::path& exe, const std::vector<std::vector<std::string>>& shard_args,
                                    const fs::path& store, const std::string& stage) {
   const int n = static_cast<int>(shard_args.size());
   if (n < 1) throw UsageError("the number of local shard processes must be at least 1");
   const auto t0 = std::chrono::steady_clock::now();
-  std::vector<pid_t> pids;
-  try {
-    for (const auto& args : shard_args) pids.push_back(spawn(exe, args));
-  } catch (const Error&) {  // the shards already started stop (SIGTERM) and are waited for
-    for (const pid_t pid : pids) ::kill(pid, SIGTERM);
-    for (const pid_t pid : pids)
-      while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
-      }
-    throw;
-  }
+  // One process group, stopped with this process however it ends (a signal, or kill -9: the
+  // shards' parent-death signal), so no shard goes on writing after its front is gone.
+  base::ChildGroup group;
+  for (const auto& args : shard_args) group.start(exe.string(), args);  // a failure stops those started
+  const std::vector<int> statuses = group.wait_all();
   std::vector<std::string> failed;
   for (int i = 0; i < n; ++i) {
-    int status = 0;
-    while (::waitpid(pids[i], &status, 0) < 0 && errno == EINTR) {
-    }
+    const int status = statuses[static_cast<size_t>(i)];
     if (!(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
       const auto outcome = read_shard_outcome(shard_store(store, {i, n}, stage));
       const std::string how = WIFEXITED(status) ? fmt::format("exit status {}", WEXITSTATUS(status))

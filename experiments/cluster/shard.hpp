@@ -116,6 +116,10 @@ LocalShardsReport run_local_shards(const std::filesystem::path& exe,
                                    const std::vector<std::vector<std::string>>& shard_args,
                                    const std::filesystem::path& store, const std::string& stage = "");
 
+// How many local shard processes `--jobs requested` starts for a stage of `job_count` jobs: never
+// more than its jobs (a shard without a job would only make an empty store), at least 1.
+int local_shard_count(int requested, size_t job_count);
+
 // The executable of this process (for re-running it on shards).
 std::filesystem::path self_executable();
 

@@ -12,6 +12,7 @@
 #include "base/error.hpp"
 #include "base/process.hpp"
 #include "base/shell.hpp"
+#include "base/text.hpp"
 #include "traces/store/store.hpp"
 
 namespace pacer::experiments {
@@ -40,12 +41,45 @@ std::string stem(const JobList& jobs) {
   return jobs.store.stem().string();
 }
 
+// A value of an #SBATCH line that pacer makes (a path, a job name): sbatch splits such a line at
+// blanks and ends it at an unquoted '#', but reads a double-quoted part as one word with \" and \\
+// escaped; so a value with a blank, a quote, '#', '$' or a backquote is written in double quotes. A control character
+// (a newline) cannot be written on one line: refused.
+std::string sbatch_word(const std::string& value, const std::string& what) {
+  const bool plain =
+      !value.empty() && value.front() != '-' && value.find_first_of(" \t\"\\#'$`") == std::string::npos &&
+      std::none_of(value.begin(), value.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20; });
+  if (plain) return value;  // as is: what every usual path and name is
+  std::string out = "\"";
+  for (const char c : value) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+      throw Error(fmt::format("the {} '{}' holds a control character, which an #SBATCH line cannot hold: rename it",
+                              what, base::printable(value)));
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+// The settings copied as given onto #SBATCH lines (--partition, --time, --gres): names, times and
+// resource lists only, so that sbatch reads the one option meant (no blank that starts another
+// option, no quote, '#', '$(' or backquote, no leading '-'). Throws SettingError for the setting.
+void check_sbatch_settings(const SlurmOptions& o) {
+  static const std::regex plain(R"([A-Za-z0-9_.,:+/@=%][A-Za-z0-9_.,:+/@=%-]*)");
+  for (const auto& [key, value] :
+       {std::pair<std::string, std::string>{"partition", o.partition}, {"time", o.time_limit}, {"gres", o.gres}})
+    if (!value.empty() && !std::regex_match(value, plain))
+      throw SettingError(key, fmt::format("'{}' is not a plain Slurm value (letters, digits and _ . , : + / @ = % -, "
+                                          "not starting with -): sbatch would split or misread it on an #SBATCH line",
+                                          base::printable(value)));
+}
+
 std::string sbatch_header(const SlurmOptions& o, const JobList& jobs, const std::string& job_name,
                           const std::string& log_name, int cpus) {
   std::string s = "#!/bin/bash\n";
-  s += fmt::format("#SBATCH --job-name={}\n", job_name);
-  s += fmt::format("#SBATCH --chdir={}\n", fs::current_path().string());
-  s += fmt::format("#SBATCH --output={}\n", (slurm_dir(jobs) / "logs" / log_name).string());
+  s += fmt::format("#SBATCH --job-name={}\n", sbatch_word(job_name, "job name"));
+  s += fmt::format("#SBATCH --chdir={}\n", sbatch_word(fs::current_path().string(), "working folder"));
+  s += fmt::format("#SBATCH --output={}\n", sbatch_word((slurm_dir(jobs) / "logs" / log_name).string(), "log folder"));
   s += fmt::format("#SBATCH --cpus-per-task={}\n", cpus);
   if (!o.partition.empty()) s += fmt::format("#SBATCH --partition={}\n", o.partition);
   if (!o.time_limit.empty()) s += fmt::format("#SBATCH --time={}\n", o.time_limit);
@@ -136,7 +170,7 @@ StageStatus stage_status(const SlurmOptions& o, const JobList& jobs, std::map<st
     ++counts[s.state];
     text += fmt::format("{}shard {}/{} ({} job{}): {}\n", jobs.stage.empty() ? "" : jobs.stage + " ", i, st.shards,
                         s.jobs, s.jobs == 1 ? "" : "s",
-                        outcome                   ? *outcome
+                        outcome                   ? base::printable(*outcome)
                         : s.state == "incomplete" ? "incomplete (running, or stopped before its end)"
                                                   : "missing");
     st.states.push_back(s);
@@ -190,8 +224,8 @@ std::string array_script(const SlurmOptions& o, const JobList& jobs, int shards,
       "# pacer {} campaign '{}'{}: {} jobs in {} shards; shard I runs the jobs whose number mod {} is I\n"
       "# (the campaign's --list-jobs numbers them) and writes its own store ({} for shard 0).\n"
       "# Written by `pacer slurm submit`; `pacer slurm status` reads the shard stores.\n",
-      o.campaign, jobs.record, jobs.stage.empty() ? "" : ", stage " + jobs.stage, jobs.jobs.size(), shards, shards,
-      shard_store(jobs.store, {0, shards}, jobs.stage).string());
+      o.campaign, base::printable(jobs.record), jobs.stage.empty() ? "" : ", stage " + jobs.stage, jobs.jobs.size(),
+      shards, shards, base::printable(shard_store(jobs.store, {0, shards}, jobs.stage).string()));
   const std::string stage = jobs.stage.empty() ? "" : fmt::format(" --stage {}", shell_quote(jobs.stage));
   array += fmt::format("exec {} {} --config {}{} --shard \"${{SLURM_ARRAY_TASK_ID}}/{}\"\n",
                        shell_quote(pacer_binary(o).string()), shell_quote(o.campaign),
@@ -205,7 +239,7 @@ std::string merge_script(const SlurmOptions& o, const JobList& jobs, int shards)
   std::string merge = sbatch_header(o, jobs, fmt::format("pacer-merge-{}", name), name + "-merge-%j.out", 1);
   merge +=
       fmt::format("# Merges the {} shard stores{} into {} (keeping what it holds) once every array task succeeded.\n",
-                  shards, jobs.stage.empty() ? "" : " of stage " + jobs.stage, jobs.store.string());
+                  shards, jobs.stage.empty() ? "" : " of stage " + jobs.stage, base::printable(jobs.store.string()));
   merge +=
       fmt::format("exec {} merge --update {}", shell_quote(pacer_binary(o).string()), shell_quote(jobs.store.string()));
   for (const auto& p : shard_stores(jobs.store, shards, jobs.stage)) merge += " " + shell_quote(p.string());
@@ -218,7 +252,7 @@ std::string finish_script(const SlurmOptions& o, const JobList& jobs) {
                                 stem(jobs) + "-finish-%j.out", o.cpus_per_task);
   if (!o.gres.empty()) s += fmt::format("#SBATCH --gres={}\n", o.gres);
   s += fmt::format("# Once every stage is merged into {}: the whole campaign, which finds every job done.\n",
-                   jobs.store.string());
+                   base::printable(jobs.store.string()));
   s += fmt::format("exec {} {} --config {}\n", shell_quote(pacer_binary(o).string()), shell_quote(o.campaign),
                    shell_quote(fs::absolute(o.spec).string()));
   return s;
@@ -233,6 +267,7 @@ void write_script(const fs::path& path, const std::string& text) {
 
 SlurmScripts write_slurm_scripts(const SlurmOptions& o, const SlurmStatus& st,
                                  const std::vector<std::vector<int>>& tasks) {
+  check_sbatch_settings(o);  // before any script is written
   SlurmScripts out;
   const JobList& first = st.stages.front().jobs;
   const fs::path dir = slurm_dir(first);
@@ -258,6 +293,7 @@ SlurmScripts write_slurm_scripts(const SlurmOptions& o, const SlurmStatus& st,
 }
 
 SubmitReport slurm_submit(const SlurmOptions& o) {
+  check_sbatch_settings(o);
   const SlurmStatus st = slurm_status(o);
   const bool staged = st.stages.size() > 1 || !st.stages.front().jobs.stage.empty();
   SubmitReport r;

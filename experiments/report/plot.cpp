@@ -1,7 +1,11 @@
 #include "experiments/report/plot.hpp"
 
 #include <fmt/format.h>
+
 #include <spdlog/spdlog.h>
+#include <sys/statvfs.h>
+#include <cerrno>
+#include <cstring>
 
 #include <cmath>
 #include <sstream>
@@ -96,8 +100,25 @@ RenderResult run(const std::string& name, const std::string& data, const std::st
   bool ok = r.exit_code == 0;
   for (const auto& img : images) ok = ok && fs::exists(img) && fs::file_size(img) > 0;
   if (!ok) {
+    // gnuplot says nothing when it cannot write an image (a full disk): say which image is missing,
+    // how gnuplot ended and how much room the folder has.
+    std::string why = first_error;
+    if (why.empty()) {
+      std::string missing;
+      for (const auto& img : images)
+        if (missing.empty() && (!fs::exists(img, ec) || fs::file_size(img, ec) == 0)) missing = img.filename().string();
+      struct statvfs st {};
+      const std::string room =
+          ::statvfs(dir.c_str(), &st) == 0
+              ? fmt::format("{} bytes free on {}{}", static_cast<uint64_t>(st.f_bavail) * st.f_frsize, dir.string(),
+                            st.f_bavail == 0 ? ": the disk is full" : "")
+              : fmt::format("{} cannot be examined: {}", dir.string(), std::strerror(errno));
+      why = fmt::format("{} (gnuplot {}, and printed nothing; {})",
+                        missing.empty() ? "it failed" : "it wrote no " + missing,
+                        r.timed_out ? "timed out" : fmt::format("exit status {}", r.exit_code), room);
+    }
     for (const auto& img : images) fs::remove(img, ec);
-    throw Error(fmt::format("gnuplot failed on {}: {}", (dir / (name + ".gp")).string(), first_error));
+    throw Error(fmt::format("gnuplot failed on {}: {}", (dir / (name + ".gp")).string(), why));
   }
   result.files.insert(result.files.end(), images.begin(), images.end());
   result.rendered = true;

@@ -3,12 +3,14 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
 #include <map>
 #include <optional>
 #include <set>
+#include <typeinfo>
 
 #include "base/error.hpp"
 #include "base/stats.hpp"
@@ -428,9 +430,9 @@ void sweep_figures(ReportOutput& out, const fs::path& out_dir, traces::Store& st
 
 }  // namespace
 
-ReportOutput make_report(const ReportOptions& opt) {
-  if (opt.stores.empty()) throw OptionError("store", "name at least one trace store");
-  traces::check_output_folder(opt.out_dir, "out");  // before any store is read
+namespace {
+
+ReportOutput write_report(const ReportOptions& opt) {
   ReportOutput out;
   std::vector<traces::ValidationResult> validations;
   std::vector<traces::SweepResult> sweeps;
@@ -492,6 +494,53 @@ ReportOutput make_report(const ReportOptions& opt) {
     }
   }
   return out;
+}
+
+// The report's file `f` in `staging` as the same file in `out_dir`.
+fs::path moved(const fs::path& f, const fs::path& staging, const fs::path& out_dir) {
+  return out_dir / f.lexically_relative(staging);
+}
+
+}  // namespace
+
+// The report is written into a folder of its own inside the output folder, then each file is
+// renamed into place: a report that fails (a full disk, gnuplot) leaves no file of its own behind,
+// and an output folder it had to create is removed again.
+ReportOutput make_report(const ReportOptions& opt) {
+  if (opt.stores.empty()) throw OptionError("store", "name at least one trace store");
+  traces::check_output_folder(opt.out_dir, "out");  // before any store is read
+  std::error_code ec;
+  const bool existed = fs::exists(opt.out_dir, ec);
+  ReportOptions staged = opt;
+  staged.out_dir = opt.out_dir / fmt::format(".pacer-report-{}", ::getpid());
+  const auto clean_up = [&] {
+    fs::remove_all(staged.out_dir, ec);
+    if (!existed) fs::remove(opt.out_dir, ec);  // only when empty: what the report made
+  };
+  try {
+    ReportOutput out = write_report(staged);
+    for (auto& f : out.files) {
+      const fs::path to = moved(f, staged.out_dir, opt.out_dir);
+      fs::create_directories(to.parent_path());
+      fs::rename(f, to);
+      f = to;
+    }
+    for (auto& s : out.skipped)
+      for (size_t at; (at = s.find(staged.out_dir.string())) != std::string::npos;)
+        s.replace(at, staged.out_dir.string().size(), opt.out_dir.string());
+    fs::remove_all(staged.out_dir, ec);
+    return out;
+  } catch (const Error& e) {
+    clean_up();
+    if (typeid(e) != typeid(Error)) throw;
+    std::string what = e.what();  // the files it names are the output folder's, not the staging folder's
+    for (size_t at; (at = what.find(staged.out_dir.string())) != std::string::npos;)
+      what.replace(at, staged.out_dir.string().size(), opt.out_dir.string());
+    throw Error(what + " (no report was written)");
+  } catch (...) {
+    clean_up();
+    throw;
+  }
 }
 
 }  // namespace pacer::experiments

@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "base/error.hpp"
@@ -250,6 +251,93 @@ TEST(StopSignals, WaitReturnsAPendingStopSignalOr0AfterTheDuration) {
   ASSERT_EQ(::waitpid(pid, &status, 0), pid);
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 0);
+}
+
+// Issue 22 item 9: a front (a fork of this test program) starts two `sleep` children in a
+// ChildGroup and is then killed; the children must be gone within a bounded number of polls.
+namespace child_group {
+
+// Alive: /proc/PID exists and is not a zombie (an orphan's zombie waits for whoever adopts it).
+bool alive(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(in, line)) return false;
+  const auto close = line.rfind(')');
+  return close != std::string::npos && close + 2 < line.size() && line[close + 2] != 'Z';
+}
+
+// Starts the front; returns its pid and fills `children` with the two children's pids.
+pid_t start_front(std::vector<pid_t>& children) {
+  int fds[2];
+  if (::pipe(fds) != 0) return -1;
+  const pid_t front = ::fork();
+  if (front == 0) {
+    ::close(fds[0]);
+    pacer::base::ChildGroup group;
+    pid_t pids[2] = {group.start("sleep", {"300"}), group.start("sleep", {"300"})};
+    [[maybe_unused]] const auto w = ::write(fds[1], pids, sizeof pids);
+    group.wait_all();
+    ::_exit(0);
+  }
+  ::close(fds[1]);
+  pid_t pids[2] = {0, 0};
+  const auto got = ::read(fds[0], pids, sizeof pids);
+  ::close(fds[0]);
+  if (got == static_cast<ssize_t>(sizeof pids)) children = {pids[0], pids[1]};
+  return front;
+}
+
+// Polls (at most 2000 times, 5 ms apart) until no child is alive; returns whether they all went.
+bool gone(const std::vector<pid_t>& children) {
+  for (int poll = 0; poll < 2000; ++poll) {
+    bool any = false;
+    for (const pid_t c : children) any = any || alive(c);
+    if (!any) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return false;
+}
+
+void check_children_die_with_front(int signal) {
+  std::vector<pid_t> children;
+  const pid_t front = start_front(children);
+  ASSERT_GT(front, 0);
+  ASSERT_EQ(children.size(), 2u);
+  for (const pid_t c : children) {
+    EXPECT_TRUE(alive(c));
+    EXPECT_EQ(::getpgid(c), children[0]);  // a process group of their own, led by the first child
+  }
+  ::kill(front, signal);
+  int status = 0;
+  ASSERT_EQ(::waitpid(front, &status, 0), front);
+  EXPECT_TRUE(WIFSIGNALED(status));
+  EXPECT_EQ(WTERMSIG(status), signal);  // the front still ends of the signal it got
+  const bool all_gone = gone(children);
+  if (!all_gone)
+    for (const pid_t c : children) ::kill(c, SIGKILL);  // no orphan left behind by a failing test
+  EXPECT_TRUE(all_gone) << "the children outlived their front (signal " << signal << ")";
+}
+
+}  // namespace child_group
+
+TEST(ChildGroup, ChildrenDieWithTheirFrontOnKill) {
+  child_group::check_children_die_with_front(SIGKILL);
+}
+
+TEST(ChildGroup, ChildrenDieWithTheirFrontOnTermIntAndHup) {
+  for (const int sig : {SIGTERM, SIGINT, SIGHUP}) child_group::check_children_die_with_front(sig);
+}
+
+TEST(ChildGroup, WaitAllGivesEachChildsStatusInStartOrder) {
+  pacer::base::ChildGroup group;
+  group.start("sh", {"-c", "exit 3"});
+  group.start("sh", {"-c", "kill -TERM $$"});
+  const auto statuses = group.wait_all();
+  ASSERT_EQ(statuses.size(), 2u);
+  EXPECT_TRUE(WIFEXITED(statuses[0]));
+  EXPECT_EQ(WEXITSTATUS(statuses[0]), 3);
+  EXPECT_TRUE(WIFSIGNALED(statuses[1]));
+  EXPECT_EQ(WTERMSIG(statuses[1]), SIGTERM);
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "base/error.hpp"
 #include "base/text.hpp"
 #include "base/units.hpp"
 
@@ -25,4 +26,24 @@ TEST(Text, TheNumberParserTrimsTheSameBlanks) {
   EXPECT_EQ(units::to_number("\t2.5\r\n"), 2.5);
   EXPECT_FALSE(units::to_integer("5000abc"));
   EXPECT_FALSE(units::to_integer("50 00"));
+}
+
+// Issue 22 item 18: a UTF-8 byte-order mark is removed; a file of CR line ends is refused with
+// what to do; CRLF is left to the readers (they trim CR).
+TEST(Text, TextInputDropsAByteOrderMarkAndRefusesCrOnlyLineEnds) {
+  EXPECT_EQ(base::text_input("\xEF\xBB\xBFpower-limit = 5W\n", "x.ini"), "power-limit = 5W\n");
+  EXPECT_EQ(base::text_input("a,b\r\n1,2\r\n", "x.csv"), "a,b\r\n1,2\r\n");
+  EXPECT_EQ(base::text_input("", "x.csv"), "");
+  try {
+    base::text_input("a,b\r1,2\r", "x.csv");
+    FAIL() << "a CR-only file was accepted";
+  } catch (const pacer::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("x.csv uses CR line ends"), std::string::npos) << e.what();
+  }
+}
+
+// Issue 22 item 20: bytes of a file printed to a terminal have their control characters escaped.
+TEST(Text, PrintableEscapesControlCharacters) {
+  EXPECT_EQ(base::printable("done on node3"), "done on node3");
+  EXPECT_EQ(base::printable("a\x1b[31mb\r\x7f\\"), "a\\x1b[31mb\\x0d\\x7f\\\\");
 }

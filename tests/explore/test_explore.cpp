@@ -217,6 +217,19 @@ TEST(Policies, EnergyZeusAndPowerTrain) {
   EXPECT_DOUBLE_EQ(pt.knob[0], 300e6);
 }
 
+// Issue 22 item 22: a negative PowerTrain batch size was read as "the largest"; it is refused.
+TEST(Policies, ANegativePowertrainBatchIsRefused) {
+  Hand h;
+  auto ctx = h.ctx();
+  ctx.powertrain_batch = -1;
+  try {
+    select(Policy::PowerTrain, ctx, 5.0);
+    ADD_FAILURE() << "--powertrain-batch -1 was accepted";
+  } catch (const SettingError& e) {
+    EXPECT_EQ(e.option, "powertrain-batch");
+  }
+}
+
 TEST(Policies, InfeasibleCapGivesAMessageForEveryPolicy) {
   Hand h;
   for (Policy p : all_policies()) {

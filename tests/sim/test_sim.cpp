@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
 
 #include "base/error.hpp"
 #include "sim/replay.hpp"
@@ -185,6 +186,38 @@ TEST(Timeline, CapScheduleReselectsAndAccountsProgress) {
   EXPECT_NEAR(r.energy_j, 10 * 8.0 + 270 * 4.0, 1e-9);
   EXPECT_EQ(r.reselections, 1);
   EXPECT_EQ(r.time_over_cap_s, 0.0);
+}
+
+// Issue 22 item 22: sensor settings outside their ranges are refused naming the setting, before any
+// sample is drawn (1e-9 s made 358,822 samples; 1e18 W of noise a meaningless trace); a cap
+// schedule that is a folder is named as one.
+TEST(SimRunOptions, SensorSettingsOutsideTheirRangesAreRefused) {
+  const ToyModel m;
+  const auto refused = [&](double period, double noise) -> std::string {
+    RunOptions o;
+    o.sample_period_s = period;
+    o.noise_std_w = noise;
+    try {
+      run(m, fixed({{2e8}, 8}), o);
+    } catch (const SettingError& e) {
+      return e.option;
+    }
+    return "";
+  };
+  EXPECT_EQ(refused(1e-9, 0), "sample-period");
+  EXPECT_EQ(refused(0, 0), "sample-period");
+  EXPECT_EQ(refused(7200, 0), "sample-period");
+  EXPECT_EQ(refused(std::nan(""), 0), "sample-period");
+  EXPECT_EQ(refused(0.1, 1e18), "noise");
+  EXPECT_EQ(refused(0.1, -1), "noise");
+  EXPECT_EQ(refused(0.1, 0.05), "");
+  const auto dir = std::filesystem::temp_directory_path();
+  try {
+    read_cap_schedule(dir);
+    ADD_FAILURE() << "a folder was read as a cap schedule";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("is a folder"), std::string::npos) << e.what();
+  }
 }
 
 TEST(CapSchedule, ParsesAndRejectsBadFiles) {

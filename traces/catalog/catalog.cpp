@@ -36,7 +36,7 @@ struct IniSection {
 
 std::vector<IniSection> parse_ini(const std::string& text, const std::string& origin) {
   std::vector<IniSection> sections;
-  std::istringstream in(text);
+  std::istringstream in(std::string(base::text_input(text, origin)));
   std::string raw;
   int line = 0;
   while (std::getline(in, raw)) {

@@ -1,6 +1,10 @@
 #include "traces/import/common.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
 
 #include <cmath>
 #include <cstdlib>
@@ -12,6 +16,7 @@
 #include "base/error.hpp"
 #include "base/text.hpp"
 #include "base/units.hpp"
+#include "traces/catalog/catalog.hpp"
 
 namespace pacer::traces::import {
 
@@ -56,6 +61,62 @@ int parse_count(std::string_view text, const std::string& origin, size_t line, c
   if (v < 1 || v > std::numeric_limits<int>::max() || v != std::floor(v))
     throw Error(fmt::format("{}: {} holds '{}', not a whole number >= 1", where(origin, line), what, base::trim(text)));
   return static_cast<int>(v);
+}
+
+namespace {
+std::string at_text(const Where& at) {
+  return fmt::format("{}: column {}", where(at.origin, at.line), at.column);
+}
+}  // namespace
+
+double max_power_w(const DeviceSpec* device, std::string* why) {
+  if (device && device->max_power_w > 0) {
+    if (why)
+      *why =
+          fmt::format("{} x {:g} of {}'s highest power in the catalog", device->max_power_w, kPowerSlack, device->name);
+    return device->max_power_w * kPowerSlack;
+  }
+  if (why)
+    *why = fmt::format("the physics bound for one {} (no catalog data for it)",
+                       device ? fmt::format("board ({})", device->name) : std::string("GPU or board"));
+  return kMaxPowerW;
+}
+
+void check_power(double watts, const Where& at, const DeviceSpec* device) {
+  if (!(watts > 0) || !std::isfinite(watts))
+    throw Error(fmt::format("{} holds {:g} W: a power must be positive and finite", at_text(at), watts));
+  std::string why;
+  const double limit = max_power_w(device, &why);
+  if (watts > limit)
+    throw Error(fmt::format("{} holds {:g} W, above {:g} W ({}): check the unit in the heading (mW as W?)", at_text(at),
+                            watts, limit, why));
+}
+
+void check_duration(double seconds, const Where& at) {
+  if (!(seconds > 0) || !(seconds <= kMaxDurationS))
+    throw Error(fmt::format("{} holds {:g} s: a duration must be positive and at most {:g} s (check the unit)",
+                            at_text(at), seconds, kMaxDurationS));
+}
+
+void check_gpu_frequency(double hz, const Where& at, const DeviceSpec* device, bool force) {
+  if (!(hz > 0) || !(hz <= kMaxFrequencyHz))
+    throw Error(fmt::format("{} holds {:g} Hz: a clock must be positive and at most {:g} GHz (check the unit)",
+                            at_text(at), hz, kMaxFrequencyHz / 1e9));
+  if (!device || device->gpu_freqs_hz.empty()) return;
+  for (const double f : device->gpu_freqs_hz)
+    if (std::abs(f - hz) <= 1e3) return;
+  std::vector<std::string> table;
+  for (const double f : device->gpu_freqs_hz) table.push_back(fmt::format("{:g}", f / 1e6));
+  const std::string message = fmt::format("{} holds {:g} MHz, which is not a GPU frequency of {} ({} MHz)", at_text(at),
+                                          hz / 1e6, device->name, fmt::join(table, ", "));
+  if (!force) throw Error(message + ": fix the value, or force the import to keep it");
+  spdlog::warn("{} (kept: the import was forced)", message);
+}
+
+std::optional<DeviceSpec> catalog_device(const std::string& name) {
+  const auto names = builtin_device_names();
+  if (std::find(names.begin(), names.end(), name) == names.end()) return std::nullopt;
+  return find_device(name);
 }
 
 }  // namespace pacer::traces::import
@@ -151,6 +212,29 @@ std::vector<double> KnobColumns::read(const std::vector<std::string>& row, const
     out.push_back(v);
   }
   return out;
+}
+
+void require_clock_units(const KnobColumns& knob, const std::vector<std::string>& header, const std::string& origin) {
+  for (size_t d = 0; d < knob.index.size(); ++d)
+    if (knob.knob.dims[d].unit == "Hz" && split_heading(header[static_cast<size_t>(knob.index[d])]).second.empty())
+      throw Error(
+          fmt::format("{}: column {} has no unit: name it {}[MHz] (or [Hz], [GHz]) so that its values are "
+                      "read as meant",
+                      origin, knob.knob.dims[d].name, knob.knob.dims[d].name));
+}
+
+void check_knob(const KnobColumns& knob, const std::vector<double>& values, const std::string& origin, size_t line,
+                const DeviceSpec* device, bool force) {
+  for (size_t d = 0; d < values.size(); ++d) {
+    const KnobDim& dim = knob.knob.dims[d];
+    const Where at{origin, line, dim.name};
+    if (knob.knob.kind == KnobKind::gpu_freq)
+      check_gpu_frequency(values[d], at, device, force);
+    else if (dim.unit == "W")
+      check_power(values[d], at, device);
+    else if (dim.unit == "Hz")
+      check_gpu_frequency(values[d], at, nullptr, force);  // a power mode's clocks: the bound only
+  }
 }
 
 }  // namespace pacer::traces::import

@@ -2,6 +2,7 @@
 // Pieces every measurement importer (traces/import_*.hpp) shares: reading a whole file with an
 // actionable error and strict number parsing that names the file, line and column.
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -22,6 +23,38 @@ double parse_number(std::string_view text, const std::string& origin, size_t lin
 
 // parse_number, then a whole number >= 1 that fits an int (batch sizes, concurrencies).
 int parse_count(std::string_view text, const std::string& origin, size_t line, const std::string& what);
+
+}  // namespace pacer::traces::import
+
+#include "traces/records.hpp"
+
+namespace pacer::traces::import {
+
+// The plausibility checks every importer makes of the values it reads (issue 22), one home for all:
+// each throws Error "<origin>:<line>: column <column> holds <value>: <why>" (one line naming the
+// file, the row and the column). `device`: the board measured, from the catalog; null when it is not
+// known (a Zeus GPU has no catalog entry): then only the physics bounds below apply.
+struct Where {
+  std::string origin;  // the file's name
+  size_t line = 0;     // 1-based
+  std::string column;
+};
+inline constexpr double kPowerSlack = 1.5;       // a reading may exceed the catalog's max_power_w by this factor
+inline constexpr double kMaxPowerW = 1500;       // no single GPU or board draws more (the physics bound)
+inline constexpr double kMaxDurationS = 1e7;     // 115 days: no epoch or mini-batch takes longer
+inline constexpr double kMaxFrequencyHz = 10e9;  // 10 GHz: no GPU, CPU or memory clock is faster
+// The highest plausible power reading: max_power_w x kPowerSlack for a catalog device that has one,
+// else kMaxPowerW; `why` (may be null) receives how the bound was made, for the message.
+double max_power_w(const DeviceSpec* device, std::string* why = nullptr);
+// 0 < watts <= max_power_w(device).
+void check_power(double watts, const Where& at, const DeviceSpec* device);
+// 0 < seconds <= kMaxDurationS.
+void check_duration(double seconds, const Where& at);
+// 0 < hz <= kMaxFrequencyHz and, with a device, one of its GPU frequencies (within 1 kHz). An
+// off-table value is kept with a warning when `force` is set.
+void check_gpu_frequency(double hz, const Where& at, const DeviceSpec* device, bool force);
+// The catalog's entry for `name`, or nothing when the catalog has none (no error).
+std::optional<DeviceSpec> catalog_device(const std::string& name);
 
 }  // namespace pacer::traces::import
 
@@ -61,5 +94,12 @@ struct KnobColumns {
 };
 // Throws Error naming `origin` when no knob's columns are all present.
 KnobColumns find_knob_columns(const std::vector<std::string>& header, const std::string& origin);
+// Throws Error naming `origin` and the column when a clock column's heading has no unit
+// (gpu_freq, not gpu_freq[MHz]): a bare 460.8 would be read as 460.8 Hz.
+void require_clock_units(const KnobColumns& knob, const std::vector<std::string>& header, const std::string& origin);
+// The plausibility checks of one row's knob values (check_gpu_frequency for a GPU-frequency knob,
+// against `device`'s table; check_power for a power limit; the clock bound for a power mode's clocks).
+void check_knob(const KnobColumns& knob, const std::vector<double>& values, const std::string& origin, size_t line,
+                const DeviceSpec* device, bool force);
 
 }  // namespace pacer::traces::import

@@ -53,6 +53,7 @@ ProfileTable import_text(const std::string& csv, const ImportOptions& o) {
     header[static_cast<size_t>(c)] = u.empty() ? role : role + "[" + u + "]";
   }
   const auto knob = import::find_knob_columns(header, origin);
+  import::require_clock_units(knob, header, origin);
   const auto need = [&](const std::string& role, const std::string& si, bool required) -> std::pair<int, double> {
     const int c = import::find_column(header, role);
     if (c < 0 && required)
@@ -82,6 +83,17 @@ ProfileTable import_text(const std::string& csv, const ImportOptions& o) {
     if (!(p.time_per_batch_mean_s > 0) || !(p.power_mean_w > 0) || p.power_peak_w < 0)
       throw Error(
           fmt::format("{}:{}: time per batch and mean power must be positive, peak power not negative", origin, line));
+    import::check_knob(knob, p.knob, origin, line, o.catalog, o.force);
+    import::check_duration(p.time_per_batch_mean_s, {origin, line, "time_per_batch"});
+    import::check_power(p.power_mean_w, {origin, line, "power_mean"}, o.catalog);
+    if (!std::isnan(p.power_peak_w)) {
+      import::check_power(p.power_peak_w, {origin, line, "power_peak"}, o.catalog);
+      if (p.power_peak_w < p.power_mean_w)
+        throw Error(
+            fmt::format("{}:{}: column power_peak holds {:g} W, below the mean power {:g} W of the same row: "
+                        "the peak of a run is at least its mean (columns swapped?)",
+                        origin, line, p.power_peak_w, p.power_mean_w));
+    }
     if (!seen.insert({p.knob, p.batch_size}).second)
       throw Error(fmt::format("{}:{}: the same knob setting and b appear twice", origin, line));
     p.energy_j = p.power_mean_w * p.time_per_batch_mean_s;

@@ -19,6 +19,10 @@ struct ImportOptions {
   std::map<std::string, std::string> columns;  // role -> "heading" or "heading[unit]"
   std::string workload = "measured";
   std::string device;  // recorded in the table, may be empty
+  // The board measured, for the plausibility checks (powers within its catalog power x 1.5, GPU
+  // frequencies in its table); null: the physics bounds only (traces/import/common.hpp).
+  const DeviceSpec* catalog = nullptr;
+  bool force = false;  // keep a plausible GPU frequency that is not in the device's table, with a warning
   std::string source;  // who measured it and how; "" -> "csv import (<file>)"
 };
 

@@ -1,11 +1,13 @@
 #include "traces/import/tegrastats.hpp"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <cmath>
 #include <regex>
 #include <sstream>
+#include <tuple>
 
 #include "base/error.hpp"
 #include "base/stats.hpp"
@@ -70,7 +72,7 @@ Sample parse_line(const std::string& line, const std::string& origin, size_t lin
     i = 2;
   }
   // A rail: "NAME cur/avg", each value an integer with an optional mW (JetPack 7: three values).
-  static const std::regex rail_re(R"((\d+(?:\.\d+)?)(mW)?/\d+(?:\.\d+)?(?:mW)?(?:/\d+(?:\.\d+)?(?:mW)?)?)");
+  static const std::regex rail_re(R"((-?\d+(?:\.\d+)?)(mW)?/-?\d+(?:\.\d+)?(?:mW)?(?:/-?\d+(?:\.\d+)?(?:mW)?)?)");
   static const std::regex temp_re(R"(([A-Za-z0-9_]+)@(-?\d+(?:\.\d+)?)C(?:/.*)?)");
   std::vector<std::string> order;
   for (; i < tok.size(); ++i) {
@@ -93,6 +95,9 @@ Sample parse_line(const std::string& line, const std::string& origin, size_t lin
       ++i;
     } else if (!next.empty() && std::regex_match(next, m, rail_re)) {
       s.rails_w[t] = number(m[1].str(), t, where) / 1000.0;  // mW, with or without the suffix
+      if (s.rails_w[t] < 0 || next.find("/-") != std::string::npos)
+        throw Error(fmt::format("{}: rail {} reads '{}': a power reading is never negative (is the log damaged?)",
+                                where, t, next));
       order.push_back(t);
       ++i;
     } else if (std::regex_match(t, m, temp_re)) {
@@ -116,14 +121,47 @@ Sample parse_line(const std::string& line, const std::string& origin, size_t lin
 std::vector<Sample> parse_log(const std::string& text, const std::string& origin, double interval_s) {
   std::vector<Sample> out;
   std::vector<double> dates;
-  std::istringstream in(text);
+  const std::string_view body = base::text_input(text, origin);
+  // A log whose last line has no line end was cut off while tegrastats wrote it (a copy taken
+  // mid-run, a full disk): that line is left out, with a warning, when it does not parse or holds
+  // fewer fields than the line before it; the complete lines are kept.
+  const bool cut = !body.empty() && body.back() != '\n';
+  std::istringstream in{std::string(body)};
   size_t line_no = 0;
+  size_t previous_fields = 0;
+  const auto fields = [](const std::string& line) {
+    std::istringstream words(line);
+    size_t n = 0;
+    for (std::string w; words >> w;) ++n;
+    return n;
+  };
   for (std::string line; std::getline(in, line);) {
     ++line_no;
     if (base::trim(line).empty()) continue;
     double date = kNaN;
+    if (cut && in.peek() == std::char_traits<char>::eof() && !out.empty()) {
+      std::string why;
+      try {
+        const Sample s = parse_line(line, origin, line_no, &date);
+        if (fields(line) < previous_fields)
+          why = fmt::format("{} fields where the line before has {}", fields(line), previous_fields);
+        else {
+          out.push_back(s);
+          dates.push_back(date);
+        }
+      } catch (const Error& e) {
+        why = e.what();
+      }
+      if (!why.empty())
+        spdlog::warn(
+            "{}:{}: the last line has no line end and is incomplete ({}): left out, the {} complete lines "
+            "before it are read",
+            origin, line_no, why, out.size());
+      continue;
+    }
     out.push_back(parse_line(line, origin, line_no, &date));
     dates.push_back(date);
+    previous_fields = fields(line);
   }
   if (out.empty()) throw Error(fmt::format("{}: no tegrastats line", origin));
   const bool dated = std::all_of(dates.begin(), dates.end(), [](double d) { return std::isfinite(d); });
@@ -154,6 +192,20 @@ ProfileTable import_text(const std::string& log, const std::string& marks, const
   const int c_start = need("start_s"), c_end = need("end_s"), c_b = need("b");
   const int c_batches = import::find_column(t.header, "batches");
   const int c_tpb = import::find_column(t.header, "time_per_batch");
+  if (c_batches < 0 && c_tpb < 0)
+    throw Error(
+        fmt::format("{}: no 'batches' or 'time_per_batch' column: without one the windows give power only; "
+                    "add batches (mini-batches run in each window) or time_per_batch[s] (an empty cell "
+                    "leaves one window power only)",
+                    marks_origin));
+  // The log spans 0..last sample; a window may end up to one sampling interval after it.
+  const double log_end = samples.back().time_s;
+  struct Window {
+    double start, end;
+    int b;
+    size_t line;
+  };
+  std::vector<Window> windows;
   const double tpb_factor =
       c_tpb < 0 ? 1.0
                 : import::unit_factor(import::split_heading(t.header[static_cast<size_t>(c_tpb)]).second, "s",
@@ -174,6 +226,14 @@ ProfileTable import_text(const std::string& log, const std::string& marks, const
     const double start = import::parse_number(row.at(static_cast<size_t>(c_start)), marks_origin, line, "start_s");
     const double end = import::parse_number(row.at(static_cast<size_t>(c_end)), marks_origin, line, "end_s");
     if (!(end > start)) throw Error(fmt::format("{}:{}: end_s must be after start_s", marks_origin, line));
+    if (start < 0 || end > log_end + o.interval_s)
+      throw Error(
+          fmt::format("{}:{}: columns start_s, end_s: the window from {:g} s to {:g} s is {} the log ({} spans 0-{:g} "
+                      "s): times count in seconds from the log's first line",
+                      marks_origin, line, start, end,
+                      end < 0 || start > log_end + o.interval_s ? "outside" : "partly outside", log_origin, log_end));
+    import::check_knob(knob, p.knob, marks_origin, line, o.catalog, false);
+    windows.push_back({start, end, p.batch_size, line});
     std::vector<double> power, temps;
     for (const auto& s : samples)
       if (s.time_s >= start && s.time_s <= end) {
@@ -185,6 +245,8 @@ ProfileTable import_text(const std::string& log, const std::string& marks, const
       throw Error(fmt::format("{}:{}: no tegrastats sample between {:g} s and {:g} s (the log spans 0-{:g} s)",
                               marks_origin, line, start, end, samples.back().time_s));
     p.power_mean_w = base::mean(power);
+    import::check_power(p.power_mean_w, {log_origin, 0, fmt::format("power (window of {}:{})", marks_origin, line)},
+                        o.catalog);
     p.power_peak_w = *std::max_element(power.begin(), power.end());
     p.power_samples = static_cast<int64_t>(power.size());
     p.sensor_rate_hz = power.size() > 1 ? (power.size() - 1) / (end - start) : kNaN;
@@ -196,6 +258,7 @@ ProfileTable import_text(const std::string& log, const std::string& marks, const
       p.time_per_batch_mean_s =
           (end - start) / import::parse_count(row.at(static_cast<size_t>(c_batches)), marks_origin, line, "batches");
     if (std::isfinite(p.time_per_batch_mean_s)) {
+      import::check_duration(p.time_per_batch_mean_s, {marks_origin, line, c_tpb >= 0 ? "time_per_batch" : "batches"});
       p.energy_j = p.power_mean_w * p.time_per_batch_mean_s;
       p.samples = p.batch_size;
     } else {
@@ -204,6 +267,25 @@ ProfileTable import_text(const std::string& log, const std::string& marks, const
     table.points.push_back(std::move(p));
   }
   if (table.points.empty()) throw Error(fmt::format("{}: no window under the header", marks_origin));
+  // One window per run: a repeated or overlapping window would mix two runs' samples.
+  std::sort(windows.begin(), windows.end(), [](const Window& a, const Window& b) {
+    return std::tie(a.start, a.end, a.line) < std::tie(b.start, b.end, b.line);
+  });
+  for (size_t k = 1; k < windows.size(); ++k) {
+    const Window &a = windows[k - 1], &b = windows[k];
+    const auto [first, second] = std::minmax(a.line, b.line);
+    if (a.start == b.start && a.end == b.end)
+      throw Error(fmt::format(
+          "{}:{}: columns start_s, end_s: the window from {:g} s to {:g} s is already on line {}{}: one window per run",
+          marks_origin, second, b.start, b.end, first,
+          a.b == b.b ? "" : fmt::format(" with another batch size (b={} and b={})", a.b, b.b)));
+    if (b.start < a.end)
+      throw Error(
+          fmt::format("{}:{}: columns start_s, end_s: the window from {:g} s to {:g} s overlaps the window "
+                      "from {:g} s to {:g} s "
+                      "of line {}: windows of different runs must not overlap",
+                      marks_origin, b.line, b.start, b.end, a.start, a.end, a.line));
+  }
   return table;
 }
 

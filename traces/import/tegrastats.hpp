@@ -12,9 +12,11 @@
 //    sampling interval.
 //  - Marks (CSV): start_s, end_s (seconds since the first sample), b, the knob columns (gpu_freq,
 //    or power_limit, or cpu_cores, cpu_freq, gpu_freq, mem_freq for a power mode; the unit in
-//    brackets, e.g. gpu_freq[MHz], else SI), and optionally batches (mini-batches run in the window)
-//    or time_per_batch[s] for the timing. A window without timing is stored with status
-//    "skipped: power only".
+//    brackets, e.g. gpu_freq[MHz], else SI), and batches (mini-batches run in the window) or
+//    time_per_batch[s] for the timing (one of the two columns is required). A window whose timing
+//    cell is empty is stored with status "skipped: power only". Windows lie inside the log and do
+//    not overlap; values are checked as every importer checks them (traces/import/common.hpp).
+//  - A last line without a line end that does not parse (cut off) is left out with a warning.
 #include <filesystem>
 #include <map>
 #include <string>
@@ -50,6 +52,7 @@ struct ImportOptions {
   double interval_s = 1.0;  // tegrastats --interval, used when lines carry no date
   std::string workload = "tegrastats";
   std::string device;  // recorded in the table (catalog name), may be empty
+  const DeviceSpec* catalog = nullptr;  // the board, for the plausibility checks (traces/import/common.hpp)
 };
 
 // The log and the marks into one ProfileTable. Throws Error naming the file and line of a

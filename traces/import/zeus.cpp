@@ -12,6 +12,7 @@
 #include <random>
 #include <set>
 #include <sstream>
+#include <tuple>
 #include <variant>
 #include <vector>
 
@@ -241,8 +242,15 @@ ImportResult import_traces(const ImportOptions& options) {
 namespace {
 
 // The rows of summary_power_<gpu>.csv per workload.
-std::map<Key, std::vector<PowerRow>> read_power(const CsvTable& pt, const std::string& power_origin) {
+// Every value is checked against physics and the GPU (import::check_power and friends: the catalog's
+// power where it knows the GPU, else the physics bound), and a (power_limit, batch_size) of a
+// workload appears once: a repeated row, the same or not, is refused naming both rows.
+std::map<Key, std::vector<PowerRow>> read_power(const CsvTable& pt, const std::string& power_origin,
+                                                const std::string& gpu) {
   std::map<Key, std::vector<PowerRow>> power;
+  const auto device = import::catalog_device(gpu);
+  const DeviceSpec* dev = device ? &*device : nullptr;
+  std::map<std::tuple<Key, double, int>, std::pair<size_t, PowerRow>> first_row;
   const int c_ds = pt.column("dataset", power_origin), c_net = pt.column("network", power_origin),
             c_b = pt.column("batch_size", power_origin), c_opt = pt.column("optimizer", power_origin),
             c_pl = pt.column("power_limit", power_origin), c_t = pt.column("time_per_epoch", power_origin),
@@ -257,6 +265,21 @@ std::map<Key, std::vector<PowerRow>> read_power(const CsvTable& pt, const std::s
     if (row.batch_size <= 0 || row.time_per_epoch_s <= 0 || row.power_w <= 0)
       throw Error(
           fmt::format("{}: line {}: batch size, time per epoch and power must be positive", power_origin, i + 2));
+    import::check_power(row.limit_w, {power_origin, i + 2, "power_limit"}, dev);
+    import::check_power(row.power_w, {power_origin, i + 2, "average_power"}, dev);
+    import::check_duration(row.time_per_epoch_s, {power_origin, i + 2, "time_per_epoch"});
+    const auto [it, fresh] = first_row.emplace(std::tuple{k, row.limit_w, row.batch_size}, std::pair{i, row});
+    if (!fresh) {
+      const auto& [was_i, was] = it->second;
+      const bool same = was.time_per_epoch_s == row.time_per_epoch_s && was.power_w == row.power_w;
+      throw Error(fmt::format(
+          "{}:{}: columns power_limit, batch_size: {} at {:g} W and batch size {} is already on line {}{}: "
+          "keep one row per power limit and batch size",
+          power_origin, i + 2, k.name(), row.limit_w, row.batch_size, was_i + 2,
+          same ? " (the same values)"
+               : fmt::format(" with other values (time_per_epoch {:g} vs {:g} s, average_power {:g} vs {:g} W)",
+                             was.time_per_epoch_s, row.time_per_epoch_s, was.power_w, row.power_w)));
+    }
     power[k].push_back(row);
   }
   return power;
@@ -281,6 +304,11 @@ std::map<Key, TrainData> read_train(const CsvTable& tt) {
     if (r.at(c_e).empty() || lower(r.at(c_e)) == "nan") continue;  // never reached this metric
     const double m = to_double(r.at(c_m), o, i, "target_metric");
     const int e = to_int(r.at(c_e), o, i, "target_epoch");
+    if (e <= 0)
+      throw Error(
+          fmt::format("{}:{}: column target_epoch holds '{}': the epoch a run reached its metric "
+                      "counts from 1 (empty or nan: never reached)",
+                      o, i + 2, r.at(c_e)));
     auto [it, inserted] = metrics.emplace(m, e);
     if (!inserted) it->second = std::min(it->second, e);
   }
@@ -407,7 +435,7 @@ ImportResult import_text(const std::string& power_csv, const std::string& train_
   const std::string power_origin = fmt::format("summary_power_{}.csv", options.gpu);
   const CsvTable pt = parse_csv(power_csv, power_origin);
   const CsvTable tt = parse_csv(train_csv, "summary_train.csv");
-  const std::map<Key, std::vector<PowerRow>> power = read_power(pt, power_origin);
+  const std::map<Key, std::vector<PowerRow>> power = read_power(pt, power_origin, options.gpu);
   const std::map<Key, TrainData> train = read_train(tt);
   ImportResult result;
   result.gpu = options.gpu;

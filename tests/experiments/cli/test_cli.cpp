@@ -142,3 +142,24 @@ TEST(Cli, ConfigThatIsAFolderIsAnErrorNotIgnored) {
   EXPECT_EQ(r.out, "");
   fs::remove_all(dir);
 }
+
+// Issue 22 item 18: a UTF-8 byte-order mark at the start of a config file or an imported CSV is
+// dropped (it gave "unknown option '\xEF\xBB\xBFformat'"); a file of CR-only line ends is one line
+// saying so and what to do.
+TEST(Cli, AByteOrderMarkIsDroppedAndCrOnlyLineEndsAreNamed) {
+  const fs::path dir = fs::temp_directory_path() / ("pacer-bom-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "bom.ini") << "\xEF\xBB\xBF[devices]\nformat = ini\n";
+  auto r = run_pacer("devices show jetson-nano --config " + (dir / "bom.ini").string());
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("[sensors]"), std::string::npos) << r.out;
+  std::ofstream(dir / "mac.ini") << "[devices]\rformat = ini\r";
+  r = run_pacer("devices show jetson-nano --config " + (dir / "mac.ini").string());
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_EQ(lines(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find("uses CR line ends"), std::string::npos) << r.err;
+  std::ofstream(dir / "m.csv") << "\xEF\xBB\xBFgpu_freq[MHz],b,time_per_batch[s],power_mean[W]\r\n921.6,8,0.5,5\r\n";
+  r = run_pacer("import csv " + (dir / "m.csv").string() + " --device jetson-nano -o " + (dir / "m.h5").string());
+  EXPECT_EQ(r.code, 0) << r.err;
+  fs::remove_all(dir);
+}

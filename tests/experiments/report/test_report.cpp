@@ -1,15 +1,19 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <map>
 #include <sstream>
 #include <tuple>
 
+#include "base/error.hpp"
 #include "experiments/report/plot.hpp"
 #include "experiments/report/report.hpp"
 #include "experiments/report/tables.hpp"
+#include "tests/support/small_tmpfs.hpp"
 #include "traces/store/store.hpp"
 
 using namespace pacer;
@@ -327,5 +331,93 @@ TEST(Report, AGnuplotErrorQuotesGnuplotAndLeavesNoImage) {
   for (const auto& f : fs::directory_iterator(dir)) left.push_back(f.path().filename().string());
   std::sort(left.begin(), left.end());
   EXPECT_EQ(left, (std::vector<std::string>{"bad.dat", "bad.gp"}));
+  fs::remove_all(dir);
+}
+
+// Issue 22 item 17: a report on a full disk is one error with a reason (gnuplot prints nothing when
+// it cannot write an image: the message says which image and how much room there was) and leaves no
+// file of the report behind. On a 1 MiB tmpfs filled up to a few sizes of free room, each report
+// either completes or fails that way.
+TEST(Report, AFullDiskIsOneErrorWithAReasonAndLeavesNoPartialReport) {
+  if (experiments::gnuplot_path().empty()) GTEST_SKIP() << "gnuplot not installed: nothing to render";
+  const auto dir = temp_dir("full");
+  {
+    auto store = traces::Store::open_or_create(dir / "c.h5");
+    store.write(fixture_validation());
+    traces::PowerSeries s;
+    s.name = "val-a-ours-5W-s0";
+    s.emulated = true;
+    s.cap_w = 5;
+    for (int i = 0; i < 50; ++i) {
+      s.time_s.push_back(i * 0.1);
+      s.power_w.push_back(4 + 0.5 * std::sin(i * 0.3));
+    }
+    store.write(s);
+  }
+  const fs::path mnt = dir / "mnt";
+  int failed = 0;
+  for (const size_t left : {size_t{8} << 10, size_t{24} << 10, size_t{48} << 10, size_t{96} << 10}) {
+    pacer::testing::SmallTmpfs small(mnt, "1m");
+    if (!small.mounted()) GTEST_SKIP() << "cannot mount a tmpfs here (needs root): disk-full report test skipped";
+    small.fill_leaving(left);
+    experiments::ReportOptions opt;
+    opt.stores = {dir / "c.h5"};
+    opt.out_dir = mnt / "report";
+    try {
+      experiments::make_report(opt);
+      continue;  // it fitted
+    } catch (const Error& e) {
+      ++failed;
+      const std::string what = e.what();
+      EXPECT_EQ(what.find('\n'), std::string::npos) << what;
+      EXPECT_EQ(what.find(".pacer-report-"), std::string::npos) << what;  // the folder the user named
+      const auto colon = what.find(".gp: ");
+      if (colon != std::string::npos) EXPECT_GT(what.size(), colon + 5 + 20) << "no reason: " << what;
+      EXPECT_TRUE(what.find("free") != std::string::npos || what.find("space") != std::string::npos ||
+                  what.find("full") != std::string::npos)
+          << what;
+    }
+    std::vector<std::string> left_behind;
+    for (const auto& f : fs::recursive_directory_iterator(mnt))
+      if (f.path().filename() != "filler") left_behind.push_back(f.path().string());
+    EXPECT_EQ(left_behind, std::vector<std::string>{}) << "with " << left << " bytes free";
+  }
+  EXPECT_GT(failed, 0) << "no report failed: the disk was never full enough";
+  fs::remove_all(dir);
+}
+
+// Issue 22 item 17, gnuplot's side: when the .dat and .gp fit but an image does not, gnuplot
+// prints nothing; the error names the image it did not write and the room left, and no image stays.
+TEST(Report, AGnuplotThatCannotWriteItsImageSaysWhy) {
+  if (experiments::gnuplot_path().empty()) GTEST_SKIP() << "gnuplot not installed: nothing to render";
+  const auto dir = temp_dir("full-gnuplot");
+  experiments::Plot plot;
+  plot.name = "big";
+  std::vector<double> x, y;
+  for (int i = 0; i < 4000; ++i) {
+    x.push_back(i);
+    y.push_back(std::sin(i * 0.01) * 100 + i % 7);
+  }
+  plot.series.push_back({"y", "linespoints", x, y, {}});
+  const fs::path mnt = dir / "mnt";
+  int gnuplot_failures = 0;
+  for (size_t left = size_t{64} << 10; left <= size_t{512} << 10; left += size_t{64} << 10) {
+    pacer::testing::SmallTmpfs small(mnt, "1m");
+    if (!small.mounted()) GTEST_SKIP() << "cannot mount a tmpfs here (needs root): disk-full gnuplot test skipped";
+    small.fill_leaving(left);
+    try {
+      experiments::render(plot, mnt / "fig");
+    } catch (const Error& e) {
+      const std::string what = e.what();
+      if (what.find("gnuplot failed on") == std::string::npos) continue;  // the .dat or .gp did not fit
+      ++gnuplot_failures;
+      EXPECT_NE(what.find("it wrote no big."), std::string::npos) << what;
+      EXPECT_NE(what.find("bytes free on"), std::string::npos) << what;
+      for (const char* ext : {".png", ".svg", ".pdf"})
+        EXPECT_FALSE(fs::exists(mnt / "fig" / (std::string("big") + ext)));
+    }
+  }
+  // 4000 points make images of several 100 kB: some room fits the .dat and .gp but not them.
+  EXPECT_GT(gnuplot_failures, 0) << "gnuplot never ran out of room: its message was not exercised";
   fs::remove_all(dir);
 }

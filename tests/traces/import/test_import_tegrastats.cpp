@@ -58,7 +58,8 @@ TEST(ImportTegrastats, RealXavierNxLogSpreadsLinesWithinASecond) {
   EXPECT_DOUBLE_EQ(samples[0].gpu_freq_hz, 114e6);
   EXPECT_DOUBLE_EQ(samples[0].emc_freq_hz, 204e6);
   EXPECT_DOUBLE_EQ(samples[0].temperatures_c.at("GPU"), 41);
-  const auto t = tegrastats::import_text(import::read_text(o.log), "start_s,end_s,b,gpu_freq\n0,0.9,1,114000000\n", o);
+  const auto t =
+      tegrastats::import_text(import::read_text(o.log), "start_s,end_s,b,gpu_freq,batches\n0,0.9,1,114000000,\n", o);
   EXPECT_EQ(t.points[0].power_samples, 4);
   EXPECT_NEAR(t.points[0].power_mean_w, (3.791 + 3.179 + 3.506 + 3.669) / 4, 1e-12);
 }
@@ -128,13 +129,14 @@ TEST(ImportTegrastats, PowerModeMarksAndBadInput) {
       EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
     }
   };
-  expect_error("RAM 1/2MB CPU [1%@2]\n", "start_s,end_s,b,gpu_freq\n0,1,1,1\n", "tegrastats log:1: no power rail");
-  expect_error(log, "start_s,end_s,b,gpu_freq\n5,6,1,1\n", "no tegrastats sample between 5 s and 6 s");
-  expect_error(log, "start_s,end_s,b\n0,1,1\n", "no knob columns");
-  expect_error(log, "start_s,end_s,b,gpu_freq[furlongs]\n0,1,1,1\n", "unit [furlongs]");
-  expect_error(log, "start_s,end_s,b,gpu_freq\n1,0,1,1\n", "end_s must be after start_s");
-  expect_error(log, "start_s,end_s,b,gpu_freq\n0,1,x,1\n", "marks:2: b holds 'x'");
-  expect_error("RAM 1/2MB GR3D_FREQ abc POM_5V_IN 1/1\n", "start_s,end_s,b,gpu_freq\n0,1,1,1\n", "not load%");
+  expect_error("RAM 1/2MB CPU [1%@2]\n", "start_s,end_s,b,gpu_freq,batches\n0,1,1,1,\n",
+               "tegrastats log:1: no power rail");
+  expect_error(log, "start_s,end_s,b,gpu_freq,batches\n0.1,0.4,1,1,\n", "no tegrastats sample between 0.1 s and 0.4 s");
+  expect_error(log, "start_s,end_s,b,batches\n0,1,1,\n", "no knob columns");
+  expect_error(log, "start_s,end_s,b,gpu_freq[furlongs],batches\n0,1,1,1,\n", "unit [furlongs]");
+  expect_error(log, "start_s,end_s,b,gpu_freq,batches\n1,0,1,1,\n", "end_s must be after start_s");
+  expect_error(log, "start_s,end_s,b,gpu_freq,batches\n0,1,x,1,\n", "marks:2: b holds 'x'");
+  expect_error("RAM 1/2MB GR3D_FREQ abc POM_5V_IN 1/1\n", "start_s,end_s,b,gpu_freq,batches\n0,1,1,1,\n", "not load%");
 }
 
 }  // namespace
@@ -161,5 +163,73 @@ TEST(ImportTegrastats, NumbersOutOfRangeNameTheLineAndTheValue) {
     }
   }
 }
+
+namespace {
+
+// Issue 22 item 16: windows outside the log, repeated or overlapping windows, a window with two
+// batch sizes, a marks file without timing columns and a negative rail reading are refused with one
+// line naming the file, the row and the column.
+TEST(ImportTegrastats, ImplausibleMarksAndReadingsAreRefusedNamingTheRow) {
+  // Four samples, 0.5 s apart: the log spans 0-1.5 s.
+  const std::string log =
+      "RAM 1/2MB POM_5V_IN 5000/5000\nRAM 1/2MB POM_5V_IN 6000/5000\n"
+      "RAM 1/2MB POM_5V_IN 7000/5000\nRAM 1/2MB POM_5V_IN 6000/5000\n";
+  tegrastats::ImportOptions o;
+  o.interval_s = 0.5;
+  const auto expect_error = [&](const std::string& lg, const std::string& marks, const std::string& fragment) {
+    try {
+      tegrastats::import_text(lg, marks, o);
+      ADD_FAILURE() << "expected an error with '" << fragment << "'";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+      EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << e.what();
+    }
+  };
+  const std::string head = "start_s,end_s,b,gpu_freq[MHz],batches\n";
+  expect_error(log, head + "-10,5,8,921.6,4\n",
+               "marks:2: columns start_s, end_s: the window from -10 s to 5 s is partly outside");
+  expect_error(log, head + "0,1e18,8,921.6,4\n",
+               "marks:2: columns start_s, end_s: the window from 0 s to 1e+18 s is partly");
+  expect_error(log, head + "20,30,8,921.6,4\n",
+               "marks:2: columns start_s, end_s: the window from 20 s to 30 s is outside");
+  expect_error(log, head + "0,1,8,921.6,4\n0,1,8,921.6,4\n",
+               "marks:3: columns start_s, end_s: the window from 0 s to 1 s is "
+               "already on line 2");
+  expect_error(log, head + "0,1,8,921.6,4\n0,1,16,921.6,4\n", "with another batch size (b=8 and b=16)");
+  expect_error(log, head + "0,1,8,921.6,4\n0.5,1.5,16,921.6,4\n",
+               "marks:3: columns start_s, end_s: the window "
+               "from 0.5 s to 1.5 s overlaps the window from 0 s to 1 s of line 2");
+  expect_error(log, "start_s,end_s,b,gpu_freq[MHz]\n0,1,8,921.6\n", "marks: no 'batches' or 'time_per_batch' column");
+  expect_error("RAM 1/2MB POM_5V_IN 5000/5000\nRAM 1/2MB POM_5V_IN -100/5000\n", head + "0,0.5,8,921.6,4\n",
+               "tegrastats log:2: rail POM_5V_IN reads '-100/5000'");
+  expect_error(log, head + "0,1,8,1e308,4\n", "marks:2: column gpu_freq holds");
+  // Touching windows and a power-only window (an empty cell) are fine.
+  const auto t = tegrastats::import_text(log, head + "0,0.5,8,921.6,4\n0.5,1.5,16,921.6,\n", o);
+  ASSERT_EQ(t.points.size(), 2u);
+  EXPECT_NE(t.points[1].status.find("power only"), std::string::npos);
+}
+
+// Issue 22 items 18 and 22: a log whose last line was cut off keeps its complete lines (a warning
+// says so); a UTF-8 byte-order mark in the marks is dropped; a CR-only marks file is refused.
+TEST(ImportTegrastats, ACutOffLastLineIsLeftOutAndTheRestKept) {
+  tegrastats::ImportOptions o;
+  o.interval_s = 0.5;
+  const std::string full =
+      "RAM 1/2MB POM_5V_IN 5000/5000 POM_5V_GPU 1/1\nRAM 1/2MB POM_5V_IN 7000/6000 POM_5V_GPU 1/1\n";
+  const std::string marks = "\xEF\xBB\xBFstart_s,end_s,b,gpu_freq[MHz],batches\n0,0.5,8,921.6,2\n";
+  for (const std::string& cut : {"RAM 1/2MB POM_5V_IN 70", "RAM 1/2MB POM_5V_IN 7000/6000 POM_5V_G", "RAM 1/2"}) {
+    const auto t = tegrastats::import_text(full + cut, marks, o);
+    ASSERT_EQ(t.points.size(), 1u) << cut;
+    EXPECT_EQ(t.points[0].power_samples, 2) << cut;
+    EXPECT_DOUBLE_EQ(t.points[0].power_mean_w, 6.0) << cut;
+  }
+  // A complete last line without its line end is kept.
+  EXPECT_EQ(tegrastats::parse_log(full + "RAM 1/2MB POM_5V_IN 9000/6000 POM_5V_GPU 1/1", "log", 0.5).size(), 3u);
+  // A damaged line that is not the last is still an error.
+  EXPECT_THROW(tegrastats::parse_log("RAM 1/2MB POM_5V_IN 50\n" + full, "log", 0.5), Error);
+  EXPECT_THROW(tegrastats::import_text(full, "start_s,end_s,b,gpu_freq[MHz],batches\r0,0.5,8,921.6,2\r", o), Error);
+}
+
+}  // namespace
 
 }  // namespace pacer::traces

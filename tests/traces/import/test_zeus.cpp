@@ -191,6 +191,46 @@ TEST(Zeus, BadInputIsAClearError) {
   }
 }
 
+// Issue 22 item 14: a value no GPU gives, or a repeated (power_limit, batch_size) row, is refused
+// with one line naming the file, the row and the column. No catalog entry for a V100: the physics
+// bound (1500 W) applies, and the message says so.
+TEST(Zeus, ImplausibleRowsAreRefusedNamingTheRowAndColumn) {
+  ImportOptions o;
+  const auto expect_error = [&](const std::string& from, const std::string& to, const std::string& fragment,
+                                bool in_train = false) {
+    std::string power = kPower, train = kTrain;
+    std::string& text = in_train ? train : power;
+    const auto at = text.find(from);
+    ASSERT_NE(at, std::string::npos) << from;
+    text.replace(at, from.size(), to);
+    try {
+      import_text(power, train, o);
+      ADD_FAILURE() << "expected an error with '" << fragment << "'";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+      EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << e.what();
+    }
+  };
+  const std::string file = "summary_power_v100.csv:";
+  expect_error("toy,net,8,adam,150,8,120", "toy,net,8,adam,-100,8,120",
+               file + "3: column power_limit holds -100 W: a power must be positive");
+  expect_error("toy,net,8,adam,150,8,120", "toy,net,8,adam,0,8,120", "column power_limit holds 0 W");
+  expect_error("toy,net,8,adam,150,8,120", "toy,net,8,adam,150,8,1e300",
+               file + "3: column average_power holds 1e+300 W, above 1500 W (the physics bound");
+  expect_error("toy,net,8,adam,150,8,120", "toy,net,8,adam,150,8,39000", "column average_power holds 39000 W");
+  expect_error("toy,net,8,adam,150,8,120", "toy,net,8,adam,150,1e308,120",
+               file + "3: column time_per_epoch holds 1e+308 s");
+  expect_error(
+      "toy,net,8,adam,150,8,120", "toy,net,8,adam,100,8,120",
+      file +
+          "3: columns power_limit, batch_size: toy.net.adam at 100 W and batch size 8 is already on line 2 with "
+          "other values");
+  expect_error("toy,net,8,adam,150,8,120", "toy,net,8,adam,100,10,90", "is already on line 2 (the same values)");
+  expect_error("toy,net,8,Adam,1e-3,1,0.6,3", "toy,net,8,Adam,1e-3,1,0.6,-3",
+               "summary_train.csv:3: column target_epoch holds '-3'", true);
+  expect_error("toy,net,8,Adam,1e-3,1,0.6,3", "toy,net,8,Adam,1e-3,1,0.6,0", "column target_epoch holds '0'", true);
+}
+
 TEST(Zeus, RealTracesV100) {
   const std::filesystem::path dir = std::filesystem::path(PACER_SHARED_DIR) / "data" / "zeus";
   if (!std::filesystem::exists(dir / "summary_train.csv")) GTEST_SKIP() << "no Zeus traces under " << dir;
