@@ -13,7 +13,9 @@ struct PlotSeries {
   std::string style = "linespoints";  // gnuplot "with" clause: points, lines, linespoints, boxes, ...
   std::vector<double> x;
   std::vector<double> y;
-  std::vector<std::string> labels;    // optional point labels (drawn beside the points)
+  std::vector<std::string> labels;    // optional point labels (drawn beside the points; "" : none)
+  std::vector<double> err;            // optional error bars: +-err[k] around y[k] (e.g. one std)
+  double label_dy = 0.8;              // vertical offset of the point labels [characters]
 };
 
 struct Plot {
@@ -30,6 +32,8 @@ struct Plot {
   std::vector<std::string> hline_titles;
   std::vector<std::string> xtics;          // categorical x axis: x values 0..n-1 get these names
   std::string extra;                       // extra gnuplot commands placed before `plot`
+  // The key outside the plot, to the right: it can never cover a point, a cap line or its label.
+  bool key_outside = true;
 };
 
 // A matrix rendered as a heat map with the values written in the cells (Figure 5 style).
@@ -42,6 +46,7 @@ struct Heatmap {
   std::vector<std::string> ynames;  // rows
   std::vector<std::vector<double>> values;  // [row][col]
   std::string value_format = "%.1f";
+  std::string colorbar_label;
 };
 
 struct RenderResult {
