@@ -38,8 +38,11 @@ std::string script_head(const std::string& name) {
       "set terminal pngcairo size 960,600 noenhanced font 'DejaVu Sans,11'\n"
       "set output '{0}.png'\n"
       "set grid lc rgb '#dddddd'\n"
-      "set key inside right top box opaque font ',10'\n"
-      "set offsets graph 0.04, graph 0.04, graph 0.06, graph 0.06\n",
+      // Colours that stay visible on white and apart from each other (no pale yellow).
+      "set linetype 1 lc rgb '#0072b2'\nset linetype 2 lc rgb '#d55e00'\nset linetype 3 lc rgb '#009e73'\n"
+      "set linetype 4 lc rgb '#cc79a7'\nset linetype 5 lc rgb '#e69f00'\nset linetype 6 lc rgb '#56b4e9'\n"
+      "set linetype 7 lc rgb '#000000'\nset linetype 8 lc rgb '#7f7f7f'\nset linetype cycle 8\n"
+      "set key inside right top box opaque font ',10'\n",
       name);
 }
 
@@ -136,20 +139,33 @@ RenderResult render(const Plot& p, const fs::path& dir) {
     for (size_t i = 0; i < p.xtics.size(); ++i) body << (i ? ", " : "") << fmt::format("'{}' {}", esc(p.xtics[i]), i);
     body << ")\nset xrange [-0.6:" << p.xtics.size() - 0.4 << "]\nset style fill solid 0.8 border -1\n";
   }
-  if (p.key_outside) body << "set key outside right top nobox noopaque font ',10'\n";
-  if (!p.xtics.empty()) body << "set offsets 0, 0, graph 0.06, 0\n";  // categories: xrange set above
+  // Below the plot, where no point, cap line or cap label can be (long titles stay whole).
+  if (p.key_outside) body << "set key below left Left reverse nobox noopaque font ',10'\n";
+  // Room between the points and the border (a log axis already ends on a whole decade).
+  if (p.xtics.empty())
+    body << fmt::format("set offsets {0}, {0}, {1}, {1}\n{2}", p.logx ? "0" : "graph 0.04", p.logy ? "0" : "graph 0.06",
+                        p.logx ? "" : "set autoscale xfix\n");  // x: the data and the room, not the next tic
+  else
+    body << "set offsets 0, 0, graph 0.06, 0\n";  // categories: their xrange is set above
   if (!p.extra.empty()) body << p.extra << "\n";
   std::vector<std::string> parts;
   for (size_t i = 0; i < p.series.size(); ++i) {
     const auto& s = p.series[i];
-    parts.push_back(fmt::format("'{}.dat' index {} using 1:2 with {} title '{}'", p.name, i, s.style, esc(s.title)));
+    // The series' own line type (colour): the error bars and labels drawn with it take none.
+    const auto kind_end = std::min(s.style.find(' '), s.style.size());  // "lt N" before the style's own options
+    parts.push_back(fmt::format("'{}.dat' index {} using 1:2 with {} lt {}{} title '{}'", p.name, i,
+                                s.style.substr(0, kind_end), i + 1, s.style.substr(kind_end), esc(s.title)));
     if (!s.err.empty())
-      parts.push_back(fmt::format("'{}.dat' index {} using 1:2:3 with yerrorbars lc rgb '#222222' pt -1 notitle",
-                                  p.name, i));
+      parts.push_back(fmt::format(  // a plain bar from y - err to y + err (yerrorbars draws a point on bars)
+          "'{}.dat' index {} using 1:($2-$3):(0):(2*$3) with vectors nohead lc rgb '#222222' lw 1.5 notitle", p.name,
+          i));
     if (!s.labels.empty())
       parts.push_back(fmt::format("'{}.dat' index {} using 1:2:{} with labels left offset 0.8,{} font ',9' notitle",
                                   p.name, i, s.err.empty() ? 3 : 4, s.label_dy));
   }
+  for (const auto& l : p.point_labels)
+    body << fmt::format("set label '{}' at {},{} left offset 0.8,{} font ',9' front\n", esc(l.text), num(l.x), num(l.y),
+                        l.dy);
   for (size_t i = 0; i < p.vlines.size(); ++i) {
     body << fmt::format("set arrow from {0},graph 0 to {0},graph 1 nohead dt 2 lw 2 lc rgb '#cc0000'\n",
                         num(p.vlines[i]));

@@ -31,6 +31,14 @@ struct Plot {
   std::vector<double> hlines;              // horizontal reference lines
   std::vector<std::string> hline_titles;
   std::vector<std::string> xtics;          // categorical x axis: x values 0..n-1 get these names
+  // Labels placed one by one (each with its own vertical offset, so that labels of close points
+  // can go above and below them instead of onto each other).
+  struct PointLabel {
+    double x, y;
+    std::string text;
+    double dy = 0;  // vertical offset [characters]; the label starts just right of the point
+  };
+  std::vector<PointLabel> point_labels;
   std::string extra;                       // extra gnuplot commands placed before `plot`
   // The key outside the plot, to the right: it can never cover a point, a cap line or its label.
   bool key_outside = true;

@@ -189,8 +189,9 @@ std::optional<std::pair<size_t, size_t>> fastest_under(const FigureSpace& fs, co
 
 // Figure 2: time to accuracy per batch size (each b at its fastest feasible knob) under several caps.
 // Each point is labelled with its knob setting to its right; a label that repeats the one of a
-// point of another cap drawn close by (same b, same setting, time within 8 %) is left out, and the
-// labels of successive caps sit above and below their points, so that no two labels overlap.
+// point of another cap drawn close by (same b, same setting, time within 8 %) is left out, and at
+// each batch size the highest label sits above its point and the lowest below, so that the labels
+// of close points do not overlap.
 void figure2(ReportOutput& out, const fs::path& dir, const std::string& prefix, const traces::ProfileTable& prof,
              const FigureSpace& fs, const traces::RelationSet& rel_set, const std::vector<double>& caps,
              const Labels& labels) {
@@ -204,32 +205,41 @@ void figure2(ReportOutput& out, const fs::path& dir, const std::string& prefix, 
   p.logx = true;
   std::string xtics;
   for (int b : fs.space.batch_sizes()) xtics += fmt::format("{}{}", xtics.empty() ? "" : ", ", b);
+  // The batch sizes as tics; room on the right for the labels of the largest b.
+  const auto& bs = fs.space.batch_sizes();
   p.extra = fmt::format("set xtics ({})\nset mxtics 1", xtics);
-  struct Placed {
-    double x, y;
-    std::string label;
-  };
-  std::vector<Placed> placed;
-  for (size_t k = 0; k < caps.size(); ++k) {
-    const double cap = caps[k];
+  if (!bs.empty())
+    p.extra += fmt::format("\nset xrange [{:.4g}:{:.4g}]", *std::min_element(bs.begin(), bs.end()) / 1.25,
+                           *std::max_element(bs.begin(), bs.end()) * 1.7);
+  std::vector<Plot::PointLabel> labels_at;  // every point's label, before placing
+  for (const double cap : caps) {
     PlotSeries s;
     s.title = fmt::format("cap {:g} W", cap);
     s.style = "linespoints pt 7 ps 1 lw 2";
-    s.label_dy = k % 2 ? -0.9 : 0.9;
     for (size_t bi = 0; bi < fs.space.num_batches(); ++bi)
       if (const auto c = fastest_under(fs, rel, cap, bi)) {
         const double x = fs.space.batch_sizes()[bi], y = fs.tta(rel, c->first, c->second);
-        std::string label = fs.space.describe_knob(fs.space.knob_settings()[c->second]);
-        const bool repeated = std::any_of(placed.begin(), placed.end(), [&](const Placed& q) {
-          return q.x == x && q.label == label && std::abs(q.y - y) <= 0.08 * std::max(q.y, y);
-        });
-        if (!repeated) placed.push_back({x, y, label});
         s.x.push_back(x);
         s.y.push_back(y);
-        s.labels.push_back(repeated ? "" : label);
+        const std::string label = fs.space.describe_knob(fs.space.knob_settings()[c->second]);
+        const bool repeated = std::any_of(labels_at.begin(), labels_at.end(), [&](const Plot::PointLabel& q) {
+          return q.x == x && q.text == label && std::abs(q.y - y) <= 0.08 * std::max(q.y, y);
+        });
+        if (!repeated) labels_at.push_back({x, y, label});
       }
     p.series.push_back(std::move(s));
   }
+  // At each batch size: the highest point's label above it, the lowest's below, the others beside.
+  for (auto& l : labels_at) {
+    int above = 0, below = 0;
+    for (const auto& q : labels_at)
+      if (q.x == l.x) {
+        above += q.y > l.y;
+        below += q.y < l.y;
+      }
+    l.dy = above == 0 ? 0.9 : below == 0 ? -0.9 : 0;
+  }
+  p.point_labels = std::move(labels_at);
   add(out, render(p, dir), p.name + ": time to accuracy per batch size under several caps (Figure 2 style)");
 }
 
@@ -351,8 +361,8 @@ void trace_plot(ReportOutput& out, const fs::path& dir, const traces::PowerSerie
       row ? fmt::format("{} at b={}, {}, seed {}", explore::policy_label(row->policy), row->batch_size,
                         v.knob.format(row->knob), row->seed)
           : s.name;
-  p.title = fmt::format("Power over time: {} on {} ({}{}), cap {}", run, label_of(labels, v.dataset), v.device,
-                        s.emulated ? ", emulated device, virtual time" : "", cap_label(s.cap_w));
+  p.title = fmt::format("Power over time: {}, cap {} ({} on {}{})", run, cap_label(s.cap_w),
+                        label_of(labels, v.dataset), v.device, traces::emulated_mark(s.emulated));
   p.xlabel = s.emulated ? "device time [s] (virtual)" : "time [s]";
   p.ylabel = "power [W]";
   PlotSeries total;

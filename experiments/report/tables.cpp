@@ -531,7 +531,7 @@ std::string to_csv(const ResultTable& t) {
       const Cell& cell = t.cells[r][c];
       const double cap = c < t.caps.size() ? t.caps[c] : traces::kNaN;
       out += fmt::format("{},{},{},{},{},{},{},{},{}\n", traces::csv_field(t.groups[c]),
-                         no_cap(cap) ? "" : fmt::format("{:.6g}", cap), traces::csv_field(t.rows[r]),
+                         no_cap(cap) ? "inf" : fmt::format("{:.6g}", cap), traces::csv_field(t.rows[r]),
                          std::isfinite(cell.mean) ? fmt::format("{:.6g}", cell.mean) : "",
                          std::isfinite(cell.std) ? fmt::format("{:.6g}", cell.std) : "", cell.runs, cell.censored,
                          cell.infeasible, cell.over_cap);

@@ -66,7 +66,7 @@ std::vector<std::vector<bool>> best_cells(const ResultTable& t);
 std::string to_markdown(const ResultTable& t);
 std::string to_latex(const ResultTable& t);
 // One line per (dataset, cap, policy): dataset,cap[W],policy,mean[UNIT],std[UNIT],... ; cap[W] is a
-// number, empty for the uncapped column.
+// number, "inf" for the uncapped column (as `pacer export` writes a sweep's cap).
 std::string to_csv(const ResultTable& t);
 // Characters a LaTeX tabular line of `to_latex` may take to fit one column of a two-column paper
 // (at \small with 3 pt column separation); wider tables are split into parts.
