@@ -335,7 +335,8 @@ std::vector<ValidateReport> validate_targets(const Demo& d, const Profiled& pr, 
     std::cout << validations.back().text;
   }
   std::cout << fmt::format("[5/7] validated {} cap(s) on {} target(s) with {} real training runs ({:.0f} s)\n",
-                           caps.size(), opt.targets.size(), runs, since(step));
+                           std::count_if(caps.begin(), caps.end(), [](double w) { return !units::is_no_cap(w); }),
+                           opt.targets.size(), runs, since(step));
   return validations;
 }
 

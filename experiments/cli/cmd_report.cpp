@@ -39,7 +39,7 @@ Command make() {
   c.usage_tail = "STORE...";
   c.description =
       "Tables (NAME.md, NAME.tex, NAME.csv): time and energy to accuracy per policy, dataset and cap (from\n"
-      "validations), simulated time to accuracy (from sweeps); the best value of each column bold, a dagger\n"
+      "validations), simulated time to accuracy (from sweeps); the best value at each cap bold, a dagger\n"
       "where a run's measured power went above the cap, a dash where no configuration is feasible; caps\n"
       "as numbers (cap[W]) in the CSV, an uncapped column as N/A.\n"
       "Figures (NAME.png, NAME.svg, NAME.pdf, with the .gp script and .dat data to restyle them):\n" +

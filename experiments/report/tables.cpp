@@ -146,7 +146,7 @@ std::string legend(const ResultTable& t, const Style& st) {
   }
   std::vector<std::string> parts;
   if (bold)
-    parts.push_back(st.bold("bold") + ": the best of its column" +
+    parts.push_back(st.bold("bold") + ": the best at its cap" +
                     (oracle ? std::string(" (the fastest configuration is the oracle, not ranked)") : ""));
   if (over) parts.push_back(st.over_cap.substr(st.over_cap.find_first_not_of(' ')) +
                             " measured peak power above the cap in at least one run");
@@ -345,7 +345,7 @@ std::string to_markdown(const ResultTable& t) {
   }
   out += "\n" + t.caption + "\n";
   const std::string leg = legend(t, kMarkdown);
-  if (!leg.empty()) out += leg + "\n";
+  if (!leg.empty()) out += "\n" + leg + "\n";
   return out;
 }
 

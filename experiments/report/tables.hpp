@@ -4,7 +4,7 @@
 // last), cells mean +- std of the time to accuracy over seeds. Rendered as Markdown, LaTeX
 // (booktabs; split into parts that fit one column) and CSV (caps as numbers in W).
 //
-// In Markdown and LaTeX the best value of each column is bold (lower is better; the fastest
+// In Markdown and LaTeX the best value at each (dataset, cap) is bold (lower is better; the fastest
 // configuration is the oracle, a reference, and is not ranked), a cell with a run whose measured
 // power went above the cap carries a dagger and a cap with no feasible configuration shows a dash;
 // a legend line under the table explains the marks it uses.
@@ -60,7 +60,7 @@ ResultTable energy_table(const std::vector<traces::ValidationResult>& results, c
 // From simulated sweeps: replayed time to accuracy (mean +- std over the target's seeds).
 ResultTable sweep_table(const std::vector<traces::SweepResult>& sweeps, const Labels& labels = {});
 
-// Per column, the rows whose value is the best (lowest; ties all bold), the oracle not ranked.
+// Per (dataset, cap) column, the rows whose value is the best (lowest; ties all bold), the oracle not ranked.
 std::vector<std::vector<bool>> best_cells(const ResultTable& t);
 
 std::string to_markdown(const ResultTable& t);

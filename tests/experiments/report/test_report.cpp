@@ -78,7 +78,7 @@ TEST(Tables, TimeTableMatchesGoldenMarkdown) {
       "| Ours | **11.0 ± 1.41** | **6.00 ± 0.00** |\n"
       "| Fastest configuration | 11.0 ± 1.41 | 5.50 ± 0.00 |\n"
       "\nMeasured time to accuracy (mean ± std over seeds); emulated device: virtual device time.\n"
-      "**bold**: the best of its column (the fastest configuration is the oracle, not ranked).\n";
+      "\n**bold**: the best at its cap (the fastest configuration is the oracle, not ranked).\n";
   EXPECT_EQ(experiments::to_markdown(t), golden);
 }
 
@@ -452,7 +452,7 @@ TEST(Tables, OverCapAndInfeasibleCellsAreMarkedWithALegendAndNoCapIsTheLastColum
   const std::string tex = experiments::to_latex(t);
   EXPECT_NE(tex.find("5.50 $\\pm$ 0.00$^\\dagger$"), std::string::npos) << tex;
   EXPECT_NE(tex.find("Ours & --- &"), std::string::npos) << tex;
-  EXPECT_NE(tex.find("{\\footnotesize \\textbf{bold}: the best of its column"), std::string::npos) << tex;
+  EXPECT_NE(tex.find("{\\footnotesize \\textbf{bold}: the best at its cap"), std::string::npos) << tex;
   // The uncapped column: "N/A" in the headings, inf in the CSV's cap[W] column (a number to a reader).
   EXPECT_NE(tex.find("& N/A"), std::string::npos) << tex;
   const std::string csv = experiments::to_csv(t);
