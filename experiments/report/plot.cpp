@@ -204,7 +204,10 @@ RenderResult render(const Heatmap& m, const fs::path& dir) {
        << fmt::format("set cbrange [0:{}]\n", num(std::max(top, 10.0)));
   if (!m.colorbar_label.empty()) body << fmt::format("set cblabel '{}'\n", esc(m.colorbar_label));
   body << "set tics scale 0\n";
-  body << "set xtics (";
+  // Long column names are written slanted, so that they never run into each other.
+  size_t longest = 0;
+  for (const auto& n : m.xnames) longest = std::max(longest, n.size());
+  body << (longest * m.xnames.size() > 80 ? "set xtics rotate by 25 right\n" : "") << "set xtics (";
   for (size_t i = 0; i < m.xnames.size(); ++i) body << (i ? ", " : "") << fmt::format("'{}' {}", esc(m.xnames[i]), i);
   body << ")\nset ytics (";
   for (size_t i = 0; i < rows; ++i) body << (i ? ", " : "") << fmt::format("'{}' {}", esc(m.ynames[i]), rows - 1 - i);

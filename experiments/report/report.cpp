@@ -111,7 +111,8 @@ void figure1(ReportOutput& out, const fs::path& dir, const std::string& prefix, 
   if (tta)
     tta = std::any_of(target->samples_by_batch.begin(), target->samples_by_batch.end(),
                       [](double n) { return !std::isnan(n); });
-  p.title = fmt::format("Time against power of every configuration, cap {:g} W ({})", cap_w, subject(prof, labels));
+  p.title = fmt::format("Time against power of every configuration, cap {} ({})", cap_label(cap_w),
+                        subject(prof, labels));
   p.xlabel = fmt::format("{} power [W]", explore::to_string(space.basis()));
   p.ylabel = tta ? "predicted time to accuracy [s]" : "time per 1000 samples [s]";
   p.logy = true;
@@ -161,7 +162,7 @@ void figure1(ReportOutput& out, const fs::path& dir, const std::string& prefix, 
     p.series.push_back(std::move(s));
   }
   p.vlines = {cap_w};
-  p.vline_titles = {fmt::format("cap {:g} W", cap_w)};
+  p.vline_titles = {"cap " + cap_label(cap_w)};
   double lo = cap_w, hi = cap_w;
   for (const auto& s : p.series)
     for (double x : s.x) {
@@ -214,7 +215,7 @@ void figure2(ReportOutput& out, const fs::path& dir, const std::string& prefix, 
   std::vector<Plot::PointLabel> labels_at;  // every point's label, before placing
   for (const double cap : caps) {
     PlotSeries s;
-    s.title = fmt::format("cap {:g} W", cap);
+    s.title = "cap " + cap_label(cap);
     s.style = "linespoints pt 7 ps 1 lw 2";
     for (size_t bi = 0; bi < fs.space.num_batches(); ++bi)
       if (const auto c = fastest_under(fs, rel, cap, bi)) {
@@ -250,15 +251,14 @@ void figure5(ReportOutput& out, const fs::path& dir, const std::string& prefix, 
              const Labels& labels) {
   Heatmap m;
   m.name = safe(prefix + "-fig5-proxy-x-target-" + fmt::format("{:.3g}W", cap_w));
-  m.title = fmt::format("Time over the fastest configuration when choosing with a proxy, cap {:g} W ({})", cap_w,
+  m.title = fmt::format("% time over the fastest configuration, cap {} ({})", cap_label(cap_w),
                         subject(prof, labels));
   m.xlabel = "target data set (trained)";
   m.ylabel = "proxy data set (used to choose)";
   m.colorbar_label = "% time over the fastest configuration";
   std::vector<explore::Relation> rels;
   for (const auto& r : rel_sets) {
-    // The relation's own label, else its data set's, else its name.
-    const std::string name = labels.count(r.name) ? labels.at(r.name) : label_of(labels, r.dataset.empty() ? r.name : r.dataset);
+    const std::string name = label_of(labels, r.name);  // its label or its data set's (make_report), else its name
     m.xnames.push_back(name);
     m.ynames.push_back(name);
     rels.push_back(explore::Relation::from_set(r, fs.space));
@@ -383,7 +383,7 @@ void trace_plot(ReportOutput& out, const fs::path& dir, const traces::PowerSerie
   for (double w : s.power_w) top = std::max(top, w);
   if (std::isfinite(s.cap_w)) {
     p.hlines = {s.cap_w};
-    p.hline_titles = {fmt::format("cap {:g} W", s.cap_w)};
+    p.hline_titles = {"cap " + cap_label(s.cap_w)};
     top = std::max(top, s.cap_w);
   }
   p.extra = fmt::format("set yrange [0:{:.4g}]", top * 1.15 + 1e-9);  // the cap line stays in view
@@ -595,10 +595,11 @@ ReportOutput make_report(const ReportOptions& opt) {
       auto s = store.read<traces::SweepResult>(n);
       if (s.budget.empty() && drawn(n)) sweeps.push_back(std::move(s));  // a proxy-budget cut has its own figure
     }
-    // A relation is named by its data set's label (a sweep's table group and Figure 5 use it).
+    // A relation is named by its data set's label where one is given (a sweep's table group and
+    // Figure 5 use it), else by its own name.
     for (const auto& n : store.list<traces::RelationSet>()) {
       const auto r = store.read<traces::RelationSet>(n);
-      if (!labels.count(n) && !r.dataset.empty()) labels[n] = label_of(opt.labels, r.dataset);
+      if (!labels.count(n) && opt.labels.count(r.dataset)) labels[n] = opt.labels.at(r.dataset);
     }
   }
   ReportOptions ropt = opt;
