@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <utility>
@@ -156,6 +157,41 @@ std::vector<double> parse_list(std::string_view text, Dimension dim, std::string
     start = pos + 1;
   }
   return out;
+}
+
+namespace {
+bool names_no_cap(std::string_view text) {
+  std::string s(trim(text));
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s == "none" || s == "uncapped";
+}
+}  // namespace
+
+bool is_no_cap(double cap_w) {
+  return !std::isfinite(cap_w) || cap_w <= 0;
+}
+
+double parse_cap(std::string_view text, std::string_view what) {
+  if (names_no_cap(text)) return kNoCap;
+  return parse(text, Dimension::Power, "W", what);
+}
+
+std::vector<double> parse_cap_list(std::string_view text, std::string_view what) {
+  const std::string_view s = trim(text);
+  if (s.find(':') != std::string_view::npos) return parse_list(s, Dimension::Power, "W", what);
+  std::vector<double> out;
+  size_t start = 0;
+  while (start <= s.size()) {
+    size_t pos = s.find(',', start);
+    if (pos == std::string_view::npos) pos = s.size();
+    out.push_back(parse_cap(s.substr(start, pos - start), what));
+    start = pos + 1;
+  }
+  return out;
+}
+
+std::string format_cap(double cap_w) {
+  return is_no_cap(cap_w) ? "none" : format(cap_w, Dimension::Power);
 }
 
 std::string format(double v, Dimension dim, int significant) {

@@ -2,6 +2,7 @@
 // Physical quantities parsed once at the edge ("7.5W", "921.6MHz", "30s", "2Wh").
 // Inside pacer every value is SI and its unit is in its name: power_w, freq_hz, time_s, energy_j.
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -24,6 +25,16 @@ double parse(std::string_view text, Dimension dim, std::string_view bare_unit, s
 std::vector<double> parse_list(std::string_view text, Dimension dim, std::string_view bare_unit,
                                std::string_view what);
 
+// A power cap: a power as parse() reads it, or "none" (also "uncapped", any case): no cap, the
+// infinite kNoCap, which every feasibility test passes (the paper's "N/A" column).
+// parse_cap_list: as parse_list, and a list may name "none" among its caps ("5W,7W,none").
+inline constexpr double kNoCap = std::numeric_limits<double>::infinity();
+bool is_no_cap(double cap_w);  // infinite, NaN or not positive: no cap (as stored records write it)
+double parse_cap(std::string_view text, std::string_view what);
+std::vector<double> parse_cap_list(std::string_view text, std::string_view what);
+// "5.9 W" or "none".
+std::string format_cap(double cap_w);
+
 // The one number parser under every number pacer reads from a user, a file or a record: the whole
 // of `text` (blanks around it allowed, as base::trim defines them) as a finite number, or as a
 // decimal integer within [lo, hi]. Anything else (trailing text, out of range, NaN, infinity) is
@@ -41,5 +52,7 @@ struct Frequency { double hz = 0; };
 struct Duration { double s = 0; };
 struct Energy { double j = 0; };
 struct PowerList { std::vector<double> w; };
+struct PowerCap { double w = 0; };                // a cap: a power or "none" (kNoCap)
+struct PowerCapList { std::vector<double> w; };  // caps, "none" among them allowed
 
 }  // namespace pacer::units

@@ -74,7 +74,9 @@ std::string format_choice(const Problem& pb, const ChoiceReport& r) {
       fmt::format("workload {}: {} | {} configurations ({} knob settings x {} batch sizes)\n", pb.workload,
                   space.source(), space.num_knobs() * space.num_batches(), space.num_knobs(), space.num_batches());
   out +=
-      fmt::format("feasibility: {} power <= {} | proxy relation {}{} | {}\n", to_string(space.basis()), watts(r.cap_w),
+      fmt::format("feasibility: {} | proxy relation {}{} | {}\n",
+                  std::isinf(r.cap_w) ? std::string("no cap")
+                                      : fmt::format("{} power <= {}", to_string(space.basis()), watts(r.cap_w)),
                   pb.proxy_set.name, pb.target_set ? " | target " + pb.target_set->name : " | no target (no oracle)",
                   describe_max_power(*pb.index));
   out += fmt::format("\nchoice ({}, {}): {}, b={}: predicted TT_acc {}, energy {}, power {}\n", to_string(r.policy),

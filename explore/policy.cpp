@@ -242,13 +242,13 @@ const std::vector<PolicyInfo>& policy_table() {
   static const std::vector<PolicyInfo> table = {
       {Policy::Ours, "ours", "Ours", "Algorithm 1: per b the highest knob under the cap, then the fastest b", 2,
        select_ours},
-      {Policy::OursRobust, "ours-robust", "Ours (robust)",
+      {Policy::OursRobust, "ours-robust", "Alg. 1 (time front)",
        "the fastest feasible knob per b (time front, no monotonicity assumed), then the fastest b", -1,
        select_fastest_front},
       {Policy::Baseline1, "baseline1", "Baseline 1", "device-wide knob cap at the largest batch size", 0, baseline},
       {Policy::Baseline2, "baseline2", "Baseline 2", "device-wide knob cap, the fastest batch size under it", 1,
        baseline},
-      {Policy::Pacer, "pacer", "pacer",
+      {Policy::Pacer, "pacer", "pacer (censoring-aware)",
        "expected time to accuracy under a shrunk, censoring-aware model of the proxy's samples-to-target per b "
        "(the default)",
        3, select_pacer_row},

@@ -190,7 +190,7 @@ std::string format_table(const std::vector<traces::SweepRow>& rows, const traces
   std::string out;
   std::string last_key;
   for (const auto& r : rows) {
-    const std::string key = fmt::format("{} @ {}", r.workload, units::format(r.cap_w, units::Dimension::Power));
+    const std::string key = fmt::format("{} @ {}", r.workload, units::format_cap(r.cap_w));
     if (key != last_key) {
       out += fmt::format("\n{}\n  {:<12} {:>14} {:>7} {:>14} {:>14} {:>10}\n", key, "policy", "knob", "b", "predicted",
                          "replayed", "vs oracle");

@@ -9,6 +9,7 @@
 #include <iostream>
 
 #include "base/error.hpp"
+#include "base/units.hpp"
 #include "dnn/data/datasets.hpp"
 #include "dnn/nets.hpp"
 #include "dnn/train.hpp"
@@ -298,7 +299,8 @@ ValidateOptions validate_options(const Demo& d, const Profiled& pr, const Relati
   v.proxy = opt.proxy_dataset;
   v.target_dataset = target;
   v.device.spec = "emulated:" + opt.device;
-  v.caps_w = caps;
+  for (double cap : caps)  // an uncapped column ("none") is swept, not validated: a validation needs a cap
+    if (!units::is_no_cap(cap)) v.caps_w.push_back(cap);
   v.seeds = d.set.seeds;
   v.train = c.train;
   v.train.target = std::isfinite(opt.target) ? opt.target : NAN;  // NaN: the target dataset's own
@@ -333,7 +335,8 @@ std::vector<ValidateReport> validate_targets(const Demo& d, const Profiled& pr, 
     std::cout << validations.back().text;
   }
   std::cout << fmt::format("[5/7] validated {} cap(s) on {} target(s) with {} real training runs ({:.0f} s)\n",
-                           caps.size(), opt.targets.size(), runs, since(step));
+                           std::count_if(caps.begin(), caps.end(), [](double w) { return !units::is_no_cap(w); }),
+                           opt.targets.size(), runs, since(step));
   return validations;
 }
 
@@ -475,6 +478,7 @@ int run_demo(const DemoOptions& opt) {
   ReportOptions ropt;
   ropt.stores = {d.store_path};
   ropt.out_dir = opt.out_dir / "report";
+  ropt.labels = opt.labels;
   const auto rep = make_report(ropt);
   std::cout << fmt::format("[7/7] report: {} files in {} ({:.1f} s)\n", rep.files.size(), ropt.out_dir.string(),
                            since(step));

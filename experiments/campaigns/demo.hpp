@@ -16,6 +16,7 @@
 
 #include "base/cpu_threads.hpp"
 #include "experiments/cluster/shard.hpp"
+#include "experiments/report/tables.hpp"
 
 namespace pacer::experiments {
 
@@ -33,7 +34,8 @@ struct DemoOptions {
   std::vector<int> batch_sizes;
   std::vector<int> seeds;
   int caps = 0;                // caps spread over 30-75% of the board's power range
-  std::vector<double> caps_w;  // explicit caps (override `caps`)
+  std::vector<double> caps_w;  // explicit caps (override `caps`); units::kNoCap: swept uncapped, not validated
+  Labels labels;               // readable data set names in the report's tables and figures (a spec's `label`)
   int64_t eval_every = 0;      // samples between evaluations
   int64_t eval_samples = 0;    // held-out samples per evaluation
   int64_t max_train = -1;      // training samples per dataset (0: all)

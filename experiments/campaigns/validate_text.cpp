@@ -19,20 +19,20 @@ std::string format_validation_table(const ValidateReport& report) {
                                 v.device, traces::emulated_mark(v.emulated), v.metric, v.target,
                                 v.emulated ? "the emulated device's virtual time" : "measured device time");
   out +=
-      fmt::format("{:>7} {:<22} {:<22} {:>16} {:>11} {:>8} {:>8} {:>10} {:>8} {:>6}\n", "cap", "policy",
+      fmt::format("{:>7} {:<23} {:<22} {:>16} {:>11} {:>8} {:>8} {:>10} {:>8} {:>6}\n", "cap", "policy",
                   "configuration", "measured [s]", "predicted", "error", "regret", "energy [J]", "peak [W]", "> cap");
   // A figure that was not measured (every run censored, no oracle time) is "-", never 0.
   const auto pct = [](double v) { return std::isfinite(v) ? fmt::format("{:.1f}%", v) : std::string("-"); };
   int censored = 0;
   for (const auto& s : report.summary) {
     if (s.config == "infeasible") {
-      out += fmt::format("{:>6.2f}W {:<22} {:<22}\n", s.cap_w, explore::policy_label(s.policy), "infeasible");
+      out += fmt::format("{:>6.2f}W {:<23} {:<22}\n", s.cap_w, explore::policy_label(s.policy), "infeasible");
       continue;
     }
     censored += s.runs - s.reached - s.stopped;
     const std::string measured = s.reached > 0 ? fmt::format("{:>9.1f} ± {:<4.1f}", s.measured_mean_s, s.measured_std_s)
                                                : fmt::format("{} of {} reached", s.reached, s.runs);
-    out += fmt::format("{:>6.2f}W {:<22} {:<22} {:>16} {:>11.1f} {:>8} {:>8} {:>10} {:>8.2f} {:>6}\n", s.cap_w,
+    out += fmt::format("{:>6.2f}W {:<23} {:<22} {:>16} {:>11.1f} {:>8} {:>8} {:>10} {:>8.2f} {:>6}\n", s.cap_w,
                        explore::policy_label(s.policy), s.config, measured, s.predicted_s, pct(s.error_pct),
                        pct(s.regret_pct),
                        std::isfinite(s.energy_j) ? fmt::format("{:.0f}", s.energy_j) : std::string("-"), s.peak_w,

@@ -67,7 +67,8 @@ int run_experiment(const po::variables_map& vm) {
   o.targets = split_list(vm["targets"].as<std::string>());
   if (vm.count("batch-sizes")) o.batch_sizes = parse_int_list(vm["batch-sizes"].as<std::string>(), "--batch-sizes");
   if (vm.count("seeds")) o.seeds = parse_seeds(vm["seeds"].as<std::string>(), "--seeds");
-  if (vm.count("power-limits")) o.caps_w = vm["power-limits"].as<units::PowerList>().w;
+  if (vm.count("power-limits")) o.caps_w = vm["power-limits"].as<units::PowerCapList>().w;
+  if (vm.count("label")) o.labels = experiments::parse_labels(vm["label"].as<std::vector<std::string>>());
   o.caps = vm["caps"].as<int>();
   require_range(o.caps, 0, 50, "--caps", "caps");
   auto samples = [&](const char* key, int64_t lo) {
@@ -134,7 +135,10 @@ Command make_experiment() {
         "seeds", po::value<std::string>(), "seeds: list 0,1,2 or range 0-4 (default: the demo's)")(
         "caps", po::value<int>()->default_value(0),
         "caps spread over 30-75% of the profiled power range, 0: the demo's [caps]")(
-        "power-limits", po::value<units::PowerList>(), "explicit caps instead: list 5W,6W or range 5W:8W:1W [W]")(
+        "power-limits", po::value<units::PowerCapList>(),
+        "explicit caps instead: list 5W,6W,none or range 5W:8W:1W [W] (none: swept without a cap, not validated)")(
+        "label", po::value<std::vector<std::string>>()->composing()->value_name("NAME=LABEL"),
+        "readable name of a data set in the report's tables and figures (a spec's `label =` keys; repeat)")(
         "target", po::value<std::string>(), "held-out metric to reach, fraction or percent (default: each dataset's)")(
         "pretrain-target", po::value<std::string>(),
         "metric at which pre-training stops (default 0.90; 0.85 with --quick)")(

@@ -26,7 +26,7 @@ int run_select(const po::variables_map& vm) {
   }
   const auto store = traces::Store::open(vm["store"].as<std::string>());
   const auto pb = explore::load_problem(store, spec);
-  const double cap = vm["power-limit"].as<units::Power>().w;
+  const double cap = vm["power-limit"].as<units::PowerCap>().w;
   const auto policy = parse_policy(vm["policy"].as<std::string>(), "--policy");
   auto ctx = pb->context();
   ctx.powertrain_batch = vm["powertrain-batch"].as<int>();
@@ -58,7 +58,8 @@ Command make() {
       explore::policy_help() + "An infeasible cap is an error (exit 1) naming the lowest-power configuration.";
   c.add_options = [](po::options_description& d) {
     add_problem_options(d);
-    d.add_options()("power-limit,P", po::value<units::Power>()->required(), "power cap P_max [W] (e.g. 7.5W)")(
+    d.add_options()("power-limit,P", po::value<units::PowerCap>()->required(),
+                    "power cap P_max [W] (e.g. 7.5W; none: no cap)")(
         "policy", po::value<std::string>()->default_value(std::string(explore::to_string(explore::kDefaultPolicy))),
         "policy that makes the choice")(
         "save", po::value<std::string>()->default_value(""),

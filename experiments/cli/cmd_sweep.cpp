@@ -57,7 +57,7 @@ int run_sweep(const po::variables_map& vm) {
   }
   request.caps_per_workload = vm["caps-per-workload"].as<int>();
   if (request.caps_per_workload < 1) throw UsageError("--caps-per-workload: must be at least 1");
-  if (vm.count("power-limits")) request.caps_w = vm["power-limits"].as<units::PowerList>().w;
+  if (vm.count("power-limits")) request.caps_w = vm["power-limits"].as<units::PowerCapList>().w;
   std::vector<const explore::Problem*> views;
   for (const auto& p : problems) {
     if (!p->target) spdlog::warn("{}: no target relation: no oracle and no regret for this workload", p->workload);
@@ -110,7 +110,8 @@ Command make() {
   c.add_options = [](po::options_description& d) {
     add_problem_options(d, false);
     d.add_options()("profile", po::value<std::string>()->default_value("all"), "profile to sweep, or all")(
-        "power-limits", po::value<units::PowerList>(), "caps [W]: range 2W:10W:0.5W or list 5W,7.5W")(
+        "power-limits", po::value<units::PowerCapList>(),
+        "caps [W]: range 2W:10W:0.5W or list 5W,7.5W,none (none: no cap, the N/A column)")(
         "caps-per-workload", bounded(10, 1, kMaxCapsPerWorkload, "caps-per-workload"),
         fmt::format("without --power-limits: caps per workload over its power range [caps; 1 .. {}]",
                     kMaxCapsPerWorkload).c_str())(

@@ -60,6 +60,25 @@ void validate(boost::any& v, const std::vector<std::string>& values, PowerList*,
   }
 }
 
+void validate(boost::any& v, const std::vector<std::string>& values, PowerCap*, int) {
+  po::validators::check_first_occurrence(v);
+  const std::string& s = po::validators::get_single_string(values);
+  try {
+    v = boost::any(PowerCap{parse_cap(s, "%canonical_option%")});
+  } catch (const UsageError& e) {
+    throw quantity_error(e.what());
+  }
+}
+void validate(boost::any& v, const std::vector<std::string>& values, PowerCapList*, int) {
+  po::validators::check_first_occurrence(v);
+  const std::string& s = po::validators::get_single_string(values);
+  try {
+    v = boost::any(PowerCapList{parse_cap_list(s, "%canonical_option%")});
+  } catch (const UsageError& e) {
+    throw quantity_error(e.what());
+  }
+}
+
 }  // namespace pacer::units
 
 namespace pacer::cli {

@@ -18,6 +18,8 @@ void validate(boost::any& v, const std::vector<std::string>& values, Frequency*,
 void validate(boost::any& v, const std::vector<std::string>& values, Duration*, int);
 void validate(boost::any& v, const std::vector<std::string>& values, Energy*, int);
 void validate(boost::any& v, const std::vector<std::string>& values, PowerList*, int);
+void validate(boost::any& v, const std::vector<std::string>& values, PowerCap*, int);
+void validate(boost::any& v, const std::vector<std::string>& values, PowerCapList*, int);
 
 // A sampling rate. Unlike Frequency (GPU clocks, bare MHz), a bare number is Hz: "10" is 10 Hz.
 struct Rate {

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -41,6 +42,10 @@ std::string script_head(const std::string& name) {
       "set terminal pngcairo size 960,600 noenhanced font 'DejaVu Sans,11'\n"
       "set output '{0}.png'\n"
       "set grid lc rgb '#dddddd'\n"
+      // Colours that stay visible on white and apart from each other (no pale yellow).
+      "set linetype 1 lc rgb '#0072b2'\nset linetype 2 lc rgb '#d55e00'\nset linetype 3 lc rgb '#009e73'\n"
+      "set linetype 4 lc rgb '#cc79a7'\nset linetype 5 lc rgb '#e69f00'\nset linetype 6 lc rgb '#56b4e9'\n"
+      "set linetype 7 lc rgb '#000000'\nset linetype 8 lc rgb '#7f7f7f'\nset linetype cycle 8\n"
       "set key inside right top box opaque font ',10'\n",
       name);
 }
@@ -140,6 +145,7 @@ RenderResult render(const Plot& p, const fs::path& dir) {
     data << "# " << s.title << "\n";
     for (size_t k = 0; k < s.x.size(); ++k) {
       data << num(s.x[k]) << ' ' << num(s.y.at(k));
+      if (!s.err.empty()) data << ' ' << num(s.err.at(k));
       if (!s.labels.empty()) data << " \"" << s.labels.at(k) << '"';
       data << '\n';
     }
@@ -154,15 +160,33 @@ RenderResult render(const Plot& p, const fs::path& dir) {
     for (size_t i = 0; i < p.xtics.size(); ++i) body << (i ? ", " : "") << fmt::format("'{}' {}", esc(p.xtics[i]), i);
     body << ")\nset xrange [-0.6:" << p.xtics.size() - 0.4 << "]\nset style fill solid 0.8 border -1\n";
   }
+  // Below the plot, where no point, cap line or cap label can be (long titles stay whole).
+  if (p.key_outside) body << "set key below left Left reverse nobox noopaque font ',10'\n";
+  // Room between the points and the border (a log axis already ends on a whole decade).
+  if (p.xtics.empty())
+    body << fmt::format("set offsets {0}, {0}, {1}, {1}\n{2}", p.logx ? "0" : "graph 0.04", p.logy ? "0" : "graph 0.06",
+                        p.logx ? "" : "set autoscale xfix\n");  // x: the data and the room, not the next tic
+  else
+    body << "set offsets 0, 0, graph 0.06, 0\n";  // categories: their xrange is set above
   if (!p.extra.empty()) body << p.extra << "\n";
   std::vector<std::string> parts;
   for (size_t i = 0; i < p.series.size(); ++i) {
     const auto& s = p.series[i];
-    parts.push_back(fmt::format("'{}.dat' index {} using 1:2 with {} title '{}'", p.name, i, s.style, esc(s.title)));
+    // The series' own line type (colour): the error bars and labels drawn with it take none.
+    const auto kind_end = std::min(s.style.find(' '), s.style.size());  // "lt N" before the style's own options
+    parts.push_back(fmt::format("'{}.dat' index {} using 1:2 with {} lt {}{} title '{}'", p.name, i,
+                                s.style.substr(0, kind_end), i + 1, s.style.substr(kind_end), esc(s.title)));
+    if (!s.err.empty())
+      parts.push_back(fmt::format(  // a plain bar from y - err to y + err (yerrorbars draws a point on bars)
+          "'{}.dat' index {} using 1:($2-$3):(0):(2*$3) with vectors nohead lc rgb '#222222' lw 1.5 notitle", p.name,
+          i));
     if (!s.labels.empty())
-      parts.push_back(
-          fmt::format("'{}.dat' index {} using 1:2:3 with labels offset 1.2,0.8 font ',9' notitle", p.name, i));
+      parts.push_back(fmt::format("'{}.dat' index {} using 1:2:{} with labels left offset 0.8,{} font ',9' notitle",
+                                  p.name, i, s.err.empty() ? 3 : 4, s.label_dy));
   }
+  for (const auto& l : p.point_labels)
+    body << fmt::format("set label '{}' at {},{} left offset 0.8,{} font ',9' front\n", esc(l.text), num(l.x), num(l.y),
+                        l.dy);
   for (size_t i = 0; i < p.vlines.size(); ++i) {
     body << fmt::format("set arrow from {0},graph 0 to {0},graph 1 nohead dt 2 lw 2 lc rgb '#cc0000'\n",
                         num(p.vlines[i]));
@@ -191,14 +215,26 @@ RenderResult render(const Heatmap& m, const fs::path& dir) {
     for (size_t c = 0; c < m.xnames.size(); ++c)
       data << c << ' ' << rows - 1 - r << ' ' << num(m.values.at(r).at(c)) << '\n';
   body << fmt::format("set title '{}'\nset xlabel '{}'\nset ylabel '{}'\n", esc(m.title), esc(m.xlabel), esc(m.ylabel));
-  body << "unset key\nset view map\nset palette defined (0 '#f7fbff', 1 '#6baed6', 2 '#08306b')\nset grid front\n";
-  body << "set xtics (";
+  // A light colour map (black values stay readable on every cell), 0 % white, no grid over the numbers.
+  double top = 0;
+  for (const auto& row : m.values)
+    for (double v : row)
+      if (std::isfinite(v)) top = std::max(top, v);
+  body << "unset key\nunset grid\nset offsets 0, 0, 0, 0\nset view map\n"
+          "set palette defined (0 '#ffffff', 1 '#fde0c5', 2 '#facba6', 3 '#f59e72')\n"
+       << fmt::format("set cbrange [0:{}]\n", num(std::max(top, 10.0)));
+  if (!m.colorbar_label.empty()) body << fmt::format("set cblabel '{}'\n", esc(m.colorbar_label));
+  body << "set tics scale 0\n";
+  // Long column names are written slanted, so that they never run into each other.
+  size_t longest = 0;
+  for (const auto& n : m.xnames) longest = std::max(longest, n.size());
+  body << (longest * m.xnames.size() > 80 ? "set xtics rotate by 25 right\n" : "") << "set xtics (";
   for (size_t i = 0; i < m.xnames.size(); ++i) body << (i ? ", " : "") << fmt::format("'{}' {}", esc(m.xnames[i]), i);
   body << ")\nset ytics (";
   for (size_t i = 0; i < rows; ++i) body << (i ? ", " : "") << fmt::format("'{}' {}", esc(m.ynames[i]), rows - 1 - i);
   body << fmt::format(")\nset xrange [-0.5:{}]\nset yrange [-0.5:{}]\n", m.xnames.size() - 0.5, rows - 0.5);
   body << fmt::format(
-      "plot '{0}.dat' using 1:2:3 with image, '{0}.dat' using 1:2:(sprintf('{1}', $3)) with labels font ',11'\n",
+      "plot '{0}.dat' using 1:2:3 with image, '{0}.dat' using 1:2:(sprintf('{1}', $3)) with labels font ',12'\n",
       m.name, m.value_format);
   return run(m.name, data.str(), body.str(), dir);
 }

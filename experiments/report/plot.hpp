@@ -13,7 +13,9 @@ struct PlotSeries {
   std::string style = "linespoints";  // gnuplot "with" clause: points, lines, linespoints, boxes, ...
   std::vector<double> x;
   std::vector<double> y;
-  std::vector<std::string> labels;    // optional point labels (drawn beside the points)
+  std::vector<std::string> labels;    // optional point labels (drawn beside the points; "" : none)
+  std::vector<double> err;            // optional error bars: +-err[k] around y[k] (e.g. one std)
+  double label_dy = 0.8;              // vertical offset of the point labels [characters]
 };
 
 struct Plot {
@@ -29,7 +31,17 @@ struct Plot {
   std::vector<double> hlines;              // horizontal reference lines
   std::vector<std::string> hline_titles;
   std::vector<std::string> xtics;          // categorical x axis: x values 0..n-1 get these names
+  // Labels placed one by one (each with its own vertical offset, so that labels of close points
+  // can go above and below them instead of onto each other).
+  struct PointLabel {
+    double x, y;
+    std::string text;
+    double dy = 0;  // vertical offset [characters]; the label starts just right of the point
+  };
+  std::vector<PointLabel> point_labels;
   std::string extra;                       // extra gnuplot commands placed before `plot`
+  // The key outside the plot, to the right: it can never cover a point, a cap line or its label.
+  bool key_outside = true;
 };
 
 // A matrix rendered as a heat map with the values written in the cells (Figure 5 style).
@@ -42,6 +54,7 @@ struct Heatmap {
   std::vector<std::string> ynames;  // rows
   std::vector<std::vector<double>> values;  // [row][col]
   std::string value_format = "%.1f";
+  std::string colorbar_label;
 };
 
 struct RenderResult {

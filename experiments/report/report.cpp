@@ -6,6 +6,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <fstream>
+#include <sstream>
+#include <type_traits>
 #include <cmath>
 #include <map>
 #include <optional>
@@ -14,6 +17,8 @@
 
 #include "base/error.hpp"
 #include "base/stats.hpp"
+#include "base/units.hpp"
+#include "experiments/report/html.hpp"
 #include "experiments/report/plot.hpp"
 #include "experiments/report/tables.hpp"
 #include "explore/policy.hpp"
@@ -42,6 +47,8 @@ std::string safe(std::string s) {
 void add(ReportOutput& out, const RenderResult& r, const std::string& what) {
   out.files.insert(out.files.end(), r.files.begin(), r.files.end());
   out.figures.push_back(what + (r.rendered ? "" : " (script and data only: gnuplot missing)"));
+  for (const auto& f : r.files)
+    if (f.extension() == ".svg") out.svgs.push_back({f.filename().string(), what.substr(what.find(": ") + 2)});
 }
 
 void write_tables(ReportOutput& out, const ResultTable& t, const fs::path& dir, const std::string& stem) {
@@ -53,6 +60,7 @@ void write_tables(ReportOutput& out, const ResultTable& t, const fs::path& dir, 
   out.files.push_back(dir / (stem + ".tex"));
   out.files.push_back(dir / (stem + ".csv"));
   out.tables_markdown.push_back(md);
+  out.table_stems.push_back(stem);
 }
 
 // The design space of a sweep's profile as the explorer saw it: the sweep's feasibility basis and
@@ -87,11 +95,17 @@ struct FigureSpace {
   }
 };
 
+// "cnn@1x28x28 on jetson-nano (emulated)" as words: a dataset label where one is given.
+std::string subject(const traces::ProfileTable& prof, const Labels& labels) {
+  return fmt::format("{} on {}{}", label_of(labels, prof.workload), prof.device, traces::emulated_mark(prof.emulated));
+}
+
 // Figure 1: time vs the feasibility power of every profiled (knob, b), the cap as a line, each
-// policy's choice (the explorer's, under the sweep's basis and guard) marked.
+// policy's choice (the explorer's, under the sweep's basis and guard) marked; policies that choose
+// the same configuration share one marker with a combined label, so that each stays visible.
 void figure1(ReportOutput& out, const fs::path& dir, const std::string& prefix, const traces::ProfileTable& prof,
              const FigureSpace& fs, const explore::Relation& proxy, const explore::Relation* target, double cap_w,
-             const std::vector<explore::Policy>& policies) {
+             const std::vector<explore::Policy>& policies, const Labels& labels) {
   const explore::Space& space = fs.space;
   Plot p;
   p.name = safe(prefix + "-fig1-time-vs-power-" + fmt::format("{:.3g}W", cap_w));
@@ -99,8 +113,8 @@ void figure1(ReportOutput& out, const fs::path& dir, const std::string& prefix, 
   if (tta)
     tta = std::any_of(target->samples_by_batch.begin(), target->samples_by_batch.end(),
                       [](double n) { return !std::isnan(n); });
-  p.title = fmt::format("{} on {}{}: every configuration, cap {:g} W", prof.workload, prof.device,
-                        traces::emulated_mark(prof.emulated), cap_w);
+  p.title = fmt::format("Time against power of every configuration, cap {} ({})", cap_label(cap_w),
+                        subject(prof, labels));
   p.xlabel = fmt::format("{} power [W]", explore::to_string(space.basis()));
   p.ylabel = tta ? "predicted time to accuracy [s]" : "time per 1000 samples [s]";
   p.logy = true;
@@ -118,20 +132,39 @@ void figure1(ReportOutput& out, const fs::path& dir, const std::string& prefix, 
       }
     if (!s.x.empty()) p.series.push_back(std::move(s));
   }
-  int marker = 4;
+  // One marker per chosen configuration, named by every policy that chose it.
+  struct Choice {
+    size_t bi, ki;
+    std::string names;
+    std::string what;
+  };
+  std::vector<Choice> choices;
   const auto ctx = fs.context(proxy, target);
   for (explore::Policy policy : policies) {
     const auto sel = explore::select(policy, ctx, fs.choose_w(cap_w));
     if (!sel.feasible) continue;
+    const std::string label(explore::info(policy).label);
+    auto same = std::find_if(choices.begin(), choices.end(),
+                             [&](const Choice& c) { return c.bi == sel.batch_index && c.ki == sel.knob_index; });
+    if (same != choices.end()) {
+      same->names += ", " + label;
+      continue;
+    }
+    choices.push_back({sel.batch_index, sel.knob_index, label,
+                       fmt::format("b={}, {}", sel.batch_size, space.describe_knob(sel.knob))});
+  }
+  int marker = 4;
+  for (const auto& c : choices) {
     PlotSeries s;
-    s.title = fmt::format("{}: b={}, {}", explore::info(policy).label, sel.batch_size, space.describe_knob(sel.knob));
-    s.style = fmt::format("points pt {} ps 2.5 lw 2", marker++);
-    s.x = {space.power_w(sel.batch_index, sel.knob_index)};
-    s.y = {y_of(sel.batch_index, sel.knob_index)};
+    s.title = fmt::format("{}: {}", c.names, c.what);
+    s.style = fmt::format("points pt {} ps 2.5 lw 2", marker);
+    marker += 2;  // open square, open circle, open triangle, ...: markers that do not hide each other
+    s.x = {space.power_w(c.bi, c.ki)};
+    s.y = {y_of(c.bi, c.ki)};
     p.series.push_back(std::move(s));
   }
   p.vlines = {cap_w};
-  p.vline_titles = {fmt::format("cap {:g} W", cap_w)};
+  p.vline_titles = {"cap " + cap_label(cap_w)};
   double lo = cap_w, hi = cap_w;
   for (const auto& s : p.series)
     for (double x : s.x) {
@@ -158,46 +191,78 @@ std::optional<std::pair<size_t, size_t>> fastest_under(const FigureSpace& fs, co
 }
 
 // Figure 2: time to accuracy per batch size (each b at its fastest feasible knob) under several caps.
+// Each point is labelled with its knob setting to its right; a label that repeats the one of a
+// point of another cap drawn close by (same b, same setting, time within 8 %) is left out, and at
+// each batch size the highest label sits above its point and the lowest below, so that the labels
+// of close points do not overlap.
 void figure2(ReportOutput& out, const fs::path& dir, const std::string& prefix, const traces::ProfileTable& prof,
-             const FigureSpace& fs, const traces::RelationSet& rel_set, const std::vector<double>& caps) {
+             const FigureSpace& fs, const traces::RelationSet& rel_set, const std::vector<double>& caps,
+             const Labels& labels) {
   const explore::Relation rel = explore::Relation::from_set(rel_set, fs.space);
   Plot p;
   p.name = safe(prefix + "-fig2-tta-per-batch");
-  p.title = fmt::format("{} ({}) on {}{}: time to accuracy per batch size", prof.workload, rel_set.dataset, prof.device,
-                        traces::emulated_mark(prof.emulated));
-  p.xlabel = "batch size";
+  p.title = fmt::format("Time to accuracy per batch size on {} ({})", label_of(labels, rel_set.dataset),
+                        subject(prof, labels));
+  p.xlabel = "batch size (point labels: the fastest feasible knob setting)";
   p.ylabel = "time to accuracy [s]";
   p.logx = true;
-  for (double cap : caps) {
+  std::string xtics;
+  for (int b : fs.space.batch_sizes()) xtics += fmt::format("{}{}", xtics.empty() ? "" : ", ", b);
+  // The batch sizes as tics; room on the right for the labels of the largest b.
+  const auto& bs = fs.space.batch_sizes();
+  p.extra = fmt::format("set xtics ({})\nset mxtics 1", xtics);
+  if (!bs.empty())
+    p.extra += fmt::format("\nset xrange [{:.4g}:{:.4g}]", *std::min_element(bs.begin(), bs.end()) / 1.25,
+                           *std::max_element(bs.begin(), bs.end()) * 1.7);
+  std::vector<Plot::PointLabel> labels_at;  // every point's label, before placing
+  for (const double cap : caps) {
     PlotSeries s;
-    s.title = fmt::format("cap {:g} W", cap);
+    s.title = "cap " + cap_label(cap);
     s.style = "linespoints pt 7 ps 1 lw 2";
     for (size_t bi = 0; bi < fs.space.num_batches(); ++bi)
       if (const auto c = fastest_under(fs, rel, cap, bi)) {
-        s.x.push_back(fs.space.batch_sizes()[bi]);
-        s.y.push_back(fs.tta(rel, c->first, c->second));
-        s.labels.push_back(fs.space.describe_knob(fs.space.knob_settings()[c->second]));
+        const double x = fs.space.batch_sizes()[bi], y = fs.tta(rel, c->first, c->second);
+        s.x.push_back(x);
+        s.y.push_back(y);
+        const std::string label = fs.space.describe_knob(fs.space.knob_settings()[c->second]);
+        const bool repeated = std::any_of(labels_at.begin(), labels_at.end(), [&](const Plot::PointLabel& q) {
+          return q.x == x && q.text == label && std::abs(q.y - y) <= 0.08 * std::max(q.y, y);
+        });
+        if (!repeated) labels_at.push_back({x, y, label});
       }
     p.series.push_back(std::move(s));
   }
-  p.extra = "set label 'point labels: the fastest feasible knob setting' at graph 0.02,graph 0.04 font ',9'";
+  // At each batch size: the highest point's label above it, the lowest's below, the others beside.
+  for (auto& l : labels_at) {
+    int above = 0, below = 0;
+    for (const auto& q : labels_at)
+      if (q.x == l.x) {
+        above += q.y > l.y;
+        below += q.y < l.y;
+      }
+    l.dy = above == 0 ? 0.9 : below == 0 ? -0.9 : 0;
+  }
+  p.point_labels = std::move(labels_at);
   add(out, render(p, dir), p.name + ": time to accuracy per batch size under several caps (Figure 2 style)");
 }
 
 // Figure 5: rows = the relation used to choose (proxy), columns = the relation that is trained
 // (target); cell = % time over the target's fastest configuration at the cap.
 void figure5(ReportOutput& out, const fs::path& dir, const std::string& prefix, const traces::ProfileTable& prof,
-             const FigureSpace& fs, const std::vector<traces::RelationSet>& rel_sets, double cap_w) {
+             const FigureSpace& fs, const std::vector<traces::RelationSet>& rel_sets, double cap_w,
+             const Labels& labels) {
   Heatmap m;
   m.name = safe(prefix + "-fig5-proxy-x-target-" + fmt::format("{:.3g}W", cap_w));
-  m.title = fmt::format("% time over the fastest configuration, cap {:g} W ({} on {}{})", cap_w, prof.workload,
-                        prof.device, traces::emulated_mark(prof.emulated, traces::EmulatedMark::Item));
-  m.xlabel = "target (trained)";
-  m.ylabel = "proxy (used to choose)";
+  m.title = fmt::format("% time over the fastest configuration, cap {} ({})", cap_label(cap_w),
+                        subject(prof, labels));
+  m.xlabel = "target data set (trained)";
+  m.ylabel = "proxy data set (used to choose)";
+  m.colorbar_label = "% time over the fastest configuration";
   std::vector<explore::Relation> rels;
   for (const auto& r : rel_sets) {
-    m.xnames.push_back(r.name);
-    m.ynames.push_back(r.name);
+    const std::string name = label_of(labels, r.name);  // its label or its data set's (make_report), else its name
+    m.xnames.push_back(name);
+    m.ynames.push_back(name);
     rels.push_back(explore::Relation::from_set(r, fs.space));
   }
   for (const auto& proxy : rels) {
@@ -216,8 +281,8 @@ void figure5(ReportOutput& out, const fs::path& dir, const std::string& prefix, 
       m.name + ": proxy x target matrix of % time over the fastest configuration (Figure 5 style)");
 }
 
-// Figure 4: energy to accuracy per policy and cap (grouped bars).
-void figure4(ReportOutput& out, const fs::path& dir, const traces::ValidationResult& v) {
+// Figure 4: energy to accuracy per policy and cap (grouped bars, error bars one std over the seeds).
+void figure4(ReportOutput& out, const fs::path& dir, const traces::ValidationResult& v, const Labels& labels) {
   std::vector<double> caps;
   std::set<std::string> pols;
   for (const auto& r : v.rows) {
@@ -225,33 +290,36 @@ void figure4(ReportOutput& out, const fs::path& dir, const traces::ValidationRes
       caps.push_back(r.cap_w);
     pols.insert(r.policy);
   }
-  std::sort(caps.begin(), caps.end());
+  std::sort(caps.begin(), caps.end(), [](double a, double b) {  // ascending, no cap last
+    return units::is_no_cap(a) != units::is_no_cap(b) ? units::is_no_cap(b) : a < b;
+  });
   std::vector<std::string> policies(pols.begin(), pols.end());
   std::stable_sort(policies.begin(), policies.end(),
                    [](auto& a, auto& b) { return explore::policy_rank(a) < explore::policy_rank(b); });
   Plot p;
   p.name = safe(v.name + "-fig4-energy");
-  p.title = fmt::format("Energy to accuracy: {} on {}{}", v.dataset, v.device, traces::emulated_mark(v.emulated));
+  p.title = fmt::format("Energy to accuracy per policy and cap: {} on {}{}", label_of(labels, v.dataset), v.device,
+                        traces::emulated_mark(v.emulated));
   p.xlabel = "power cap";
   p.ylabel = "energy to accuracy [J]";
   for (double c : caps) p.xtics.push_back(cap_label(c));
   const double width = 0.8 / static_cast<double>(std::max<size_t>(1, policies.size()));
-  p.extra = fmt::format("set boxwidth {}\nset yrange [0:*]\nset key outside right top noopaque nobox", width);
+  p.extra = fmt::format("set boxwidth {}\nset yrange [0:*]", width);
   for (size_t k = 0; k < policies.size(); ++k) {
     PlotSeries s;
     s.title = explore::policy_label(policies[k]);
     s.style = "boxes";
     for (size_t i = 0; i < caps.size(); ++i) {
-      double sum = 0;
-      int n = 0;
+      std::vector<double> e;
       for (const auto& r : v.rows)
-        if (r.policy == policies[k] && traces::same(r.cap_w, caps[i]) && r.reached && std::isfinite(r.energy_j)) {
-          sum += r.energy_j;
-          ++n;
-        }
-      if (!n) continue;
+        if (r.policy == policies[k] && (traces::same(r.cap_w, caps[i]) || (units::is_no_cap(r.cap_w) &&
+                                                                           units::is_no_cap(caps[i]))) &&
+            r.reached && std::isfinite(r.energy_j))
+          e.push_back(r.energy_j);
+      if (e.empty()) continue;
       s.x.push_back(static_cast<double>(i) - 0.4 + width * (static_cast<double>(k) + 0.5));
-      s.y.push_back(sum / n);
+      s.y.push_back(base::mean(e));
+      s.err.push_back(e.size() > 1 ? base::sample_std(e) : 0.0);
     }
     p.series.push_back(std::move(s));
   }
@@ -286,11 +354,17 @@ std::vector<double> figure_caps(const std::vector<double>& sweep_caps, const std
   return pick;
 }
 
-// A power trace of a validation run with the cap drawn.
-void trace_plot(ReportOutput& out, const fs::path& dir, const traces::PowerSeries& s) {
+// A power trace of a validation run with the cap drawn; the title says which run in words.
+void trace_plot(ReportOutput& out, const fs::path& dir, const traces::PowerSeries& s,
+                const traces::ValidationResult& v, const traces::ValidationRow* row, const Labels& labels) {
   Plot p;
   p.name = safe(s.name + "-power");
-  p.title = fmt::format("Power during {}{}", s.name, s.emulated ? " (emulated device, virtual time)" : "");
+  const std::string run =
+      row ? fmt::format("{} at b={}, {}, seed {}", explore::policy_label(row->policy), row->batch_size,
+                        v.knob.format(row->knob), row->seed)
+          : s.name;
+  p.title = fmt::format("Power over time: {}, cap {} ({} on {}{})", run, cap_label(s.cap_w),
+                        label_of(labels, v.dataset), v.device, traces::emulated_mark(s.emulated));
   p.xlabel = s.emulated ? "device time [s] (virtual)" : "time [s]";
   p.ylabel = "power [W]";
   PlotSeries total;
@@ -311,7 +385,7 @@ void trace_plot(ReportOutput& out, const fs::path& dir, const traces::PowerSerie
   for (double w : s.power_w) top = std::max(top, w);
   if (std::isfinite(s.cap_w)) {
     p.hlines = {s.cap_w};
-    p.hline_titles = {fmt::format("cap {:g} W", s.cap_w)};
+    p.hline_titles = {"cap " + cap_label(s.cap_w)};
     top = std::max(top, s.cap_w);
   }
   p.extra = fmt::format("set yrange [0:{:.4g}]", top * 1.15 + 1e-9);  // the cap line stays in view
@@ -356,7 +430,7 @@ void budget_figure(ReportOutput& out, const fs::path& dir, const std::string& pr
 // Figures 1, 2 and 5 of one profile of a sweep (a sweep over several workloads names them all).
 void sweep_figures(ReportOutput& out, const fs::path& out_dir, traces::Store& store, const fs::path& path,
                    const std::string& n, const traces::SweepResult& sweep, const std::string& pname,
-                   const std::vector<double>& validated) {
+                   const std::vector<double>& validated, const ReportOptions& opt) {
   const auto profiles = traces::split_list(sweep.profile);
   if (!store.has<traces::ProfileTable>(pname)) {
     out.skipped.push_back(
@@ -386,26 +460,30 @@ void sweep_figures(ReportOutput& out, const fs::path& out_dir, traces::Store& st
   caps.erase(std::unique(caps.begin(), caps.end()), caps.end());
   if (caps.empty()) return;
   const FigureSpace fs(prof, sweep);
-  const std::vector<double> pick = figure_caps(caps, validated);
+  std::vector<double> pick = opt.figure_caps_w.empty() ? figure_caps(caps, validated) : opt.figure_caps_w;
+  std::sort(pick.begin(), pick.end());
   // The store's name first (several stores may hold a sweep of the same name), unless the
   // sweep's name already begins with it.
   const std::string stem = stem_of(path), sweep_part = profiles.size() == 1 ? n : n + "-" + pname;
   const std::string prefix = sweep_part.rfind(stem + "-", 0) == 0 ? sweep_part : stem + "-" + sweep_part;
   if (proxy) {
     // The paper's policies that the sweep ran, in the paper's order.
-    std::vector<explore::Policy> policies;
-    for (const auto& r : rows)
-      if (const auto pol = explore::policy_from_string(r.policy);
-          pol && explore::policy_rank(r.policy) < 100 &&
-          std::find(policies.begin(), policies.end(), *pol) == policies.end())
-        policies.push_back(*pol);
-    std::stable_sort(policies.begin(), policies.end(),
-                     [](auto a, auto b) { return explore::info(a).paper_row < explore::info(b).paper_row; });
+    std::vector<explore::Policy> policies = opt.policies;  // as given, in the given order
+    if (policies.empty()) {
+      for (const auto& r : rows)
+        if (const auto pol = explore::policy_from_string(r.policy);
+            pol && explore::policy_rank(r.policy) < 100 &&
+            std::find(policies.begin(), policies.end(), *pol) == policies.end())
+          policies.push_back(*pol);
+      std::stable_sort(policies.begin(), policies.end(),
+                       [](auto a, auto b) { return explore::info(a).paper_row < explore::info(b).paper_row; });
+    }
     const explore::Relation proxy_rel = explore::Relation::from_set(*proxy, fs.space);
     std::optional<explore::Relation> target_rel;
     if (target) target_rel = explore::Relation::from_set(*target, fs.space);
     for (double cap : pick)
-      figure1(out, out_dir, prefix, prof, fs, proxy_rel, target_rel ? &*target_rel : nullptr, cap, policies);
+      figure1(out, out_dir, prefix, prof, fs, proxy_rel, target_rel ? &*target_rel : nullptr, cap, policies,
+              opt.labels);
   } else {
     out.skipped.push_back(fmt::format("{}: Figure 1 for '{}' needs the sweep's proxy relation '{}' in the store",
                                       path.string(), prefix, sweep.relation));
@@ -414,7 +492,7 @@ void sweep_figures(ReportOutput& out, const fs::path& out_dir, traces::Store& st
     std::vector<double> fig2_caps = pick;
     fig2_caps.push_back(caps.back());
     fig2_caps.erase(std::unique(fig2_caps.begin(), fig2_caps.end()), fig2_caps.end());
-    figure2(out, out_dir, prefix, prof, fs, *fig2_rel, fig2_caps);
+    figure2(out, out_dir, prefix, prof, fs, *fig2_rel, fig2_caps, opt.labels);
   }
   std::vector<traces::RelationSet> rels;
   for (const auto& rn : store.list<traces::RelationSet>()) {
@@ -422,7 +500,7 @@ void sweep_figures(ReportOutput& out, const fs::path& out_dir, traces::Store& st
     if (r.workload == prof.workload && !r.relation_vector().empty()) rels.push_back(std::move(r));
   }
   if (rels.size() >= 2)
-    for (double cap : pick) figure5(out, out_dir, prefix, prof, fs, rels, cap);
+    for (double cap : pick) figure5(out, out_dir, prefix, prof, fs, rels, cap, opt.labels);
   else
     out.skipped.push_back(fmt::format("{}: Figure 5 for '{}' needs two relation sets of {} in the store", path.string(),
                                       prefix, prof.workload));
@@ -430,9 +508,60 @@ void sweep_figures(ReportOutput& out, const fs::path& out_dir, traces::Store& st
 
 }  // namespace
 
+std::string report_figures_help() {
+  return "  Figure 1 (NAME-fig1-time-vs-power-CAP): time vs power of every (knob, b), the cap, each policy's choice\n"
+         "  Figure 2 (NAME-fig2-tta-per-batch): time to accuracy per batch size under several caps, knob labels\n"
+         "  Figure 4 (VALIDATION-fig4-energy): energy to accuracy per policy and cap, error bars one std\n"
+         "  Figure 5 (NAME-fig5-proxy-x-target-CAP): % time over the fastest configuration, proxy x target\n"
+         "  power trace (RUN-power): power over time of a validation run with its cap\n"
+         "  proxy budget (NAME-BUDGET-compute-vs-regret): regret against the proxy's compute (pacer budget)\n";
+}
+
 namespace {
 
-ReportOutput write_report(const ReportOptions& opt) {
+// What the report knows of its inputs, in Markdown, when the folder has no provenance.md.
+std::string known_inputs(std::vector<std::pair<fs::path, traces::Store*>> stores) {
+  std::string md = "No provenance.md in this folder; the report's inputs:\n\n";
+  for (auto& [path, store] : stores) {
+    md += fmt::format("- store `{}`\n", fs::absolute(path).lexically_normal().string());
+    auto names = [&](auto tag, const char* group) {
+      using R = typename decltype(tag)::type;
+      const auto list = store->template list<R>();
+      if (!list.empty()) md += fmt::format("- {} in `{}`: {}\n", group, path.filename().string(), fmt::join(list, ", "));
+    };
+    names(std::type_identity<traces::ProfileTable>{}, "profiles");
+    names(std::type_identity<traces::RelationSet>{}, "relations");
+    names(std::type_identity<traces::ValidationResult>{}, "validations");
+    names(std::type_identity<traces::SweepResult>{}, "sweeps");
+  }
+  return md;
+}
+
+// index.html: every table and SVG figure of the report and the run's provenance (provenance.md of
+// the folder when there is one), written last.
+fs::path write_index(const ReportOutput& out, const fs::path& dir, const fs::path& shown_dir, const std::string& known) {
+  IndexPage page;
+  page.title = "pacer report: " + fs::absolute(shown_dir).lexically_normal().filename().string();
+  for (size_t i = 0; i < out.table_stems.size(); ++i) page.tables.push_back({out.table_stems[i], out.tables_markdown[i]});
+  page.figures = out.svgs;
+  // This report's provenance.md (in the staging folder), else one already in the output folder.
+  const fs::path prov = fs::exists(dir / "provenance.md") ? dir / "provenance.md" : shown_dir / "provenance.md";
+  if (fs::exists(prov)) {
+    std::ifstream in(prov);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    page.provenance_markdown = ss.str();
+  } else {
+    page.provenance_markdown = known;
+  }
+  traces::write_file_atomic(dir / "index.html", index_html(page));
+  return dir / "index.html";
+}
+
+// `shown_dir`: the folder the report ends up in (it is written into a staging folder first).
+ReportOutput write_report(const ReportOptions& opt, const fs::path& shown_dir) {
+  for (double cap : opt.figure_caps_w)
+    if (!std::isfinite(cap) || cap <= 0) throw OptionError("figure-caps", "Figures 1 and 5 need finite caps in W");
   ReportOutput out;
   std::vector<traces::ValidationResult> validations;
   std::vector<traces::SweepResult> sweeps;
@@ -442,20 +571,44 @@ ReportOutput write_report(const ReportOptions& opt) {
   };
   std::vector<Loaded> stores;
   for (const auto& p : opt.stores) stores.push_back({p, traces::Store::open(p)});  // all inputs valid before writing
+  // Named sweeps and power traces exist before anything is written.
+  auto in_some_store = [&](auto tag, const std::string& name) {
+    using R = typename decltype(tag)::type;
+    return std::any_of(stores.begin(), stores.end(), [&](Loaded& l) { return l.store.template has<R>(name); });
+  };
+  for (const auto& n : opt.sweeps)
+    if (!in_some_store(std::type_identity<traces::SweepResult>{}, n))
+      throw OptionError("sweep", fmt::format("no sweep '{}' in the stores (pacer export STORE lists them)", n));
+  for (const auto& n : opt.power_traces)
+    if (!in_some_store(std::type_identity<traces::PowerSeries>{}, n))
+      throw OptionError("power-trace",
+                        fmt::format("no power trace '{}' under /runs in the stores (a validation row's series)", n));
+  auto drawn = [&](const std::string& sweep) {
+    return opt.sweeps.empty() || std::find(opt.sweeps.begin(), opt.sweeps.end(), sweep) != opt.sweeps.end();
+  };
   fs::create_directories(opt.out_dir);
+  Labels labels = opt.labels;
   for (auto& [path, store] : stores) {
     for (const auto& n : store.list<traces::ValidationResult>())
       validations.push_back(store.read<traces::ValidationResult>(n));
     for (const auto& n : store.list<traces::SweepResult>()) {
       auto s = store.read<traces::SweepResult>(n);
-      if (s.budget.empty()) sweeps.push_back(std::move(s));  // a proxy-budget cut has its own figure
+      if (s.budget.empty() && drawn(n)) sweeps.push_back(std::move(s));  // a proxy-budget cut has its own figure
+    }
+    // A relation is named by its data set's label where one is given (a sweep's table group and
+    // Figure 5 use it), else by its own name.
+    for (const auto& n : store.list<traces::RelationSet>()) {
+      const auto r = store.read<traces::RelationSet>(n);
+      if (!labels.count(n) && opt.labels.count(r.dataset)) labels[n] = opt.labels.at(r.dataset);
     }
   }
+  ReportOptions ropt = opt;
+  ropt.labels = labels;
   if (!validations.empty()) {
-    write_tables(out, time_table(validations), opt.out_dir, "table-time-to-accuracy");
-    write_tables(out, energy_table(validations), opt.out_dir, "table-energy");
+    write_tables(out, time_table(validations, labels), opt.out_dir, "table-time-to-accuracy");
+    write_tables(out, energy_table(validations, labels), opt.out_dir, "table-energy");
   }
-  if (!sweeps.empty()) write_tables(out, sweep_table(sweeps), opt.out_dir, "table-simulated");
+  if (!sweeps.empty()) write_tables(out, sweep_table(sweeps, labels), opt.out_dir, "table-simulated");
 
   for (auto& [path, store] : stores) {
     // Figures 1, 2 and 5 per profile of each sweep (a sweep over several workloads names them all).
@@ -467,32 +620,53 @@ ReportOutput write_report(const ReportOptions& opt) {
         budgets[sweep.budget].push_back(std::move(sweep));
         continue;
       }
+      if (!drawn(n)) continue;
       const auto profiles = traces::split_list(sweep.profile);
-      for (const auto& pname : profiles) sweep_figures(out, opt.out_dir, store, path, n, sweep, pname, validated);
+      for (const auto& pname : profiles)
+        sweep_figures(out, opt.out_dir, store, path, n, sweep, pname, validated, ropt);
     }
     for (const auto& [budget, cut_sweeps] : budgets)
       budget_figure(out, opt.out_dir, stem_of(path), budget, explore::budget_points(cut_sweeps));
+    std::set<std::string> traced;
     for (const auto& n : store.list<traces::ValidationResult>()) {
       const auto v = store.read<traces::ValidationResult>(n);
-      figure4(out, opt.out_dir, v);
-      // One power trace: Ours at the lowest cap (the tightest), else the first stored run.
-      std::string series;
-      double lowest = INFINITY;
-      for (const auto& r : v.rows)
-        if (!r.series.empty() && explore::is_policy(r.policy, explore::Policy::Ours) && r.cap_w < lowest) {
-          lowest = r.cap_w;
-          series = r.series;
-        }
-      if (series.empty())
+      figure4(out, opt.out_dir, v, labels);
+      std::vector<const traces::ValidationRow*> runs;  // the runs whose power is drawn
+      if (!opt.power_traces.empty()) {
         for (const auto& r : v.rows)
-          if (!r.series.empty()) {
-            series = r.series;
-            break;
-          }
-      if (!series.empty() && store.has<traces::PowerSeries>(series))
-        trace_plot(out, opt.out_dir, store.read<traces::PowerSeries>(series));
+          if (!r.series.empty() && std::count(opt.power_traces.begin(), opt.power_traces.end(), r.series) &&
+              !std::count_if(runs.begin(), runs.end(), [&](auto* q) { return q->series == r.series; }))
+            runs.push_back(&r);
+      } else {
+        // One power trace: Ours at the lowest cap (the tightest), else the first stored run.
+        const traces::ValidationRow* pick = nullptr;
+        for (const auto& r : v.rows)
+          if (!r.series.empty() && explore::is_policy(r.policy, explore::Policy::Ours) &&
+              (!pick || r.cap_w < pick->cap_w))
+            pick = &r;
+        if (!pick)
+          for (const auto& r : v.rows)
+            if (!r.series.empty()) {
+              pick = &r;
+              break;
+            }
+        if (pick) runs.push_back(pick);
+      }
+      for (const auto* r : runs)
+        if (store.has<traces::PowerSeries>(r->series)) {
+          trace_plot(out, opt.out_dir, store.read<traces::PowerSeries>(r->series), v, r, labels);
+          traced.insert(r->series);
+        }
     }
+    // A named trace that no validation row names: drawn by its own name.
+    for (const auto& n : opt.power_traces)
+      if (!traced.count(n) && store.has<traces::PowerSeries>(n))
+        trace_plot(out, opt.out_dir, store.read<traces::PowerSeries>(n), traces::ValidationResult{}, nullptr, labels);
   }
+  std::vector<std::pair<fs::path, traces::Store*>> inputs;
+  for (auto& l : stores) inputs.push_back({l.path, &l.store});
+  out.index = write_index(out, opt.out_dir, shown_dir, known_inputs(inputs));
+  out.files.push_back(out.index);
   return out;
 }
 
@@ -518,13 +692,14 @@ ReportOutput make_report(const ReportOptions& opt) {
     if (!existed) fs::remove(opt.out_dir, ec);  // only when empty: what the report made
   };
   try {
-    ReportOutput out = write_report(staged);
+    ReportOutput out = write_report(staged, opt.out_dir);
     for (auto& f : out.files) {
       const fs::path to = moved(f, staged.out_dir, opt.out_dir);
       fs::create_directories(to.parent_path());
       fs::rename(f, to);
       f = to;
     }
+    if (!out.index.empty()) out.index = moved(out.index, staged.out_dir, opt.out_dir);
     for (auto& s : out.skipped)
       for (size_t at; (at = s.find(staged.out_dir.string())) != std::string::npos;)
         s.replace(at, staged.out_dir.string().size(), opt.out_dir.string());

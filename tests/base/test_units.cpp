@@ -82,3 +82,25 @@ TEST(Units, NumberParserTakesTheWholeTextAndNothingOutOfRange) {
   EXPECT_FALSE(units::to_integer("4.0"));
   EXPECT_FALSE(units::to_integer("+-1"));
 }
+
+// `-P none` (issue 24): a cap may be "none" (or "uncapped"), no cap at all, the paper's N/A column;
+// a list of caps may name it among powers. Anything else is still a power.
+TEST(Units, ACapMayBeNone) {
+  using namespace pacer::units;
+  EXPECT_TRUE(std::isinf(parse_cap("none", "--power-limit")));
+  EXPECT_TRUE(std::isinf(parse_cap(" Uncapped ", "--power-limit")));
+  EXPECT_TRUE(is_no_cap(parse_cap("NONE", "--power-limit")));
+  EXPECT_DOUBLE_EQ(parse_cap("7.5W", "--power-limit"), 7.5);
+  EXPECT_DOUBLE_EQ(parse_cap("7500mW", "--power-limit"), 7.5);
+  EXPECT_FALSE(is_no_cap(7.5));
+  const auto caps = parse_cap_list("5W,none,7W", "--power-limits");
+  ASSERT_EQ(caps.size(), 3u);
+  EXPECT_DOUBLE_EQ(caps[0], 5);
+  EXPECT_TRUE(std::isinf(caps[1]));
+  EXPECT_DOUBLE_EQ(caps[2], 7);
+  EXPECT_EQ(parse_cap_list("5W:7W:1W", "--power-limits"), (std::vector<double>{5, 6, 7}));
+  EXPECT_THROW(parse_cap("nothing", "--power-limit"), pacer::UsageError);
+  EXPECT_THROW(parse_cap("inf", "--power-limit"), pacer::UsageError);
+  EXPECT_THROW(parse_cap_list("5W,,none", "--power-limits"), pacer::UsageError);
+  EXPECT_EQ(format_cap(kNoCap), "none");
+}

@@ -10,6 +10,7 @@
 #include <filesystem>
 
 #include "base/error.hpp"
+#include "base/units.hpp"
 #include "explore/policy.hpp"
 #include "explore/problem.hpp"
 #include "explore/space.hpp"
@@ -121,6 +122,19 @@ TEST(Problem, ChoosesTheProxyAndTheTargetByRole) {
   EXPECT_EQ(option_of(), "target");  // two targets: name one
   traces::Store::open(path).write(relation("fmnist-other", {{4, 500}}));
   EXPECT_EQ(option_of(), "relation");  // two relations could be the proxy
+}
+
+// No cap (`-P none`, units::kNoCap): every configuration is feasible, so each policy makes the
+// choice it makes under a cap above every configuration's power.
+TEST(Policies, NoCapIsACapAboveEveryConfiguration) {
+  Hand h;
+  for (Policy p : all_policies()) {
+    const auto free = select(p, h.ctx(), units::kNoCap);
+    const auto high = select(p, h.ctx(), 1e6);
+    ASSERT_TRUE(free.feasible) << to_string(p);
+    EXPECT_EQ(free.batch_size, high.batch_size) << to_string(p);
+    EXPECT_EQ(free.knob, high.knob) << to_string(p);
+  }
 }
 
 TEST(Policies, OursPicksFastestFeasibleByProxy) {

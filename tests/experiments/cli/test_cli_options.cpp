@@ -127,6 +127,28 @@ TEST_F(CliOptions, CountsHaveDocumentedBoundsEnforcedAtParseTime) {
   EXPECT_TRUE(has(squash(run("sweep --help").out), "1 .. 10000]"));
 }
 
+// `-P none` (issue 24): select, sweep and experiment take "none" where they take a cap, the paper's
+// uncapped N/A column; a word that is neither a power nor "none" stays a usage error naming the flag.
+TEST_F(CliOptions, ACapMayBeNone) {
+  for (const std::string args : {"select " + path("none.h5") + " -P none", "select " + path("none.h5") + " -P 5W",
+                                 "sweep --store " + path("none.h5") + " --power-limits 5W,none"}) {
+    const auto r = run(args);
+    EXPECT_EQ(r.code, 1) << args << "\n" << r.err;  // past the options: the store is missing
+    EXPECT_FALSE(has(r.err, "power-limit")) << args << "\n" << r.err;
+  }
+  for (const auto& [args, flag] :
+       std::vector<std::pair<std::string, std::string>>{{"select " + path("none.h5") + " -P nothing", "power-limit"},
+                                                        {"sweep --store " + path("none.h5") + " --power-limits 5W,no",
+                                                         "power-limits"}}) {
+    const auto r = run(args);
+    EXPECT_EQ(r.code, 2) << args << "\n" << r.err;
+    EXPECT_TRUE(has(r.err, flag)) << args << "\n" << r.err;
+  }
+  EXPECT_TRUE(has(squash(run("select --help").out), "none: no cap")) << run("select --help").out;
+  EXPECT_TRUE(has(squash(run("report --help").out), "Figure 2")) << run("report --help").out;
+  EXPECT_TRUE(has(squash(run("report --help").out), "Figure 5"));
+}
+
 // --threads defaults to the CPUs that are free, not a fixed 2: on one CPU the default is 1.
 TEST_F(CliOptions, ThreadsDefaultToTheFreeCpus) {
   const int free_now = pacer::base::free_cpu_threads();

@@ -14,6 +14,9 @@
 #include "experiments/report/report.hpp"
 #include "experiments/report/tables.hpp"
 #include "tests/support/small_tmpfs.hpp"
+#include "base/units.hpp"
+#include "experiments/report/html.hpp"
+#include "explore/policy.hpp"
 #include "traces/store/store.hpp"
 
 using namespace pacer;
@@ -75,22 +78,30 @@ TEST(Tables, TimeTableMatchesGoldenMarkdown) {
       "|---|---|---|\n"
       "| Baseline 1 | 21.0 ± 1.41 | 9.00 ± 0.00 |\n"
       "| Baseline 2 | 15.0 ± 0.00 (1 censored) | 7.00 ± 0.00 |\n"
-      "| Ours | 11.0 ± 1.41 | 6.00 ± 0.00 |\n"
+      "| Ours | **11.0 ± 1.41** | **6.00 ± 0.00** |\n"
       "| Fastest configuration | 11.0 ± 1.41 | 5.50 ± 0.00 |\n"
-      "\nMeasured time to accuracy (mean ± std over seeds); emulated device: virtual device time.\n";
+      "\nMeasured time to accuracy (mean ± std over seeds); emulated device: virtual device time.\n"
+      "\n**bold**: the best at its cap (the fastest configuration is the oracle, not ranked).\n";
   EXPECT_EQ(experiments::to_markdown(t), golden);
 }
 
 TEST(Tables, CsvAndLatexCarryEveryCell) {
   const auto t = experiments::time_table({fixture_validation()});
   const std::string csv = experiments::to_csv(t);
-  EXPECT_NE(csv.find("dataset,cap,policy,mean[s],std[s],runs,censored,infeasible\n"), std::string::npos);
-  EXPECT_NE(csv.find("fmnist-target-a,5 W,Baseline 1,21,1.41421,2,0,0\n"), std::string::npos) << csv;
-  EXPECT_NE(csv.find("fmnist-target-a,5 W,Baseline 2,15,0,2,1,0\n"), std::string::npos) << csv;
+  // Caps as numbers in a column whose heading carries the unit (issue 24), not "5 W" strings.
+  EXPECT_EQ(csv.rfind("dataset,cap[W],policy,mean[s],std[s],runs,censored,infeasible,over_cap\n", 0), 0u) << csv;
+  EXPECT_NE(csv.find("fmnist-target-a,5,Baseline 1,21,1.41421,2,0,0,0\n"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("fmnist-target-a,5,Baseline 2,15,0,2,1,0,0\n"), std::string::npos) << csv;
+  EXPECT_EQ(csv.find(" W,"), std::string::npos) << csv;
   const std::string tex = experiments::to_latex(t);
   EXPECT_NE(tex.find("\\toprule"), std::string::npos);
   EXPECT_NE(tex.find("\\multicolumn{2}{c}{fmnist-target-a}"), std::string::npos);
   EXPECT_NE(tex.find("Fastest configuration & 11.0 $\\pm$ 1.41 & 5.50 $\\pm$ 0.00 \\\\"), std::string::npos) << tex;
+  EXPECT_NE(tex.find("Baseline 2 & 15.0 $\\pm$ 0.00$^\\ddagger$ & 7.00 $\\pm$ 0.00 \\\\"), std::string::npos) << tex;
+  EXPECT_NE(tex.find("$^\\ddagger$ runs that missed the target within the budget are left out of the mean"),
+            std::string::npos)
+      << tex;
+  EXPECT_NE(tex.find("Ours & \\textbf{11.0 $\\pm$ 1.41} & \\textbf{6.00 $\\pm$ 0.00} \\\\"), std::string::npos) << tex;
 }
 
 TEST(Report, RegeneratesTablesAndNonEmptyFiguresFromAStore) {
@@ -167,6 +178,22 @@ TEST(Report, RegeneratesTablesAndNonEmptyFiguresFromAStore) {
             experiments::to_markdown(experiments::time_table({fixture_validation()})));
   EXPECT_TRUE(fs::exists(dir / "out" / "table-time-to-accuracy.tex"));
   EXPECT_TRUE(fs::exists(dir / "out" / "table-simulated.csv"));
+  // index.html: every table (as an HTML table) and every SVG figure on one page, nothing from the
+  // network, and what the report knows of its inputs (no provenance.md in the folder).
+  ASSERT_EQ(out.index, dir / "out" / "index.html");
+  const std::string index = slurp(out.index);
+  for (const char* table : {"table-time-to-accuracy", "table-energy", "table-simulated"}) {
+    EXPECT_NE(index.find(std::string("<h3>") + table + "</h3>"), std::string::npos) << table;
+    EXPECT_NE(index.find(std::string("href=\"") + table + ".csv\""), std::string::npos) << table;
+  }
+  EXPECT_NE(index.find("<td><b>"), std::string::npos);  // the best value, bold
+  EXPECT_EQ(index.find("http://"), std::string::npos);
+  EXPECT_EQ(index.find("https://"), std::string::npos);
+  EXPECT_NE(index.find("No provenance.md"), std::string::npos);
+  EXPECT_NE(index.find("validations in <code>c.h5</code>: val-a"), std::string::npos) << index;
+  for (const auto& f : out.files)
+    if (f.extension() == ".svg")
+      EXPECT_NE(index.find("<img src=\"" + f.filename().string() + "\""), std::string::npos) << f;
   if (experiments::gnuplot_path().empty()) GTEST_SKIP() << "gnuplot not installed: figures not rendered";
   int pngs = 0, svgs = 0;
   for (const auto& f : out.files) {
@@ -201,6 +228,25 @@ TEST(Report, RegeneratesTablesAndNonEmptyFiguresFromAStore) {
   EXPECT_NEAR(cell.at({1, 0}), 300, 1e-6);  // proxy t, target p
   EXPECT_TRUE(fs::exists(dir / "out" / "val-a-fig4-energy.gp"));
   EXPECT_TRUE(fs::exists(dir / "out" / "val-a-fig4-energy.dat"));
+  int images = 0;
+  for (size_t at = 0; (at = index.find("<img src=", at)) != std::string::npos; ++at) ++images;
+  EXPECT_EQ(images, svgs);
+  // Figure 4 has error bars (one std over the seeds: Baseline 1 at 5 W, 70 and 80 J).
+  EXPECT_NE(slurp(dir / "out" / "val-a-fig4-energy.gp").find("with vectors nohead"), std::string::npos);
+  EXPECT_NE(slurp(dir / "out" / "val-a-fig4-energy.dat").find(" 75 7.071067812\n"), std::string::npos)
+      << slurp(dir / "out" / "val-a-fig4-energy.dat");
+  // Figure 5: a light colour map from 0, no grid over the numbers, the data sets' names.
+  const std::string fig5 = slurp(dir / "out" / "c-sweep-a-fig5-proxy-x-target-8W.gp");
+  EXPECT_NE(fig5.find("unset grid"), std::string::npos);
+  EXPECT_EQ(fig5.find("set grid front"), std::string::npos);
+  EXPECT_NE(fig5.find("set cbrange [0:300]"), std::string::npos) << fig5;
+  EXPECT_NE(fig5.find("set palette defined (0 '#ffffff'"), std::string::npos) << fig5;
+  // Titles in words, not run ids; the legend outside the plot, where it cannot cover the cap label.
+  const std::string trace = slurp(dir / "out" / "val-a-ours-5W-s0-power.gp");
+  EXPECT_NE(trace.find("set title 'Power over time: Ours at b=32, 614.4 MHz, seed 0, cap 5 W (fmnist-target-a on "),
+            std::string::npos)
+      << trace;
+  EXPECT_NE(trace.find("set key below"), std::string::npos);
   if (!std::getenv("PACER_TEST_KEEP")) fs::remove_all(dir);  // set it to look at the figures
 }
 
@@ -282,6 +328,34 @@ TEST(Report, FigureOneMarksTheExplorersChoiceUnderTheGuard) {
   const std::string fig1 = slurp(dir / "out" / "g-sw-fig1-time-vs-power-6W.dat");
   EXPECT_NE(fig1.find("# Ours: b=8, 307.2 MHz"), std::string::npos) << fig1;
   EXPECT_EQ(fig1.find("921.6 MHz"), std::string::npos) << fig1;
+
+  // The report's options: Figure 1's caps and policies; policies that choose the same configuration
+  // share one marker with a combined label (Ours and the time front both take b=8 at 307.2 MHz),
+  // so that none hides another.
+  opt.out_dir = dir / "options";
+  opt.figure_caps_w = {5.5};
+  opt.policies = {explore::Policy::Ours, explore::Policy::OursRobust, explore::Policy::Oracle};
+  fs::create_directories(opt.out_dir);
+  std::ofstream(opt.out_dir / "provenance.md") << "# Provenance\n\n- command: `pacer demo`\n";
+  const auto out = experiments::make_report(opt);
+  EXPECT_FALSE(fs::exists(opt.out_dir / "g-sw-fig1-time-vs-power-6W.dat"));
+  const std::string fig1b = slurp(opt.out_dir / "g-sw-fig1-time-vs-power-5.5W.dat");
+  EXPECT_NE(fig1b.find("# Ours, Alg. 1 (time front): b=8, 307.2 MHz\n"), std::string::npos) << fig1b;
+  EXPECT_NE(fig1b.find("# Fastest configuration: b=32, 307.2 MHz\n"), std::string::npos) << fig1b;
+  // provenance.md of the folder is embedded in index.html.
+  const std::string index = slurp(out.index);
+  EXPECT_NE(index.find("<li>command: <code>pacer demo</code></li>"), std::string::npos) << index;
+  EXPECT_EQ(index.find("No provenance.md"), std::string::npos);
+
+  // A power trace or a sweep that is not in the stores: an error before anything is written.
+  for (const bool trace : {true, false}) {
+    experiments::ReportOptions bad;
+    bad.stores = {dir / "g.h5"};
+    bad.out_dir = dir / "bad";
+    (trace ? bad.power_traces : bad.sweeps) = {"no-such-run"};
+    EXPECT_THROW(experiments::make_report(bad), OptionError);
+    EXPECT_FALSE(fs::exists(dir / "bad"));
+  }
   fs::remove_all(dir);
 }
 
@@ -420,4 +494,172 @@ TEST(Report, AGnuplotThatCannotWriteItsImageSaysWhy) {
   // 4000 points make images of several 100 kB: some room fits the .dat and .gp but not them.
   EXPECT_GT(gnuplot_failures, 0) << "gnuplot never ran out of room: its message was not exercised";
   fs::remove_all(dir);
+}
+
+// --- issue 24: tables and figures a paper can use -------------------------------------------------
+
+namespace {
+
+// A validation with an over-cap run, an infeasible cap and an uncapped column.
+traces::ValidationResult marked_validation() {
+  traces::ValidationResult v = fixture_validation();
+  auto row = [](double cap, const std::string& pol, double t, int b = 32) {
+    traces::ValidationRow r;
+    r.cap_w = cap;
+    r.policy = pol;
+    r.batch_size = b;
+    r.reached = b > 0;
+    r.device_time_s = t;
+    r.energy_j = 10 * t;
+    return r;
+  };
+  v.rows[10].cap_exceeded = true;  // the oracle at 8 W went above its cap
+  for (const char* p : {"ours", "baseline1", "oracle"}) v.rows.push_back(row(2, p, 0, 0));  // nothing feasible
+  v.rows.push_back(row(pacer::units::kNoCap, "ours", 4));
+  v.rows.push_back(row(pacer::units::kNoCap, "baseline1", 4.5));
+  return v;
+}
+
+// Visible characters of a LaTeX cell as pacer writes it ($\pm$, $^\dagger$ one each, \textbf{} none).
+size_t latex_chars(std::string s) {
+  for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
+           {"$\\pm$", "+"}, {"$^\\dagger$", "+"}, {"$^\\ddagger$", "+"}, {"\\textbf{", ""}, {"}", ""}, {"---", "-"}, {"\\", ""}})
+    for (size_t at; (at = s.find(from)) != std::string::npos;) s.replace(at, from.size(), to);
+  size_t n = 0;
+  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
+  return n;
+}
+
+}  // namespace
+
+TEST(Tables, OverCapAndInfeasibleCellsAreMarkedWithALegendAndNoCapIsTheLastColumn) {
+  const auto t = experiments::time_table({marked_validation()});
+  ASSERT_EQ(t.columns, (std::vector<std::string>{"2 W", "5 W", "8 W", "N/A"}));
+  const std::string md = experiments::to_markdown(t);
+  EXPECT_NE(md.find("| Fastest configuration | — | 11.0 ± 1.41 | 5.50 ± 0.00 † |  |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| Ours | — | **11.0 ± 1.41** | **6.00 ± 0.00** | **4.00 ± 0.00** |"), std::string::npos) << md;
+  EXPECT_NE(md.find("† measured peak power above the cap in at least one run"), std::string::npos) << md;
+  EXPECT_NE(md.find("— no feasible configuration at this cap"), std::string::npos) << md;
+  const std::string tex = experiments::to_latex(t);
+  EXPECT_NE(tex.find("5.50 $\\pm$ 0.00$^\\dagger$"), std::string::npos) << tex;
+  EXPECT_NE(tex.find("Ours & --- &"), std::string::npos) << tex;
+  EXPECT_NE(tex.find("{\\footnotesize \\textbf{bold}: the best at its cap"), std::string::npos) << tex;
+  // The uncapped column: "N/A" in the headings, inf in the CSV's cap[W] column (a number to a reader).
+  EXPECT_NE(tex.find("& N/A"), std::string::npos) << tex;
+  const std::string csv = experiments::to_csv(t);
+  EXPECT_NE(csv.find("fmnist-target-a,inf,Ours,4,0,1,0,0,0\n"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("fmnist-target-a,8,Fastest configuration,5.5,0,1,0,0,1\n"), std::string::npos) << csv;
+}
+
+TEST(Tables, LatexHasALabelAUnitInTheHeadingsAndACaptionWithoutOne) {
+  for (const auto& [t, label] : {std::pair{experiments::time_table({fixture_validation()}), "tab:time-to-accuracy"},
+                                 std::pair{experiments::energy_table({fixture_validation()}), "tab:energy"}}) {
+    const std::string tex = experiments::to_latex(t);
+    EXPECT_NE(tex.find(std::string("\\label{") + label + "}"), std::string::npos) << tex;
+    const auto cap = tex.find("\\caption{");
+    ASSERT_NE(cap, std::string::npos);
+    const std::string caption = tex.substr(cap, tex.find('\n', cap) - cap);
+    EXPECT_EQ(caption.find('['), std::string::npos) << caption;  // no trailing "[s]"
+    EXPECT_EQ(caption.find("±"), std::string::npos) << caption;
+    EXPECT_NE(caption.find("mean $\\pm$ std"), std::string::npos) << caption;
+    EXPECT_NE(tex.find(t.unit == "J" ? "energy [J] &" : "time [s] &"), std::string::npos) << tex;
+  }
+}
+
+TEST(Tables, DatasetLabelsComeFromTheSpecAndDefaultToTheName) {
+  const auto labels = experiments::parse_labels({"fmnist-target-a=F-MNIST 5-9 (B)", " other = Other "});
+  EXPECT_EQ(labels.at("other"), "Other");
+  const auto t = experiments::time_table({fixture_validation()}, labels);
+  EXPECT_EQ(t.groups.front(), "F-MNIST 5-9 (B)");
+  EXPECT_EQ(experiments::time_table({fixture_validation()}).groups.front(), "fmnist-target-a");
+  EXPECT_THROW(experiments::parse_labels({"fmnist-target-a"}), UsageError);
+  EXPECT_THROW(experiments::parse_labels({"=x"}), UsageError);
+}
+
+// One row says "Ours" (Algorithm 1) and the pacer policy's row is named as more than the tool.
+TEST(Tables, OneOursRowAndAPacerRowClearlyNamed) {
+  traces::SweepResult sw;
+  for (const auto& p : explore::all_policies()) {
+    traces::SweepRow r;
+    r.cap_w = 5;
+    r.workload = "w";
+    r.policy = std::string(explore::to_string(p));
+    r.feasible = true;
+    r.replayed_time_mean_s = 1;
+    sw.rows.push_back(r);
+  }
+  const auto t = experiments::sweep_table({sw});
+  EXPECT_EQ(std::count_if(t.rows.begin(), t.rows.end(), [](auto& r) { return r.find("Ours") != std::string::npos; }),
+            1);
+  EXPECT_NE(std::find(t.rows.begin(), t.rows.end(), "Ours"), t.rows.end());
+  const std::string pacer_label = explore::policy_label("pacer");
+  EXPECT_NE(pacer_label, "pacer");
+  EXPECT_EQ(pacer_label.rfind("pacer", 0), 0u);
+}
+
+// table-simulated.tex of a sweep of every policy over 23 caps fits one column of a paper: every
+// tabular line is at most kLatexColumnChars characters wide, the table split into parts.
+TEST(Tables, SimulatedLatexFitsAColumn) {
+  traces::SweepResult sw;
+  sw.name = "s";
+  for (int c = 0; c < 23; ++c)
+    for (const auto& p : explore::all_policies()) {
+      traces::SweepRow r;
+      r.cap_w = 4.5 + 0.23 * c;
+      r.workload = "cnn@1x28x28";
+      r.policy = std::string(explore::to_string(p));
+      r.feasible = c > 0;
+      r.replayed_time_mean_s = 50.0 / (c + 1);
+      r.replayed_time_std_s = 0.1 * c;
+      sw.rows.push_back(r);
+    }
+  const std::string tex = experiments::to_latex(experiments::sweep_table({sw}));
+  int parts = 0;
+  for (size_t at = 0; (at = tex.find("\\begin{tabular}{", at)) != std::string::npos; ++at) ++parts;
+  EXPECT_GT(parts, 1) << tex;
+  // Per part: the widest cell of each column, summed with the column separation.
+  std::istringstream in(tex);
+  std::vector<size_t> width;
+  bool body = false;
+  auto check = [&] {
+    size_t sum = 0;
+    for (size_t w : width) sum += w + 2;
+    EXPECT_LE(sum, experiments::kLatexColumnChars + 2) << tex;
+    width.clear();
+  };
+  for (std::string line; std::getline(in, line);) {
+    if (line == "\\midrule") body = true;
+    if (line == "\\bottomrule") {
+      body = false;
+      check();
+    }
+    if (!body || line.size() < 3 || line.substr(line.size() - 3) != " \\\\") continue;
+    line.resize(line.size() - 3);
+    std::vector<std::string> cells;
+    for (size_t start = 0;;) {
+      const auto amp = line.find(" & ", start);
+      cells.push_back(line.substr(start, amp == std::string::npos ? std::string::npos : amp - start));
+      if (amp == std::string::npos) break;
+      start = amp + 3;
+    }
+    width.resize(std::max(width.size(), cells.size()), 0);
+    for (size_t c = 0; c < cells.size(); ++c) width[c] = std::max(width[c], latex_chars(cells[c]));
+  }
+  EXPECT_NE(tex.find("\\label{tab:simulated}"), std::string::npos);
+}
+
+TEST(Html, MarkdownTablesBecomeHtmlTables) {
+  const std::string html = experiments::markdown_to_html(
+      experiments::to_markdown(experiments::time_table({fixture_validation()})));
+  EXPECT_NE(html.find("<table>"), std::string::npos) << html;
+  EXPECT_NE(html.find("<th>fmnist-target-a 5 W</th>"), std::string::npos) << html;
+  EXPECT_NE(html.find("<td><b>11.0 ± 1.41</b></td>"), std::string::npos) << html;
+  EXPECT_EQ(html.find("|"), std::string::npos) << html;
+  EXPECT_EQ(experiments::html_escape("<a & \"b\">"), "&lt;a &amp; &quot;b&quot;&gt;");
+}
+
+TEST(Report, HelpListsEveryFigure) {
+  const std::string help = experiments::report_figures_help();
+  for (const char* f : {"Figure 1", "Figure 2", "Figure 4", "Figure 5", "power trace", "compute-vs-regret"})
+    EXPECT_NE(help.find(f), std::string::npos) << f;
 }
