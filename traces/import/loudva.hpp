@@ -44,8 +44,8 @@ struct ImportResult {
 // The relation of serving `requests` inference requests at each batch size (one run per b, all
 // reached): the objective of an inference server, not a training run.
 RelationSet request_relation(const std::string& workload, const std::vector<int>& batch_sizes, int64_t requests);
-// The LoudVA folder of a board when none is given: shared_data_dir()/jetson/loudva/<device name
-// without "jetson-"> (nano, agx-xavier). Throws SettingError "dir" when the shared data is not found.
+// The LoudVA folder of a board when none is given: import::data_dir()/jetson/loudva/<device name
+// without "jetson-"> (nano, agx-xavier). Throws SettingError "dir" when no data folder is found.
 std::filesystem::path default_dir(const DeviceSpec& device);
 
 // Reads every LoudVA file in options.dir. Throws Error naming the file and line of a malformed row,

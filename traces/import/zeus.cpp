@@ -202,7 +202,7 @@ std::vector<double> protocol_caps_w(const ProfileTable& profile, int count) {
 }
 
 std::filesystem::path default_data_dir() {
-  return import::shared_data_dir("data-dir") / "zeus";
+  return import::data_dir("data-dir") / "zeus";
 }
 
 std::filesystem::path power_trace(const std::filesystem::path& dir, const std::string& gpu) {

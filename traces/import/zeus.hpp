@@ -49,8 +49,8 @@ struct ImportResult {
   std::vector<std::string> skipped;  // "<workload>: <why>"
 };
 
-// Where the Zeus CSV files are when no folder is given: shared_data_dir()/zeus (throws SettingError
-// "data-dir" when the shared data folder is not found).
+// Where the Zeus CSV files are when no folder is given: import::data_dir()/zeus (throws SettingError
+// "data-dir" when no data folder is found).
 std::filesystem::path default_data_dir();
 
 // The two files of a Zeus trace folder: summary_power_<gpu>.csv and summary_train.csv.
