@@ -428,6 +428,41 @@ void sweep_figures(ReportOutput& out, const fs::path& out_dir, traces::Store& st
 
 }  // namespace
 
+namespace {
+
+// A Markdown table cell: pipes escaped, line breaks as spaces.
+std::string md_cell(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '|') out += "\\|";
+    else out += (c == '\n' || c == '\r') ? ' ' : c;
+  }
+  return out;
+}
+
+// provenance.md: per store, where each of its records came from (traces/provenance.hpp): the pacer
+// version and commit, start time, host, threads, seeds, options and the command line of the run
+// that wrote it.
+std::string provenance_markdown(const std::vector<std::pair<fs::path, const traces::Store*>>& stores) {
+  std::string md = "# Provenance\n\nThe run that wrote each record of the stores this report was made from.\n";
+  for (const auto& [path, store] : stores) {
+    md += fmt::format("\n## {}\n\n", path.string());
+    md += "| record | pacer | commit | started (UTC) | host | threads | seeds | options | command line |\n";
+    md += "|---|---|---|---|---|---|---|---|---|\n";
+    const auto row = [&](const std::string& record, const traces::Provenance& p) {
+      md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | `{}` |\n", md_cell(record),
+                        md_cell(p.pacer_version), md_cell(p.git_commit), md_cell(p.start_time), md_cell(p.host),
+                        md_cell(p.threads), md_cell(p.seeds), md_cell(p.options), md_cell(p.command_line));
+    };
+    if (store->has_device()) row("device", store->read_provenance("device", ""));
+    for (const char* g : traces::kStoreGroups)
+      for (const auto& n : store->list(g)) row(fmt::format("{}/{}", g, n), store->read_provenance(g, n));
+  }
+  return md;
+}
+
+}  // namespace
+
 ReportOutput make_report(const ReportOptions& opt) {
   if (opt.stores.empty()) throw OptionError("store", "name at least one trace store");
   traces::check_output_folder(opt.out_dir, "out");  // before any store is read
@@ -491,6 +526,10 @@ ReportOutput make_report(const ReportOptions& opt) {
         trace_plot(out, opt.out_dir, store.read<traces::PowerSeries>(series));
     }
   }
+  std::vector<std::pair<fs::path, const traces::Store*>> sources;
+  for (const auto& [path, store] : stores) sources.emplace_back(path, &store);
+  traces::write_file_atomic(opt.out_dir / "provenance.md", provenance_markdown(sources));
+  out.files.push_back(opt.out_dir / "provenance.md");
   return out;
 }
 
