@@ -313,9 +313,15 @@ int run_import_relation(const po::variables_map& vm) {
   if (vm.count("dataset")) o.dataset = vm["dataset"].as<std::string>();
   o.metric = vm["metric"].as<std::string>();
   o.higher_is_better = !vm["lower-is-better"].as<bool>();
-  const auto target = units::to_number(vm["target"].as<std::string>());
-  if (!target) throw UsageError(fmt::format("--target: '{}' is not a number", vm["target"].as<std::string>()));
-  o.target = *target;
+  // A level of any metric (an accuracy, a word error rate): a number, or a percentage like 85%.
+  const std::string target = vm["target"].as<std::string>();
+  if (!target.empty() && target.back() == '%') {
+    o.target = parse_fraction(target, "--target");
+  } else {
+    const auto level = units::to_number(target);
+    if (!level) throw UsageError(fmt::format("--target: '{}' is not a number or a percentage like 85%", target));
+    o.target = *level;
+  }
   o.samples_per_epoch = vm["samples-per-epoch"].as<int64_t>();
   if (o.samples_per_epoch < 0) throw UsageError("--samples-per-epoch: must be 0 (none) or more");
   if (vm.count("optimizer")) o.optimizer = vm["optimizer"].as<std::string>();
@@ -356,7 +362,8 @@ Command make_relation() {
         "name", po::value<std::string>()->required(), "relation record name (the proxy: select --relation NAME)")(
         "workload", po::value<std::string>()->required(),
         "the network trained, as the profile it goes with names its workload")(
-        "target", po::value<std::string>()->required(), "the metric level the counts are to (e.g. 0.85)")(
+        "target", po::value<std::string>()->required(),
+        "the metric level the counts are to: a number (0.85, a word error rate 0.3) or a percentage (85%)")(
         "metric", po::value<std::string>()->default_value(d0.metric), "the metric's name")(
         "lower-is-better", po::bool_switch(), "the metric improves downwards (an error rate, a loss)")(
         "dataset", po::value<std::string>(), "the data trained on (default: the record name)")(
