@@ -64,7 +64,7 @@ Command make() {
   c.order = 97;
   c.description =
       "On every GPU of the Zeus traces in --zeus-dir (or those of --gpus), sweeps each workload with the pacer\n"
-      "policy for every (own weight, shrink) of the grid, under the replay protocol of the traces' SOURCE.md.\n"
+      "policy for every (own weight, shrink) of the grid, under the traces' replay protocol (docs/explore.md).\n"
       "For each workload held out (all its GPUs together), the constants with the least mean regret on the\n"
       "other workloads (then the least max) are chosen and scored on it. Prints each fold, the held-out\n"
       "regret over all folds, and every grid point on all the data (explore/relation_model.hpp: the\n"

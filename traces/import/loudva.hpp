@@ -1,5 +1,5 @@
 #pragma once
-// Importer for the public LoudVA measurements (iloudaros/LoudVA; shared/data/jetson/loudva/SOURCE.md):
+// Importer for the public LoudVA measurements (iloudaros/LoudVA; data/jetson/loudva/PROVENANCE.md):
 // Triton serving InceptionV3 on a Jetson, loaded by perf_analyzer with C concurrent requests, so C
 // plays the role of the batch size b. Two kinds of files become ProfileTables:
 //  - GPU-frequency sweeps, energy_calculated_freq_<Hz>.csv (Concurrency, Mean Power (W),

@@ -49,7 +49,7 @@ std::string read_file(const std::filesystem::path& p) {
   std::ifstream in(p, std::ios::binary);
   if (!in)
     throw Error(
-        fmt::format("cannot read {}: give the Zeus trace folder (shared/data/zeus) as the data folder", p.string()));
+        fmt::format("cannot read {}: give the Zeus trace folder (pacer's data/zeus) as the data folder", p.string()));
   std::ostringstream ss;
   ss << in.rdbuf();
   return ss.str();
