@@ -357,7 +357,7 @@ Command make_relation() {
       "--relation NAME (the profile of the same --workload, e.g. from pacer import csv).";
   c.add_options = [](po::options_description& d) {
     const traces::csv_import::RelationImportOptions d0;
-    d.add_options()("file", po::value<std::string>()->required(), "the CSV file of the runs")(
+    d.add_options()("file", po::value<std::string>()->required()->value_name("FILE"), "the CSV file of the runs")(
         "out,o", po::value<std::string>()->required(), "trace store to write (HDF5; created if absent)")(
         "name", po::value<std::string>()->required(), "relation record name (the proxy: select --relation NAME)")(
         "workload", po::value<std::string>()->required(),
