@@ -42,13 +42,15 @@ bool of_workload(const traces::Store& store, const std::string& name, const std:
 // no other role.
 std::string default_proxy(const traces::Store& store, const std::string& workload) {
   if (store.has<traces::RelationSet>(traces::zeus::proxy_name(workload))) return traces::zeus::proxy_name(workload);
-  std::vector<std::string> plain;
+  std::vector<std::string> plain, others;
   for (const auto& n : store.list<traces::RelationSet>())
-    if (!is_role_relation(n) && of_workload(store, n, workload)) plain.push_back(n);
+    if (!is_role_relation(n)) (of_workload(store, n, workload) ? plain : others).push_back(n);
   if (plain.size() == 1) return plain.front();
   throw OptionError("relation",
-                    fmt::format("no '{}' in {} and {} relations that could be the proxy ({}); name one",
-                                traces::zeus::proxy_name(workload), store.path().string(), plain.size(), join(plain)));
+                    fmt::format("no '{}' in {} and {} relations of workload {} that could be the proxy ({}){}; name one",
+                                traces::zeus::proxy_name(workload), store.path().string(), plain.size(), workload,
+                                join(plain),
+                                others.empty() ? "" : fmt::format(" (of other workloads: {})", join(others))));
 }
 
 // The target when none is named: <workload>.target, or the store's one true relation (made by

@@ -157,7 +157,16 @@ TEST(Problem, ARelationOfAnotherWorkloadIsRefusedUnlessAllowed) {
   EXPECT_EQ(pb->proxy_set.name, "fmnist-proxy");
   EXPECT_FALSE(pb->target_set);  // the other workload's true relation is not taken as the target
   // Without a name, neither is the proxy: no relation of workload "hand" in the store.
-  EXPECT_THROW(load_problem(store, ProblemSpec{}), OptionError);
+  try {
+    load_problem(store, ProblemSpec{});
+    ADD_FAILURE() << "a proxy of another workload was picked";
+  } catch (const OptionError& e) {
+    EXPECT_EQ(e.option, "relation");
+    EXPECT_NE(std::string(e.what()).find("0 relations of workload hand that could be the proxy (none) (of other "
+                                         "workloads: fmnist-proxy); name one"),
+              std::string::npos)
+        << e.what();
+  }
   // A relation that does not say its workload is paired as before.
   traces::Store::open(path).write(relation("own", {{4, 300}, {8, 1000}}));
   EXPECT_EQ(load_problem(traces::Store::open(path), ProblemSpec{})->proxy_set.name, "own");
