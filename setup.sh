@@ -40,8 +40,8 @@ if command -v ccache >/dev/null 2>&1; then
 fi
 
 # What building pacer and running the demo need (the demo trains on Fashion-MNIST and draws its
-# figures with gnuplot); the tests add their libraries, the text data set, clang for the fuzzers
-# and a single-node Slurm cluster.
+# figures with gnuplot); the tests add their libraries, the text data set, clang for the fuzzers,
+# a single-node Slurm cluster and Python with h5py (the examples of docs/trace-store.md).
 packages=(
   cmake g++ make pkg-config
   libtorch-dev libhdf5-dev libboost-program-options-dev libeigen3-dev
@@ -50,7 +50,7 @@ packages=(
 )
 if [ "$mode" != demo ]; then
   packages+=(
-    libgtest-dev libgmock-dev libbenchmark-dev r-cran-janeaustenr
+    libgtest-dev libgmock-dev libbenchmark-dev r-cran-janeaustenr python3 python3-h5py
     clang libclang-rt-14-dev
     slurm-wlm munge
   )

@@ -11,6 +11,7 @@
 #include "traces/catalog/catalog.hpp"
 #include "traces/catalog/power_modes.hpp"
 #include "traces/import/zeus.hpp"
+#include "traces/workload.hpp"
 
 namespace pacer::explore {
 namespace {
@@ -31,25 +32,34 @@ bool is_role_relation(const std::string& name) {
   return traces::is_true_relation(name) || ends_with(target) || ends_with(looser);
 }
 
-// The proxy when none is named: <workload>.proxy, or the store's one relation with no other role.
+// Whether relation `name` could go with `workload`: of that workload, or of one it does not say.
+bool of_workload(const traces::Store& store, const std::string& name, const std::string& workload) {
+  const std::string w = store.read<traces::RelationSet>(name).workload;
+  return w.empty() || workload.empty() || w == workload;
+}
+
+// The proxy when none is named: <workload>.proxy, or the store's one relation of the workload with
+// no other role.
 std::string default_proxy(const traces::Store& store, const std::string& workload) {
   if (store.has<traces::RelationSet>(traces::zeus::proxy_name(workload))) return traces::zeus::proxy_name(workload);
-  std::vector<std::string> plain;
+  std::vector<std::string> plain, others;
   for (const auto& n : store.list<traces::RelationSet>())
-    if (!is_role_relation(n)) plain.push_back(n);
+    if (!is_role_relation(n)) (of_workload(store, n, workload) ? plain : others).push_back(n);
   if (plain.size() == 1) return plain.front();
   throw OptionError("relation",
-                    fmt::format("no '{}' in {} and {} relations that could be the proxy ({}); name one",
-                                traces::zeus::proxy_name(workload), store.path().string(), plain.size(), join(plain)));
+                    fmt::format("no '{}' in {} and {} relations of workload {} that could be the proxy ({}){}; name one",
+                                traces::zeus::proxy_name(workload), store.path().string(), plain.size(), workload,
+                                join(plain),
+                                others.empty() ? "" : fmt::format(" (of other workloads: {})", join(others))));
 }
 
 // The target when none is named: <workload>.target, or the store's one true relation (made by
-// `pacer validate`); "" when there is none. Several true relations: name one.
+// `pacer validate`) of the workload; "" when there is none. Several true relations: name one.
 std::string default_target(const traces::Store& store, const std::string& workload, const std::string& proxy) {
   if (store.has<traces::RelationSet>(traces::zeus::target_name(workload))) return traces::zeus::target_name(workload);
   std::vector<std::string> trues;
   for (const auto& n : store.list<traces::RelationSet>())
-    if (traces::is_true_relation(n) && n != proxy) trues.push_back(n);
+    if (traces::is_true_relation(n) && n != proxy && of_workload(store, n, workload)) trues.push_back(n);
   if (trues.size() > 1)
     throw OptionError("target", fmt::format("{} holds {} target relations ({}); name one", store.path().string(),
                                             trues.size(), join(trues)));
@@ -101,6 +111,8 @@ std::unique_ptr<Problem> load_problem(const traces::Store& store, const ProblemS
     throw Error(fmt::format("{} has no relation '{}' (relations: {}): run pacer relation or pacer import first",
                             store.path().string(), proxy, join(relations)));
   pb->proxy_set = store.read<traces::RelationSet>(proxy);
+  const std::string paired = fmt::format("{} '{}'", spec.model.empty() ? "profile" : "model", pb->profile_name);
+  traces::check_workload_match(paired, pb->workload, pb->proxy_set, spec.allow_workload_mismatch);
   if (store.has<traces::RelationSet>(traces::zeus::looser_name(proxy)))
     pb->proxy_looser_set = store.read<traces::RelationSet>(traces::zeus::looser_name(proxy));
   const std::string target = spec.target.empty() ? default_target(store, pb->workload, proxy) : spec.target;
@@ -109,6 +121,7 @@ std::unique_ptr<Problem> load_problem(const traces::Store& store, const ProblemS
       throw Error(
           fmt::format("{} has no relation '{}' (relations: {})", store.path().string(), target, join(relations)));
     pb->target_set = store.read<traces::RelationSet>(target);
+    traces::check_workload_match(paired, pb->workload, *pb->target_set, spec.allow_workload_mismatch);
   }
 
   if (!pb->space) {  // a model: evaluate it on the device's grid

@@ -27,6 +27,9 @@ struct ProblemSpec {
                                     // relation, traces::true_relation_name; none when absent)
   std::optional<PowerBasis> basis;  // feasibility power (default: peak where the data has it)
   IndexOptions index;
+  // A relation of another workload than the profile's (or model's) is refused
+  // (traces::check_workload_match) unless this is set, then warned about.
+  bool allow_workload_mismatch = false;
 };
 
 struct Problem {

@@ -5,7 +5,10 @@
 
 #include <cmath>
 
+#include <spdlog/spdlog.h>
+
 #include "base/error.hpp"
+#include "traces/records.hpp"
 
 namespace pacer::traces {
 namespace {
@@ -52,6 +55,21 @@ void check_batches_fit(const WorkloadInfo& w, const std::vector<int>& batch_size
 double host_memory_bytes() {
   const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
   return pages > 0 && page > 0 ? static_cast<double>(pages) * static_cast<double>(page) : 0.0;
+}
+
+}  // namespace pacer::traces
+
+namespace pacer::traces {
+
+void check_workload_match(const std::string& what, const std::string& workload, const RelationSet& relation,
+                          bool allow_mismatch) {
+  if (workload.empty() || relation.workload.empty() || workload == relation.workload) return;
+  const std::string text = fmt::format("relation '{}' was measured on workload {} but {} is workload {}",
+                                       relation.name, relation.workload, what, workload);
+  if (!allow_mismatch)
+    throw SettingError("allow-workload-mismatch",
+                       text + ": pair records of one workload, or give this flag to pair them anyway");
+  spdlog::warn("{} (paired anyway, as asked)", text);
 }
 
 }  // namespace pacer::traces

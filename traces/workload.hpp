@@ -40,3 +40,17 @@ void check_batches_fit(const WorkloadInfo& workload, const std::vector<int>& bat
 double host_memory_bytes();
 
 }  // namespace pacer::traces
+
+namespace pacer::traces {
+
+struct RelationSet;
+
+// The one check of a relation paired with a profile or a model (select, sweep, simulate, budget,
+// validate): r(b) was measured on one network, and pairing it with another's device profile
+// answers a question nobody asked. `what` names the other side ("profile 'mine'"), `workload` its
+// workload. Equal workloads, or an empty one (a record that does not say): fine. Different:
+// SettingError("allow-workload-mismatch") saying both, unless `allow_mismatch`, then one warning.
+void check_workload_match(const std::string& what, const std::string& workload, const RelationSet& relation,
+                          bool allow_mismatch);
+
+}  // namespace pacer::traces

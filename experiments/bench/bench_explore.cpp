@@ -2,7 +2,7 @@
 // same spaces (same answers; the ratio of times is the figure to quote):
 //   nano      the Jetson Nano grid, 12 frequencies x 6 batch sizes (physics-shaped synthetic data
 //             on the catalog's frequency and voltage tables)
-//   zeus-*    the imported Zeus workloads (power limit x batch size), when ../shared/data/zeus exists
+//   zeus-*    the imported Zeus workloads (power limit x batch size), from pacer's data/zeus
 //   orin      a synthetic AGX-Orin-size power-mode space: 20,160 modes (cores x CPU x GPU x memory
 //             frequency) x 8 batch sizes, with 3% measurement-like noise (no monotonicity)
 // Each sweep runs 1,000 caps evenly spaced over the space's power range. sweep1000/pacer is the
@@ -116,7 +116,7 @@ std::unique_ptr<Case> orin_case() {
 
 std::vector<std::unique_ptr<Case>> zeus_cases() {
   std::vector<std::unique_ptr<Case>> out;
-  const std::filesystem::path dir = std::filesystem::path(PACER_SHARED_DIR) / "data" / "zeus";
+  const std::filesystem::path dir = traces::zeus::default_data_dir();
   if (!std::filesystem::exists(dir / "summary_train.csv")) {
     std::fprintf(stderr, "no Zeus traces under %s: zeus cases skipped\n", dir.c_str());
     return out;

@@ -21,6 +21,7 @@
 #include "models/workloads/workload.hpp"
 #include "traces/catalog/catalog.hpp"
 #include "traces/emulated_label.hpp"
+#include "traces/import/common.hpp"
 #include "traces/import/loudva.hpp"
 #include "traces/import/zeus.hpp"
 
@@ -388,7 +389,10 @@ int goal_met_from(const std::vector<ModelBenchRow>& rows, const std::string& sec
   return best;
 }
 
-ModelBenchResult run_model_bench(const ModelBenchOptions& o) {
+ModelBenchResult run_model_bench(const ModelBenchOptions& options) {
+  ModelBenchOptions o = options;
+  if (o.zeus && o.zeus_dir.empty()) o.zeus_dir = traces::zeus::default_data_dir();
+  if (o.real && o.loudva_dir.empty()) o.loudva_dir = traces::import::data_dir("loudva-dir") / "jetson" / "loudva";
   ModelBenchResult r;
   if (o.emulated) r.markdown += section_emulated(r.rows, o);
   if (o.zeus) r.markdown += section_zeus(r.rows, o);

@@ -44,10 +44,10 @@ struct ModelBenchOptions {
   double sensor_noise_rel = 0.02;
   bool thermal_drift = true;
   // (b)
-  std::filesystem::path zeus_dir = "../shared/data/zeus";
+  std::filesystem::path zeus_dir;  // empty: traces::zeus::default_data_dir()
   std::vector<std::string> zeus_gpus = {"v100", "a40"};
   // (c)
-  std::filesystem::path loudva_dir = "../shared/data/jetson/loudva";
+  std::filesystem::path loudva_dir;  // empty: jetson/loudva of traces::import::data_dir()
   std::vector<RealBoard> boards = {{"nano", "jetson-nano"}, {"agx-xavier", "jetson-agx-xavier"}};
   uint64_t seed = 1;
   ModelGoal goal;

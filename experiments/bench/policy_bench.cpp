@@ -146,7 +146,7 @@ PolicyBenchResult run_policy_bench(const PolicyBenchOptions& options) {
   if (result.gpus.empty() || !fs::exists(traces::zeus::train_trace(o.zeus_dir)))
     throw Error(
         fmt::format("{}: no Zeus traces (summary_train.csv and summary_power_<gpu>.csv) here; give the folder "
-                    "of shared/data/zeus",
+                    "of the Zeus traces (pacer's data/zeus)",
                     o.zeus_dir.string()));
   std::vector<explore::RelationModelOptions> grid;
   for (double w : o.own_weights)

@@ -2,7 +2,7 @@
 // `pacer bench policy`: how the pacer policy's two constants (explore/relation_model.hpp) are
 // chosen, reproducibly. On every GPU of the Zeus traces in a folder, each workload is swept with the
 // pacer policy for every (own weight, shrink) of a grid, under the replay protocol of
-// shared/data/zeus/SOURCE.md (10 caps per workload). Leave-one-workload-out: for each workload (all
+// docs/explore.md (10 caps per workload). Leave-one-workload-out: for each workload (all
 // its GPUs held out together) the constants with the least mean regret on the other workloads
 // (then the least max regret) are chosen and scored on the held-out one. The table gives each
 // fold's choice and held-out regret, and every grid point's regret on all the data.

@@ -64,6 +64,7 @@ Setup load_setup(const ValidateOptions& opt) {
   explore::ProblemSpec spec;
   spec.profile = pick_record(store, "profiles", opt.profile, "profile", "profile");
   spec.relation = pick_record(store, "relations", opt.proxy, "relation", "proxy");
+  spec.allow_workload_mismatch = opt.allow_workload_mismatch;
   su.problem = explore::load_problem(store, spec);
   su.problem->target.reset();
   su.problem->target_set.reset();

@@ -48,6 +48,7 @@ struct ValidateOptions {
   std::filesystem::path store;  // holds the profile and the proxy relation; results are added to it
   std::string profile;          // profile record; "" : the only one in the store
   std::string proxy;            // proxy relation record; "" : the only one not made by validate
+  bool allow_workload_mismatch = false;  // a proxy of another workload than the profile's (explore::ProblemSpec)
   std::string target_dataset = "fmnist-target-a";
   hw::DeviceRequest device;     // spec "emulated:jetson-nano", "jetson", "nvml"
   std::vector<double> caps_w;

@@ -15,7 +15,10 @@
 
 #include "base/cpu_threads.hpp"
 #include "base/error.hpp"
+#include "base/shell.hpp"
 #include "base/text.hpp"
+#include "base/units.hpp"
+#include "traces/provenance.hpp"
 
 namespace pacer::cli {
 namespace {
@@ -163,6 +166,52 @@ void setup_logging(const std::string& level) {
   spdlog::set_level(lvl);
 }
 
+// An option's value as text, for the run's provenance.
+std::string option_text(const boost::any& v) {
+  if (const auto* s = boost::any_cast<std::string>(&v)) return *s;
+  if (const auto* b = boost::any_cast<bool>(&v)) return *b ? "true" : "false";
+  if (const auto* i = boost::any_cast<int>(&v)) return std::to_string(*i);
+  if (const auto* l = boost::any_cast<int64_t>(&v)) return std::to_string(*l);
+  if (const auto* u = boost::any_cast<uint64_t>(&v)) return std::to_string(*u);
+  if (const auto* d = boost::any_cast<double>(&v)) return fmt::format("{:g}", *d);
+  if (const auto* p = boost::any_cast<units::Power>(&v)) return fmt::format("{:g}W", p->w);
+  if (const auto* f = boost::any_cast<units::Frequency>(&v)) return fmt::format("{:g}Hz", f->hz);
+  if (const auto* t = boost::any_cast<units::Duration>(&v)) return fmt::format("{:g}s", t->s);
+  if (const auto* e = boost::any_cast<units::Energy>(&v)) return fmt::format("{:g}J", e->j);
+  if (const auto* pl = boost::any_cast<units::PowerList>(&v)) {
+    std::string s;
+    for (double w : pl->w) s += fmt::format("{}{:g}W", s.empty() ? "" : ",", w);
+    return s;
+  }
+  if (const auto* sv = boost::any_cast<std::vector<std::string>>(&v)) {
+    std::string s;
+    for (const auto& x : *sv) s += (s.empty() ? "" : " ") + x;
+    return s;
+  }
+  return "(set)";
+}
+
+// The provenance of this run (traces/provenance.hpp), stamped on every record it writes: the full
+// command line, the seeds (given or default) and the options given on the command line or in a
+// config file; threads from --threads where the command has it and sets it.
+void set_run_provenance(const po::variables_map& vm) {
+  traces::Provenance p = traces::this_process();
+  p.command_line = "pacer";
+  for (const auto& a : current_args()) p.command_line += " " + base::shell_quote(a);
+  std::string seeds, options;
+  for (const auto& [key, value] : vm) {
+    if (key == "help" || value.empty()) continue;
+    const std::string item = key + "=" + option_text(value.value());
+    if (key.find("seed") != std::string::npos) seeds += (seeds.empty() ? "" : "; ") + item;
+    if (!value.defaulted()) options += (options.empty() ? "" : "; ") + item;
+    if (key == "threads")
+      if (const auto* t = boost::any_cast<int>(&value.value()); t && *t > 0) p.threads = std::to_string(*t);
+  }
+  p.seeds = seeds.empty() ? "none" : seeds;
+  p.options = options.empty() ? "none" : options;
+  traces::set_current_run(std::move(p));
+}
+
 int run_command(const Command& c, const std::vector<std::string>& args) {
   po::options_description own("Options");
   if (c.add_options) c.add_options(own);
@@ -186,6 +235,7 @@ int run_command(const Command& c, const std::vector<std::string>& args) {
     return 2;
   }
   setup_logging(vm["log-level"].as<std::string>());
+  set_run_provenance(vm);
   return c.run(vm);
 }
 

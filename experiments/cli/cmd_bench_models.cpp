@@ -90,9 +90,9 @@ Command make() {
         "thermal-drift", po::value<bool>()->default_value(d0.thermal_drift),
         "(a) leakage rises with die temperature (true|false)")(
         "zeus-dir", po::value<std::string>()->default_value(d0.zeus_dir.string()),
-        "(b) folder with summary_power_<gpu>.csv")("loudva-dir",
+        "(b) folder with summary_power_<gpu>.csv (default: zeus/ of the data folder, as pacer import zeus)")("loudva-dir",
                                                    po::value<std::string>()->default_value(d0.loudva_dir.string()),
-                                                   "(c) folder with the LoudVA board folders (nano, agx-xavier)")(
+                                                   "(c) folder with the LoudVA board folders (nano, agx-xavier; default: jetson/loudva/ of the data folder)")(
         "seed", po::value<uint64_t>()->default_value(d0.seed), "emulator and learned-model seed")(
         "csv", po::value<std::string>()->default_value("bench-models.csv"),
         "per-workload results (CSV, units in header)");

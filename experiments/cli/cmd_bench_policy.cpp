@@ -30,7 +30,7 @@ std::vector<double> parse_numbers(const std::string& text, const std::string& op
 
 int run_bench_policy(const po::variables_map& vm) {
   experiments::PolicyBenchOptions o;
-  o.zeus_dir = vm["zeus-dir"].as<std::string>();  // "": the shared data's zeus/
+  o.zeus_dir = vm["zeus-dir"].as<std::string>();  // "": zeus/ of the data folder
   o.gpus = split_list(vm["gpus"].as<std::string>());
   o.own_weights = parse_numbers(vm["own-weights"].as<std::string>(), "--own-weights");
   for (double w : o.own_weights)
@@ -64,7 +64,7 @@ Command make() {
   c.order = 97;
   c.description =
       "On every GPU of the Zeus traces in --zeus-dir (or those of --gpus), sweeps each workload with the pacer\n"
-      "policy for every (own weight, shrink) of the grid, under the replay protocol of the traces' SOURCE.md.\n"
+      "policy for every (own weight, shrink) of the grid, under the traces' replay protocol (docs/explore.md).\n"
       "For each workload held out (all its GPUs together), the constants with the least mean regret on the\n"
       "other workloads (then the least max) are chosen and scored on it. Prints each fold, the held-out\n"
       "regret over all folds, and every grid point on all the data (explore/relation_model.hpp: the\n"
@@ -75,8 +75,8 @@ Command make() {
   const experiments::PolicyBenchOptions d0;
   c.add_options = [d0](po::options_description& d) {
     d.add_options()("zeus-dir", po::value<std::string>()->default_value(d0.zeus_dir.string())->value_name("DIR"),
-                    "folder with summary_train.csv and summary_power_<gpu>.csv (default: zeus/ of the shared data: "
-                    "$PACER_DATA_DIR, else shared/data beside the checkout)")(
+                    "folder with summary_train.csv and summary_power_<gpu>.csv (default: zeus/ in $PACER_DATA_DIR, "
+                    "else in the data/ folder shipped with pacer)")(
         "gpus", po::value<std::string>()->default_value(""),
         "GPUs, comma-separated (default: every one in the folder)")(
         "own-weights", po::value<std::string>()->default_value(fmt::format("{:g}", fmt::join(d0.own_weights, ","))),

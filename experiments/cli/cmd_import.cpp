@@ -15,6 +15,7 @@
 #include "traces/catalog/power_modes.hpp"
 #include "traces/import/common.hpp"
 #include "traces/import/csv_profiles.hpp"
+#include "traces/import/csv_relations.hpp"
 #include "traces/import/loudva.hpp"
 #include "traces/import/tegrastats.hpp"
 #include "traces/import/zeus.hpp"
@@ -105,7 +106,8 @@ Command make() {
   c.description =
       "Reads summary_power_<gpu>.csv and summary_train.csv (ml-energy/zeus, NSDI'23) in place and writes, per\n"
       "(dataset, network, optimizer), a profile with the GPU power limit as knob and the relations\n"
-      "<workload>.proxy and <workload>.target, following the replay protocol of shared/data/zeus/SOURCE.md.\n"
+      "<workload>.proxy and <workload>.target, following the replay protocol (docs/explore.md). The traces ship\n"
+      "with pacer in data/zeus (PROVENANCE.md there).\n"
       "Then: pacer sweep STORE (10 caps per workload from its lowest to its highest average power).";
   c.add_options = [](po::options_description& d) {
     d.add_options()("gpu", po::value<std::string>()->default_value(traces::zeus::ImportOptions{}.gpu),
@@ -113,8 +115,8 @@ Command make() {
         "out,o", po::value<std::string>()->required()->value_name("FILE"),
         "trace store to write (HDF5; created if absent)")(
         "data-dir", po::value<std::string>()->value_name("DIR"),
-        "folder holding the Zeus CSV files (default: zeus/ in $PACER_DATA_DIR, else in the shared/data folder "
-        "beside pacer's checkout; a relative path in a config file is relative to its folder)")(
+        "folder holding the Zeus CSV files (default: zeus/ in $PACER_DATA_DIR, else in the data/ folder "
+        "shipped with pacer; a relative path in a config file is relative to its folder)")(
         "min-runs", po::value<int>()->default_value(3), "runs that must reach the target at every batch size [runs]");
   };
   c.run = run_import_zeus;
@@ -159,8 +161,8 @@ Command make_loudva() {
   c.summary = "import the public LoudVA Jetson measurements (GPU-frequency sweeps, power modes) into a trace store";
   c.order = 81;
   c.description =
-      "Reads, in place, the LoudVA files of one board (github.com/iloudaros/LoudVA; shared/data/jetson/loudva/\n"
-      "SOURCE.md): energy_calculated_freq_<Hz>.csv become profile <workload> (knob gpu_freq), and\n"
+      "Reads, in place, the LoudVA files of one board (github.com/iloudaros/LoudVA; shipped with pacer in\n"
+      "data/jetson/loudva, PROVENANCE.md there): energy_calculated_freq_<Hz>.csv become profile <workload> (knob gpu_freq), and\n"
       "performance_measurements_mode_<N>.csv with power_measurement_stats_mode_<N>.csv become profile\n"
       "<workload>.modes (knob power_mode, caps from the board's nvpmodel.conf). b = the perf_analyzer concurrency,\n"
       "time per mini-batch = b / throughput, power = the tegrastats mean. Inference measurements, labelled so.\n"
@@ -168,7 +170,7 @@ Command make_loudva() {
   c.add_options = [](po::options_description& d) {
     d.add_options()("dir", po::value<std::string>()->value_name("DIR"),
                     "folder holding one board's LoudVA CSV files (default: jetson/loudva/<device without jetson-> in "
-                    "$PACER_DATA_DIR, else in the shared/data folder beside pacer's checkout)")(
+                    "$PACER_DATA_DIR, else in the data/ folder shipped with pacer)")(
         "device", po::value<std::string>()->required(), "the board measured: catalog name or INI file")(
         "out,o", po::value<std::string>()->required(), "trace store to write (HDF5; created if absent)")(
         "nvpmodel-conf", po::value<std::string>(),
@@ -301,6 +303,90 @@ Command make_csv() {
 }
 
 PACER_REGISTER_COMMAND(make_csv);
+
+}  // namespace
+}  // namespace pacer::cli
+
+namespace pacer::cli {
+namespace {
+
+int run_import_relation(const po::variables_map& vm) {
+  traces::check_store_output(vm["out"].as<std::string>(), "out", traces::StoreCreation::file_and_folder);
+  traces::csv_import::RelationImportOptions o;
+  o.name = vm["name"].as<std::string>();
+  traces::check_record_name_option("relations", o.name, "name");
+  o.file = vm["file"].as<std::string>();
+  if (vm.count("curve")) o.curve_file = vm["curve"].as<std::string>();
+  o.workload = vm["workload"].as<std::string>();
+  if (vm.count("dataset")) o.dataset = vm["dataset"].as<std::string>();
+  o.metric = vm["metric"].as<std::string>();
+  o.higher_is_better = !vm["lower-is-better"].as<bool>();
+  // A level of any metric (an accuracy, a word error rate): a number, or a percentage like 85%.
+  const std::string target = vm["target"].as<std::string>();
+  if (!target.empty() && target.back() == '%') {
+    o.target = parse_fraction(target, "--target");
+  } else {
+    const auto level = units::to_number(target);
+    if (!level) throw UsageError(fmt::format("--target: '{}' is not a number or a percentage like 85%", target));
+    o.target = *level;
+  }
+  o.samples_per_epoch = vm["samples-per-epoch"].as<int64_t>();
+  if (o.samples_per_epoch < 0) throw UsageError("--samples-per-epoch: must be 0 (none) or more");
+  if (vm.count("optimizer")) o.optimizer = vm["optimizer"].as<std::string>();
+  if (vm.count("lr-rule")) o.lr_rule = vm["lr-rule"].as<std::string>();
+  const auto imported = traces::csv_import::import_relation(o);
+  const std::string out = vm["out"].as<std::string>();
+  std::vector<traces::LearningCurve> curves;
+  if (imported.curve) curves.push_back(*imported.curve);
+  traces::import::write_profiles(out, nullptr, {}, {imported.relation}, curves);
+  const auto& r = imported.relation;
+  size_t reached = 0;
+  for (const auto& run : r.runs) reached += run.reached;
+  std::cout << fmt::format("{} -> {}:/relations/{} (workload {}, {} runs, {} reached, {} censored; batch sizes {})\n",
+                           o.file.string(), out, r.name, r.workload, r.runs.size(), reached, r.runs.size() - reached,
+                           list_ints(r.batch_sizes()));
+  if (imported.curve)
+    std::cout << fmt::format("{} -> {}:/curves/{} ({} points)\n", o.curve_file.string(), out, r.name,
+                             imported.curve->points.size());
+  return 0;
+}
+
+Command make_relation() {
+  Command c;
+  c.name = "import relation";
+  c.summary = "import your own samples-to-target runs (one CSV row per batch size and seed) into a relation";
+  c.order = 84;
+  c.usage_tail = "FILE";
+  c.description =
+      "One row per training run: b, seed, reached (1/0), and samples or epochs (to the target, or where a\n"
+      "censored run stopped); optional budget, wall_time[s], final_metric, learning_rate. Headings carry units in\n"
+      "brackets where a column has them (epochs need --samples-per-epoch). --curve adds the learning curve: b,\n"
+      "seed, samples or epochs, metric. The format, with an example: docs/trace-store.md. Then: pacer select STORE\n"
+      "--relation NAME (the profile of the same --workload, e.g. from pacer import csv).";
+  c.add_options = [](po::options_description& d) {
+    const traces::csv_import::RelationImportOptions d0;
+    d.add_options()("file", po::value<std::string>()->required()->value_name("FILE"), "the CSV file of the runs")(
+        "out,o", po::value<std::string>()->required(), "trace store to write (HDF5; created if absent)")(
+        "name", po::value<std::string>()->required(), "relation record name (the proxy: select --relation NAME)")(
+        "workload", po::value<std::string>()->required(),
+        "the network trained, as the profile it goes with names its workload")(
+        "target", po::value<std::string>()->required(),
+        "the metric level the counts are to: a number (0.85, a word error rate 0.3) or a percentage (85%)")(
+        "metric", po::value<std::string>()->default_value(d0.metric), "the metric's name")(
+        "lower-is-better", po::bool_switch(), "the metric improves downwards (an error rate, a loss)")(
+        "dataset", po::value<std::string>(), "the data trained on (default: the record name)")(
+        "samples-per-epoch", po::value<int64_t>()->default_value(0),
+        "samples in one epoch, for counts in epochs [samples] (0: none)")(
+        "curve", po::value<std::string>()->value_name("FILE"), "CSV of the learning curve (b, seed, samples, metric)")(
+        "optimizer", po::value<std::string>(), "optimizer used (stored with the relation)")(
+        "lr-rule", po::value<std::string>(), "learning-rate rule used (stored with the relation)");
+  };
+  c.positional = {"file"};
+  c.run = run_import_relation;
+  return c;
+}
+
+PACER_REGISTER_COMMAND(make_relation);
 
 }  // namespace
 }  // namespace pacer::cli

@@ -20,6 +20,7 @@ int run_validate_cmd(const po::variables_map& vm) {
   o.store = vm["store"].as<std::string>();
   if (vm.count("profile")) o.profile = vm["profile"].as<std::string>();
   if (vm.count("proxy")) o.proxy = vm["proxy"].as<std::string>();
+  o.allow_workload_mismatch = vm["allow-workload-mismatch"].as<bool>();
   o.target_dataset = vm["target-dataset"].as<std::string>();
   o.device.spec = vm["device"].as<std::string>();
   o.device.sysfs_root = vm["sysfs-root"].as<std::string>();
@@ -94,6 +95,7 @@ Command make() {
         ("sysfs-root", po::value<std::string>()->default_value(v.device.sysfs_root.string()), "sysfs root of --device jetson (a live emulated tree for hardware in the loop)")
         ("profile", po::value<std::string>(), "profile record (default: the only one)")
         ("proxy", po::value<std::string>(), "proxy relation record (default: the only one)")
+        ("allow-workload-mismatch", po::bool_switch(), "pair a proxy relation with a profile of another workload (refused without it; warned with it)")
         ("target-dataset", po::value<std::string>()->default_value(v.target_dataset), "target data (pacer workloads --datasets)")
         ("policies", po::value<std::string>()->default_value(fmt::format("{}", fmt::join(v.policies, ","))), "policies to validate")
         ("seeds", po::value<std::string>()->default_value(fmt::format("{}", fmt::join(v.seeds, ","))), "seeds of the target runs")

@@ -29,6 +29,8 @@ inline void add_problem_options(po::options_description& d, bool with_profile = 
       "target", po::value<std::string>()->default_value(""),
       "target relation for the oracle and the replay (default: <workload>.target, or the one <dataset>-true relation "
       "that pacer validate trains)")(
+      "allow-workload-mismatch", po::bool_switch(),
+      "pair a relation with a profile or model of another workload (refused without it; warned with it)")(
       "feasibility", po::value<std::string>()->default_value("auto"),
       "power compared with the cap: auto (peak where the data has it, else mean) | peak | mean")(
       "eta", po::value<double>()->default_value(explore::IndexOptions{}.eta),
@@ -48,6 +50,7 @@ inline explore::ProblemSpec problem_spec(const po::variables_map& vm) {
   if (!bs.empty()) s.batch_sizes = parse_int_list(bs, "--batch-sizes");
   s.relation = vm["relation"].as<std::string>();
   s.target = vm["target"].as<std::string>();
+  s.allow_workload_mismatch = vm["allow-workload-mismatch"].as<bool>();
   const auto f = vm["feasibility"].as<std::string>();
   if (f == "peak")
     s.basis = explore::PowerBasis::Peak;

@@ -519,41 +519,48 @@ std::string report_figures_help() {
 
 namespace {
 
-// What the report knows of its inputs, in Markdown, when the folder has no provenance.md.
-std::string known_inputs(std::vector<std::pair<fs::path, traces::Store*>> stores) {
-  std::string md = "No provenance.md in this folder; the report's inputs:\n\n";
-  for (auto& [path, store] : stores) {
-    md += fmt::format("- store `{}`\n", fs::absolute(path).lexically_normal().string());
-    auto names = [&](auto tag, const char* group) {
-      using R = typename decltype(tag)::type;
-      const auto list = store->template list<R>();
-      if (!list.empty()) md += fmt::format("- {} in `{}`: {}\n", group, path.filename().string(), fmt::join(list, ", "));
+// A Markdown table cell: pipes escaped, line breaks as spaces.
+std::string md_cell(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '|') out += "\\|";
+    else out += (c == '\n' || c == '\r') ? ' ' : c;
+  }
+  return out;
+}
+
+// provenance.md: per store, where each of its records came from (traces/provenance.hpp): the pacer
+// version and commit, start time, host, threads, seeds, options and the command line of the run
+// that wrote it.
+std::string provenance_markdown(const std::vector<std::pair<fs::path, const traces::Store*>>& stores) {
+  std::string md = "# Provenance\n\nThe run that wrote each record of the stores this report was made from.\n";
+  for (const auto& [path, store] : stores) {
+    md += fmt::format("\n## {}\n\n", path.string());
+    md += "| record | pacer | commit | started (UTC) | host | threads | seeds | options | command line |\n";
+    md += "|---|---|---|---|---|---|---|---|---|\n";
+    const auto row = [&](const std::string& record, const traces::Provenance& p) {
+      md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | `{}` |\n", md_cell(record),
+                        md_cell(p.pacer_version), md_cell(p.git_commit), md_cell(p.start_time), md_cell(p.host),
+                        md_cell(p.threads), md_cell(p.seeds), md_cell(p.options), md_cell(p.command_line));
     };
-    names(std::type_identity<traces::ProfileTable>{}, "profiles");
-    names(std::type_identity<traces::RelationSet>{}, "relations");
-    names(std::type_identity<traces::ValidationResult>{}, "validations");
-    names(std::type_identity<traces::SweepResult>{}, "sweeps");
+    if (store->has_device()) row("device", store->read_provenance("device", ""));
+    for (const char* g : traces::kStoreGroups)
+      for (const auto& n : store->list(g)) row(fmt::format("{}/{}", g, n), store->read_provenance(g, n));
   }
   return md;
 }
 
-// index.html: every table and SVG figure of the report and the run's provenance (provenance.md of
-// the folder when there is one), written last.
-fs::path write_index(const ReportOutput& out, const fs::path& dir, const fs::path& shown_dir, const std::string& known) {
+// index.html: every table and SVG figure of the report and the run's provenance (the report's
+// provenance.md), written last.
+fs::path write_index(const ReportOutput& out, const fs::path& dir, const fs::path& shown_dir) {
   IndexPage page;
   page.title = "pacer report: " + fs::absolute(shown_dir).lexically_normal().filename().string();
   for (size_t i = 0; i < out.table_stems.size(); ++i) page.tables.push_back({out.table_stems[i], out.tables_markdown[i]});
   page.figures = out.svgs;
-  // This report's provenance.md (in the staging folder), else one already in the output folder.
-  const fs::path prov = fs::exists(dir / "provenance.md") ? dir / "provenance.md" : shown_dir / "provenance.md";
-  if (fs::exists(prov)) {
-    std::ifstream in(prov);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    page.provenance_markdown = ss.str();
-  } else {
-    page.provenance_markdown = known;
-  }
+  std::ifstream in(dir / "provenance.md");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  page.provenance_markdown = ss.str();
   traces::write_file_atomic(dir / "index.html", index_html(page));
   return dir / "index.html";
 }
@@ -663,9 +670,11 @@ ReportOutput write_report(const ReportOptions& opt, const fs::path& shown_dir) {
       if (!traced.count(n) && store.has<traces::PowerSeries>(n))
         trace_plot(out, opt.out_dir, store.read<traces::PowerSeries>(n), traces::ValidationResult{}, nullptr, labels);
   }
-  std::vector<std::pair<fs::path, traces::Store*>> inputs;
-  for (auto& l : stores) inputs.push_back({l.path, &l.store});
-  out.index = write_index(out, opt.out_dir, shown_dir, known_inputs(inputs));
+  std::vector<std::pair<fs::path, const traces::Store*>> sources;
+  for (const auto& [path, store] : stores) sources.emplace_back(path, &store);
+  traces::write_file_atomic(opt.out_dir / "provenance.md", provenance_markdown(sources));
+  out.files.push_back(opt.out_dir / "provenance.md");
+  out.index = write_index(out, opt.out_dir, shown_dir);
   out.files.push_back(out.index);
   return out;
 }

@@ -3,7 +3,7 @@
 // and cpufreq maxima, the GPU devfreq range, the EMC cap, the GPU TPC power-gating mask), read back
 // as the caps in force, and a stand-in `nvpmodel` script that writes them, so the real power-mode
 // backend (hw/jetson/power_mode_device.hpp) runs against an emulated tree unchanged. Paths are those of the
-// boards' nvpmodel.conf files (shared/data/jetson/loudva/nvpmodel, NVIDIA nvpmodel_p3701_0000.conf).
+// boards' nvpmodel.conf files (data/jetson/loudva/nvpmodel, NVIDIA nvpmodel_p3701_0000.conf).
 #include <filesystem>
 
 #include "traces/catalog/power_modes.hpp"

@@ -17,6 +17,7 @@
 #include "explore/sweep.hpp"
 #include "tests/support/temp_store.hpp"
 #include "traces/store/store.hpp"
+#include "traces/workload.hpp"
 
 namespace pacer::explore {
 namespace {
@@ -135,6 +136,55 @@ TEST(Policies, NoCapIsACapAboveEveryConfiguration) {
     EXPECT_EQ(free.batch_size, high.batch_size) << to_string(p);
     EXPECT_EQ(free.knob, high.knob) << to_string(p);
   }
+}
+
+// A relation of another workload than the profile's (a merged store: `select --relation
+// fmnist-proxy` on a profile of resnet18-mine) is refused with one error naming the flag that
+// allows it; with the flag it is paired; a relation that names no workload (older records) passes;
+// the default proxy and target are only ever relations of the profile's workload.
+TEST(Problem, ARelationOfAnotherWorkloadIsRefusedUnlessAllowed) {
+  const testing::TempStore path("mismatch");
+  {
+    auto store = traces::Store::open_or_create(path);
+    store.write(hand_profile(), "hand");  // workload "hand"
+    auto theirs = relation("fmnist-proxy", {{4, 400}, {8, 1000}});
+    theirs.workload = "cnn@1x28x28";
+    store.write(theirs);
+    auto true_theirs = relation(traces::true_relation_name("fmnist-target-a"), {{4, 800}, {8, 1000}});
+    true_theirs.workload = "cnn@1x28x28";
+    store.write(true_theirs);
+  }
+  const traces::Store store = traces::Store::open(path);
+  ProblemSpec spec;
+  spec.relation = "fmnist-proxy";
+  try {
+    load_problem(store, spec);
+    ADD_FAILURE() << "a relation of another workload was paired silently";
+  } catch (const SettingError& e) {
+    EXPECT_EQ(e.option, "allow-workload-mismatch");
+    EXPECT_STREQ(e.what(),
+                 "relation 'fmnist-proxy' was measured on workload cnn@1x28x28 but profile 'hand' is workload hand: "
+                 "pair records of one workload, or give this flag to pair them anyway");
+  }
+  spec.allow_workload_mismatch = true;
+  const auto pb = load_problem(store, spec);
+  EXPECT_EQ(pb->proxy_set.name, "fmnist-proxy");
+  EXPECT_FALSE(pb->target_set);  // the other workload's true relation is not taken as the target
+  // Without a name, neither is the proxy: no relation of workload "hand" in the store.
+  try {
+    load_problem(store, ProblemSpec{});
+    ADD_FAILURE() << "a proxy of another workload was picked";
+  } catch (const OptionError& e) {
+    EXPECT_EQ(e.option, "relation");
+    EXPECT_NE(std::string(e.what()).find("0 relations of workload hand that could be the proxy (none) (of other "
+                                         "workloads: fmnist-proxy); name one"),
+              std::string::npos)
+        << e.what();
+  }
+  // A relation that does not say its workload is paired as before.
+  traces::Store::open(path).write(relation("own", {{4, 300}, {8, 1000}}));
+  EXPECT_EQ(load_problem(traces::Store::open(path), ProblemSpec{})->proxy_set.name, "own");
+  EXPECT_NO_THROW(traces::check_workload_match("profile 'x'", "", relation("r", {{4, 1}}), false));
 }
 
 TEST(Policies, OursPicksFastestFeasibleByProxy) {

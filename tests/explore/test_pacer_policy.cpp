@@ -276,8 +276,8 @@ TEST(PacerPolicy, ZeusImporterKeepsTheNextLooserLevel) {
 
 // The pacer policy's acceptance figure: mean regret <= 0.5 % over the shared V100 and A40 traces.
 TEST(PacerPolicy, ZeusRegretUnderGoal) {
-  const std::filesystem::path dir = std::filesystem::path(PACER_SHARED_DIR) / "data" / "zeus";
-  if (!std::filesystem::exists(dir / "summary_train.csv")) GTEST_SKIP() << "no Zeus traces under " << dir;
+  const std::filesystem::path dir = std::filesystem::path(PACER_SOURCE_DIR) / "data" / "zeus";
+  ASSERT_TRUE(std::filesystem::exists(dir / "summary_train.csv")) << "no Zeus traces under " << dir;
   std::vector<traces::SweepRow> rows;
   for (const char* gpu : {"v100", "a40"}) {
     traces::zeus::ImportOptions o;

@@ -204,8 +204,8 @@ TEST(ProxyBudget, DefaultCutsFollowTheCurvesSource) {
 // On the real Zeus traces: the full cut is exactly `pacer sweep`'s pacer and ours; cutting at looser
 // levels uses less of the proxy's compute.
 TEST(ProxyBudget, ZeusFullCutIsTheSweepAndLooserLevelsCostLess) {
-  const fs::path dir = fs::path(PACER_SHARED_DIR) / "data" / "zeus";
-  if (!fs::exists(dir / "summary_train.csv")) GTEST_SKIP() << "no Zeus traces under " << dir;
+  const fs::path dir = fs::path(PACER_SOURCE_DIR) / "data" / "zeus";
+  ASSERT_TRUE(fs::exists(dir / "summary_train.csv")) << "no Zeus traces under " << dir;
   const testing::TempStore store_path("budget");
   {
     traces::zeus::ImportOptions o;

@@ -307,8 +307,8 @@ TEST(CliHw, PowerModeProfileStoppedBySignalPutsBackTheBootMode) {
 // Imported real Nano modes (LoudVA: MAXN and 5W, clocks free within each mode) with the MAXN
 // GPU-frequency sweep: calibrate the modes model and select over the board's modes.
 TEST(CliHw, PowerModesImportCalibrateSelectOnTheRealNanoModes) {
-  const fs::path loudva = fs::path(PACER_SHARED_DIR) / "data/jetson/loudva";
-  if (!fs::exists(loudva / "nano-modes")) GTEST_SKIP() << "no LoudVA data under " << loudva;
+  const fs::path loudva = fs::path(PACER_SOURCE_DIR) / "data/jetson/loudva";
+  ASSERT_TRUE(fs::exists(loudva / "nano-modes")) << "no LoudVA data under " << loudva;
   test::TempDir tmp;
   const std::string store = (tmp.path() / "nano.h5").string();
   auto r = run("import loudva --dir " + (loudva / "nano").string() + " --device jetson-nano -o " + store, tmp.path());
@@ -347,12 +347,12 @@ TEST(CliHw, PowerModesImportCalibrateSelectOnTheRealNanoModes) {
 
 // `pacer profile --power-source tegrastats` on a served Nano tree: the GPU clock pinned through
 // sysfs, the power read from a tegrastats child. tegrastats ships only with L4T, so a stand-in
-// script replays the real Nano log (shared/data/jetson/loudva/tegrastats/nano.log, an idle board:
+// script replays the real Nano log (data/jetson/loudva/tegrastats/nano.log, an idle board:
 // POM_5V_IN 1.0 to 1.9 W) at the interval it is given; the emulated board's own rails read
 // 5.1 and 6.9 W at these two points, so only power from tegrastats lies in the log's range.
 TEST(CliHw, ProfileWithTegrastatsAsThePowerSource) {
-  const fs::path log = fs::path(PACER_SHARED_DIR) / "data/jetson/loudva/tegrastats/nano.log";
-  if (!fs::exists(log)) GTEST_SKIP() << "no tegrastats log at " << log;
+  const fs::path log = fs::path(PACER_SOURCE_DIR) / "data/jetson/loudva/tegrastats/nano.log";
+  ASSERT_TRUE(fs::exists(log)) << "no tegrastats log at " << log;
   test::TempDir tmp;
   const fs::path root = tmp.path() / "board", script = tmp.path() / "tegrastats";
   std::ofstream(script) << "#!/bin/sh\n"

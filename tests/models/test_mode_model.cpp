@@ -17,7 +17,7 @@
 namespace pacer::models {
 namespace {
 
-const std::filesystem::path kLoudva = std::filesystem::path(PACER_SHARED_DIR) / "data/jetson/loudva";
+const std::filesystem::path kLoudva = std::filesystem::path(PACER_SOURCE_DIR) / "data/jetson/loudva";
 
 std::unique_ptr<ModeModel> truth(const traces::DeviceSpec& d, const ModeTerms& terms) {
   const AnalyticalParams a = pacer::testing::synthetic_orin_gpu_params();
@@ -155,7 +155,7 @@ TEST(ModeModel, NeedsTheBoardsModes) {
 // GPU-frequency sweep plus the other mode. Stated bound: 6% time and 6% mean power (measured
 // 5.1% / 5.1% on 2026-11-25; docs/models.md, "Power modes").
 TEST(ModeModel, RealNanoModesPredictedFromTheSweepAndTheOtherMode) {
-  if (!std::filesystem::exists(kLoudva / "nano-modes")) GTEST_SKIP() << "no LoudVA data under " << kLoudva;
+  ASSERT_TRUE(std::filesystem::exists(kLoudva / "nano-modes")) << "no LoudVA data under " << kLoudva;
   const auto d = traces::find_device("jetson-nano");
   traces::loudva::ImportOptions io;
   io.device = d;

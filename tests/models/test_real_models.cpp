@@ -1,5 +1,5 @@
 // Models on real boards: V(f) chosen per device by cross-validation, the predictions CSV, and the
-// planner and calibration on the real LoudVA grids (skipped with a message when shared/ is absent).
+// planner and calibration on the real LoudVA grids (data/jetson/loudva).
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -15,7 +15,7 @@
 namespace pacer::models {
 namespace {
 
-const std::filesystem::path kLoudva = std::filesystem::path(PACER_SHARED_DIR) / "data" / "jetson" / "loudva";
+const std::filesystem::path kLoudva = std::filesystem::path(PACER_SOURCE_DIR) / "data" / "jetson" / "loudva";
 
 TEST(RealModels, CrossValidationChoosesTheVoltageCurveTheDataFollow) {
   const auto nano = traces::find_device("jetson-nano");
@@ -72,7 +72,7 @@ TEST(RealModels, PredictionsCsvHasOneRowPerMeasuredPoint) {
 }
 
 TEST(RealModels, PlannerAndCalibrationOnTheRealAgxXavierGrid) {
-  if (!std::filesystem::exists(kLoudva / "agx-xavier")) GTEST_SKIP() << "no LoudVA data under " << kLoudva;
+  ASSERT_TRUE(std::filesystem::exists(kLoudva / "agx-xavier")) << "no LoudVA data under " << kLoudva;
   traces::loudva::ImportOptions o;
   o.dir = kLoudva / "agx-xavier";
   o.device = traces::find_device("jetson-agx-xavier");
@@ -94,7 +94,7 @@ TEST(RealModels, PlannerAndCalibrationOnTheRealAgxXavierGrid) {
 }
 
 TEST(RealModels, NanoSweepWithEightPointsMeetsThePowerGoal) {
-  if (!std::filesystem::exists(kLoudva / "nano")) GTEST_SKIP() << "no LoudVA data under " << kLoudva;
+  ASSERT_TRUE(std::filesystem::exists(kLoudva / "nano")) << "no LoudVA data under " << kLoudva;
   traces::loudva::ImportOptions o;
   o.dir = kLoudva / "nano";
   o.device = traces::find_device("jetson-nano");

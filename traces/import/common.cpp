@@ -20,20 +20,21 @@
 
 namespace pacer::traces::import {
 
-std::filesystem::path shared_data_dir(const std::string& option) {
+std::filesystem::path data_dir(const std::string& option) {
   std::error_code ec;
   if (const char* env = std::getenv("PACER_DATA_DIR"); env && *env) {
     if (std::filesystem::is_directory(env, ec)) return env;
-    throw SettingError(option, fmt::format("PACER_DATA_DIR is {}, which is not a folder: give the shared data "
-                                           "folder (it holds zeus/ and jetson/loudva/)",
+    throw SettingError(option, fmt::format("PACER_DATA_DIR is {}, which is not a folder: give the data folder "
+                                           "(it holds zeus/ and jetson/loudva/, as data/ in pacer's checkout)",
                                            env));
   }
-  const std::filesystem::path beside = PACER_SHARED_DATA_DIR;
-  if (std::filesystem::is_directory(beside, ec)) return beside.lexically_normal();
-  throw SettingError(option, fmt::format("the shared data folder is not at {} (beside the checkout pacer was built "
-                                         "from): give the folder of the data set, or set PACER_DATA_DIR to the "
-                                         "shared data folder",
-                                         beside.lexically_normal().string()));
+  const std::filesystem::path source = PACER_SOURCE_DATA_DIR, installed = PACER_INSTALLED_DATA_DIR;
+  for (const auto& dir : {source, installed})
+    if (std::filesystem::is_directory(dir, ec)) return dir.lexically_normal();
+  throw SettingError(option, fmt::format("no data folder at {} (pacer's checkout) nor at {} (its installed copy): "
+                                         "give the folder of the data set, or set PACER_DATA_DIR to a copy of "
+                                         "pacer's data/ folder",
+                                         source.lexically_normal().string(), installed.lexically_normal().string()));
 }
 
 std::string read_text(const std::filesystem::path& path) {
@@ -128,7 +129,7 @@ namespace pacer::traces::import {
 
 void write_profiles(const std::filesystem::path& path, const DeviceSpec* device,
                     const std::vector<std::pair<std::string, ProfileTable>>& profiles,
-                    const std::vector<RelationSet>& relations) {
+                    const std::vector<RelationSet>& relations, const std::vector<LearningCurve>& curves) {
   if (const auto parent = path.parent_path(); !parent.empty()) std::filesystem::create_directories(parent);
   auto store = Store::open_or_create(path);
   const bool has_device = store.has_device();
@@ -148,6 +149,7 @@ void write_profiles(const std::filesystem::path& path, const DeviceSpec* device,
   if (device && !has_device) store.write_device(*device);
   for (const auto& [name, table] : profiles) store.write(table, name);
   for (const auto& r : relations) store.write(r);
+  for (const auto& c : curves) store.write(c);
 }
 
 }  // namespace pacer::traces::import

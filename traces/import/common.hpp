@@ -8,11 +8,11 @@
 
 namespace pacer::traces::import {
 
-// The folder of the shared real data sets (zeus/, jetson/loudva/, ...): $PACER_DATA_DIR when set,
-// else shared/data beside pacer's source checkout (../shared/data, fixed when pacer is built), so
-// that the importers find it from any working directory. Throws SettingError(option) saying what to
-// pass when neither is a folder (SettingError: exit 1).
-std::filesystem::path shared_data_dir(const std::string& option);
+// The folder of the real data sets (zeus/, jetson/loudva/): $PACER_DATA_DIR when set, else the
+// data/ folder of pacer's source checkout (fixed when pacer is built), else the installed copy
+// (<prefix>/share/pacer/data, `make install`), so that the importers find it from any working
+// directory. Throws SettingError(option) saying what to pass when none is a folder (exit 1).
+std::filesystem::path data_dir(const std::string& option);
 
 // The whole file; throws Error naming it when it cannot be read.
 std::string read_text(const std::filesystem::path& path);
@@ -65,13 +65,13 @@ std::optional<DeviceSpec> catalog_device(const std::string& name);
 
 namespace pacer::traces::import {
 
-// Writes imported profiles (name, table) and relations into the store at `path` (created if absent, its folder
+// Writes imported profiles (name, table), relations and learning curves into the store at `path` (created if absent, its folder
 // too), and `device` as the store's /device when the store has none. Call it only after every
 // input parsed, so a malformed file writes nothing. Throws Error, before writing anything, when the
 // store's /device is another board or a profile of that name came from another device.
 void write_profiles(const std::filesystem::path& path, const DeviceSpec* device,
                     const std::vector<std::pair<std::string, ProfileTable>>& profiles,
-                    const std::vector<RelationSet>& relations = {});
+                    const std::vector<RelationSet>& relations = {}, const std::vector<LearningCurve>& curves = {});
 
 // A column heading "name[unit]" or "name": {name, unit} (unit "" without brackets), both trimmed.
 std::pair<std::string, std::string> split_heading(const std::string& heading);

@@ -201,7 +201,7 @@ ProfileTable base_table(const ImportOptions& o, const std::string& what) {
 std::filesystem::path default_dir(const DeviceSpec& device) {
   std::string board = device.name;
   if (board.rfind("jetson-", 0) == 0) board = board.substr(7);
-  return import::shared_data_dir("dir") / "jetson" / "loudva" / board;
+  return import::data_dir("dir") / "jetson" / "loudva" / board;
 }
 
 ImportResult import_dir(const ImportOptions& o) {

@@ -1,5 +1,5 @@
 #pragma once
-// Importer for the public LoudVA measurements (iloudaros/LoudVA; shared/data/jetson/loudva/SOURCE.md):
+// Importer for the public LoudVA measurements (iloudaros/LoudVA; data/jetson/loudva/PROVENANCE.md):
 // Triton serving InceptionV3 on a Jetson, loaded by perf_analyzer with C concurrent requests, so C
 // plays the role of the batch size b. Two kinds of files become ProfileTables:
 //  - GPU-frequency sweeps, energy_calculated_freq_<Hz>.csv (Concurrency, Mean Power (W),
@@ -44,8 +44,8 @@ struct ImportResult {
 // The relation of serving `requests` inference requests at each batch size (one run per b, all
 // reached): the objective of an inference server, not a training run.
 RelationSet request_relation(const std::string& workload, const std::vector<int>& batch_sizes, int64_t requests);
-// The LoudVA folder of a board when none is given: shared_data_dir()/jetson/loudva/<device name
-// without "jetson-"> (nano, agx-xavier). Throws SettingError "dir" when the shared data is not found.
+// The LoudVA folder of a board when none is given: import::data_dir()/jetson/loudva/<device name
+// without "jetson-"> (nano, agx-xavier). Throws SettingError "dir" when no data folder is found.
 std::filesystem::path default_dir(const DeviceSpec& device);
 
 // Reads every LoudVA file in options.dir. Throws Error naming the file and line of a malformed row,

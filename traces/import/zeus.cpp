@@ -50,7 +50,7 @@ std::string read_file(const std::filesystem::path& p) {
   std::ifstream in(p, std::ios::binary);
   if (!in)
     throw Error(
-        fmt::format("cannot read {}: give the Zeus trace folder (shared/data/zeus) as the data folder", p.string()));
+        fmt::format("cannot read {}: give the Zeus trace folder (pacer's data/zeus) as the data folder", p.string()));
   std::ostringstream ss;
   ss << in.rdbuf();
   return ss.str();
@@ -203,7 +203,7 @@ std::vector<double> protocol_caps_w(const ProfileTable& profile, int count) {
 }
 
 std::filesystem::path default_data_dir() {
-  return import::shared_data_dir("data-dir") / "zeus";
+  return import::data_dir("data-dir") / "zeus";
 }
 
 std::filesystem::path power_trace(const std::filesystem::path& dir, const std::string& gpu) {

@@ -2,7 +2,7 @@
 // Importer for the public Zeus traces (ml-energy/zeus, NSDI'23): summary_power_<gpu>.csv and
 // summary_train.csv become, per (dataset, network, optimizer), a ProfileTable with the GPU power
 // limit as knob and two RelationSets, following the replay protocol of
-// shared/data/zeus/SOURCE.md exactly (see docs/explore.md for the reading of its ambiguous parts):
+// data/zeus (its publishers' protocol, stated in docs/explore.md with the reading of its ambiguous parts):
 //  - feasibility uses average_power (the traces have no peak power);
 //  - the target metric is the strictest one that every batch size reaches in >= 3 runs (batch
 //    sizes with fewer than 3 runs in the train trace cannot satisfy that and are dropped);
@@ -49,8 +49,8 @@ struct ImportResult {
   std::vector<std::string> skipped;  // "<workload>: <why>"
 };
 
-// Where the Zeus CSV files are when no folder is given: shared_data_dir()/zeus (throws SettingError
-// "data-dir" when the shared data folder is not found).
+// Where the Zeus CSV files are when no folder is given: import::data_dir()/zeus (throws SettingError
+// "data-dir" when no data folder is found).
 std::filesystem::path default_data_dir();
 
 // The two files of a Zeus trace folder: summary_power_<gpu>.csv and summary_train.csv.

@@ -259,7 +259,11 @@ DeviceSpec Store::read_device() const {
 
 void Store::write_device(const DeviceSpec& device) {
   file::WriteLock lock(path_);
-  rewrite(path_, "device", [&](H5::H5File& f) { codec::write(GroupWriter(f.createGroup("device")), device); });
+  rewrite(path_, "device", [&](H5::H5File& f) {
+    GroupWriter w(f.createGroup("device"));
+    codec::write(w, device);
+    write_provenance(w, current_run());
+  });
 }
 
 std::vector<std::string> Store::list(const std::string& group) const {
@@ -320,7 +324,22 @@ void Store::write_group(std::string_view group_name, const std::string& name,
     H5::Group g = f.nameExists(group) ? f.openGroup(group) : create_extra_group(f, group);
     GroupWriter w(g.createGroup(name));
     write(w);
+    write_provenance(w, current_run());
   });
+}
+
+Provenance Store::read_provenance(const std::string& group, const std::string& name) const {
+  if (group == "device") {
+    validate_store(path_);
+    return guarded(path_, "read '/device'", [&] {
+      H5::H5File f = open_file(path_);
+      GroupReader root(path_.string(), "", f.openGroup("/"));
+      return traces::read_provenance(root.sub("device"));
+    });
+  }
+  Provenance p;
+  read_group(group, name, [&](const GroupReader& g) { p = traces::read_provenance(g); });
+  return p;
 }
 
 void check_record_name(const std::string& group, const std::string& name) {

@@ -16,7 +16,8 @@
 // The file layer is traces/store/store_file.hpp. Each record type's group, name, rows and layout
 // come from its entry (traces/record_traits.hpp; layouts: traces/store/codecs.hpp, columns.hpp). A
 // record type outside the store's own groups (a test's) gets a group of its own on its first write,
-// marked as a record group, which every rewrite keeps.
+// marked as a record group, which every rewrite keeps. Every record written is stamped with the
+// provenance of the run writing it (traces/provenance.hpp: attributes provenance_<field>).
 #include <filesystem>
 #include <functional>
 #include <optional>
@@ -25,6 +26,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "traces/provenance.hpp"
 #include "traces/record_traits.hpp"
 #include "traces/records.hpp"
 #include "traces/store/codecs.hpp"
@@ -95,6 +97,10 @@ class Store {
   void write(const R& record, Replace replace = Replace::if_not_smaller) {
     write(record, "", replace);
   }
+
+  // Where the record group/name (group "device": the store's /device) came from: the run that wrote
+  // it (traces/provenance.hpp); every field "unknown" for a record written before provenance.
+  Provenance read_provenance(const std::string& group, const std::string& name) const;
 
   // The record group/name as its group's type; Error for a group that is not one of kStoreGroups.
   StoreRecord read_record(const std::string& group, const std::string& name) const;

@@ -1,7 +1,7 @@
 // tegrastats as the power sensor (`pacer profile --power-source tegrastats`). tegrastats ships with
 // L4T on a Jetson, not as a Debian package, so it cannot run here: each test writes a stand-in
 // script that prints lines in the real format (a Jetson Nano line of L4T 32, as in
-// shared/data/jetson/loudva/tegrastats/nano.log) at the --interval it is given, or fails the way a
+// data/jetson/loudva/tegrastats/nano.log) at the --interval it is given, or fails the way a
 // broken tegrastats would (exits, prints garbage, prints nothing).
 #include <gtest/gtest.h>
 #include <signal.h>

@@ -1,4 +1,4 @@
-// LoudVA importer: the real files in shared/ (skipped with a message when absent) and malformed
+// LoudVA importer: the real files in data/jetson/loudva (shipped with pacer) and malformed
 // files written here.
 #include <gtest/gtest.h>
 
@@ -13,7 +13,7 @@
 namespace pacer::traces {
 namespace {
 
-const std::filesystem::path kLoudva = std::filesystem::path(PACER_SHARED_DIR) / "data" / "jetson" / "loudva";
+const std::filesystem::path kLoudva = std::filesystem::path(PACER_SOURCE_DIR) / "data" / "jetson" / "loudva";
 
 void write(const std::filesystem::path& p, const std::string& text) {
   std::filesystem::create_directories(p.parent_path());
@@ -30,7 +30,7 @@ std::filesystem::path fresh_dir(const std::string& name) {
 const char* kHeader = "Concurrency, Mean Power (W), Avg Latency (s), Throughput (Inference/sec), Energy (J)\n";
 
 TEST(ImportLoudva, RealNanoSweep) {
-  if (!std::filesystem::exists(kLoudva / "nano")) GTEST_SKIP() << "no LoudVA data under " << kLoudva;
+  ASSERT_TRUE(std::filesystem::exists(kLoudva / "nano")) << "no LoudVA data under " << kLoudva;
   loudva::ImportOptions o;
   o.dir = kLoudva / "nano";
   o.device = find_device("jetson-nano");
@@ -55,7 +55,7 @@ TEST(ImportLoudva, RealNanoSweep) {
 }
 
 TEST(ImportLoudva, RealAgxXavierSweepSumsRails) {
-  if (!std::filesystem::exists(kLoudva / "agx-xavier")) GTEST_SKIP() << "no LoudVA data under " << kLoudva;
+  ASSERT_TRUE(std::filesystem::exists(kLoudva / "agx-xavier")) << "no LoudVA data under " << kLoudva;
   loudva::ImportOptions o;
   o.dir = kLoudva / "agx-xavier";
   o.device = find_device("jetson-agx-xavier");
@@ -72,7 +72,7 @@ TEST(ImportLoudva, RealAgxXavierSweepSumsRails) {
 }
 
 TEST(ImportLoudva, RealNanoModesWithNvpmodelCaps) {
-  if (!std::filesystem::exists(kLoudva / "nano-modes")) GTEST_SKIP() << "no LoudVA data under " << kLoudva;
+  ASSERT_TRUE(std::filesystem::exists(kLoudva / "nano-modes")) << "no LoudVA data under " << kLoudva;
   loudva::ImportOptions o;
   o.dir = kLoudva / "nano-modes";
   o.device = find_device("jetson-nano");

@@ -13,7 +13,7 @@ namespace pacer::traces {
 namespace {
 
 const std::filesystem::path kLogs =
-    std::filesystem::path(PACER_SHARED_DIR) / "data" / "jetson" / "loudva" / "tegrastats";
+    std::filesystem::path(PACER_SOURCE_DIR) / "data" / "jetson" / "loudva" / "tegrastats";
 
 tegrastats::ImportOptions options_for(const std::string& log) {
   tegrastats::ImportOptions o;
@@ -22,7 +22,7 @@ tegrastats::ImportOptions options_for(const std::string& log) {
 }
 
 TEST(ImportTegrastats, RealNanoLogTotalRailWithoutDate) {
-  if (!std::filesystem::exists(kLogs / "nano.log")) GTEST_SKIP() << "no tegrastats logs under " << kLogs;
+  ASSERT_TRUE(std::filesystem::exists(kLogs / "nano.log")) << "no tegrastats logs under " << kLogs;
   // No date prefix: sample k is at k x interval; lines 1-10 are 0..9 s.
   const std::string marks =
       "start_s,end_s,b,gpu_freq[MHz],batches\n"
@@ -44,7 +44,7 @@ TEST(ImportTegrastats, RealNanoLogTotalRailWithoutDate) {
 }
 
 TEST(ImportTegrastats, RealXavierNxLogSpreadsLinesWithinASecond) {
-  if (!std::filesystem::exists(kLogs / "xavier-nx.log")) GTEST_SKIP() << "no tegrastats logs under " << kLogs;
+  ASSERT_TRUE(std::filesystem::exists(kLogs / "xavier-nx.log")) << "no tegrastats logs under " << kLogs;
   const auto o = options_for("xavier-nx.log");
   const auto samples = tegrastats::parse_log(import::read_text(o.log), "xavier-nx.log", 1.0);
   // The first 4 lines are stamped 15:53:23: 0, 0.25, 0.5, 0.75 s.
@@ -65,7 +65,7 @@ TEST(ImportTegrastats, RealXavierNxLogSpreadsLinesWithinASecond) {
 }
 
 TEST(ImportTegrastats, RealAgxXavierLogSumsRails) {
-  if (!std::filesystem::exists(kLogs / "agx-xavier.log")) GTEST_SKIP() << "no tegrastats logs under " << kLogs;
+  ASSERT_TRUE(std::filesystem::exists(kLogs / "agx-xavier.log")) << "no tegrastats logs under " << kLogs;
   const auto o = options_for("agx-xavier.log");
   const auto samples = tegrastats::parse_log(import::read_text(o.log), "agx-xavier.log", 1.0);
   // GPU 0 + CPU 2022 + SOC 2178 + CV 0 + VDDRQ 311 + SYS5V 2243 mW: the board has no total rail.

@@ -1,8 +1,9 @@
-// The Zeus importer and the replay protocol of shared/data/zeus/SOURCE.md on a fixture in the
-// Zeus format written here, then on the real traces when they are present.
+// The Zeus importer and the replay protocol (docs/explore.md) on a fixture in the
+// Zeus format written here, then on the real traces in data/zeus.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <set>
 #include <vector>
@@ -231,9 +232,31 @@ TEST(Zeus, ImplausibleRowsAreRefusedNamingTheRowAndColumn) {
   expect_error("toy,net,8,Adam,1e-3,1,0.6,3", "toy,net,8,Adam,1e-3,1,0.6,0", "column target_epoch holds '0'", true);
 }
 
+// The data sets ship in the checkout's data/ folder, which is the default data folder: nothing
+// beside the checkout is needed. PACER_DATA_DIR still names another one.
+TEST(Zeus, TheDefaultDataFolderIsTheCheckoutsDataFolder) {
+  const char* saved = std::getenv("PACER_DATA_DIR");
+  const std::string keep = saved ? saved : "";
+  ::unsetenv("PACER_DATA_DIR");
+  const auto data = std::filesystem::path(PACER_SOURCE_DIR) / "data";
+  EXPECT_EQ(std::filesystem::weakly_canonical(default_data_dir()), std::filesystem::weakly_canonical(data / "zeus"));
+  EXPECT_TRUE(std::filesystem::exists(default_data_dir() / "summary_power_a40.csv"));
+  EXPECT_TRUE(std::filesystem::exists(data / "zeus/LICENSE"));
+  EXPECT_TRUE(std::filesystem::exists(data / "zeus/PROVENANCE.md"));
+  EXPECT_TRUE(std::filesystem::exists(data / "jetson/loudva/LICENSE"));
+  EXPECT_TRUE(std::filesystem::exists(data / "jetson/loudva/PROVENANCE.md"));
+  const auto elsewhere = std::filesystem::temp_directory_path();
+  ::setenv("PACER_DATA_DIR", elsewhere.c_str(), 1);
+  EXPECT_EQ(default_data_dir(), elsewhere / "zeus");
+  if (saved)
+    ::setenv("PACER_DATA_DIR", keep.c_str(), 1);
+  else
+    ::unsetenv("PACER_DATA_DIR");
+}
+
 TEST(Zeus, RealTracesV100) {
-  const std::filesystem::path dir = std::filesystem::path(PACER_SHARED_DIR) / "data" / "zeus";
-  if (!std::filesystem::exists(dir / "summary_train.csv")) GTEST_SKIP() << "no Zeus traces under " << dir;
+  const std::filesystem::path dir = std::filesystem::path(PACER_SOURCE_DIR) / "data" / "zeus";
+  ASSERT_TRUE(std::filesystem::exists(dir / "summary_train.csv")) << "no Zeus traces under " << dir;
   ImportOptions o;
   o.data_dir = dir;
   o.gpu = "v100";

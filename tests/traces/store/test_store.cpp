@@ -65,6 +65,50 @@ TEST(Store, ProfileRoundTripIsIdentical) {
   EXPECT_EQ(back.points.back().status, "skipped: cap exceeded, watchdog");
 }
 
+// Every record carries the provenance of the run that wrote it, read back field by field and shown
+// by the export and the listing; a later run's write stamps its own.
+TEST(Store, ARecordCarriesTheProvenanceOfTheRunThatWroteIt) {
+  TempDir dir;
+  const Provenance before = current_run();
+  Provenance run = this_process();
+  run.command_line = "pacer relation --dataset fmnist-proxy --seeds 0,1";
+  run.seeds = "seeds=0,1";
+  run.options = "dataset=fmnist-proxy; seeds=0,1";
+  run.threads = "2";
+  set_current_run(run);
+  auto store = Store::open_or_create(dir.path / "c.h5");
+  store.write(sample_relation());
+  store.write_device(find_device("jetson-nano"));
+  Provenance other = run;
+  other.command_line = "pacer import csv own.csv -o c.h5";
+  set_current_run(other);
+  store.write(sample_profile(), "p");
+  set_current_run(before);
+
+  const Store back = Store::open(dir.path / "c.h5");
+  const Provenance p = back.read_provenance("relations", sample_relation().name);
+  EXPECT_EQ(p, run);
+  EXPECT_NE(p.pacer_version, "unknown");
+  EXPECT_NE(p.git_commit, "");
+  EXPECT_NE(p.host, "unknown");
+  EXPECT_EQ(p.start_time.size(), 20u) << p.start_time;  // 2026-11-26T10:03:56Z
+  EXPECT_EQ(p.start_time.back(), 'Z');
+  EXPECT_EQ(back.read_provenance("device", ""), run);
+  EXPECT_EQ(back.read_provenance("profiles", "p").command_line, other.command_line);
+  const std::string csv = export_csv(back, "relations/" + sample_relation().name);
+  EXPECT_EQ(csv.rfind("# pacer_version: " + run.pacer_version + "\n# git_commit: " + run.git_commit + "\n", 0), 0u)
+      << csv;
+  EXPECT_NE(csv.find("# command_line: pacer relation --dataset fmnist-proxy --seeds 0,1\n"), std::string::npos);
+  EXPECT_NE(csv.find("# seeds: seeds=0,1\n# options: dataset=fmnist-proxy; seeds=0,1\n# relation name="),
+            std::string::npos)
+      << csv;
+  const std::string listing = format_store_contents(back);
+  EXPECT_NE(listing.find("  relations/" + sample_relation().name + "\n      pacer " + run.pacer_version),
+            std::string::npos)
+      << listing;
+  EXPECT_NE(listing.find(": pacer import csv own.csv -o c.h5\n"), std::string::npos) << listing;
+}
+
 TEST(Store, MultiDimensionalKnobRoundTrip) {
   TempDir dir;
   auto store = Store::open_or_create(dir.path / "c.h5");
@@ -137,7 +181,9 @@ TEST(Store, EveryGroupReadsBackAsItsRecordTypeAndExportsAsItsCsv) {
   store.write(std::get<ValidationResult>(written[6]));
   store.write_device(find_device("jetson-nano"));
 
-  std::string listing = fmt::format("{} (schema {}):\n  device\n", store.path().string(), kSchemaVersion);
+  // Each record carries the provenance of the run that wrote it (this test's: no command line).
+  const std::string stamp = provenance_summary(current_run());
+  std::string listing = fmt::format("{} (schema {}):\n  device\n      {}\n", store.path().string(), kSchemaVersion, stamp);
   for (size_t i = 0; i < std::size(kStoreGroups); ++i) {
     const std::string group = kStoreGroups[i];
     ASSERT_EQ(find_store_group(group), i);
@@ -147,11 +193,11 @@ TEST(Store, EveryGroupReadsBackAsItsRecordTypeAndExportsAsItsCsv) {
     EXPECT_EQ(back.index(), i) << group;
     EXPECT_EQ(back, written[i]) << group;
     const std::string csv = std::visit([](const auto& r) { return to_csv(r); }, written[i]);
-    EXPECT_EQ(export_csv(store, group + "/" + names[0]), csv) << group;
-    listing += fmt::format("  {}/{}\n", group, names[0]);
+    EXPECT_EQ(export_csv(store, group + "/" + names[0]), provenance_lines(current_run()) + csv) << group;
+    listing += fmt::format("  {}/{}\n      {}\n", group, names[0], stamp);
   }
   EXPECT_EQ(format_store_contents(store), listing);
-  EXPECT_EQ(export_csv(store, "device"), to_csv(find_device("jetson-nano")));
+  EXPECT_EQ(export_csv(store, "device"), provenance_lines(current_run()) + to_csv(find_device("jetson-nano")));
   EXPECT_EQ(export_record_forms(),
             "profiles/NAME, relations/NAME, curves/NAME, models/NAME, sweeps/NAME, runs/NAME, validations/NAME or "
             "device");

@@ -16,6 +16,7 @@
 #include "traces/catalog/catalog.hpp"
 #include "traces/columns.hpp"
 #include "traces/csv.hpp"
+#include "traces/store/export.hpp"
 #include "traces/store/store.hpp"
 
 using namespace pacer::traces;
@@ -75,6 +76,21 @@ std::string column_list(const std::array<Field<Row>, N>& table) {
 }
 
 }  // namespace
+
+// A store written before records carried provenance reads back, every field "unknown", and its
+// export says so.
+TEST(StoreFormat, AStoreWithoutProvenanceReadsAsUnknown) {
+  const Store s = Store::open(kGolden);
+  const auto profiles = s.list<ProfileTable>();
+  ASSERT_FALSE(profiles.empty());
+  EXPECT_EQ(s.read_provenance("profiles", profiles.front()), Provenance{});
+  EXPECT_EQ(s.read_provenance("device", ""), Provenance{});
+  EXPECT_EQ(Provenance{}.command_line, "unknown");
+  const std::string csv = export_csv(s, "profiles/" + profiles.front());
+  EXPECT_EQ(csv.rfind("# pacer_version: unknown\n# git_commit: unknown\n# command_line: unknown\n", 0), 0u) << csv;
+  EXPECT_NE(format_store_contents(s).find("pacer unknown (commit unknown), unknown on unknown: unknown"),
+            std::string::npos);
+}
 
 // tests/support/store-v1.h5 was written by the hand-written codecs of commit 71e9403 (the sample
 // records of tests/support/sample_records.hpp, the AGX Orin catalog entry, a power-mode profile).
@@ -180,6 +196,19 @@ TEST(StoreFormat, WritingTheSameRecordsGivesTheSameLayout) {
       {" @proxy_share:1", {"sweeps/"}},
       {" @floating_clocks:3", {"profiles/"}},
   };
+  // Every record's provenance (traces/provenance.hpp), added since: strings on each record group.
+  for (const auto& [field, value] : Provenance{}.fields()) {
+    const std::string added = " @provenance_" + field + ":3";
+    for (const std::string record :
+         {"device", "profiles/", "relations/", "models/", "sweeps/", "runs/", "validations/"})
+      for (auto& [name, description] : now)
+        if (name.rfind(record, 0) == 0 && name.find('/', record.size()) == std::string::npos &&
+            (record != "device" || name == "device")) {
+          const auto at = description.find(added);
+          ASSERT_NE(at, std::string::npos) << name << ": " << description;
+          description.erase(at, added.size());
+        }
+  }
   for (const auto& [added, records] : added_attributes)
     for (const std::string& record : records)
       for (auto& [name, description] : now)
