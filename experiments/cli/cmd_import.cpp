@@ -117,6 +117,7 @@ Command make() {
         "beside pacer's checkout; a relative path in a config file is relative to its folder)")(
         "min-runs", po::value<int>()->default_value(3), "runs that must reach the target at every batch size [runs]");
   };
+  c.output_files = {{"out", ""}};
   c.run = run_import_zeus;
   return c;
 }
@@ -176,6 +177,8 @@ Command make_loudva() {
         "workload", po::value<std::string>()->default_value(traces::loudva::ImportOptions{}.workload),
         "profile name (the workload measured)");
   };
+  c.input_files = {"nvpmodel-conf", "device"};
+  c.output_files = {{"out", ""}};
   c.run = run_import_loudva;
   return c;
 }
@@ -235,6 +238,8 @@ Command make_tegrastats() {
         "device", po::value<std::string>(), "the board measured: catalog name or INI file (stored as /device)");
   };
   c.positional = {"log"};
+  c.input_files = {"log", "marks", "device"};
+  c.output_files = {{"out", ""}};
   c.run = run_import_tegrastats;
   return c;
 }
@@ -288,6 +293,8 @@ Command make_csv() {
         "source", po::value<std::string>(), "who measured it and how (stored with the profile)");
   };
   c.positional = {"file"};
+  c.input_files = {"file", "device"};
+  c.output_files = {{"out", ""}};
   c.run = run_import_csv;
   return c;
 }

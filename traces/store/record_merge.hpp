@@ -31,7 +31,7 @@ struct MergeTypes {
 template <KeyedMerge R>
 struct MergeTypes<R> {
   using Row = typename std::remove_cvref_t<decltype(std::declval<R&>().*RecordTraits<R>::rows)>::value_type;
-  using Key = decltype(RecordTraits<R>::merge_key(std::declval<const Row&>()));
+  using Key = decltype(row_merge_key(std::declval<const R&>(), std::declval<const Row&>()));
 };
 
 }  // namespace detail
@@ -110,7 +110,7 @@ class RecordMerge {
     bool brought_new = false;
     for (auto& row : rows) {
       if constexpr (requires { E::row_board; }) check_row_board(m, name, row, from);
-      const Key k = E::merge_key(row);
+      const Key k = row_merge_key(record, row);
       const auto found = m.rows.find(k);
       if (found == m.rows.end()) {
         m.rows.emplace(k, std::make_pair(std::move(row), from));
