@@ -16,6 +16,9 @@
 //  - merged relations keep only runs: their means, spreads and r(b) are computed from the runs
 //    (RelationSet::mean_samples, std_samples, relation_vector), so they are those of the union;
 //  - a profile's profiling cost is the sum over the inputs that brought new points;
+//  - the rows of a record that one input brought keep that input's order (a store merged into an
+//    empty one or into itself is unchanged); those of several inputs are in key order (the order
+//    of the campaign's whole record: a relation's runs by (b, seed), a profile's points by (b, knob));
 //  - the output is written to a temporary sibling with the store's checksum, then renamed over
 //    `out`, all under `out`'s writers' lock: a failed merge leaves `out` as it was, and a
 //    concurrent merge or writer of `out` waits for it. `out` is replaced by the merge of `inputs`
