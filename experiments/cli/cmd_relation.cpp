@@ -181,7 +181,6 @@ Command make() {
         "init", po::value<std::string>(), "--pretrain: start from these weights instead of a fresh initialisation");
     add_shard_options(d);
   };
-  c.input_files = {"init"};
   c.output_files = {{"out", ""}, {"checkpoint", ""}};
   c.run = run_relation;
   return c;
