@@ -136,7 +136,7 @@ class ProfileSession {
   traces::ProfilePoint measure(const Setting& f, int b);
   void finish() {
     table_.profiling_cost_s = previous_cost_s_ + report_.cost_s;
-    if (store_) store_->write(table_, name_);
+    save();
   }
 
  private:
@@ -149,6 +149,7 @@ class ProfileSession {
                  : std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count() / time_scale_;
   }
   std::string kept_note() const;
+  void save();
   void record(const traces::ProfilePoint& p, double cost);
   Batches run_batches(PowerAccumulator& vacc, PowerSampler* sampler);
   void fill_power(traces::ProfilePoint& p, const Batches& run, PowerAccumulator& vacc, PowerSampler* sampler);
@@ -169,6 +170,7 @@ class ProfileSession {
   std::optional<traces::Store> store_;
   std::set<std::pair<Setting, int>> retry_;
   double previous_cost_s_ = 0;
+  double saved_cost_s_ = 0;  // of report_.cost_s, the part already added to the stored profile
   int planned_ = 0, done_ = 0;
 };
 
@@ -214,8 +216,19 @@ void ProfileSession::record(const traces::ProfilePoint& p, double cost) {
   ++done_;
   table_.points.push_back(p);
   table_.profiling_cost_s = previous_cost_s_ + report_.cost_s;
-  if (store_) store_->write(table_, name_);
+  save();
   if (progress_) progress_(p, done_, planned_);
+}
+
+// The points into the stored profile, merged under the writers' lock with what is there now:
+// another `pacer profile` into the same profile may have added points since this one read it.
+// The session goes on with the profile as stored (its points and its whole profiling cost).
+void ProfileSession::save() {
+  if (!store_) return;
+  traces::ProfileTable mine = table_;
+  mine.profiling_cost_s = report_.cost_s - saved_cost_s_;  // what this session adds to the stored cost
+  table_ = store_->add_rows(mine, name_);
+  saved_cost_s_ = report_.cost_s;
 }
 
 // Measured mini-batches until there are enough of them and enough power samples, or a fault or the

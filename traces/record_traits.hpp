@@ -30,7 +30,8 @@
 // A record with a layout of its own declares write(w, r), read(g) and csv(r) instead (defined in
 // traces/store/codecs.cpp and traces/csv.cpp).
 // Merging (without merge_key, the stored records of one name merge whole: equal, or an error):
-//   merge_key(row)    rows of one key from several stores are one row (equal, or an error)
+//   merge_key(row)    rows of one key from several stores are one row (equal, or an error); an
+//                     entry whose key depends on the rest of the record declares merge_key(r, row)
 //   row_text(row), header_text(r)  how a row and the rest of a record read in an error
 //   merge_cost        optional: a member summed over the inputs that brought new rows
 //   board             optional: a member naming the record's board model, which inputs must agree on
@@ -39,6 +40,7 @@
 #include <fmt/ranges.h>
 
 #include <array>
+#include <cmath>
 #include <cstddef>
 #include <string>
 #include <string_view>
@@ -150,7 +152,13 @@ struct StoreGroup<2> {
     return fmt::format("# curve name={} metric={} source={}\n", c.name, c.metric, c.source);
   }
 
-  static std::tuple<int, int, int64_t> merge_key(const CurvePoint& p) { return {p.batch_size, p.seed, p.samples}; }
+  // (b, seed, samples), and the metric in a curve of levels (the Zeus traces: the first epoch each
+  // metric level was reached at), where one run may reach two levels at the same sample count (one
+  // epoch). In a curve of evaluations one (b, seed, samples) has one metric: another is a conflict.
+  static std::tuple<int, int, int64_t, double> merge_key(const LearningCurve& c, const CurvePoint& p) {
+    const bool level = c.source == "levels" && !std::isnan(p.metric);
+    return {p.batch_size, p.seed, p.samples, level ? p.metric : 0.0};
+  }
   static std::string row_text(const CurvePoint& p) {
     return fmt::format("b={} seed={} metric {:.6g} after {} samples", p.batch_size, p.seed, p.metric, p.samples);
   }
@@ -310,9 +318,18 @@ concept TableLayout = StoredRecord<R> && requires {
   RecordTraits<R>::columns;
 };
 template <typename R>
-concept KeyedMerge = RecordWithRows<R> && requires(const R& r) {
-  RecordTraits<R>::merge_key((r.*RecordTraits<R>::rows).front());
-};
+concept KeyedMerge = RecordWithRows<R> && (requires(const R& r) {
+                       RecordTraits<R>::merge_key((r.*RecordTraits<R>::rows).front());
+                     } || requires(const R& r) { RecordTraits<R>::merge_key(r, (r.*RecordTraits<R>::rows).front()); });
+
+// The merge key of `row`, one of the rows of `record` (or of a record with its header).
+template <KeyedMerge R, typename Row>
+auto row_merge_key(const R& record, const Row& row) {
+  if constexpr (requires { RecordTraits<R>::merge_key(record, row); })
+    return RecordTraits<R>::merge_key(record, row);
+  else
+    return RecordTraits<R>::merge_key(row);
+}
 
 // The rows of `r` (profile points, relation runs, sweep or validation rows); 0 for a record
 // without rows.

@@ -96,8 +96,10 @@ CampaignReport run_relation_campaign(const RelationCampaign& c, const dnn::data:
       set.runs.push_back(run);
       for (const auto& e : r.history) curve.points.push_back({b, seed, e.samples, e.metric});
       if (store) {  // after every run: an interruption loses at most one run
-        store->write(set);
-        store->write(curve, traces::Replace::always);  // the runs' points, as the relation's runs
+        // Added under the writers' lock to what the store holds now: another campaign training
+        // other seeds into this relation may have written runs since this one read it.
+        set = store->add_rows(set);
+        curve = store->add_rows(curve);  // the runs' points, as the relation's runs
       }
       ++report.new_runs;
       report.train_time_s += r.wall_time_s;

@@ -19,6 +19,7 @@
 #include "base/text.hpp"
 #include "base/units.hpp"
 #include "traces/provenance.hpp"
+#include "traces/store/outputs.hpp"
 
 namespace pacer::cli {
 namespace {
@@ -212,6 +213,30 @@ void set_run_provenance(const po::variables_map& vm) {
   traces::set_current_run(std::move(p));
 }
 
+// The paths the option `key` holds in `vm` (none when it is not given).
+std::vector<std::string> option_paths(const po::variables_map& vm, const std::string& key) {
+  if (!vm.count(key)) return {};
+  const boost::any& value = vm[key].value();
+  if (const auto* one = boost::any_cast<std::string>(&value)) return {*one};
+  if (const auto* many = boost::any_cast<std::vector<std::string>>(&value)) return *many;
+  return {};
+}
+
+// Before any work: no output of the command is one of its inputs or another of its outputs.
+void check_command_files(const Command& c, const po::variables_map& vm) {
+  std::vector<traces::NamedFile> inputs, outputs;
+  for (const auto& key : c.input_files)
+    for (const auto& p : option_paths(vm, key)) inputs.push_back({p, key});
+  for (const auto& p : option_paths(vm, "config")) inputs.push_back({p, "config"});
+  for (const auto& out : c.output_files)
+    for (const auto& p : option_paths(vm, out.option)) {
+      outputs.push_back({p, out.option});
+      if (!out.companion.empty() && !p.empty() && p != "-")
+        outputs.push_back({traces::companion_csv(p, out.companion), out.option});
+    }
+  traces::check_distinct_outputs(inputs, outputs);
+}
+
 int run_command(const Command& c, const std::vector<std::string>& args) {
   po::options_description own("Options");
   if (c.add_options) c.add_options(own);
@@ -236,6 +261,9 @@ int run_command(const Command& c, const std::vector<std::string>& args) {
   }
   setup_logging(vm["log-level"].as<std::string>());
   set_run_provenance(vm);
+}
+
+  check_command_files(c, vm);
   return c.run(vm);
 }
 

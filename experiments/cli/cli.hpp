@@ -22,6 +22,17 @@ struct Command {
   // Positional arguments: names in order; the last may repeat when positional_repeat is set.
   std::vector<std::string> positional;
   bool positional_repeat = false;
+  // The options that name files (keys, positional ones included), for the check that no output is
+  // an input or another output, made before run (traces::check_distinct_outputs): files the
+  // command only reads, and files it writes (a store it writes into is one: it is also read).
+  // --config is always an input. An output's companion CSV ("-summary": FILE-summary.csv, written
+  // beside it) is an output too.
+  struct OutputFile {
+    std::string option;
+    std::string companion;  // suffix of a CSV written beside it (traces::companion_csv), or ""
+  };
+  std::vector<std::string> input_files;
+  std::vector<OutputFile> output_files;
   // Returns the process exit code. Throw pacer::Error for runtime errors (exit 1) and
   // pacer::UsageError for semantic usage errors (exit 2).
   std::function<int(const po::variables_map&)> run;

@@ -97,6 +97,8 @@ Command make() {
         "csv", po::value<std::string>()->default_value("bench-models.csv"),
         "per-workload results (CSV, units in header)");
   };
+  c.input_files = {"device"};
+  c.output_files = {{"csv", ""}};
   c.run = run_bench_models;
   return c;
 }

@@ -91,6 +91,7 @@ Command make() {
         "csv", po::value<std::string>()->default_value("")->value_name("FILE"),
         "also write the tables as CSV (the re-splits to FILE's stem + \"-resplits.csv\")");
   };
+  c.output_files = {{"csv", "-resplits"}};
   c.run = run_bench_policy;
   return c;
 }

@@ -91,6 +91,8 @@ Command make() {
                     base::kOpenMpSpinCount)
             .c_str());
   };
+  c.input_files = {"baseline"};
+  c.output_files = {{"csv", ""}};
   c.run = run_bench;
   return c;
 }

@@ -101,6 +101,8 @@ Command make() {
         "replace", "replace sweep records of these names even when they have more rows");
   };
   c.positional = {"store"};
+  c.input_files = {"device"};
+  c.output_files = {{"store", ""}, {"csv", ""}};
   c.run = run_budget;
   return c;
 }

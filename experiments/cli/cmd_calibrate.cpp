@@ -119,6 +119,8 @@ Command make() {
     add_threads_option(d, o.learned.threads, "learned: libtorch intra-op threads while training");
   };
   c.positional = {"profile"};
+  c.input_files = {"device"};
+  c.output_files = {{"profile", ""}, {"predictions-csv", ""}};
   c.run = run_calibrate;
   return c;
 }

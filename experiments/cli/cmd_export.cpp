@@ -50,6 +50,8 @@ Command make() {
         "first recompute the store's checksum header (after editing the store on purpose with another HDF5 tool)");
   };
   c.positional = {"store", "record"};
+  c.input_files = {"store"};
+  c.output_files = {{"out", ""}};
   c.run = run_export;
   return c;
 }

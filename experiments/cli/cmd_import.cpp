@@ -119,6 +119,7 @@ Command make() {
         "shipped with pacer; a relative path in a config file is relative to its folder)")(
         "min-runs", po::value<int>()->default_value(3), "runs that must reach the target at every batch size [runs]");
   };
+  c.output_files = {{"out", ""}};
   c.run = run_import_zeus;
   return c;
 }
@@ -178,6 +179,8 @@ Command make_loudva() {
         "workload", po::value<std::string>()->default_value(traces::loudva::ImportOptions{}.workload),
         "profile name (the workload measured)");
   };
+  c.input_files = {"nvpmodel-conf", "device"};
+  c.output_files = {{"out", ""}};
   c.run = run_import_loudva;
   return c;
 }
@@ -239,6 +242,8 @@ Command make_tegrastats() {
         "device", po::value<std::string>(), "the board measured: catalog name or INI file (stored as /device)");
   };
   c.positional = {"log"};
+  c.input_files = {"log", "marks", "device"};
+  c.output_files = {{"out", ""}};
   c.run = run_import_tegrastats;
   return c;
 }
@@ -298,6 +303,8 @@ Command make_csv() {
         "keep a GPU frequency that is not in the device's table (a warning names it)");
   };
   c.positional = {"file"};
+  c.input_files = {"file", "device"};
+  c.output_files = {{"out", ""}};
   c.run = run_import_csv;
   return c;
 }

@@ -206,6 +206,8 @@ Command make() {
         "seed", po::value<uint64_t>()->default_value(e.seed), "emulated: random seed");
     add_shard_options(d);
   };
+  c.input_files = {"nvpmodel", "tegrastats"};
+  c.output_files = {{"store", ""}, {"state-file", ""}};
   c.run = run_profile_cmd;
   return c;
 }

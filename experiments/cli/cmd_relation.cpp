@@ -181,6 +181,7 @@ Command make() {
         "init", po::value<std::string>(), "--pretrain: start from these weights instead of a fresh initialisation");
     add_shard_options(d);
   };
+  c.output_files = {{"out", ""}, {"checkpoint", ""}};
   c.run = run_relation;
   return c;
 }

@@ -68,6 +68,7 @@ Command make() {
   };
   c.positional = {"store"};
   c.positional_repeat = true;
+  c.input_files = {"store"};
   c.run = run_report;
   return c;
 }

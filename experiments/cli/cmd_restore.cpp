@@ -45,6 +45,7 @@ Command make() {
     d.add_options()("sysfs-root", po::value<std::string>()->default_value("/"), "root of the Jetson sysfs tree")(
         "state-file", po::value<std::string>(), "state file to replay (default: the one of --sysfs-root)");
   };
+  c.input_files = {"state-file"};
   c.run = run_restore;
   return c;
 }

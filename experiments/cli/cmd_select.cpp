@@ -67,6 +67,8 @@ Command make() {
         "replace", "with --save: replace a sweep record of this name even when it has more rows");
   };
   c.positional = {"store"};
+  c.input_files = {"device"};
+  c.output_files = {{"store", ""}};
   c.run = run_select;
   return c;
 }

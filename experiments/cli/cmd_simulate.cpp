@@ -106,6 +106,8 @@ Command make() {
         "csv", po::value<std::string>()->default_value("")->value_name("FILE"), "also write the power series as CSV");
   };
   c.positional = {"store"};
+  c.input_files = {"device", "cap-schedule"};
+  c.output_files = {{"store", ""}, {"csv", ""}};
   c.run = run_simulate;
   return c;
 }

@@ -128,6 +128,8 @@ Command make() {
         "quiet,q", "print only the summary lines");
   };
   c.positional = {"store"};
+  c.input_files = {"device"};
+  c.output_files = {{"store", ""}, {"csv", "-summary"}};
   c.run = run_sweep;
   return c;
 }

@@ -120,6 +120,8 @@ Command make() {
         ("replace", "replace a validation record of this name even when it has more rows");
     add_shard_options(d, experiments::validate_stages());
   };
+  c.input_files = {"checkpoint"};
+  c.output_files = {{"store", ""}};
   c.run = run_validate_cmd;
   return c;
 }

@@ -4,6 +4,8 @@
 //                                            each grown point by point to POINTS points
 //   store_writer --time STORE POINTS         time one POINTS-point profile written point by point
 //                                            into STORE, and report the writers' lock's own cost
+//   store_writer --merge OUT IN...           merge the stores IN into OUT, keeping what OUT holds
+//                                            (traces::merge_into, what `pacer merge --update` runs)
 // Exit 0 on success; one line on stderr and exit 1 on an error.
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
@@ -11,9 +13,12 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <string>
+#include <vector>
 
 #include "base/error.hpp"
+#include "traces/store/merge.hpp"
 #include "traces/store/store.hpp"
 #include "traces/store/store_file.hpp"
 
@@ -70,8 +75,12 @@ int time_profile(const std::string& path, int points) {
 int main(int argc, char** argv) try {
   spdlog::set_default_logger(spdlog::stderr_color_mt("store_writer"));
   if (argc == 4 && std::string(argv[1]) == "--time") return time_profile(argv[2], std::atoi(argv[3]));
+  if (argc >= 4 && std::string(argv[1]) == "--merge") {
+    merge_into(argv[2], std::vector<std::filesystem::path>(argv + 3, argv + argc));
+    return 0;
+  }
   if (argc != 5) {
-    std::fprintf(stderr, "usage: store_writer STORE NAME RECORDS POINTS | --time STORE POINTS\n");
+    std::fprintf(stderr, "usage: store_writer STORE NAME RECORDS POINTS | --time STORE POINTS | --merge OUT IN...\n");
     return 2;
   }
   Store store = Store::open_or_create(argv[1]);

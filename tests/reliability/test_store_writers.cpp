@@ -120,6 +120,74 @@ TEST(StoreWriters, AWriterThatMustWaitSaysSoOnStderrOnceAndThenWrites) {
   fs::remove_all(dir);
 }
 
+// A store of one profile `name` of `points` points, for the merges below.
+void write_shard(const fs::path& path, const std::string& name, int points) {
+  pacer::traces::ProfileTable t = pacer::testing::sample_profile();
+  t.workload = name;
+  t.points.resize(static_cast<size_t>(points));
+  Store::open_or_create(path).write(t);
+}
+
+// Whether process `pid` is still running (not waited for yet).
+bool running(pid_t pid) {
+  int status = 0;
+  return ::waitpid(pid, &status, WNOHANG) == 0;
+}
+
+// `pacer merge` took no lock: merges into one store at once, or beside a writer of it, each wrote
+// the store it had read, and the others' records were gone, exit 0 (issue 22, item 3). A merge now
+// waits for the writers' lock of its output and reads the output under it.
+TEST(StoreWriters, AMergeWaitsForTheWritersLockOfItsOutput) {
+  const fs::path dir = fresh_dir("merge-wait");
+  const fs::path out = dir / "out.h5";
+  write_shard(out, "campaign", 6);
+  write_shard(dir / "shard.h5", "shard", 2);
+  pid_t pid = -1;
+  {
+    pacer::traces::file::WriteLock held(out);  // a writer of out.h5 in the middle of its rewrite
+    pid = spawn_writer({"--merge", out.string(), (dir / "shard.h5").string()}, dir / "err");
+    std::string err;
+    for (int i = 0; i < 600 && err.find("waiting") == std::string::npos && running(pid); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      err = slurp(dir / "err");
+    }
+    EXPECT_NE(err.find("another process is writing this trace store; waiting for it to finish"), std::string::npos)
+        << err;
+    ASSERT_TRUE(running(pid)) << "the merge did not wait for the lock: " << slurp(dir / "err");
+    EXPECT_FALSE(Store::open(out).has<pacer::traces::ProfileTable>("shard"));
+  }
+  EXPECT_EQ(exit_code(pid), 0) << slurp(dir / "err");
+  const Store s = Store::open(out);
+  EXPECT_EQ(s.read<pacer::traces::ProfileTable>("campaign").points.size(), 6u);
+  EXPECT_EQ(s.read<pacer::traces::ProfileTable>("shard").points.size(), 2u);
+  fs::remove_all(dir);
+}
+
+// Four `merge --update out.h5 shard_i.h5` at once, beside a writer growing a record of out.h5 point
+// by point: every shard's record and every point of the writer are in out.h5 afterwards.
+TEST(StoreWriters, ConcurrentMergesAndAWriterOfOneOutputLoseNothing) {
+  constexpr int kShards = 4, kPoints = 6, kTrials = 3;
+  const fs::path dir = fresh_dir("merge-concurrent");
+  for (int i = 0; i < kShards; ++i) write_shard(dir / fmt::format("shard{}.h5", i), fmt::format("shard{}", i), 3);
+  for (int trial = 0; trial < kTrials; ++trial) {
+    const fs::path out = dir / fmt::format("out{}.h5", trial);
+    write_shard(out, "campaign", 2);
+    std::vector<pid_t> pids;
+    pids.push_back(spawn_writer({out.string(), "w", "1", std::to_string(kPoints)}, dir / "err-w"));
+    for (int i = 0; i < kShards; ++i)
+      pids.push_back(spawn_writer({"--merge", out.string(), (dir / fmt::format("shard{}.h5", i)).string()},
+                                  dir / fmt::format("err{}", i)));
+    for (size_t k = 0; k < pids.size(); ++k)
+      EXPECT_EQ(exit_code(pids[k]), 0) << slurp(dir / (k == 0 ? std::string("err-w") : fmt::format("err{}", k - 1)));
+    const Store s = Store::open(out);
+    EXPECT_EQ(s.read<pacer::traces::ProfileTable>("campaign").points.size(), 2u) << "trial " << trial;
+    EXPECT_EQ(s.read<pacer::traces::ProfileTable>("w-0").points.size(), size_t{kPoints}) << "trial " << trial;
+    for (int i = 0; i < kShards; ++i)
+      EXPECT_TRUE(s.has<pacer::traces::ProfileTable>(fmt::format("shard{}", i))) << "trial " << trial << " shard " << i;
+  }
+  fs::remove_all(dir);
+}
+
 // A small tmpfs of its own, unmounted in all cases.
 class SmallTmpfs {
  public:

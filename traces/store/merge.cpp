@@ -4,11 +4,13 @@
 #include <fmt/ranges.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <optional>
 #include <tuple>
 #include <utility>
 
 #include "base/error.hpp"
+#include "traces/store/outputs.hpp"
 #include "traces/store/record_merge.hpp"
 #include "traces/store/store.hpp"
 #include "traces/store/store_file.hpp"
@@ -63,15 +65,28 @@ void write_merged(const Merged& m, const fs::path& tmp, MergeReport& report) {
 
 }  // namespace
 
-MergeReport merge_stores(const fs::path& out, const std::vector<fs::path>& inputs) {
+MergeReport merge_stores(const fs::path& out, const std::vector<fs::path>& inputs, ExistingOutput existing) {
   if (inputs.empty()) throw Error("nothing to merge: name at least one input store");
-  MergeReport report;
-  Merged merged;
-  for (const auto& in : inputs) read_input(in, merged, report);
+  if (out.empty()) throw Error("no trace store given: the store's file name is empty");
   const fs::path dir = out.has_parent_path() ? out.parent_path() : fs::path(".");
   fs::create_directories(dir);
-  const fs::path tmp = dir / fmt::format(".{}.merge-{}", out.filename().string(), ::getpid());
+  // Every read of `out` and its replacement under its lock: another merge or writer of `out`
+  // neither loses its records to this one nor has them overwritten by a copy read before.
+  const file::WriteLock lock(out);
+  file::remove_stale_temporaries(out);
   std::error_code ec;
+  std::vector<fs::path> all = inputs;
+  if (fs::exists(out, ec)) {
+    const bool among = std::any_of(inputs.begin(), inputs.end(), [&](const fs::path& in) { return same_file(in, out); });
+    if (existing == ExistingOutput::keep && !among) all.insert(all.begin(), out);
+    if (existing == ExistingOutput::refuse && !among)
+      throw OutputExistsError(
+          fmt::format("{} exists and is not among the inputs: the merge would replace what it holds", out.string()));
+  }
+  MergeReport report;
+  Merged merged;
+  for (const auto& in : all) read_input(in, merged, report);
+  const fs::path tmp = file::merge_temporary(out);
   fs::remove(tmp, ec);
   try {
     write_merged(merged, tmp, report);
@@ -86,9 +101,7 @@ MergeReport merge_stores(const fs::path& out, const std::vector<fs::path>& input
 }
 
 MergeReport merge_into(const fs::path& out, const std::vector<fs::path>& inputs) {
-  std::vector<fs::path> all = inputs;
-  if (fs::exists(out)) all.insert(all.begin(), out);
-  return merge_stores(out, all);
+  return merge_stores(out, inputs, ExistingOutput::keep);
 }
 
 std::string format_merge_report(const MergeReport& report, const fs::path& out) {

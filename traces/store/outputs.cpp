@@ -73,4 +73,35 @@ void check_record_output(const fs::path& store, const RecordOutput& record) {
   }
 }
 
+bool same_file(const fs::path& a, const fs::path& b) {
+  std::error_code ec;
+  if (fs::exists(a, ec) && fs::exists(b, ec)) {
+    const bool same = fs::equivalent(a, b, ec);
+    if (!ec) return same;
+  }
+  const fs::path ca = fs::weakly_canonical(a, ec);
+  if (ec) return fs::absolute(a, ec).lexically_normal() == fs::absolute(b, ec).lexically_normal();
+  const fs::path cb = fs::weakly_canonical(b, ec);
+  return !ec && ca == cb;
+}
+
+void check_distinct_outputs(const std::vector<NamedFile>& inputs, const std::vector<NamedFile>& outputs) {
+  const auto skipped = [](const NamedFile& f) { return f.path.empty() || f.path == "-"; };
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const NamedFile& out = outputs[i];
+    if (skipped(out)) continue;
+    const auto refuse = [&](const NamedFile& other, const char* what) {
+      throw SettingError(out.option,
+                         fmt::format("{} is the same file as {} (--{}, {}): writing it would replace that file; "
+                                     "name another file",
+                                     out.path.string(), other.path.string(), other.option, what));
+    };
+    for (size_t j = 0; j < i; ++j)
+      if (!skipped(outputs[j]) && same_file(out.path, outputs[j].path)) refuse(outputs[j], "also written");
+    std::error_code ec;
+    for (const auto& in : inputs)
+      if (!skipped(in) && fs::exists(in.path, ec) && same_file(out.path, in.path)) refuse(in, "an input");
+  }
+}
+
 }  // namespace pacer::traces

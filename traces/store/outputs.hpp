@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "traces/store/store.hpp"
 
@@ -49,5 +50,21 @@ struct RecordOutput {
   Replace replace = Replace::if_not_smaller;
 };
 void check_record_output(const std::filesystem::path& store, const RecordOutput& record);
+
+// Whether `a` and `b` name one file: std::filesystem::equivalent when both exist (another path to
+// it, a symbolic or hard link), else their weakly_canonical forms are equal.
+bool same_file(const std::filesystem::path& a, const std::filesystem::path& b);
+
+// A file a command reads or writes, and the key of the option that names it.
+struct NamedFile {
+  std::filesystem::path path;
+  std::string option;
+};
+// No output of a command may be one of its inputs or another of its outputs (a CSV named like the
+// trace store replaces the store; a store named like the CSV it imports replaces the CSV):
+// SettingError(option of the later output) naming the option of the other. Inputs that are not
+// there are not compared (a catalog device name is not a file); empty paths and "-" (stdout) are
+// skipped. A store the command reads and writes is one of its outputs.
+void check_distinct_outputs(const std::vector<NamedFile>& inputs, const std::vector<NamedFile>& outputs);
 
 }  // namespace pacer::traces

@@ -31,7 +31,7 @@ struct MergeTypes {
 template <KeyedMerge R>
 struct MergeTypes<R> {
   using Row = typename std::remove_cvref_t<decltype(std::declval<R&>().*RecordTraits<R>::rows)>::value_type;
-  using Key = decltype(RecordTraits<R>::merge_key(std::declval<const Row&>()));
+  using Key = decltype(row_merge_key(std::declval<const R&>(), std::declval<const Row&>()));
 };
 
 }  // namespace detail
@@ -63,6 +63,8 @@ class RecordMerge {
     R header;
     std::filesystem::path header_from;
     std::map<Key, std::pair<Row, std::filesystem::path>> rows;
+    std::vector<Key> order;   // the keys in the order the inputs brought them
+    int bringers = 0;         // inputs that brought new rows
     double cost = 0;          // merge_cost summed over the inputs that brought new rows
     std::string board_model;  // of the rows that name one, and the file the first came from
     std::filesystem::path board_from;
@@ -79,7 +81,7 @@ class RecordMerge {
   void add_whole(const std::string& name, R record, const std::filesystem::path& from, MergeReport& report) {
     const auto it = records_.find(name);
     if (it == records_.end()) {
-      records_.emplace(name, Merging{std::move(record), from, {}, 0, {}, {}});
+      records_.emplace(name, Merging{std::move(record), from, {}, {}, 0, 0, {}, {}});
     } else if (it->second.header == record) {
       ++report.duplicates;
     } else {
@@ -110,10 +112,11 @@ class RecordMerge {
     bool brought_new = false;
     for (auto& row : rows) {
       if constexpr (requires { E::row_board; }) check_row_board(m, name, row, from);
-      const Key k = E::merge_key(row);
+      const Key k = row_merge_key(record, row);
       const auto found = m.rows.find(k);
       if (found == m.rows.end()) {
         m.rows.emplace(k, std::make_pair(std::move(row), from));
+        m.order.push_back(k);
         brought_new = true;
       } else if (found->second.first == row) {
         ++report.duplicates;
@@ -125,7 +128,10 @@ class RecordMerge {
                         E::row_text(row), from.string()));
       }
     }
-    if (brought_new) m.cost += record_cost;
+    if (brought_new) {
+      m.cost += record_cost;
+      ++m.bringers;
+    }
   }
 
   // Records of one name measured on different board models are not one record.
@@ -157,7 +163,13 @@ class RecordMerge {
   static R assemble(const Merging& m, MergeReport& report) {
     R r = m.header;
     if constexpr (KeyedMerge<R>) {
-      for (const auto& [k, row] : m.rows) (r.*E::rows).push_back(row.first);
+      // Rows that one input brought keep its order (a store merged into an empty one or into
+      // itself is unchanged); the rows of several inputs (shards) follow their keys, the order of
+      // the whole campaign's record.
+      if (m.bringers <= 1)
+        for (const auto& k : m.order) (r.*E::rows).push_back(m.rows.at(k).first);
+      else
+        for (const auto& [k, row] : m.rows) (r.*E::rows).push_back(row.first);
       report.entries += static_cast<int>(m.rows.size());
       if constexpr (requires { E::merge_cost; }) r.*E::merge_cost = m.cost;
     }

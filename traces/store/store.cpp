@@ -310,7 +310,8 @@ void Store::read_group(std::string_view group_name, const std::string& name,
 }
 
 void Store::write_group(std::string_view group_name, const std::string& name,
-                        const std::function<void(GroupWriter&)>& write, const RowsCheck* check) {
+                        const std::function<void(GroupWriter&)>& write, const RowsCheck* check,
+                        const std::function<void()>& under_lock) {
   const std::string group(group_name);
   check_record_name(group, name);
   if (path_.empty()) throw Error("no trace store given: the store's file name is empty");
@@ -320,6 +321,7 @@ void Store::write_group(std::string_view group_name, const std::string& name,
     const Store store = Store::open(path_);
     if (store.has(group, name)) check_replace(path_, group, name, check->stored(store), check->fresh, check->replace);
   }
+  if (under_lock && fs::exists(path_, ec)) under_lock();
   rewrite(path_, group + "/" + name, [&](H5::H5File& f) {
     H5::Group g = f.nameExists(group) ? f.openGroup(group) : create_extra_group(f, group);
     GroupWriter w(g.createGroup(name));

@@ -21,6 +21,7 @@
 #include <filesystem>
 #include <functional>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -101,6 +102,16 @@ class Store {
   // Where the record group/name (group "device": the store's /device) came from: the run that wrote
   // it (traces/provenance.hpp); every field "unknown" for a record written before provenance.
   Provenance read_provenance(const std::string& group, const std::string& name) const;
+  // Adds the rows of `record` to the stored record of its name (`name`, or "" for
+  // RecordTraits<R>::name), under the writers' lock: the stored record is read again there, its
+  // rows of a key `record` holds are replaced by `record`'s, its other rows are kept, and the rest
+  // of the record is `record`'s; a cost summed by merge (a profile's profiling cost) is the stored
+  // one plus `record`'s, which holds only what this writer adds. For writers that share a record
+  // with other processes (two `profile` runs into one profile, two relation campaigns into one
+  // relation): a copy read before another writer's write never drops that writer's rows. Returns
+  // the record as it is now stored.
+  template <KeyedMerge R>
+  R add_rows(const R& record, const std::string& name = "");
 
   // The record group/name as its group's type; Error for a group that is not one of kStoreGroups.
   StoreRecord read_record(const std::string& group, const std::string& name) const;
@@ -117,9 +128,10 @@ class Store {
     Replace replace = Replace::if_not_smaller;
     std::function<size_t(const Store&)> stored;  // rows of the stored record
   };
-  // Writes group/name with `write` under the writers' lock, after `check` (null: none).
+  // Writes group/name with `write` under the writers' lock, after `check` (null: none) and
+  // `under_lock` (null: none), which may read the store as it is now.
   void write_group(std::string_view group, const std::string& name, const std::function<void(h5::GroupWriter&)>& write,
-                   const RowsCheck* check);
+                   const RowsCheck* check, const std::function<void()>& under_lock = {});
 
   std::filesystem::path path_;
 };
@@ -134,6 +146,28 @@ void Store::write(const R& record, const std::string& name, Replace replace) {
   } else {
     write_group(RecordTraits<R>::group, as, encode, nullptr);
   }
+}
+
+template <KeyedMerge R>
+R Store::add_rows(const R& record, const std::string& name) {
+  using E = RecordTraits<R>;
+  const std::string as = name.empty() ? E::name(record) : name;
+  R merged = record;  // what is written when the store has no record of that name
+  const auto merge = [&] {
+    if (!has<R>(as)) return;
+    const R stored = read<R>(as);
+    auto& rows = merged.*E::rows;
+    std::set<decltype(row_merge_key(record, rows.front()))> mine;
+    for (const auto& row : record.*E::rows) mine.insert(row_merge_key(record, row));
+    rows.clear();
+    // The stored rows first, in their order, each replaced by this writer's of its key; then the new ones.
+    for (const auto& row : stored.*E::rows)
+      if (!mine.count(row_merge_key(stored, row))) rows.push_back(row);
+    for (const auto& row : record.*E::rows) rows.push_back(row);
+    if constexpr (requires { E::merge_cost; }) merged.*E::merge_cost = stored.*E::merge_cost + record.*E::merge_cost;
+  };
+  write_group(E::group, as, [&](h5::GroupWriter& w) { codec::write(w, merged); }, nullptr, merge);
+  return merged;
 }
 
 // A record name is non-empty, holds no '/' and is not "." or ".."; Error naming the group otherwise.

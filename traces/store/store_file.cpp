@@ -241,17 +241,41 @@ void write_atomic(const fs::path& path, std::string_view bytes) {
   fsync_path(directory_of(path), true);
 }
 
+fs::path merge_temporary(const fs::path& out) {
+  return directory_of(out) / fmt::format(".{}.merge-{}", out.filename().string(), ::getpid());
+}
+
+namespace {
+
+// The pid at the start of `rest` ("123", "123.lock", "123.tmp-123"), or 0 when `rest` is not one
+// of the names pacer gives a temporary file.
+long temporary_owner(const std::string& rest, bool merge) {
+  const size_t digits = rest.find_first_not_of("0123456789");
+  const std::string pid_text = rest.substr(0, digits);
+  if (pid_text.empty() || pid_text.size() > 10) return 0;
+  if (digits != std::string::npos) {
+    const std::string tail = rest.substr(digits);
+    const bool tmp_of_tmp = tail.rfind(".tmp-", 0) == 0 && tail.size() > 5 &&
+                            tail.find_first_not_of("0123456789", 5) == std::string::npos;
+    if (!merge || (tail != ".lock" && !tmp_of_tmp)) return 0;
+  }
+  return static_cast<long>(units::to_integer(pid_text, 0, INT32_MAX).value_or(0));
+}
+
+}  // namespace
+
 void remove_stale_temporaries(const fs::path& path) {
-  const std::string prefix = path.filename().string() + ".tmp-";
+  const std::string name = path.filename().string();
+  const std::string prefixes[] = {name + ".tmp-", name + ".probe-", name + ".lock.probe-", "." + name + ".merge-"};
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(directory_of(path), ec)) {
-    const std::string name = entry.path().filename().string();
-    if (name.rfind(prefix, 0) != 0) continue;
-    const std::string pid_text = name.substr(prefix.size());
-    if (pid_text.empty() || pid_text.find_first_not_of("0123456789") != std::string::npos) continue;
-    const long pid = static_cast<long>(units::to_integer(pid_text, 0, INT32_MAX).value_or(0));
-    if (pid == 0) continue;
-    if (pid == ::getpid() || (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)) fs::remove(entry.path(), ec);
+    const std::string file = entry.path().filename().string();
+    for (const auto& prefix : prefixes) {
+      if (file.size() <= prefix.size() || file.compare(0, prefix.size(), prefix) != 0) continue;
+      const long pid = temporary_owner(file.substr(prefix.size()), prefix[0] == '.');
+      if (pid == 0) continue;
+      if (pid == ::getpid() || (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)) fs::remove(entry.path(), ec);
+    }
   }
 }
 

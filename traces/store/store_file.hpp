@@ -39,7 +39,14 @@ std::string why_not_writable(const std::filesystem::path& path, bool probe = tru
 // temporary file and leaves `path` as it was.
 void write_atomic(const std::filesystem::path& path, std::string_view bytes);
 
-// Removes "<path>.tmp-<pid>" files left by writers that no longer run (killed mid-rewrite).
+// The temporary store a merge into `out` builds before it renames it over `out`:
+// ".<out's name>.merge-<pid>" beside `out`.
+std::filesystem::path merge_temporary(const std::filesystem::path& out);
+
+// Removes the files that pacer processes which no longer run (killed mid-way: kill(pid, 0) says
+// ESRCH) left beside the store at `path`: "<name>.tmp-<pid>" (an atomic rewrite),
+// "<name>.probe-<pid>" and "<name>.lock.probe-<pid>" (writability probes), and a merge's ".<name>.merge-<pid>" with its own
+// ".lock" and ".tmp-<pid>". Called under the store's writers' lock, by every rewrite and merge.
 void remove_stale_temporaries(const std::filesystem::path& path);
 
 // An exclusive advisory lock (flock) on the sibling "<path>.lock", held by every read-modify-write

@@ -167,3 +167,35 @@ TEST_F(OutputsFirst, ReportExportImportAndTheDemoCheckTheirOutputsFirst) {
   expect_refused_before_work("demo --quick --out " + (dir / "plain.txt" / "d").string(), 1, "--out");
   expect_refused_before_work("experiment --quick --name a/b --out " + (dir / "e").string(), 2, "--name");
 }
+
+// `cp demo.h5 s.h5; pacer sweep s.h5 --csv s.h5` exited 0 with the store replaced by CSV text; so did
+// `simulate --csv`, `export -o` and `calibrate --predictions-csv` (issue 22, item 1). Every output of
+// every command is compared with its inputs and its other outputs, by identity (another path, a
+// link), before any work: one line naming both options, the store as it was.
+TEST_F(OutputsFirst, AnOutputThatIsTheStoreOrAnInputOrAnotherOutputIsRefusedBeforeAnyWork) {
+  fs::create_symlink(store, dir / "link.h5");
+  std::ofstream(dir / "c.ini") << "[sweep]\nrelation = proxy\n";
+  const std::string s = store.string(), other_path = (dir / "folder" / ".." / "s.h5").string();
+  const std::string link = (dir / "link.h5").string(), csv = (dir / "m.csv").string();
+  expect_refused_before_work("sweep " + s + " --relation proxy --csv " + s, 1, "--csv", "--store");
+  expect_refused_before_work("sweep " + s + " --relation proxy --csv " + other_path, 1, "--csv", "same file");
+  expect_refused_before_work("sweep " + link + " --relation proxy --csv " + s, 1, "--csv", "same file");
+  expect_refused_before_work("sweep " + s + " --config " + (dir / "c.ini").string() + " --csv " +
+                                 (dir / "c.ini").string(),
+                             1, "--csv", "--config");
+  expect_refused_before_work("simulate " + s + " --relation proxy -P " + cap + " --csv " + link, 1, "--csv", "--store");
+  expect_refused_before_work("budget " + s + " --csv " + s, 1, "--csv", "--store");
+  expect_refused_before_work("export " + s + " profiles/cnn@1x12x12 -o " + s, 1, "--out", "--store");
+  expect_refused_before_work("calibrate --profile " + s + " --predictions-csv " + s, 1, "--predictions-csv",
+                             "--profile");
+  expect_refused_before_work("import csv " + csv + " -o " + csv, 1, "--out", "--file");
+  expect_refused_before_work("import tegrastats " + csv + " --marks " + s + " -o " + s, 1, "--out", "--marks");
+  expect_refused_before_work("bench train --baseline " + csv + " --csv " + csv, 1, "--csv", "--baseline");
+  expect_refused_before_work(
+      "profile --device emulated:jetson-nano --workload cnn@1x12x12 --batch-sizes 8 --freqs 921.6 --store " + s +
+          " --state-file " + link,
+      1, "--state-file", "--store");
+  expect_refused_before_work("relation --dataset " + data + " --batch-sizes 8 --seeds 0 --out " + s +
+                                 " --checkpoint " + s,
+                             1, "--checkpoint", "--out");
+}

@@ -1,7 +1,9 @@
 // traces::merge_stores: the shards of a campaign merged record by record (traces/store/merge.hpp).
 #include "traces/store/merge.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -346,3 +348,81 @@ TEST(Merge, DamagedInputLeavesTheOutputAlone) {
 }
 
 }  // namespace
+
+// The Zeus importer's curves are of levels: the first epoch each metric level was reached at, so
+// one run can reach two levels at one sample count. `pacer merge m.h5 zeus.h5` took the two for
+// two results of one job (issue 22, item 23); a curve of evaluations still refuses them.
+TEST(Merge, ACurveOfLevelsReachedAtOneEpochMergesIntoAnEmptyStoreAndIntoItself) {
+  TempDir dir;
+  LearningCurve levels;
+  levels.name = "cifar100.shufflenetv2.adadelta.proxy";
+  levels.metric = "accuracy";
+  levels.source = "levels";
+  levels.points = {{8, 1, 50000, 0.05}, {8, 1, 50000, 0.1}, {8, 1, 100000, 0.2}, {16, 1, 50000, 0.05}};
+  Store::open_or_create(dir / "s.h5").write(levels);
+  const auto report = merge_stores(dir / "m.h5", {dir / "s.h5"});
+  EXPECT_EQ(report.entries, 4);
+  EXPECT_EQ(Store::open(dir / "m.h5").read<LearningCurve>(levels.name), levels);
+  merge_into(dir / "s.h5", {dir / "s.h5", dir / "m.h5"});
+  EXPECT_EQ(Store::open(dir / "s.h5").read<LearningCurve>(levels.name), levels);
+
+  LearningCurve evaluations = levels;
+  evaluations.source = "evaluations";
+  Store::open_or_create(dir / "e.h5").write(evaluations);
+  const std::string msg = merge_error(dir / "me.h5", {dir / "e.h5"});
+  EXPECT_NE(msg.find("two different results for the same job"), std::string::npos) << msg;
+}
+
+// A pid that no process has now: a child that has exited and been waited for.
+pid_t gone_pid() {
+  const pid_t pid = ::fork();
+  if (pid == 0) ::_exit(0);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return pid;
+}
+
+// A merge killed mid-way left ".OUT.merge-PID" (the whole merged store) and its lock, and a
+// writer killed mid-rewrite "OUT.tmp-PID"; later merges never removed them (issue 22, item 13).
+// Those of processes that no longer run go when the next merge starts; a live one's stay.
+TEST(Merge, TheTemporariesOfKilledMergesAndWritersAreRemovedOnStart) {
+  TempDir dir;
+  write_store(dir / "a.h5", serial_relation());
+  merge_stores(dir / "out.h5", {dir / "a.h5"});
+  const pid_t dead = gone_pid(), live = ::getppid();
+  const std::vector<std::string> stale = {
+      fmt::format(".out.h5.merge-{}", dead), fmt::format(".out.h5.merge-{}.lock", dead),
+      fmt::format(".out.h5.merge-{}.tmp-{}", dead, dead), fmt::format("out.h5.tmp-{}", dead),
+      fmt::format("out.h5.probe-{}", dead)};
+  const std::vector<std::string> kept = {fmt::format(".out.h5.merge-{}", live), fmt::format("out.h5.tmp-{}", live),
+                                         fmt::format(".out.h5.merge-{}x", dead), ".out.h5.merge-", "out.h5.tmp-old",
+                                         fmt::format(".a.h5.merge-{}", dead)};
+  for (const auto& name : stale) std::ofstream(dir / name) << "left by a killed merge\n";
+  for (const auto& name : kept) std::ofstream(dir / name) << "not a leftover of a gone pacer process\n";
+  merge_into(dir / "out.h5", {dir / "a.h5"});
+  for (const auto& name : stale) EXPECT_FALSE(fs::exists(dir / name)) << name;
+  for (const auto& name : kept) EXPECT_TRUE(fs::exists(dir / name)) << name;
+  EXPECT_EQ(Store::open(dir / "out.h5").read<RelationSet>("proxy"), serial_relation());
+}
+
+// `pacer merge s.h5 other.h5` dropped everything s.h5 held (issue 22, item 4): an output that
+// exists and is not among the inputs is refused before anything is read, unless it is kept
+// (merged into) or replaced on purpose.
+TEST(Merge, AnExistingOutputNotAmongTheInputsIsRefusedUnlessKeptOrReplaced) {
+  TempDir dir;
+  const RelationSet serial = serial_relation();
+  write_store(dir / "s0.h5", shard_of(serial, 0, 2));
+  write_store(dir / "s1.h5", shard_of(serial, 1, 2));
+  merge_stores(dir / "out.h5", {dir / "s0.h5"}, ExistingOutput::refuse);  // not there yet: written
+  const std::string before = bytes_of(dir / "out.h5");
+  EXPECT_THROW(merge_stores(dir / "out.h5", {dir / "s1.h5"}, ExistingOutput::refuse), OutputExistsError);
+  EXPECT_EQ(bytes_of(dir / "out.h5"), before);
+  // Among the inputs, by another path to it: merged.
+  fs::create_symlink(dir / "out.h5", dir / "link.h5");
+  merge_stores(dir / "out.h5", {dir / "link.h5", dir / "s1.h5"}, ExistingOutput::refuse);
+  EXPECT_EQ(Store::open(dir / "out.h5").read<RelationSet>("proxy"), serial);
+  merge_stores(dir / "out.h5", {dir / "s1.h5"}, ExistingOutput::replace);
+  EXPECT_EQ(Store::open(dir / "out.h5").read<RelationSet>("proxy"), shard_of(serial, 1, 2));
+  merge_stores(dir / "out.h5", {dir / "s0.h5"}, ExistingOutput::keep);
+  EXPECT_EQ(Store::open(dir / "out.h5").read<RelationSet>("proxy"), serial);
+}

@@ -129,3 +129,32 @@ TEST(BatchMemory, TheLargestBatchThatFitsAndTheErrorThatNamesIt) {
   EXPECT_NO_THROW(check_batches_fit(w, {1 << 30}, 0, "unknown"));               // memory unknown: no check
   EXPECT_GT(host_memory_bytes(), 0);
 }
+
+// `pacer sweep s.h5 --csv s.h5` replaced the store with CSV text, exit 0 (issue 22, item 1): an
+// output that is an input or another output, by whatever path, is refused naming both options.
+TEST(DistinctOutputs, AnOutputThatIsAnInputOrAnotherOutputIsRefusedByIdentity) {
+  Dir d;
+  const fs::path store = d.path / "s.h5";
+  std::ofstream(store) << "a store\n";
+  fs::create_symlink(store, d.path / "link.h5");
+  fs::create_hard_link(store, d.path / "hard.h5");
+  const std::string message = setting_error(
+      [&] { check_distinct_outputs({}, {{store, "store"}, {d.path / "folder" / ".." / "s.h5", "csv"}}); }, "csv");
+  EXPECT_NE(message.find("--store"), std::string::npos) << message;
+  EXPECT_NE(message.find("replace"), std::string::npos) << message;
+  for (const fs::path& other : {d.path / "link.h5", d.path / "hard.h5", fs::path(store).lexically_relative(fs::current_path())})
+    setting_error([&] { check_distinct_outputs({}, {{store, "store"}, {other, "out"}}); }, "out");
+  // An input: the CSV an import reads, named as the store it writes.
+  setting_error([&] { check_distinct_outputs({{d.path / "file.txt", "file"}}, {{d.path / "file.txt", "out"}}); },
+                "out");
+  // Two outputs that do not exist yet, one through a link to their folder.
+  fs::create_directory_symlink(d.path / "folder", d.path / "linked");
+  setting_error(
+      [&] { check_distinct_outputs({}, {{d.path / "folder" / "a.csv", "csv"}, {d.path / "linked" / "a.csv", "out"}}); },
+      "out");
+  // Distinct files, stdout, an empty path and an input that is not a file (a catalog name) pass.
+  EXPECT_NO_THROW(check_distinct_outputs({{"jetson-nano", "device"}, {d.path / "file.txt", "config"}},
+                                         {{store, "store"}, {d.path / "s.csv", "csv"}, {"-", "out"}, {"", "csv"}}));
+  EXPECT_TRUE(same_file(store, d.path / "hard.h5"));
+  EXPECT_FALSE(same_file(store, d.path / "s.csv"));
+}

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -454,4 +455,53 @@ TEST(WriteFileAtomic, AFolderOrAMissingFolderIsNamedWithWhatToDo) {
     }
   }
   EXPECT_EQ(std::distance(fs::directory_iterator(dir.path), fs::directory_iterator()), 1) << "no temporary file left";
+}
+
+// Two writers of one record (two `pacer profile` into one profile, two relation campaigns into one
+// relation) each held a copy read at their start and wrote it whole: writer A reads, writer B
+// writes, writer A writes, and B's rows were gone (issue 22, item 2). add_rows reads the record
+// again under the writers' lock and adds its rows to what is there now.
+TEST(Store, AddRowsKeepsWhatAnotherWriterAddedSinceTheRecordWasRead) {
+  TempDir dir;
+  const fs::path path = dir.path / "s.h5";
+  const ProfileTable full = sample_profile();  // 6 points, cost 12.5 s
+  ProfileTable first = full;
+  first.points.resize(2);
+  first.profiling_cost_s = 2;
+  Store::open_or_create(path).add_rows(first);
+
+  ProfileTable a = Store::open(path).read<ProfileTable>(full.workload);  // writer A reads
+  ProfileTable b = a;                                                    // so does writer B
+  b.points.push_back(full.points[2]);
+  b.points.push_back(full.points[3]);
+  b.profiling_cost_s = 3;  // what B adds
+  Store::open(path).add_rows(b);  // writer B writes
+  a.points.push_back(full.points[4]);
+  a.points.push_back(full.points[5]);
+  a.profiling_cost_s = 7.5;
+  const ProfileTable stored = Store::open(path).add_rows(a);  // writer A writes its stale copy
+  EXPECT_EQ(stored, Store::open(path).read<ProfileTable>(full.workload));
+  ASSERT_EQ(stored.points.size(), 6u) << "a writer's points were dropped";
+  for (const auto& p : full.points)
+    EXPECT_NE(std::find(stored.points.begin(), stored.points.end(), p), stored.points.end())
+        << "b=" << p.batch_size << " f=" << p.knob[0];
+  EXPECT_DOUBLE_EQ(stored.profiling_cost_s, 12.5);
+
+  // A writer's row of a key that is stored (a point measured again) replaces the stored one.
+  ProfileTable again = first;
+  again.points.resize(1);
+  again.points[0].status = "ok";
+  again.points[0].time_per_batch_mean_s = 1.25;
+  again.profiling_cost_s = 0;
+  const ProfileTable after = Store::open(path).add_rows(again);
+  ASSERT_EQ(after.points.size(), 6u);
+  EXPECT_EQ(after.points.back(), again.points[0]);
+
+  // A relation: the runs of two campaigns with other seeds.
+  RelationSet r0 = sample_relation(), r1 = sample_relation();
+  r0.runs = {r0.runs[0], r0.runs[2]};
+  r1.runs = {r1.runs[1], r1.runs[3]};
+  Store::open(path).add_rows(r0);
+  Store::open(path).add_rows(r1);
+  EXPECT_EQ(Store::open(path).read<RelationSet>("fmnist-proxy").runs.size(), 4u);
 }
