@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "base/error.hpp"
+#include "base/files.hpp"
 #include "base/stats.hpp"
 #include "base/units.hpp"
 #include "traces/csv.hpp"
@@ -288,11 +289,7 @@ std::vector<CapStep> parse_cap_schedule(const std::string& csv_text, const std::
 }
 
 std::vector<CapStep> read_cap_schedule(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  if (!in) throw Error(fmt::format("cannot read the cap schedule {} (check the path)", path.string()));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return parse_cap_schedule(ss.str(), path.string());
+  return parse_cap_schedule(base::read_regular_file(path, base::kMaxDataFileBytes, "cap schedule"), path.string());
 }
 
 double cap_at(const std::vector<CapStep>& schedule, double time_s) {

@@ -7,11 +7,15 @@
 #include <fmt/ranges.h>
 
 #include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <functional>
 #include <mutex>
 #include <set>
 
 #include "base/error.hpp"
+#include "base/files.hpp"
 #include "traces/store/codecs.hpp"
 #include "traces/store/store_file.hpp"
 
@@ -344,6 +348,15 @@ void Store::write_group(std::string_view group_name, const std::string& name,
 }
 
 void check_record_name(const std::string& group, const std::string& name) {
+  // A control character (a newline, an escape sequence) would break listings and terminals: the
+  // name is refused without echoing it.
+  for (size_t i = 0; i < name.size(); ++i) {
+    const auto c = static_cast<unsigned char>(name[i]);
+    if (c < 0x20 || c == 0x7f)
+      throw Error(fmt::format("invalid {} name: it holds a control character (byte 0x{:02x} at position {}); use "
+                              "printable characters",
+                              group, c, i + 1));
+  }
   if (name.empty() || name.find('/') != std::string::npos || name == "." || name == "..")
     throw Error(fmt::format("invalid {} name '{}': use a non-empty name without '/'", group, name));
 }
@@ -375,7 +388,10 @@ std::optional<size_t> find_store_group(const std::string& group) {
 void reseal_store(const fs::path& path) {
   if (path.empty()) throw Error("no trace store given: the store's file name is empty");
   std::error_code ec;
-  if (!fs::is_regular_file(path, ec)) throw Error(fmt::format("{}: no such trace store", path.string()));
+  if (const std::string kind = base::non_regular_kind(path); !kind.empty())
+    throw Error(fmt::format("{} is {}, not a trace store: a store is a regular file", path.string(), kind));
+  if (!fs::is_regular_file(path, ec))
+    throw Error(fmt::format("{}: no such trace store (check the path)", path.string()));
   file::WriteLock lock(path);
   const file::ChildResult r =
       file::run_in_child([&] { read_everything(path); }, read_back_timeout_s(fs::file_size(path, ec)));
@@ -388,7 +404,17 @@ void reseal_store(const fs::path& path) {
 }
 
 void write_file_atomic(const fs::path& path, const std::string& content) {
+  if (is_stdout(path)) {  // a stream: written as it is
+    std::fflush(nullptr);
+    if (std::fwrite(content.data(), 1, content.size(), stdout) != content.size() || std::fflush(stdout) != 0)
+      throw Error(fmt::format("cannot write to the standard output ({})", std::strerror(errno)));
+    return;
+  }
   file::write_atomic(path, content);
+}
+
+bool is_stdout(const fs::path& path) {
+  return path == "-";
 }
 
 }  // namespace pacer::traces
