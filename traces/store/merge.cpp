@@ -65,6 +65,14 @@ void write_merged(const Merged& m, const fs::path& tmp, MergeReport& report) {
 
 MergeReport merge_stores(const fs::path& out, const std::vector<fs::path>& inputs) {
   if (inputs.empty()) throw Error("nothing to merge: name at least one input store");
+  // The merged store replaces only a regular file (or the end of a symbolic link), never a folder
+  // or a device; checked before any input is read.
+  const file::WriteTarget target = file::write_target(out);
+  if (target.kind != file::WriteTarget::Kind::file)
+    throw Error(fmt::format("{}: {}", out.string(),
+                            target.kind == file::WriteTarget::Kind::refused
+                                ? target.why
+                                : "is a device or FIFO: a merged store is a file; name a file"));
   MergeReport report;
   Merged merged;
   for (const auto& in : inputs) read_input(in, merged, report);
@@ -75,7 +83,11 @@ MergeReport merge_stores(const fs::path& out, const std::vector<fs::path>& input
   fs::remove(tmp, ec);
   try {
     write_merged(merged, tmp, report);
-    fs::rename(tmp, out);
+    std::error_code renamed;
+    fs::rename(tmp, target.path, renamed);
+    if (renamed)  // a folder made there meanwhile, say: one line, not the library's text
+      throw Error(fmt::format("{}: cannot replace it with the merged store ({}); it was left as it was", out.string(),
+                              renamed.message()));
     fs::remove(file::lock_path(tmp), ec);  // the temporary store's own writers' lock
   } catch (...) {
     fs::remove(tmp, ec);
