@@ -202,6 +202,16 @@ Contents verify(const fs::path& path) {
 }
 
 WriteTarget write_target(const fs::path& path) {
+  // This process's own open files (/dev/stdout, /dev/fd/N, /proc/self/fd/N): written where they
+  // are open, whatever they are, never replaced (a redirection to a file keeps its later output).
+  const std::string text = path.string();
+  for (const char* alias : {"/dev/stdout", "/dev/stderr", "/dev/fd/", "/proc/self/fd/"})
+    if (text.rfind(alias, 0) == 0) {
+      struct stat st {};
+      if (::stat(path.c_str(), &st) == 0 && !S_ISDIR(st.st_mode) && !S_ISSOCK(st.st_mode) && !S_ISBLK(st.st_mode))
+        return {WriteTarget::Kind::stream, path, ""};
+      break;
+    }
   fs::path p = path;
   for (int hop = 0; hop < 40; ++hop) {
     struct stat st {};
@@ -262,7 +272,8 @@ namespace {
 
 // A device or FIFO: opened and written as it is (no temporary file, no rename, no fsync).
 void write_in_place(const fs::path& given, const fs::path& stream, std::string_view bytes) {
-  const int fd = ::open(stream.c_str(), O_WRONLY | O_CLOEXEC | O_NOCTTY);
+  // O_APPEND: through /dev/stdout redirected to a file, after what is there (as >> would).
+  const int fd = ::open(stream.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC | O_NOCTTY);
   if (fd < 0) throw Error(fmt::format("{}: cannot open it for writing ({})", given.string(), errno_text()));
   try {
     write_fully(fd, bytes);

@@ -32,7 +32,8 @@ Contents verify(const std::filesystem::path& path);
 // is written atomically at `path` itself, or at the end of its symbolic links (the links stay and
 // their target gets the bytes); a character device or a FIFO ("/dev/null", a pipe) is written in
 // place, as a shell redirection would; anything else (a folder, a socket, a block device) is refused
-// and `why` says what it is.
+// and `why` says what it is. This process's own open files (/dev/stdout, /dev/fd/N) are streams
+// whatever they lead to (a redirection to a file is appended to, not replaced).
 struct WriteTarget {
   enum class Kind { file, stream, refused } kind = Kind::file;
   std::filesystem::path path;  // the file to replace or create (links followed), or the stream

@@ -87,6 +87,10 @@ TEST(SpecialOutputs, DevNullStaysACharacterDevice) {
   EXPECT_TRUE(companion_csv("/dev/null", "-summary").empty());
   EXPECT_TRUE(companion_csv("-", "-summary").empty());
   EXPECT_NO_THROW(check_output_file("-", "csv"));
+  // This process's own stdout is written where it is open (a pipe, a terminal or a redirected file),
+  // never replaced.
+  EXPECT_EQ(file::write_target("/dev/stdout").kind, file::WriteTarget::Kind::stream);
+  EXPECT_EQ(file::write_target("/dev/fd/2").kind, file::WriteTarget::Kind::stream);
 }
 
 TEST(SpecialOutputs, ASymlinkedStoreIsWrittenAtItsTarget) {
