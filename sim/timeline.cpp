@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "base/error.hpp"
+#include "base/files.hpp"
 #include "base/stats.hpp"
 #include "base/units.hpp"
 #include "traces/csv.hpp"
@@ -291,11 +292,7 @@ std::vector<CapStep> read_cap_schedule(const std::filesystem::path& path) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec))
     throw Error(fmt::format("the cap schedule {} is a folder: name the CSV file (time_s, cap_w) in it", path.string()));
-  std::ifstream in(path);
-  if (!in) throw Error(fmt::format("cannot read the cap schedule {} (check the path)", path.string()));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return parse_cap_schedule(ss.str(), path.string());
+  return parse_cap_schedule(base::read_regular_file(path, base::kMaxDataFileBytes, "cap schedule"), path.string());
 }
 
 double cap_at(const std::vector<CapStep>& schedule, double time_s) {

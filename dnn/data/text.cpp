@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "base/error.hpp"
+#include "base/files.hpp"
 
 namespace pacer::dnn::data {
 
@@ -62,11 +63,7 @@ Samples text_windows(std::string_view text, int context) {
 }
 
 std::string read_text_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(fmt::format("{}: cannot open text file (does it exist?)", path));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  return base::read_regular_file(path, base::kMaxDataFileBytes, "text file");
 }
 
 }  // namespace pacer::dnn::data

@@ -38,9 +38,9 @@ std::string pick_record(const traces::Store& store, const std::string& group, co
   for (const auto& n : store.list(group))
     if (group != "relations" || !traces::is_true_relation(n)) names.push_back(n);
   if (names.size() == 1) return names.front();
-  throw OptionError(
-      option, fmt::format("{} holds {} {} records; name one", store.path().string(), names.empty() ? "no" : "several",
-                          names.empty() ? std::string("") : std::to_string(names.size()), what));
+  if (names.empty()) throw OptionError(option, fmt::format("{} holds no {} record", store.path().string(), what));
+  throw OptionError(option, fmt::format("{} holds {} {} records ({}); name one", store.path().string(), names.size(),
+                                        what, fmt::join(names, ", ")));
 }
 
 // The problem as the policies see it, and what validate needs beside it.

@@ -15,6 +15,7 @@
 
 #include "base/cpu_threads.hpp"
 #include "base/error.hpp"
+#include "base/files.hpp"
 #include "base/shell.hpp"
 #include "base/text.hpp"
 #include "base/units.hpp"
@@ -99,15 +100,13 @@ void store_config_file(const std::string& given, const Command& c, const po::opt
   // A folder opens as an empty stream on Linux: it would be read as a file with no options.
   if (std::filesystem::is_directory(file, ec))
     throw UsageError(fmt::format("--config: '{}' is a folder, not a config file: name the INI file in it", given));
-  std::ifstream in(file);
-  if (!in)
+  if (!std::filesystem::exists(file, ec))
     throw Error(
         fmt::format("config file '{}' cannot be read (check the path; a relative one is looked up in the "
                     "working directory, then in {})",
                     given, PACER_SOURCE_DIR));
-  std::ostringstream text;
-  text << in.rdbuf();
-  store_config_text(text.str(), file, c.name, all, vm);
+  // A regular file of at most 1 MiB: --config /dev/zero or a FIFO is one error line, not a hang.
+  store_config_text(base::read_regular_file(file, base::kMaxConfigFileBytes, "config file"), file, c.name, all, vm);
 }
 
 }  // namespace

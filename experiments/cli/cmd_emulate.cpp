@@ -57,8 +57,9 @@ int run_emulate(const po::variables_map& vm) {
   require_range(eo.sensor_noise_rel, 0, 1, "--sensor-noise", "");
   eo.power_cap_w = vm["circuit-cap"].as<units::Power>().w;
   eo.seed = vm["seed"].as<uint64_t>();
-  if (fs::exists(root) && !fs::is_directory(root))
-    throw UsageError(fmt::format("--root {} exists and is not a directory", root.string()));
+  // Before detaching, so that a root that is refused (a folder of other files, one another emulator
+  // serves) is one line from this process and nothing is created.
+  hw::check_emulation_root(root);
   std::optional<base::DetachedChild> detached;
   if (vm["detach"].as<bool>()) {
     detached.emplace("emulator");
@@ -121,7 +122,8 @@ Command make() {
     const hw::LiveTreeOptions l;
     d.add_options()("device", po::value<std::string>()->required(), "catalog device to emulate (pacer devices)")(
         "root", po::value<std::string>()->required(),
-        "directory to serve the tree in (created; not inside /sys or /proc, nor one holding a real devfreq tree)")(
+        "folder to serve the tree in: missing or empty (created), or one a pacer emulator served before; not inside "
+        "/sys or /proc, not one another emulator serves now")(
         "workload", po::value<std::string>()->default_value("resnet18@3x32x32"),
         "initial workload; the profiling side may name another")(
         "time-scale", number_opt(l.time_scale), "wall seconds per device second [1]")("tick", duration_opt(l.tick_s),

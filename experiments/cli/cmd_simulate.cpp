@@ -103,7 +103,7 @@ Command make() {
         "share of a mini-batch at peak power when the data has a peak [1]")(
         "no-governor", "disable the cap governor (to show what the cap would see)")(
         "run-name", po::value<std::string>()->default_value("simulate"), "name of the power series in the store")(
-        "csv", po::value<std::string>()->default_value("")->value_name("FILE"), "also write the power series as CSV");
+        "csv", po::value<std::string>()->default_value("")->value_name("FILE"), "also write the power series as CSV (- for stdout)");
   };
   c.positional = {"store"};
   c.input_files = {"device", "cap-schedule"};

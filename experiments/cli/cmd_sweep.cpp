@@ -33,7 +33,7 @@ int run_sweep(const po::variables_map& vm) {
       csv.empty() ? "" : traces::companion_csv(csv, "-summary").string();
   if (!csv.empty()) {
     traces::check_output_file(csv, "csv");
-    traces::check_output_file(summary_path, "csv");
+    if (!summary_path.empty()) traces::check_output_file(summary_path, "csv");
   }
   const auto store = traces::Store::open(path);
 
@@ -88,8 +88,12 @@ int run_sweep(const po::variables_map& vm) {
   std::cerr << fmt::format("wrote sweeps/{} to {}\n", result.name, path);
   if (!csv.empty()) {
     traces::write_file_atomic(csv, traces::to_csv(result));
-    traces::write_file_atomic(summary_path, explore::summary_csv(summary, intervals));
-    std::cerr << fmt::format("wrote {} and {}\n", csv, summary_path);
+    if (summary_path.empty()) {  // "-", a device or a FIFO: no file is made beside it
+      std::cerr << fmt::format("wrote {}\n", csv);
+    } else {
+      traces::write_file_atomic(summary_path, explore::summary_csv(summary, intervals));
+      std::cerr << fmt::format("wrote {} and {}\n", csv, summary_path);
+    }
   }
   return 0;
 }
@@ -120,7 +124,8 @@ Command make() {
         "Baseline 1/2 knob cap from: all (every profile swept, the paper's device-wide cap) | self")(
         "name", po::value<std::string>()->default_value("sweep"), "name of the sweep record in the store")(
         "csv", po::value<std::string>()->default_value("")->value_name("FILE"),
-        "also write the rows as CSV to this file, and the summary to <file stem>-summary.csv")(
+        "also write the rows as CSV to this file (- for stdout), and the summary to <file stem>-summary.csv (not "
+        "beside -, a device or a FIFO)")(
         "bootstrap", bounded(0, 0, 100000, "bootstrap"),
         "resamples of the target runs for 90% intervals of each policy's mean and max regret [resamples; 0 .. "
         "100000; 0: none]")(

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -17,6 +18,8 @@
 #include <sstream>
 
 #include "base/error.hpp"
+#include "base/files.hpp"
+#include "base/text.hpp"
 #include "base/units.hpp"
 #include "hw/emulator/emulated_modes.hpp"
 #include "hw/jetson/sysfs_io.hpp"
@@ -272,13 +275,52 @@ void refuse_system_trees(const fs::path& root) {
 
 }  // namespace
 
+namespace {
+
+fs::path emulator_lock_path(const fs::path& root) {
+  return root / "pacer-emulator" / "lock";
+}
+
+// The refusal of a root a live emulator serves: its lock file is locked by another open file.
+SettingError served_by_another(const fs::path& root) {
+  std::string pid = "?";
+  try {
+    pid = std::string(base::trim(base::read_regular_file(root / "pacer-emulator" / "pid", 64, "pid file")));
+  } catch (const Error&) {
+  }
+  return SettingError("root", fmt::format("{} is served by a running emulator (pid {}): stop it first (kill {}) or "
+                                          "choose another folder",
+                                          root.string(), pid, pid));
+}
+
+}  // namespace
+
 void check_emulation_root(const fs::path& root) {
+  if (root.empty()) throw OptionError("root", "no folder given: name an empty folder for the emulated tree");
+  if (const std::string why = base::path_too_long(root); !why.empty()) throw OptionError("root", why);
   refuse_system_trees(root);
   std::error_code ec;
-  if (fs::exists(root / "sys/class/devfreq", ec) && !fs::exists(root / "pacer-emulator", ec))
+  const bool ours = fs::is_directory(root / "pacer-emulator", ec);
+  if (fs::exists(root / "sys/class/devfreq", ec) && !ours)
     throw OptionError("root", fmt::format("{} already holds a devfreq tree (sys/class/devfreq) that pacer did not "
                                           "write: choose an empty folder",
                                           root.string()));
+  if (fs::exists(root, ec) || fs::is_symlink(root, ec)) {
+    if (!fs::is_directory(root, ec))
+      throw OptionError("root", fmt::format("{} exists and is not a folder: name an empty or missing folder",
+                                            root.string()));
+    if (!ours && !fs::is_empty(root, ec))
+      throw OptionError("root", fmt::format("{} is a folder of other files, not an empty folder nor an emulated tree "
+                                            "pacer wrote (pacer-emulator/): name an empty or missing folder",
+                                            root.string()));
+  }
+  if (!ours) return;
+  // A live emulator holds its root's lock; a lock file that nobody holds was left by a dead one.
+  const int fd = ::open(emulator_lock_path(root).c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) return;
+  const bool held = ::flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+  ::close(fd);
+  if (held) throw served_by_another(root);
 }
 
 void write_fake_tree(const fs::path& root, const traces::DeviceSpec& d, const FakeTreeOptions& o) {
@@ -401,6 +443,14 @@ LiveEmulatedTree::LiveEmulatedTree(fs::path root, std::unique_ptr<EmulatedJetson
       rng_(options.seed) {
   if (!emu_) throw Error("the live emulated tree needs an emulated device");
   check_emulation_root(root_);
+  // The root's lock, held while this tree is served: taken before anything is written, so a
+  // second emulator on this root changes nothing (not the pid file, not max_freq).
+  fs::create_directories(root_ / "pacer-emulator");
+  lock_.fd = ::open(emulator_lock_path(root_).c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+  if (lock_.fd < 0)
+    throw SettingError("root", fmt::format("cannot create {} ({})", emulator_lock_path(root_).string(),
+                                           std::strerror(errno)));
+  if (::flock(lock_.fd, LOCK_EX | LOCK_NB) != 0) throw served_by_another(root_);
   spec_ = emu_->device();
   if (!(options_.time_scale > 0)) throw OptionError("time-scale", "the time scale must be positive");
   const auto& d = spec_;
@@ -422,6 +472,10 @@ LiveEmulatedTree::LiveEmulatedTree(fs::path root, std::unique_ptr<EmulatedJetson
 
 LiveEmulatedTree::~LiveEmulatedTree() {
   stop();
+}
+
+LiveEmulatedTree::HeldLock::~HeldLock() {
+  if (fd >= 0) ::close(fd);  // releases the root's lock
 }
 
 void LiveEmulatedTree::start() {

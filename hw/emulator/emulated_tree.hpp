@@ -35,9 +35,13 @@ struct FakeTreeOptions {
   double idle_power_w = -1;   // <0: the catalog's idle power
 };
 
-// Refuses (OptionError on "root") a root where an emulated tree would overwrite a real one: a root
-// that is or is inside /sys or /proc, whose sys/ is the real /sys (root "/"), or that already holds
-// a sys/class/devfreq that pacer did not write (no pacer-emulator folder beside it).
+// Refuses (OptionError on "root") a root where an emulated tree would overwrite a real one or
+// spill into other files: an empty or too long path, a root that is or is inside /sys or /proc,
+// whose sys/ is the real /sys (root "/"), that already holds a sys/class/devfreq that pacer did not
+// write (no pacer-emulator folder beside it), that is not a folder, or a folder that is not empty
+// and holds no pacer emulator tree (/etc, /dev, /home). Accepted: a missing or empty folder, or one
+// that holds pacer-emulator/. A root another live emulator serves (it holds the lock
+// <root>/pacer-emulator/lock) is a SettingError naming its pid. Nothing is created.
 void check_emulation_root(const std::filesystem::path& root);
 
 // Creates the tree under `root` (which may exist; never one inside the real /sys or /proc).
@@ -126,8 +130,10 @@ struct LiveTreeOptions {
 
 class LiveEmulatedTree {
  public:
-  // Writes the tree and the control directory. `factory` builds the cost model when the workload
-  // side names a workload other than the current one (null: the workload must not change).
+  // Writes the tree and the control directory, after check_emulation_root and taking the root's
+  // lock: a second emulator on a root one serves is refused before it writes anything (a pid file
+  // left by a dead one is taken over). `factory` builds the cost model when the workload side names
+  // a workload other than the current one (null: the workload must not change).
   LiveEmulatedTree(std::filesystem::path root, std::unique_ptr<EmulatedJetson> emulator, ModelFactory factory,
                    LiveTreeOptions options = {});
   ~LiveEmulatedTree();
@@ -187,6 +193,16 @@ class LiveEmulatedTree {
   std::thread thread_;
   std::mt19937_64 rng_;
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();  // phase clock of the rails
+  // <root>/pacer-emulator/lock, held (flock) while this tree is served; released when it closes,
+  // also when the constructor throws after taking it.
+  struct HeldLock {
+    int fd = -1;
+    HeldLock() = default;
+    ~HeldLock();
+    HeldLock(const HeldLock&) = delete;
+    HeldLock& operator=(const HeldLock&) = delete;
+  };
+  HeldLock lock_;
 };
 
 }  // namespace pacer::hw

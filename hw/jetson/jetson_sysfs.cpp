@@ -262,6 +262,23 @@ std::string restore_from_state_file(const fs::path& state_file, const fs::path& 
           fmt::format("state file {} asks to write {}, which is not a GPU frequency limit of one devfreq node "
                       "under {}: refused, nothing was written; delete the file after checking it",
                       state_file.string(), w.path.string(), (root / "sys").string()));
+  // Each value is a frequency of the node's own table (not -1, a 20-digit number or shell text).
+  for (const auto& w : s.writes) {
+    const fs::path table = w.path.parent_path() / "available_frequencies";
+    std::vector<std::string> freqs;
+    try {
+      std::istringstream in(io.read(table));
+      for (std::string tok; in >> tok;) freqs.push_back(tok);
+    } catch (const IoError&) {
+    }
+    const bool digits = !w.value.empty() && w.value.size() <= 12 &&
+                        w.value.find_first_not_of("0123456789") == std::string::npos;
+    if (!digits || std::find(freqs.begin(), freqs.end(), w.value) == freqs.end())
+      throw Error(
+          fmt::format("state file {} asks to write a value to {} that is not one of the frequencies in {}: refused, "
+                      "nothing was written; delete the file after checking it",
+                      state_file.string(), w.path.string(), table.string()));
+  }
   if (s.mode)
     if (const auto why = unsafe_program_reason(s.mode->nvpmodel); !why.empty())
       throw Error(

@@ -19,6 +19,7 @@
 #include <sstream>
 
 #include "base/error.hpp"
+#include "base/files.hpp"
 #include "base/units.hpp"
 #include "hw/jetson/nvpmodel.hpp"
 #include "hw/jetson/sysfs_io.hpp"
@@ -82,8 +83,27 @@ void write_state_file(const fs::path& file, const RestoreState& state) {
 
 RestoreState read_state_file(const fs::path& file) {
   check_state_dir(file.parent_path().empty() ? fs::path(".") : file.parent_path());
-  std::ifstream in(file);
-  if (!in) throw Error(fmt::format("state file {} cannot be read: nothing to restore", file.string()));
+  // The file itself as its folder: pacer writes it as a plain file of yours that only you may write.
+  // A link (to /etc/shadow, say) is refused before anything of it is read.
+  struct stat st {};
+  if (::lstat(file.c_str(), &st) != 0)
+    throw Error(fmt::format("state file {} cannot be read: nothing to restore", file.string()));
+  if (S_ISLNK(st.st_mode))
+    throw Error(fmt::format("state file {} is a symbolic link, not a file pacer wrote: refused, nothing was written; "
+                            "delete it after checking it",
+                            file.string()));
+  if (!S_ISREG(st.st_mode))
+    throw Error(fmt::format("state file {} is not a regular file: refused, nothing was written; delete it",
+                            file.string()));
+  if (st.st_uid != ::getuid())
+    throw Error(fmt::format("state file {} belongs to user {}, not to you ({}): refused, nothing was written; delete "
+                            "it after checking it",
+                            file.string(), st.st_uid, ::getuid()));
+  if (st.st_mode & (S_IWGRP | S_IWOTH))
+    throw Error(fmt::format("state file {} is writable by other users (mode {:o}): another user could choose what a "
+                            "restore writes; refused, nothing was written; delete it after checking it",
+                            file.string(), st.st_mode & 07777));
+  std::istringstream in(base::read_regular_file(file, base::kMaxConfigFileBytes, "state file"));
   RestoreState s;
   std::string line;
   int lineno = 0;
@@ -92,8 +112,8 @@ RestoreState read_state_file(const fs::path& file) {
     if (line.empty() || line[0] == '#') continue;
     const auto eq = line.find('=');
     if (eq == std::string::npos)
-      throw Error(fmt::format("{}:{}: malformed line '{}'; delete the file after restoring by hand", file.string(),
-                              lineno, line));
+      throw Error(fmt::format("{}:{}: malformed line (not KEY=VALUE); delete the file after restoring by hand",
+                              file.string(), lineno));
     const std::string key = line.substr(0, eq), value = line.substr(eq + 1);
     if (key == "pid") {
       const auto pid = units::to_integer(value, 0, INT32_MAX);
@@ -147,9 +167,30 @@ bool restorable_path(const fs::path& path, const fs::path& sysfs_root) {
   return fs::is_regular_file(dir / "available_frequencies", ec) && !fs::is_symlink(path, ec);
 }
 
+namespace {
+
+// The program a process runs: /proc/PID/exe, else (another user's process) its argv[0].
+std::string program_of(long pid) {
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink(fmt::format("/proc/{}/exe", pid), ec);
+  if (!ec) return exe.string();
+  std::ifstream cmdline(fmt::format("/proc/{}/cmdline", pid), std::ios::binary);
+  std::string argv0;
+  std::getline(cmdline, argv0, '\0');
+  return argv0;
+}
+
+}  // namespace
+
 bool process_alive(long pid) {
   if (pid <= 0 || pid == static_cast<long>(::getpid())) return false;
-  return ::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM;
+  if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno != EPERM) return false;
+  // Alive, but a pacer process? It runs this program, or one named pacer* (pacer, pacer-train).
+  const std::string program = program_of(pid);
+  if (program.empty()) return false;
+  std::error_code ec;
+  if (program == fs::read_symlink("/proc/self/exe", ec).string()) return true;
+  return fs::path(program).filename().string().rfind("pacer", 0) == 0;
 }
 
 std::vector<std::string> replay_restore(const std::vector<RestoreWrite>& writes, SysfsIo& io) {

@@ -47,7 +47,8 @@ std::filesystem::path default_state_file(const std::filesystem::path& sysfs_root
 
 // Both refuse (Error) a state folder that is not owned by this user or that others may write to:
 // anyone who can put a file there chooses what the next restore writes. write_state_file creates
-// a missing folder with mode 0700.
+// a missing folder with mode 0700. read_state_file also refuses a state file that is a symbolic
+// link, not a regular file, not yours or writable by group or others (nothing of it is echoed).
 void write_state_file(const std::filesystem::path& file, const RestoreState& state);
 RestoreState read_state_file(const std::filesystem::path& file);
 void check_state_dir(const std::filesystem::path& dir);
@@ -55,7 +56,9 @@ void check_state_dir(const std::filesystem::path& dir);
 // Whether a restore may write `path`: only the frequency limits (min_freq, max_freq) of a devfreq
 // node (a folder with available_frequencies) under `sysfs_root`'s sys/ tree, symbolic links resolved.
 bool restorable_path(const std::filesystem::path& path, const std::filesystem::path& sysfs_root);
-// True when `pid` names a live process other than this one.
+// True when `pid` names a live pacer process other than this one: one that runs this program or a
+// program named pacer* (/proc/PID/exe, else its argv[0]); pid 1 or a reused pid of another program
+// is not.
 bool process_alive(long pid);
 
 // Replays the writes (each retried while the driver answers EBUSY, see BusyRetry); then checks each

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "base/error.hpp"
+#include "base/files.hpp"
 #include "base/text.hpp"
 #include "base/units.hpp"
 
@@ -146,11 +147,7 @@ std::vector<fs::path> user_device_files() {
 }
 
 std::string read_text(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) throw Error(fmt::format("{}: cannot read device file", p.string()));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  return base::read_regular_file(p, base::kMaxConfigFileBytes, "device file");
 }
 
 }  // namespace

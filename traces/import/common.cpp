@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "base/error.hpp"
+#include "base/files.hpp"
 #include "base/text.hpp"
 #include "base/units.hpp"
 #include "traces/catalog/catalog.hpp"
@@ -38,11 +39,7 @@ std::filesystem::path data_dir(const std::string& option) {
 }
 
 std::string read_text(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(fmt::format("cannot read {}: check that the file exists and is readable", path.string()));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  return base::read_regular_file(path, base::kMaxDataFileBytes, "input file");
 }
 
 namespace {

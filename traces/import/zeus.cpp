@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "base/error.hpp"
+#include "base/files.hpp"
 #include "base/stats.hpp"
 #include "base/units.hpp"
 #include "traces/csv.hpp"
@@ -47,13 +48,11 @@ int to_int(const std::string& s, const std::string& origin, size_t row, const st
 }
 
 std::string read_file(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in)
+  std::error_code ec;
+  if (!std::filesystem::exists(p, ec))
     throw Error(
         fmt::format("cannot read {}: give the Zeus trace folder (pacer's data/zeus) as the data folder", p.string()));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  return base::read_regular_file(p, base::kMaxDataFileBytes, "Zeus trace");
 }
 
 struct Key {

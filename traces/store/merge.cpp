@@ -68,6 +68,14 @@ void write_merged(const Merged& m, const fs::path& tmp, MergeReport& report) {
 MergeReport merge_stores(const fs::path& out, const std::vector<fs::path>& inputs, ExistingOutput existing) {
   if (inputs.empty()) throw Error("nothing to merge: name at least one input store");
   if (out.empty()) throw Error("no trace store given: the store's file name is empty");
+  // The merged store replaces only a regular file (or the end of a symbolic link), never a folder
+  // or a device; checked before any input is read.
+  const file::WriteTarget target = file::write_target(out);
+  if (target.kind != file::WriteTarget::Kind::file)
+    throw Error(fmt::format("{}: {}", out.string(),
+                            target.kind == file::WriteTarget::Kind::refused
+                                ? target.why
+                                : "is a device or FIFO: a merged store is a file; name a file"));
   const fs::path dir = out.has_parent_path() ? out.parent_path() : fs::path(".");
   fs::create_directories(dir);
   // Every read of `out` and its replacement under its lock: another merge or writer of `out`
@@ -86,11 +94,15 @@ MergeReport merge_stores(const fs::path& out, const std::vector<fs::path>& input
   MergeReport report;
   Merged merged;
   for (const auto& in : all) read_input(in, merged, report);
-  const fs::path tmp = file::merge_temporary(out);
+  const fs::path tmp = file::merge_temporary(target.path);
   fs::remove(tmp, ec);
   try {
     write_merged(merged, tmp, report);
-    fs::rename(tmp, out);
+    std::error_code renamed;
+    fs::rename(tmp, target.path, renamed);
+    if (renamed)  // a folder made there meanwhile, say: one line, not the library's text
+      throw Error(fmt::format("{}: cannot replace it with the merged store ({}); it was left as it was", out.string(),
+                              renamed.message()));
     fs::remove(file::lock_path(tmp), ec);  // the temporary store's own writers' lock
   } catch (...) {
     fs::remove(tmp, ec);

@@ -9,11 +9,13 @@ namespace pacer::traces {
 namespace fs = std::filesystem;
 
 void check_output_file(const fs::path& path, const std::string& option) {
+  if (is_stdout(path)) return;
   if (const std::string why = file::why_not_writable(path); !why.empty())
     throw SettingError(option, fmt::format("{}: {}", path.string(), why));
 }
 
 fs::path companion_csv(const fs::path& csv, const std::string& suffix) {
+  if (is_stdout(csv) || file::write_target(csv).kind != file::WriteTarget::Kind::file) return {};
   return fs::path(csv).replace_extension("").string() + suffix + ".csv";
 }
 

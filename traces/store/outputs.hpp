@@ -13,11 +13,13 @@
 namespace pacer::traces {
 
 // A file the command will write (a CSV, a table): not a folder, in a folder that exists and
-// accepts a new file. SettingError(option) otherwise.
+// accepts a new file, or a device or FIFO (written in place), or "-" (the standard output).
+// SettingError(option) otherwise.
 void check_output_file(const std::filesystem::path& path, const std::string& option);
 
 // A companion CSV written beside `csv`: "<csv without its extension><suffix>.csv"
-// ("rows.csv", "-summary" -> "rows-summary.csv").
+// ("rows.csv", "-summary" -> "rows-summary.csv"). None (an empty path) beside "-", a device or a
+// FIFO: nothing is created in /dev.
 std::filesystem::path companion_csv(const std::filesystem::path& csv, const std::string& suffix);
 
 // A folder the command writes files into, created when missing: it is a folder (or can be made

@@ -170,7 +170,8 @@ R Store::add_rows(const R& record, const std::string& name) {
   return merged;
 }
 
-// A record name is non-empty, holds no '/' and is not "." or ".."; Error naming the group otherwise.
+// A record name is non-empty, holds no '/' and no control character (a newline, an escape) and is not
+// "." or ".."; Error naming the group otherwise. Every writer of a record checks its name here.
 void check_record_name(const std::string& group, const std::string& name);
 
 // The refusal to replace group/name of the store at `path`, which holds `stored` rows, by a record
@@ -185,7 +186,11 @@ void check_replace(const std::filesystem::path& path, const std::string& group, 
 // is left as it is. A store without the header is left as it is.
 void reseal_store(const std::filesystem::path& path);
 
-// Writes `content` to `path` atomically (temp file, fsync, rename). For text outputs (CSV, tables).
+// Writes `content` to `path` atomically (temp file, fsync, rename; file::write_atomic: a symbolic
+// link's target is replaced, a device or FIFO written in place, anything else refused). For text
+// outputs (CSV, tables); "-" is the standard output.
 void write_file_atomic(const std::filesystem::path& path, const std::string& content);
+// Whether an output path names the standard output ("-").
+bool is_stdout(const std::filesystem::path& path);
 
 }  // namespace pacer::traces

@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <spdlog/spdlog.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -19,6 +20,7 @@
 #include <set>
 
 #include "base/error.hpp"
+#include "base/files.hpp"
 #include "base/units.hpp"
 
 namespace pacer::traces::file {
@@ -141,6 +143,14 @@ void check_space(const fs::path& path, size_t bytes) {
                     path.string(), need, free_bytes, directory_of(path).string()));
 }
 
+// The refusal of a path that is there and is neither a regular file, a character device nor a FIFO.
+std::string refusal(mode_t mode) {
+  if (S_ISDIR(mode)) return "is a folder: name a file in it";
+  if (S_ISBLK(mode)) return "is a block device (a disk), not a file: name a file";
+  if (S_ISSOCK(mode)) return "is a socket, not a file: name a file";
+  return "is not a regular file: name a file";
+}
+
 void write_fully(int fd, std::string_view bytes) {
   size_t done = 0;
   while (done < bytes.size()) {
@@ -174,10 +184,13 @@ void seal(const fs::path& path) {
 
 Contents verify(const fs::path& path) {
   std::error_code ec;
+  if (const std::string why = base::path_too_long(path); !why.empty())
+    throw Error(fmt::format("{}...: {}", path.string().substr(0, 60), why));
   if (!fs::exists(path, ec))
     throw Error(fmt::format("{}: no such trace store (check the path; the commands that record results create it)",
                             path.string()));
-  if (!fs::is_regular_file(path, ec)) throw Error(fmt::format("{}: not a regular file", path.string()));
+  if (const std::string kind = base::non_regular_kind(path); !kind.empty())
+    throw Error(fmt::format("{} is {}, not a trace store: a store is a regular file", path.string(), kind));
   Contents c;
   c.bytes = read_all(path);
   c.sealed = check_header(path, c.bytes);  // first: nothing damaged reaches libhdf5
@@ -188,10 +201,57 @@ Contents verify(const fs::path& path) {
   return c;
 }
 
-std::string why_not_writable(const fs::path& path, bool probe) {
+WriteTarget write_target(const fs::path& path) {
+  // This process's own open files (/dev/stdout, /dev/fd/N, /proc/self/fd/N): written where they
+  // are open, whatever they are, never replaced (a redirection to a file keeps its later output).
+  const std::string text = path.string();
+  for (const char* alias : {"/dev/stdout", "/dev/stderr", "/dev/fd/", "/proc/self/fd/"})
+    if (text.rfind(alias, 0) == 0) {
+      struct stat st {};
+      if (::stat(path.c_str(), &st) == 0 && !S_ISDIR(st.st_mode) && !S_ISSOCK(st.st_mode) && !S_ISBLK(st.st_mode))
+        return {WriteTarget::Kind::stream, path, ""};
+      break;
+    }
+  fs::path p = path;
+  for (int hop = 0; hop < 40; ++hop) {
+    struct stat st {};
+    if (::lstat(p.c_str(), &st) != 0) return {WriteTarget::Kind::file, p, ""};  // a new file
+    if (S_ISLNK(st.st_mode)) {
+      struct stat to {};
+      if (::stat(p.c_str(), &to) == 0) {  // what the link leads to (also /proc/self/fd/N)
+        if (S_ISREG(to.st_mode)) {
+          std::error_code ec;
+          const fs::path real = fs::canonical(p, ec);
+          if (!ec) return {WriteTarget::Kind::file, real, ""};
+        } else if (S_ISCHR(to.st_mode) || S_ISFIFO(to.st_mode)) {
+          return {WriteTarget::Kind::stream, p, ""};
+        } else {
+          return {WriteTarget::Kind::refused, p, refusal(to.st_mode)};
+        }
+      }
+      // A link to nothing yet: the file is created where it points.
+      std::error_code ec;
+      const fs::path to_path = fs::read_symlink(p, ec);
+      if (ec) return {WriteTarget::Kind::refused, p, fmt::format("is a symbolic link that cannot be read ({})", ec.message())};
+      p = to_path.is_absolute() ? to_path : directory_of(p) / to_path;
+      continue;
+    }
+    if (S_ISREG(st.st_mode)) return {WriteTarget::Kind::file, p, ""};
+    if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) return {WriteTarget::Kind::stream, p, ""};
+    return {WriteTarget::Kind::refused, p, refusal(st.st_mode)};
+  }
+  return {WriteTarget::Kind::refused, path, "is a chain of more than 40 symbolic links: name the file itself"};
+}
+
+std::string why_not_writable(const fs::path& given, bool probe) {
   std::error_code ec;
-  if (path.empty()) return "no file name given";
-  if (fs::is_directory(path, ec)) return "is a folder: name a file in it";
+  if (given.empty()) return "no file name given";
+  if (std::string why = base::path_too_long(given); !why.empty()) return why;
+  const WriteTarget target = write_target(given);
+  if (target.kind == WriteTarget::Kind::refused) return target.why;
+  if (target.kind == WriteTarget::Kind::stream) return "";  // written in place
+  const fs::path& path = target.path;
+  if (std::string why = base::path_too_long(path); !why.empty()) return why;
   const fs::path dir = directory_of(path);
   if (!fs::exists(dir, ec)) return fmt::format("the folder {} does not exist: create it first", dir.string());
   if (!fs::is_directory(dir, ec)) return fmt::format("{} is not a folder", dir.string());
@@ -208,9 +268,30 @@ std::string why_not_writable(const fs::path& path, bool probe) {
   return "";
 }
 
-void write_atomic(const fs::path& path, std::string_view bytes) {
-  if (const std::string why = why_not_writable(path, false); !why.empty())
-    throw Error(fmt::format("{}: {}", path.string(), why));
+namespace {
+
+// A device or FIFO: opened and written as it is (no temporary file, no rename, no fsync).
+void write_in_place(const fs::path& given, const fs::path& stream, std::string_view bytes) {
+  // O_APPEND: through /dev/stdout redirected to a file, after what is there (as >> would).
+  const int fd = ::open(stream.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) throw Error(fmt::format("{}: cannot open it for writing ({})", given.string(), errno_text()));
+  try {
+    write_fully(fd, bytes);
+  } catch (const Error& e) {
+    ::close(fd);
+    throw Error(fmt::format("{}: writing failed ({})", given.string(), e.what()));
+  }
+  ::close(fd);
+}
+
+}  // namespace
+
+void write_atomic(const fs::path& given, std::string_view bytes) {
+  if (const std::string why = why_not_writable(given, false); !why.empty())
+    throw Error(fmt::format("{}: {}", given.string(), why));
+  const WriteTarget target = write_target(given);
+  if (target.kind == WriteTarget::Kind::stream) return write_in_place(given, target.path, bytes);
+  const fs::path& path = target.path;  // the end of the symbolic links: they stay, it is replaced
   check_space(path, bytes.size());
   const fs::path tmp = path.string() + fmt::format(".tmp-{}", ::getpid());
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -264,7 +345,8 @@ long temporary_owner(const std::string& rest, bool merge) {
 
 }  // namespace
 
-void remove_stale_temporaries(const fs::path& path) {
+void remove_stale_temporaries(const fs::path& given) {
+  const fs::path path = write_target(given).path;
   const std::string name = path.filename().string();
   const std::string prefixes[] = {name + ".tmp-", name + ".probe-", name + ".lock.probe-", "." + name + ".merge-"};
   std::error_code ec;
@@ -280,7 +362,8 @@ void remove_stale_temporaries(const fs::path& path) {
 }
 
 fs::path lock_path(const fs::path& store) {
-  return store.string() + ".lock";
+  const WriteTarget target = write_target(store);
+  return (target.kind == WriteTarget::Kind::file ? target.path : store).string() + ".lock";
 }
 
 WriteLock::WriteLock(const fs::path& store) {

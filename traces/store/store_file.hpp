@@ -28,15 +28,30 @@ struct Contents {
 // match, or it holds a global heap that libhdf5 would loop on.
 Contents verify(const std::filesystem::path& path);
 
-// Why a new file cannot be written at `path`, or "" when it can: a folder is there, its folder is
-// missing or is not a folder, or that folder refuses a new file. With `probe`, the folder is
-// tried by creating and removing a temporary file (read-only file systems, permissions); without,
-// only the cheap checks are made (the write that follows tells the rest with its errno).
+// Where a write of `path` goes. Only a regular file is ever renamed over: a missing or regular file
+// is written atomically at `path` itself, or at the end of its symbolic links (the links stay and
+// their target gets the bytes); a character device or a FIFO ("/dev/null", a pipe) is written in
+// place, as a shell redirection would; anything else (a folder, a socket, a block device) is refused
+// and `why` says what it is. This process's own open files (/dev/stdout, /dev/fd/N) are streams
+// whatever they lead to (a redirection to a file is appended to, not replaced).
+struct WriteTarget {
+  enum class Kind { file, stream, refused } kind = Kind::file;
+  std::filesystem::path path;  // the file to replace or create (links followed), or the stream
+  std::string why;             // for `refused`
+};
+WriteTarget write_target(const std::filesystem::path& path);
+
+// Why a new file cannot be written at `path`, or "" when it can: a folder (or another kind of file
+// that is refused, see write_target) is there, the path is too long, its folder is missing or is not
+// a folder, or that folder refuses a new file. A device or FIFO can be written. With `probe`, the
+// folder is tried by creating and removing a temporary file (read-only file systems, permissions);
+// without, only the cheap checks are made (the write that follows tells the rest with its errno).
 std::string why_not_writable(const std::filesystem::path& path, bool probe = true);
 
-// Writes `bytes` to `path` atomically: a temporary sibling "<path>.tmp-<pid>", after checking that
-// the file system has room for it, then fsync, rename and a directory fsync. Any failure removes the
-// temporary file and leaves `path` as it was.
+// Writes `bytes` to `path` (see write_target): a file atomically, through a temporary sibling
+// "<target>.tmp-<pid>", after checking that the file system has room for it, then fsync, rename and
+// a directory fsync; any failure removes the temporary file and leaves the file as it was. A device
+// or FIFO is written in place; anything else is an Error.
 void write_atomic(const std::filesystem::path& path, std::string_view bytes);
 
 // The temporary store a merge into `out` builds before it renames it over `out`:
@@ -47,12 +62,14 @@ std::filesystem::path merge_temporary(const std::filesystem::path& out);
 // ESRCH) left beside the store at `path`: "<name>.tmp-<pid>" (an atomic rewrite),
 // "<name>.probe-<pid>" and "<name>.lock.probe-<pid>" (writability probes), and a merge's ".<name>.merge-<pid>" with its own
 // ".lock" and ".tmp-<pid>". Called under the store's writers' lock, by every rewrite and merge.
+// Beside the target of a symbolic link, where the writes go.
 void remove_stale_temporaries(const std::filesystem::path& path);
 
 // An exclusive advisory lock (flock) on the sibling "<path>.lock", held by every read-modify-write
 // of the store, so concurrent writers of different records in different processes never lose one
 // another's update. When another process holds it, one line on the log (once per store and process)
-// says that this one waits.
+// says that this one waits. A store reached through a symbolic link is locked beside its target, so
+// writers through the link and through the target take turns.
 std::filesystem::path lock_path(const std::filesystem::path& store);  // "<store>.lock"
 
 class WriteLock {

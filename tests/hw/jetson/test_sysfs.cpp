@@ -292,14 +292,23 @@ TEST(JetsonSysfs, CrashLeavesStateFileThatRestoreAndNextRunReplay) {
 
 TEST(JetsonSysfs, RefusesAStateFileOfALiveProcess) {
   Fixture fx;
+  // A live process running this program (a pacer process: the same executable) holds the state.
+  const pid_t holder = ::fork();
+  ASSERT_GE(holder, 0);
+  if (holder == 0) {
+    ::pause();
+    ::_exit(0);
+  }
   write_state_file(fx.tmp.path() / "pacer.state",
-                   {static_cast<long>(::getppid()), "other", {{fx.df / "min_freq", "76800000"}}, {}, {}});
+                   {static_cast<long>(holder), "other", {{fx.df / "min_freq", "76800000"}}, {}, {}});
   try {
     JetsonSysfsDevice dev(fx.options());
-    FAIL();
+    ADD_FAILURE() << "the state of a live pacer process was replayed";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("still holds"), std::string::npos) << e.what();
   }
+  ::kill(holder, SIGKILL);
+  ::waitpid(holder, nullptr, 0);
 }
 
 // A sysfs whose every file holds one text, as read(2) returns it (no trimming).
