@@ -45,8 +45,9 @@ hw::TorchInfo torch_info() {
 
 int run_doctor(const po::variables_map& vm) {
   if (vm["torch-line"].as<bool>()) {
-    if (!linked_torch_info) throw Error("libtorch is not linked in this program: ask pacer-train");
-    std::cout << hw::torch_line(linked_torch_info()) << "\n";
+    const auto t = torch_info();
+    if (!t.linked) throw Error(t.note);
+    std::cout << hw::torch_line(t) << "\n";
     return 0;
   }
   hw::DoctorOptions o;
@@ -85,7 +86,7 @@ Command make() {
         "min-free", number_opt(o.min_free_bytes / 1e9), "free space the store folder needs [GB]")(
         "no-torch", po::bool_switch()->default_value(false), "skip the libtorch check (does not start pacer-train)")(
         "torch-line", po::bool_switch()->default_value(false),
-        "print this program's libtorch line and exit (what pacer asks pacer-train)");
+        "print the libtorch line (version, CUDA) and exit: what pacer asks pacer-train");
   };
   c.run = run_doctor;
   return c;

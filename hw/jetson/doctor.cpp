@@ -125,7 +125,7 @@ DoctorCheck clock_control_check(const DevfreqNode& node, SysfsIo& io) {
       const std::string value = io.read(p);
       io.write(p, value);
     } catch (const IoError& e) {
-      return check("clock control", CheckStatus::missing, fmt::format("cannot write {}: {}", p.string(), e.what()),
+      return check("clock control", CheckStatus::missing, e.what(),
                    e.errno_value == EROFS ? "the file system holding it is read-only: remount /sys read-write"
                                           : kPermissionFix);
     } catch (const Error& e) {
