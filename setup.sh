@@ -50,7 +50,7 @@ install_missing() {
 # The aarch64 cross build: host tools only (the arm64 libraries go into a sysroot folder, never
 # into the host's packages).
 if [ "$mode" = arm64 ]; then
-  install_missing cmake make g++-aarch64-linux-gnu qemu-user dpkg-dev ccache
+  install_missing cmake make g++-aarch64-linux-gnu qemu-user
   [ "$dry_run" = 1 ] && exit 0
   exec bash tests/arm64/run.sh "$@"
 fi

@@ -41,7 +41,7 @@ if command -v ccache >/dev/null 2>&1; then
 fi
 step configure cmake -S "$repo" -B "$build" "${config[@]}"
 step build cmake --build "$build" -j "$JOBS" --target pacer unit_tests
-file "$build/pacer" | grep -q "ARM aarch64" || { echo "run.sh: $build/pacer is not an aarch64 program" >&2; exit 1; }
+aarch64-linux-gnu-readelf -h "$build/pacer" | grep -q "Machine: *AArch64" || { echo "run.sh: $build/pacer is not an aarch64 program" >&2; exit 1; }
 step test ctest --test-dir "$build" -L unit -j "$JOBS" --output-on-failure "$@"
 
 # The light commands as a user runs them on a board.
