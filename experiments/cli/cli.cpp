@@ -335,13 +335,23 @@ int main(int argc, char** argv) {
   }
 }
 
+namespace {
+std::filesystem::path& full_program_slot() {
+  static std::filesystem::path full;
+  return full;
+}
+}  // namespace
+
+const std::filesystem::path& full_program_path() { return full_program_slot(); }
+
 int front_main(int argc, char** argv, const std::string& full_program) {
   const std::vector<std::string> args(argv + 1, argv + argc);
-  size_t consumed = 1;
-  if (!args.empty() && (args[0] == "--version" || command_named(args, &consumed))) return main(argc, argv);
   std::error_code ec;
   const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
   const auto full = (ec ? std::filesystem::path(argv[0]) : self).parent_path() / full_program;
+  full_program_slot() = full;
+  size_t consumed = 1;
+  if (!args.empty() && (args[0] == "--version" || command_named(args, &consumed))) return main(argc, argv);
   base::set_default_openmp_wait_policy();  // before the OpenMP runtime of the training program loads
   ::execv(full.c_str(), argv);
   const int err = errno;

@@ -4,6 +4,7 @@
 // Boost.Program_options; quantities use the typed values of options.hpp so malformed values are
 // usage errors (exit 2) that name the option.
 #include <boost/program_options.hpp>
+#include <filesystem>
 #include <functional>
 #include <string>
 #include <vector>
@@ -51,6 +52,9 @@ int main(int argc, char** argv);
 // everything else: the training commands, help, unknown commands. Returns 1 with one stderr line
 // when `full_program` cannot be run.
 int front_main(int argc, char** argv, const std::string& full_program);
+// The training program the light front hands over to, as front_main found it beside the front;
+// empty inside a program started by main() (which holds every command).
+const std::filesystem::path& full_program_path();
 
 // First call of a program that trains (pacer-train): when the OpenMP wait policy is not set yet
 // (base::set_default_openmp_wait_policy; the front sets it before it hands over), sets it and

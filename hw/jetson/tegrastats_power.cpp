@@ -26,6 +26,10 @@ struct TegrastatsPower::State {
   bool line_ok = false;
   PowerReading last;
   std::string last_error;
+  // What the first line held: the constructor judges the program by it, and a slow start (a loaded
+  // machine, qemu) may let later lines arrive before it looks.
+  bool first_ok = false;
+  std::string first_error;
   bool ended = false;  // the process closed its output (exited)
   std::string end_reason;
   bool closed = false;  // pacer stopped it
@@ -96,6 +100,10 @@ void TegrastatsPower::State::run() {
       line_ok = false;
       last_error = e.what();
     }
+    if (lines == 0) {
+      first_ok = line_ok;
+      first_error = line_ok ? "" : last_error;
+    }
     ++lines;
     cv.notify_all();
   }
@@ -127,8 +135,8 @@ TegrastatsPower::TegrastatsPower(TegrastatsOptions o) : state_(std::make_shared<
   const bool first =
       s.cv.wait_for(lock, std::chrono::duration<double>(o.start_timeout_s), [&] { return s.lines > 0 || s.ended; });
   std::string why;
-  if (s.lines > 0 && !s.line_ok)
-    why = fmt::format("its first line cannot be read: {}", s.last_error);
+  if (s.lines > 0 && !s.first_ok)
+    why = fmt::format("its first line cannot be read: {}", s.first_error);
   else if (s.ended)
     why = s.end_reason + " before printing a line";
   else if (!first)

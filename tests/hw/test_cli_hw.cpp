@@ -12,6 +12,7 @@
 
 #include "hw/emulator/emulated_modes.hpp"
 #include "hw/emulator/emulated_tree.hpp"
+#include "hw/jetson/doctor.hpp"
 #include "hw/jetson/restore_guard.hpp"
 #include "tests/hw/helpers.hpp"
 #include "traces/catalog/catalog.hpp"
@@ -388,6 +389,39 @@ TEST(CliHw, ProfileWithTegrastatsAsThePowerSource) {
     EXPECT_EQ(p.board_model, traces::find_device("jetson-nano").display_name) << "the inner device's board";
   }
   EXPECT_LT(t.points[1].time_per_batch_mean_s, t.points[0].time_per_batch_mean_s) << "the clock was pinned";
+}
+
+}  // namespace
+}  // namespace pacer::hw
+
+namespace pacer::hw {
+namespace {
+
+// `pacer doctor` on a tree served by `pacer emulate` (exit 0, the libtorch line from pacer-train),
+// and on this machine, which is not a Jetson (exit 1).
+TEST(CliHw, DoctorOnAServedTreeAndOnThisMachine) {
+  test::TempDir tmp;
+  const fs::path root = tmp.path() / "root";
+  fs::create_directories(tmp.path() / "store");
+  const pid_t emulator = serve("jetson-tx2", root);
+  const std::string common = " --store-dir " + (tmp.path() / "store").string() + " --state-file " +
+                             (tmp.path() / "state/doctor").string() + " --min-free 0.001";
+  auto r = run("doctor --root " + root.string() + common, tmp.path());
+  stop(emulator);
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("ok      power rails: 6 rails (iio)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("libtorch: libtorch "), std::string::npos) << r.out;  // pacer-train answered
+  EXPECT_NE(r.out.find("ready: this machine has what a validation needs"), std::string::npos) << r.out;
+
+  r = run("doctor --no-torch" + common, tmp.path());
+  if (fs::exists("/etc/nv_tegra_release")) GTEST_SKIP() << "this machine is a Jetson";
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("not a Jetson: emulated and replay only"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("libtorch"), std::string::npos) << r.out;
+
+  r = run("doctor --torch-line", tmp.path());  // what pacer-train answers for the light front
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(parse_torch_line(r.out).linked) << r.out;
 }
 
 }  // namespace
