@@ -457,7 +457,7 @@ Calibration calibrate(const traces::ProfileTable& table, const traces::DeviceSpe
   std::map<std::string, std::string> extra_settings;
   TransferPrior transfer;
   if (options.prior && kind != ModelKind::analytical)
-    throw Error("a transfer prior (--prior) applies to the analytical model only");
+    throw OptionError("prior", "a transfer prior applies to the analytical model only");
   if (kind == ModelKind::analytical && options.prior) {
     if (!(options.prior->knob == table.knob) || table.knob.kind != traces::KnobKind::gpu_freq)
       throw Error(fmt::format("prior profile '{}' must be a GPU-frequency sweep like '{}'", options.prior_name,
