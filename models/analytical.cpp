@@ -30,7 +30,7 @@ double VoltageCurve::at(double freq_hz) const {
 
 double PowerParams::capacitance(int batch_size) const {
   const double b = batch_size;
-  return cap_base_w_per_hz_v2 + cap_sat_w_per_hz_v2 * b / (b + batch_half);
+  return cap_base_w_per_hz_v2 + cap_sat_w_per_hz_v2 * b / (b + batch_half) + cap_log_w_per_hz_v2 * std::log(b);
 }
 
 double PowerParams::at(double freq_hz, double volt_v, int batch_size, const TimeParams& time) const {
@@ -52,8 +52,8 @@ constexpr const char* kTimeNames[] = {"time_fixed_s", "time_fixed_per_sample_s",
                                       "time_work_per_sample_cycles"};
 constexpr const char* kPowerSuffixes[] = {
     "idle_w",     "leak_w_per_v",        "cap_base_w_per_hz_v2", "cap_sat_w_per_hz_v2",
-    "batch_half", "busy_j_per_cycle_v2", "traffic_j_per_sample"};
-constexpr int kPowerParams = 7;
+    "batch_half", "busy_j_per_cycle_v2", "traffic_j_per_sample", "cap_log_w_per_hz_v2"};
+constexpr int kPowerParams = 8;
 
 // ---------------------------------------------------------------------------------------------
 // Weighted linear fit with non-negative coefficients. Rows are divided by the measurement, so the
@@ -66,12 +66,18 @@ struct LinearSolve {
   double rss = 0;          // relative RSS alone
 };
 
+// `w`: per-row weight (empty: 1), e.g. the pseudo-points of a transfer prior.
 LinearSolve solve_relative(const Eigen::MatrixXd& x, const Eigen::VectorXd& y, const std::vector<bool>& shrink,
-                           double prior_weight, bool want_stderr) {
+                           double prior_weight, bool want_stderr, const Eigen::VectorXd& w = {}) {
   const Eigen::Index n = x.rows();
   const Eigen::Index p = x.cols();
   Eigen::MatrixXd a(n, p);
-  for (Eigen::Index i = 0; i < n; ++i) a.row(i) = x.row(i) / y(i);
+  Eigen::VectorXd ones = Eigen::VectorXd::Ones(n);
+  for (Eigen::Index i = 0; i < n; ++i) {
+    const double sw = w.size() ? std::sqrt(w(i)) : 1.0;
+    a.row(i) = x.row(i) * (sw / y(i));
+    ones(i) = sw;
+  }
   // Column scaling makes the priors and the solver independent of units (Hz vs samples).
   Eigen::VectorXd scale(p);
   for (Eigen::Index j = 0; j < p; ++j) {
@@ -83,7 +89,6 @@ LinearSolve solve_relative(const Eigen::MatrixXd& x, const Eigen::VectorXd& y, c
   // A tiny ridge everywhere keeps every passive-set system positive definite when the data leave a
   // direction undetermined; it is far below any measurement noise.
   for (Eigen::Index j = 0; j < p; ++j) ridge(j) = shrink[static_cast<size_t>(j)] ? prior_weight : 1e-12;
-  const Eigen::VectorXd ones = Eigen::VectorXd::Ones(n);
   LinearSolve out;
   const Eigen::VectorXd b = nnls(a, ones, ridge, &out.objective);
   out.rss = (a * b - ones).squaredNorm();
@@ -92,8 +97,10 @@ LinearSolve solve_relative(const Eigen::MatrixXd& x, const Eigen::VectorXd& y, c
   if (want_stderr) {
     Eigen::Index active = 0;
     for (Eigen::Index j = 0; j < p; ++j) active += b(j) > 0;
-    if (n > active) {
-      const double s2 = out.rss / static_cast<double>(n - active);
+    // Weighted rows count as their weight's worth of points.
+    const double n_eff = w.size() ? w.sum() : static_cast<double>(n);
+    if (n_eff > static_cast<double>(active) + 0.5) {
+      const double s2 = out.rss / (n_eff - static_cast<double>(active));
       Eigen::MatrixXd h = a.transpose() * a;
       h.diagonal() += ridge;
       const Eigen::MatrixXd cov = s2 * h.completeOrthogonalDecomposition().pseudoInverse();
@@ -109,14 +116,26 @@ struct Obs {
   double y;
   double share = 1.0;  // powered share of the GPU's TPCs (power-mode caps); compute runs at f * share
   const std::vector<double>* extra = nullptr;  // extra power columns of this point (FitExtras)
+  double weight = 1.0;                         // FitExtras::weight
 };
+
+Eigen::VectorXd weights(const std::vector<Obs>& obs) {
+  bool any = false;
+  Eigen::VectorXd w(static_cast<Eigen::Index>(obs.size()));
+  for (size_t i = 0; i < obs.size(); ++i) {
+    w(static_cast<Eigen::Index>(i)) = obs[i].weight;
+    any = any || obs[i].weight != 1.0;
+  }
+  return any ? w : Eigen::VectorXd();
+}
 
 Eigen::Index extra_columns(const std::vector<Obs>& obs) {
   return obs.empty() || !obs.front().extra ? 0 : static_cast<Eigen::Index>(obs.front().extra->size());
 }
 
+// `log_cap`: c(b) = c_base + c_log·ln b (column 3 is f·V²·ln b), else the saturating form.
 Eigen::MatrixXd power_design(const std::vector<Obs>& obs, const VoltageCurve& v, double batch_half,
-                             const TimeParams& time) {
+                             const TimeParams& time, bool log_cap) {
   const Eigen::Index k = extra_columns(obs);
   Eigen::MatrixXd x(static_cast<Eigen::Index>(obs.size()), 6 + k);
   for (size_t i = 0; i < obs.size(); ++i) {
@@ -128,7 +147,7 @@ Eigen::MatrixXd power_design(const std::vector<Obs>& obs, const VoltageCurve& v,
     x(r, 0) = 1.0;
     x(r, 1) = s * volt;
     x(r, 2) = s * f * volt * volt;
-    x(r, 3) = s * f * volt * volt * b / (b + batch_half);
+    x(r, 3) = s * f * volt * volt * (log_cap ? std::log(b) : b / (b + batch_half));
     const double t = time.at(f * s, obs[i].batch);
     x(r, 4) = volt * volt * (time.work_cycles + time.work_per_sample_cycles * b) / t;
     x(r, 5) = b / t;
@@ -210,17 +229,19 @@ struct PowerProblem {
   double batch_half_prior;
   double log_half_lo;
   double log_half_hi;
+  bool log_cap = false;
 
   double prior(double log_half) const {
     const double z = (log_half - std::log(batch_half_prior)) / std::log(4.0);
     return prior_weight * z * z;
   }
   double objective(const VoltageCurve& v, double log_half) const {
-    const auto sol = solve_relative(power_design(*obs, v, std::exp(log_half), *time), targets(*obs), power_shrink(*obs),
-                                    prior_weight, false);
+    const auto sol = solve_relative(power_design(*obs, v, std::exp(log_half), *time, log_cap), targets(*obs),
+                                    power_shrink(*obs), prior_weight, false, weights(*obs));
     return sol.objective + prior(log_half);
   }
   double best_log_half(const VoltageCurve& v, int grid) const {
+    if (log_cap) return std::log(batch_half_prior);  // the log form has no b_half
     return grid_then_golden([&](double lh) { return objective(v, lh); }, log_half_lo, log_half_hi, grid, 24);
   }
 };
@@ -237,16 +258,23 @@ double profile_stderr(const std::function<double(double)>& objective, double x, 
 
 PowerFit finish_power(const PowerProblem& problem, const VoltageCurve& v, double log_half) {
   PowerFit out;
-  const auto sol = solve_relative(power_design(*problem.obs, v, std::exp(log_half), *problem.time),
-                                  targets(*problem.obs), power_shrink(*problem.obs), problem.prior_weight, true);
+  const auto sol = solve_relative(power_design(*problem.obs, v, std::exp(log_half), *problem.time, problem.log_cap),
+                                  targets(*problem.obs), power_shrink(*problem.obs), problem.prior_weight, true,
+                                  weights(*problem.obs));
   out.params = {sol.beta(0), sol.beta(1), sol.beta(2), sol.beta(3), std::exp(log_half), sol.beta(4), sol.beta(5)};
+  if (problem.log_cap) {
+    out.params.cap_log_w_per_hz_v2 = sol.beta(3);
+    out.params.cap_sat_w_per_hz_v2 = 0;
+    out.stderr.cap_log_w_per_hz_v2 = sol.stderr(3);
+    out.stderr.cap_sat_w_per_hz_v2 = traces::kNaN;
+  }
   for (Eigen::Index j = 6; j < sol.beta.size(); ++j) out.extra.push_back(sol.beta(j));
   out.stderr = {sol.stderr(0), sol.stderr(1), sol.stderr(2), sol.stderr(3), traces::kNaN, sol.stderr(4), sol.stderr(5)};
   out.objective = sol.objective + problem.prior(log_half);
   int active = 1;
   for (Eigen::Index j = 0; j < sol.beta.size(); ++j) active += sol.beta(j) > 0;
   const auto n = static_cast<int>(problem.obs->size());
-  if (n > active && sol.beta(3) > 0) {
+  if (n > active && sol.beta(3) > 0 && !problem.log_cap) {
     const double s2 = sol.rss / (n - active);
     const double se_log = profile_stderr([&](double lh) { return problem.objective(v, lh); }, log_half, 0.05, s2);
     out.stderr.batch_half = out.params.batch_half * se_log;
@@ -262,9 +290,9 @@ void push(traces::ModelRecord& r, const std::string& name, double value, double 
 
 void push_power(traces::ModelRecord& r, const std::string& prefix, const PowerParams& p, const PowerParams& se) {
   const double v[] = {p.idle_w,     p.leak_w_per_v,        p.cap_base_w_per_hz_v2, p.cap_sat_w_per_hz_v2,
-                      p.batch_half, p.busy_j_per_cycle_v2, p.traffic_j_per_sample};
+                      p.batch_half, p.busy_j_per_cycle_v2, p.traffic_j_per_sample, p.cap_log_w_per_hz_v2};
   const double e[] = {se.idle_w,     se.leak_w_per_v,        se.cap_base_w_per_hz_v2, se.cap_sat_w_per_hz_v2,
-                      se.batch_half, se.busy_j_per_cycle_v2, se.traffic_j_per_sample};
+                      se.batch_half, se.busy_j_per_cycle_v2, se.traffic_j_per_sample, se.cap_log_w_per_hz_v2};
   for (int i = 0; i < kPowerParams; ++i) push(r, prefix + kPowerSuffixes[i], v[i], e[i]);
 }
 
@@ -314,6 +342,7 @@ traces::ModelRecord AnalyticalModel::to_record() const {
     e.batch_half = err(prefix + kPowerSuffixes[4]);
     e.busy_j_per_cycle_v2 = err(prefix + kPowerSuffixes[5]);
     e.traffic_j_per_sample = err(prefix + kPowerSuffixes[6]);
+    e.cap_log_w_per_hz_v2 = err(prefix + kPowerSuffixes[7]);
     push_power(r, prefix, p, e);
   };
   power("power_mean_", params_.power_mean);
@@ -335,7 +364,8 @@ traces::ModelRecord AnalyticalModel::to_record() const {
   r.settings["has_peak"] = std::string(params_.has_peak ? "1" : "0");
   r.settings["time_form"] = "t = t0 + t1*b + (w0 + w1*b)/f";
   r.settings["power_form"] =
-      "P = P_idle + k_leak*V(f) + (c_base + c_sat*b/(b + b_half))*f*V(f)^2 + (busy*V(f)^2*w(b) + traffic*b)/t(f,b)";
+      "P = P_idle + k_leak*V(f) + (c_base + c_sat*b/(b + b_half) + c_log*ln(b))*f*V(f)^2 + (busy*V(f)^2*w(b) + "
+      "traffic*b)/t(f,b)";
   return r;
 }
 
@@ -358,6 +388,8 @@ FitInputs check_inputs(const std::vector<traces::ProfilePoint>& points, const An
     if (n != 0 && n != points.size()) throw Error(fmt::format("{} {} for {} points", n, what, points.size()));
   };
   check(compute_share.size(), "compute shares");
+  const std::vector<double>& point_weight = extras ? extras->weight : none;
+  check(point_weight.size(), "point weights");
   if (extras)
     check(extras->time_columns.size(), "extra time rows"), check(extras->power_columns.size(), "extra power rows");
   if (!(options.prior_weight >= 0 && options.prior_weight <= kMaxPriorWeight))
@@ -392,15 +424,19 @@ FitInputs check_inputs(const std::vector<traces::ProfilePoint>& points, const An
     if (!(share > 0 && share <= 1)) throw Error(fmt::format("compute share {:g} is not in (0, 1]", share));
     const std::vector<double>* power_extra =
         extras && !extras->power_columns.empty() ? &extras->power_columns[pi] : nullptr;
-    in.time_obs.push_back({f, p.batch_size, p.time_per_batch_mean_s, share, nullptr});
-    in.mean_obs.push_back({f, p.batch_size, p.power_mean_w, share, power_extra});
+    const double w = point_weight.empty() ? 1.0 : point_weight[pi];
+    if (!(w > 0 && std::isfinite(w))) throw Error(fmt::format("point weight {:g} is not positive", w));
+    in.time_obs.push_back({f, p.batch_size, p.time_per_batch_mean_s, share, nullptr, w});
+    in.mean_obs.push_back({f, p.batch_size, p.power_mean_w, share, power_extra, w});
     if (std::isfinite(p.power_peak_w) && p.power_peak_w > 0)
-      in.peak_obs.push_back({f, p.batch_size, p.power_peak_w, share, power_extra});
+      in.peak_obs.push_back({f, p.batch_size, p.power_peak_w, share, power_extra, w});
   }
   if (in.freqs.size() < 2)
     throw Error(
         "the analytical model needs points at 2 or more GPU frequencies to separate the frequency-bound "
         "part of the time from the rest");
+  if (options.cap_form != "saturating" && options.cap_form != "log")
+    throw OptionError("cap-form", fmt::format("'{}' is not a form of c(b): use saturating or log", options.cap_form));
   if (options.voltage != "auto" && options.voltage != "catalog" && options.voltage != "fit")
     throw Error(fmt::format("voltage mode '{}' is not one of auto, catalog, fit", options.voltage));
   in.use_table = options.voltage == "catalog" || (options.voltage == "auto" && !options.voltage_table.empty());
@@ -428,7 +464,7 @@ TimeParams fit_time(const std::vector<Obs>& time_obs, double prior_weight, FitEx
     x(r, 2) = 1.0 / f;
     x(r, 3) = b / f;
   }
-  const auto ts = solve_relative(x, targets(time_obs), time_shrink, prior_weight, true);
+  const auto ts = solve_relative(x, targets(time_obs), time_shrink, prior_weight, true, weights(time_obs));
   if (extras) extras->time_coef.assign(ts.beta.data() + 4, ts.beta.data() + 4 + kt);
   for (int i = 0; i < 4; ++i) push(record, kTimeNames[i], ts.beta(i), ts.stderr(i));
   return {ts.beta(0), ts.beta(1), ts.beta(2), ts.beta(3)};
@@ -501,7 +537,8 @@ std::unique_ptr<AnalyticalModel> fit_analytical(const std::vector<traces::Profil
   const double half_prior = std::sqrt(static_cast<double>(in.b_min) * in.b_max);
   const double lh_lo = std::log(std::max(0.25, in.b_min / 8.0));
   const double lh_hi = std::log(in.b_max * 8.0);
-  const PowerProblem mean_problem{&in.mean_obs, &params.time, pw, half_prior, lh_lo, lh_hi};
+  const bool log_cap = options.cap_form == "log";
+  const PowerProblem mean_problem{&in.mean_obs, &params.time, pw, half_prior, lh_lo, lh_hi, log_cap};
 
   auto& v = params.voltage;
   if (in.use_table) {
@@ -518,7 +555,7 @@ std::unique_ptr<AnalyticalModel> fit_analytical(const std::vector<traces::Profil
   if (extras) extras->power_mean_coef = extras->power_peak_coef = mean.extra;
   push_power(record, "power_mean_", mean.params, mean.stderr);
   if (in.peak_obs.size() >= 4) {
-    const PowerProblem peak_problem{&in.peak_obs, &params.time, pw, half_prior, lh_lo, lh_hi};
+    const PowerProblem peak_problem{&in.peak_obs, &params.time, pw, half_prior, lh_lo, lh_hi, log_cap};
     const PowerFit peak = finish_power(peak_problem, v, peak_problem.best_log_half(v, 25));
     params.power_peak = peak.params;
     params.has_peak = true;
@@ -531,6 +568,7 @@ std::unique_ptr<AnalyticalModel> fit_analytical(const std::vector<traces::Profil
   }
 
   record.settings["prior_weight"] = fmt::format("{:g}", pw);
+  record.settings["cap_form"] = options.cap_form;
   return std::make_unique<AnalyticalModel>(std::move(params), std::move(record));
 }
 
@@ -548,12 +586,12 @@ std::unique_ptr<AnalyticalModel> analytical_from_record(const traces::ModelRecor
   AnalyticalParams a;
   a.time = {get(kTimeNames[0]), get(kTimeNames[1]), get(kTimeNames[2]), get(kTimeNames[3])};
   const auto power = [&](const std::string& prefix) {
-    // The two coupled energy terms are optional: records written before them hold none.
+    // The two coupled energy terms and the log form of c(b) are optional: older records hold none.
     const auto opt = [&](const std::string& n) { return p.count(n) ? p.at(n) : 0.0; };
     return PowerParams{get(prefix + kPowerSuffixes[0]), get(prefix + kPowerSuffixes[1]),
                        get(prefix + kPowerSuffixes[2]), get(prefix + kPowerSuffixes[3]),
                        get(prefix + kPowerSuffixes[4]), opt(prefix + kPowerSuffixes[5]),
-                       opt(prefix + kPowerSuffixes[6])};
+                       opt(prefix + kPowerSuffixes[6]), opt(prefix + kPowerSuffixes[7])};
   };
   a.power_mean = power("power_mean_");
   a.power_peak = power("power_peak_");

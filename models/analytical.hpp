@@ -1,6 +1,7 @@
 #pragma once
 // The analytical device model for a GPU-frequency knob:
 //   power  P(f, b) = P_idle + k_leak·V(f) + c(b)·f·V(f)²,   c(b) = c_base + c_sat·b / (b + b_half)
+//                    (or, AnalyticalFitOptions::cap_form "log", c(b) = c_base + c_log·ln b)
 //                    + (busy·V(f)²·w(b) + traffic·b) / t(f, b)
 //   time   t(f, b) = t_fixed(b) + w(b) / f,                 t_fixed(b) = t0 + t1·b,  w(b) = w0 + w1·b
 // V(f) is the catalog's voltage table when the device has one (Jetson Nano), otherwise a fitted
@@ -49,6 +50,7 @@ struct PowerParams {
   // sample, traffic·b/t. Zero when the data do not need them (weak priors pull them to 0).
   double busy_j_per_cycle_v2 = 0;
   double traffic_j_per_sample = 0;
+  double cap_log_w_per_hz_v2 = 0;  // c(b) = c_base + c_log·ln b (the log form)
 
   double capacitance(int batch_size) const;
   double at(double freq_hz, double volt_v, int batch_size, const TimeParams& time) const;
@@ -92,6 +94,9 @@ struct AnalyticalFitOptions {
   // At most kMaxPriorWeight (a prior as strong as one point missed by 100%): beyond it the priors
   // overrule the data and pin their parameters to 0, a degenerate model.
   double prior_weight = 1e-4;
+  // The form of c(b): "saturating", c_base + c_sat·b/(b + b_half) (b_half searched, nonlinear), or
+  // "log", c_base + c_log·ln b (linear: one parameter fewer, nothing to search with few points).
+  std::string cap_form = "saturating";
 };
 inline constexpr double kMaxPriorWeight = 1.0;
 
@@ -101,6 +106,7 @@ inline constexpr double kMaxPriorWeight = 1.0;
 // non-negative and pulled towards 0 by the priors (empty: none). Their coefficients come back here.
 struct FitExtras {
   std::vector<double> compute_share;
+  std::vector<double> weight;  // per point, > 0 (empty: 1): a row of weight w counts as w points
   std::vector<std::vector<double>> time_columns;                    // per point; added time = sum_j time_coef[j] x_j
   std::vector<std::vector<double>> power_columns;                   // per point; added power = sum_j coef[j] x_j
   std::vector<double> time_coef, power_mean_coef, power_peak_coef;  // out

@@ -335,6 +335,91 @@ void record_errors(traces::ModelRecord& record, const DeviceModel& model, const 
 
 }  // namespace
 
+PseudoPoints transfer_pseudo_points(const TransferPrior& prior, double target_max_hz,
+                                    const std::vector<traces::ProfilePoint>& measured,
+                                    const std::vector<double>& freqs_hz, const std::vector<int>& batch_sizes) {
+  if (!prior.model) throw Error("the transfer prior has no fitted model");
+  if (measured.empty() || freqs_hz.empty() || batch_sizes.empty())
+    throw Error("transfer needs measured points and a grid of clocks and batch sizes");
+  if (!(prior.weight > 0) || !(prior.knob_max_hz > 0) || !(target_max_hz > 0))
+    throw Error(fmt::format("transfer weight {:g} and both boards' highest clocks must be positive", prior.weight));
+  const double ratio = prior.knob_max_hz / target_max_hz;
+  const auto at = [&](double f, int b) { return prior.model->predict({f * ratio}, b); };
+  // Each target maps affinely, y = a + s·y_prior (idle power and fixed time differ between boards,
+  // the dynamic part scales), by least squares on relative residuals over the measured points; a
+  // pure scale (geometric mean ratio) when that leaves s <= 0 or a <= -min(y) or has too few points.
+  const auto mapping = [&](bool power) {
+    Eigen::MatrixXd a(static_cast<Eigen::Index>(measured.size()), 2);
+    Eigen::VectorXd ones = Eigen::VectorXd::Ones(a.rows());
+    double log_ratio = 0;
+    for (size_t i = 0; i < measured.size(); ++i) {
+      const auto& p = measured[i];
+      const auto q = at(p.knob.at(0), p.batch_size);
+      const double y = power ? p.power_mean_w : p.time_per_batch_mean_s;
+      const double yp = power ? q.power_mean_w : q.time_per_batch_s;
+      a(static_cast<Eigen::Index>(i), 0) = 1.0 / y;
+      a(static_cast<Eigen::Index>(i), 1) = yp / y;
+      log_ratio += std::log(y / yp);
+    }
+    std::pair<double, double> scale{0.0, std::exp(log_ratio / static_cast<double>(measured.size()))};
+    if (measured.size() < 3) return scale;
+    const Eigen::Vector2d c = a.colPivHouseholderQr().solve(ones);
+    if (!(c(1) > 0) || !std::isfinite(c(0))) return scale;
+    return std::pair<double, double>{c(0), c(1)};
+  };
+  const auto [at0, st] = mapping(false);
+  const auto [ap0, sp] = mapping(true);
+  std::vector<int> bs = batch_sizes;
+  std::sort(bs.begin(), bs.end());
+  bs.erase(std::unique(bs.begin(), bs.end()), bs.end());
+  constexpr size_t kMaxBatchSizes = 16;
+  if (bs.size() > kMaxBatchSizes) {
+    std::vector<int> thin;
+    const double lo = std::log(bs.front()), hi = std::log(bs.back());
+    for (size_t i = 0; i < kMaxBatchSizes; ++i) {
+      const double want = std::exp(lo + (hi - lo) * static_cast<double>(i) / (kMaxBatchSizes - 1));
+      const int nearest = *std::min_element(bs.begin(), bs.end(), [&](int a, int b) {
+        return std::abs(std::log(a / want)) < std::abs(std::log(b / want));
+      });
+      if (thin.empty() || thin.back() != nearest) thin.push_back(nearest);
+    }
+    bs = thin;
+  }
+  PseudoPoints out;
+  for (double f : freqs_hz)
+    for (int b : bs) {
+      const auto q = at(f, b);
+      traces::ProfilePoint p;
+      p.knob = {f};
+      p.batch_size = b;
+      p.time_per_batch_mean_s = at0 + st * q.time_per_batch_s;
+      p.power_mean_w = ap0 + sp * q.power_mean_w;
+      if (!(p.time_per_batch_mean_s > 0) || !(p.power_mean_w > 0)) continue;  // an affine map below zero
+      p.power_peak_w = traces::kNaN;
+      out.points.push_back(p);
+    }
+  if (out.points.empty()) throw Error("the transfer prior maps to no positive time and power on this grid");
+  out.weight.assign(out.points.size(), prior.weight / static_cast<double>(out.points.size()));
+  return out;
+}
+
+std::unique_ptr<AnalyticalModel> fit_analytical_with_prior(const std::vector<traces::ProfilePoint>& measured,
+                                                           const AnalyticalFitOptions& options,
+                                                           const TransferPrior& prior, double target_max_hz,
+                                                           const std::vector<double>& freqs_hz,
+                                                           const std::vector<int>& batch_sizes) {
+  auto pseudo = transfer_pseudo_points(prior, target_max_hz, measured, freqs_hz, batch_sizes);
+  std::vector<traces::ProfilePoint> pts = measured;
+  pts.insert(pts.end(), pseudo.points.begin(), pseudo.points.end());
+  FitExtras extras;
+  extras.weight.assign(measured.size(), 1.0);
+  extras.weight.insert(extras.weight.end(), pseudo.weight.begin(), pseudo.weight.end());
+  auto model = fit_analytical(pts, options, &extras);
+  auto record = model->to_record();
+  record.settings["transfer_weight"] = fmt::format("{:g}", prior.weight);
+  return std::make_unique<AnalyticalModel>(model->params(), std::move(record));
+}
+
 Calibration calibrate(const traces::ProfileTable& table, const traces::DeviceSpec* device,
                       const CalibrationOptions& options) {
   const auto all = usable_points(table, device);
@@ -370,9 +455,35 @@ Calibration calibrate(const traces::ProfileTable& table, const traces::DeviceSpe
   AnalyticalFitOptions aopt = options.analytical;
   std::map<std::string, double> extra_metrics;
   std::map<std::string, std::string> extra_settings;
+  TransferPrior transfer;
+  if (options.prior && kind != ModelKind::analytical)
+    throw OptionError("prior", "a transfer prior applies to the analytical model only");
+  if (kind == ModelKind::analytical && options.prior) {
+    if (!(options.prior->knob == table.knob) || table.knob.kind != traces::KnobKind::gpu_freq)
+      throw Error(fmt::format("prior profile '{}' must be a GPU-frequency sweep like '{}'", options.prior_name,
+                              table.workload));
+    const auto prior_points = usable_points(*options.prior, options.prior_device);
+    AnalyticalFitOptions popt = options.analytical;
+    popt.voltage_table = options.prior_device ? options.prior_device->voltage_table
+                                              : std::vector<traces::VoltagePoint>{};
+    if (popt.voltage_table.empty() && popt.voltage == "catalog") popt.voltage = "fit";
+    spdlog::info("fitting the transfer prior on '{}' ({} points)", options.prior_name, prior_points.size());
+    transfer.model = fit_analytical(prior_points, choose_voltage(prior_points, popt, options.cv_folds));
+    double f_prior = 0;
+    for (const auto& p : prior_points) f_prior = std::max(f_prior, p.knob.at(0));
+    transfer.knob_max_hz = options.prior_device ? options.prior_device->max_freq_hz() : f_prior;
+    transfer.weight = options.prior_weight_points;
+  }
   if (kind == ModelKind::analytical) {
     aopt = choose_voltage(out.used, options.analytical, options.cv_folds, &voltage_why);
-    fit = [&](const std::vector<traces::ProfilePoint>& pts) -> std::unique_ptr<DeviceModel> {
+    std::set<double> grid_f;
+    for (const auto& p : all) grid_f.insert(p.knob.at(0));
+    double f_max = *grid_f.rbegin();
+    if (device && device->max_freq_hz() > 0) f_max = device->max_freq_hz();
+    const std::vector<double> freqs(grid_f.begin(), grid_f.end());
+    const auto bs = table.batch_sizes();
+    fit = [&, freqs, bs, f_max](const std::vector<traces::ProfilePoint>& pts) -> std::unique_ptr<DeviceModel> {
+      if (transfer.model) return fit_analytical_with_prior(pts, aopt, transfer, f_max, freqs, bs);
       return fit_analytical(pts, aopt);
     };
   } else if (kind == ModelKind::modes) {
@@ -407,6 +518,10 @@ Calibration calibrate(const traces::ProfileTable& table, const traces::DeviceSpe
   for (const auto& [k, v] : extra_settings) record.settings[k] = v;
   record.settings["selection"] = options.points > 0 ? fmt::format("planner k={}", options.points) : "all";
   if (reference) record.settings["reference"] = options.reference_name;
+  if (transfer.model) {
+    record.settings["prior"] = options.prior_name;
+    record.settings["transfer_weight"] = fmt::format("{:g}", transfer.weight);
+  }
   if (!voltage_why.empty()) record.settings["voltage_choice"] = voltage_why;
   // After every error metric: the uncertainty is read off them (models/uncertainty.hpp).
   store_uncertainty(record, noise_floor(all), table.floating_clocks);

@@ -67,6 +67,40 @@ void put_metrics(traces::ModelRecord& record, const ErrorSummary& fit, const Err
 // and (when `device` is given and the knob is gpu_freq) a frequency outside the device's table.
 std::vector<traces::ProfilePoint> usable_points(const traces::ProfileTable& table, const traces::DeviceSpec* device);
 
+// Transfer between boards (`pacer calibrate --prior`): the analytical model fitted on another
+// board's full sweep regularises a fit on this board's few points. The prior's predictions on this
+// board's grid -- clock mapped by f / f_max, time and mean power each scaled by the geometric mean
+// ratio measured / prior over the measured points -- join the fit as pseudo-points whose weights
+// sum to `weight` points' worth: they settle what the few points leave open (the shape in b and f)
+// and give way where the measurements disagree.
+// kDefaultTransferWeight was chosen by leave-one-board-out on the two LoudVA sweeps
+// (docs/models.md, "Transfer between boards"): among 0.1, 0.25, 0.5, 2 and 8 points, AGX Xavier ->
+// Nano picks 0.25 and Nano -> AGX Xavier picks 0.1; each pick, used on the other direction, still
+// beats the k points alone there. The prior is weak on purpose: it settles what a few points leave
+// open and gives way to any measurement.
+inline constexpr double kDefaultTransferWeight = 0.25;
+struct TransferPrior {
+  std::shared_ptr<const AnalyticalModel> model;  // fitted on the other board's full sweep
+  double knob_max_hz = 0;                        // that board's highest GPU clock
+  double weight = kDefaultTransferWeight;        // total weight of the pseudo-points, in points
+};
+// The pseudo-points on the grid `freqs_hz` x `batch_sizes` (batch sizes thinned to at most 16,
+// log-spaced, ends kept) and their weights. Throws Error without a prior model, measured points or
+// a positive weight.
+struct PseudoPoints {
+  std::vector<traces::ProfilePoint> points;
+  std::vector<double> weight;
+};
+PseudoPoints transfer_pseudo_points(const TransferPrior& prior, double target_max_hz,
+                                    const std::vector<traces::ProfilePoint>& measured,
+                                    const std::vector<double>& freqs_hz, const std::vector<int>& batch_sizes);
+// The analytical fit of `measured` with the prior's pseudo-points (options: V(f) already chosen).
+std::unique_ptr<AnalyticalModel> fit_analytical_with_prior(const std::vector<traces::ProfilePoint>& measured,
+                                                           const AnalyticalFitOptions& options,
+                                                           const TransferPrior& prior, double target_max_hz,
+                                                           const std::vector<double>& freqs_hz,
+                                                           const std::vector<int>& batch_sizes);
+
 struct CalibrationOptions {
   // A calibrated kind (traces::is_calibrated); analytical on a power-mode profile means modes.
   traces::ModelKind model = traces::ModelKind::analytical;
@@ -81,6 +115,13 @@ struct CalibrationOptions {
   // maxima with the GPU clock pinned (a MAXN sweep); its points join every fit and are never held out.
   const traces::ProfileTable* frequency_profile = nullptr;
   std::string frequency_profile_name;
+  // Analytical: transfer from another board (TransferPrior). `prior` is that board's full sweep of
+  // the same workload (GPU-frequency knob), `prior_device` its device (V(f) table, f_max; null: the
+  // sweep's highest clock and a fitted V(f)).
+  const traces::ProfileTable* prior = nullptr;
+  const traces::DeviceSpec* prior_device = nullptr;
+  std::string prior_name;
+  double prior_weight_points = kDefaultTransferWeight;
 };
 
 struct Calibration {

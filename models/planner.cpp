@@ -25,7 +25,40 @@ namespace {
 // Feature blocks whose information matrices the design maximises (one block per fitted target).
 struct Design {
   std::vector<std::vector<Eigen::VectorXd>> blocks;  // blocks[block][candidate]
+  std::vector<Eigen::VectorXd> prior;                // per block: prior precision of each column
 };
+
+// Bayesian D-optimality (DuMouchel and Jones, Technometrics 1994): each block gets "potential"
+// terms -- what the model might be missing -- whose coefficients have prior variance tau^2, so the
+// design keeps the primary parameters determined while also checking for lack of fit. Potential
+// terms are made orthogonal to the primary ones over the candidates and scaled to a range of 1.
+void add_potential_terms(Design& d, const std::vector<Eigen::VectorXd>& potential, double tau) {
+  const Eigen::Index q = potential.front().size();
+  const auto n = static_cast<Eigen::Index>(potential.size());
+  for (size_t bi = 0; bi < d.blocks.size(); ++bi) {
+    auto& block = d.blocks[bi];
+    const Eigen::Index p = block.front().size();
+    Eigen::MatrixXd x(n, p), z(n, q);
+    for (Eigen::Index i = 0; i < n; ++i) {
+      x.row(i) = block[static_cast<size_t>(i)].transpose();
+      z.row(i) = potential[static_cast<size_t>(i)].transpose();
+    }
+    const Eigen::MatrixXd r = z - x * x.completeOrthogonalDecomposition().solve(z);
+    Eigen::MatrixXd rs = r;
+    for (Eigen::Index j = 0; j < q; ++j) {
+      const double range = r.col(j).maxCoeff() - r.col(j).minCoeff();
+      rs.col(j) = range > 1e-12 ? Eigen::VectorXd(r.col(j) / range) : Eigen::VectorXd::Zero(n);
+    }
+    for (Eigen::Index i = 0; i < n; ++i) {
+      Eigen::VectorXd v(p + q);
+      v << block[static_cast<size_t>(i)], rs.row(i).transpose();
+      block[static_cast<size_t>(i)] = v;
+    }
+    Eigen::VectorXd k = Eigen::VectorXd::Constant(p + q, 1e-6);
+    k.tail(q).setConstant(1.0 / (tau * tau));
+    d.prior[bi] = k;
+  }
+}
 
 Design gpu_freq_design(const std::vector<PlanPoint>& cands, const PlannerOptions& options) {
   double f_max = 0, b_min = std::numeric_limits<double>::infinity(), b_max = 0;
@@ -50,6 +83,8 @@ Design gpu_freq_design(const std::vector<PlanPoint>& cands, const PlannerOptions
   const double half = std::sqrt(b_min * b_max) / b_max;
   Design d;
   d.blocks.resize(2);
+  d.prior.resize(2);
+  std::vector<Eigen::VectorXd> potential;
   for (const auto& c : cands) {
     const double f = c.knob.at(0) / f_max;
     const double b = c.batch_size / b_max;
@@ -61,7 +96,14 @@ Design gpu_freq_design(const std::vector<PlanPoint>& cands, const PlannerOptions
     p << 1.0, volt, dyn, dyn * b / (b + half), -dyn * b * half / ((b + half) * (b + half));
     d.blocks[0].push_back(t);
     d.blocks[1].push_back(p);
+    const double u = f_max > f_min ? (c.knob.at(0) - f_min) / (f_max - f_min) : 0;
+    const double l = b_max > b_min ? std::log(c.batch_size / b_min) / std::log(b_max / b_min) : 0;
+    Eigen::VectorXd z(5);
+    z << u * u, u * u * u, l * l, u * l, l * l * l;
+    potential.push_back(z);
   }
+  for (size_t bi = 0; bi < 2; ++bi) d.prior[bi] = Eigen::VectorXd::Constant(d.blocks[bi].front().size(), 1e-6);
+  if (options.potential_tau > 0) add_potential_terms(d, potential, options.potential_tau);
   return d;
 }
 
@@ -75,6 +117,7 @@ Design generic_design(const std::vector<PlanPoint>& cands) {
   }
   Design d;
   d.blocks.resize(1);
+  d.prior.resize(1);
   for (const auto& c : cands) {
     const double lb = lb_max > 0 ? std::log2(static_cast<double>(c.batch_size)) / lb_max : 0;
     std::vector<double> f{1.0, lb, lb * lb};
@@ -86,16 +129,17 @@ Design generic_design(const std::vector<PlanPoint>& cands) {
     }
     d.blocks[0].push_back(Eigen::Map<Eigen::VectorXd>(f.data(), static_cast<Eigen::Index>(f.size())));
   }
+  d.prior[0] = Eigen::VectorXd::Constant(d.blocks[0].front().size(), 1e-6);
   return d;
 }
 
 double criterion(const Design& d, const std::vector<size_t>& chosen) {
   double total = 0;
-  for (const auto& block : d.blocks) {
-    const Eigen::Index p = block.front().size();
+  for (size_t bi = 0; bi < d.blocks.size(); ++bi) {
+    const auto& block = d.blocks[bi];
     // The small ridge keeps log det finite while fewer points than parameters are chosen, so the
     // greedy step still prefers points that open new directions.
-    Eigen::MatrixXd m = 1e-6 * Eigen::MatrixXd::Identity(p, p);
+    Eigen::MatrixXd m = d.prior[bi].asDiagonal();
     for (size_t i : chosen) m.noalias() += block[i] * block[i].transpose();
     total += Eigen::LDLT<Eigen::MatrixXd>(m).vectorD().array().log().sum();
   }

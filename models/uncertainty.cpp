@@ -123,6 +123,29 @@ std::string pct(double rel) {
 
 }  // namespace
 
+double prediction_sigma(double mape_pct, double spread_rel) {
+  const double error_sigma = mape_pct / 100 * std::sqrt(std::numbers::pi / 2);
+  if (!std::isfinite(error_sigma)) return spread_rel;
+  return std::isfinite(spread_rel) ? std::max(error_sigma, spread_rel) : error_sigma;
+}
+
+Coverage coverage(const std::vector<double>& rel_errors, double sigma_rel) {
+  Coverage c;
+  if (!(sigma_rel > 0)) return c;
+  int in1 = 0, in90 = 0;
+  for (double e : rel_errors) {
+    if (!std::isfinite(e)) continue;
+    ++c.points;
+    in1 += std::abs(e) <= sigma_rel;
+    in90 += std::abs(e) <= kZ90 * sigma_rel;
+  }
+  if (c.points) {
+    c.within_1sigma = static_cast<double>(in1) / c.points;
+    c.within_90 = static_cast<double>(in90) / c.points;
+  }
+  return c;
+}
+
 void store_uncertainty(traces::ModelRecord& record, const NoiseFloor& floor, const std::string& floating_clocks) {
   ModelUncertainty u;
   u.floor = floor;
@@ -138,11 +161,9 @@ void store_uncertainty(traces::ModelRecord& record, const NoiseFloor& floor, con
   }
   for (int i = 0; i < 3; ++i) {
     const double spread = *target(u.floor, i);
-    const double error_sigma = u.basis.empty() ? traces::kNaN
-                                               : metric(record, std::string(kTargets[i]) + "_mape_" + u.basis) / 100 *
-                                                     std::sqrt(std::numbers::pi / 2);
     double& sigma = *target(u, i);
-    sigma = std::isfinite(error_sigma) ? (std::isfinite(spread) ? std::max(error_sigma, spread) : error_sigma) : spread;
+    sigma = prediction_sigma(
+        u.basis.empty() ? traces::kNaN : metric(record, std::string(kTargets[i]) + "_mape_" + u.basis), spread);
     if (std::isfinite(spread)) record.metrics[std::string(kTargets[i]) + "_noise_pct"] = 100 * spread;
     if (std::isfinite(sigma)) record.metrics[std::string(kTargets[i]) + "_sigma_pct"] = 100 * sigma;
   }

@@ -49,6 +49,21 @@ struct ModelUncertainty {
   std::string floating_clocks;  // ProfileTable::floating_clocks of the profile it was fitted to
 };
 
+// A prediction's 1 sigma (relative) from a MAPE measured off the fitted points (in %), read as a
+// Gaussian sigma (MAPE * sqrt(pi / 2)), never below the measurement spread `spread_rel` (NaN: none).
+double prediction_sigma(double mape_pct, double spread_rel);
+
+// How often held-out measurements fall inside the stated uncertainty: `rel_errors` are
+// predicted / measured - 1 of points the model was not fitted on; `sigma_rel` the stated 1 sigma.
+// Nominal rates: 68.3% inside 1 sigma, 90% inside the 90% interval (+-1.645 sigma).
+inline constexpr double kZ90 = 1.6448536269514722;
+struct Coverage {
+  double within_1sigma = traces::kNaN;  // fraction, 0..1
+  double within_90 = traces::kNaN;
+  int points = 0;
+};
+Coverage coverage(const std::vector<double>& rel_errors, double sigma_rel);
+
 // Adds the uncertainty to a calibrated model's record, after its error metrics: metrics
 // `<target>_noise_pct` (the spread), `<target>_sigma_pct` (the prediction's), `noise_terms`;
 // settings `noise_method`, `uncertainty_basis`, `floating_clocks` and `uncertainty` (the line

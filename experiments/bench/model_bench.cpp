@@ -305,6 +305,190 @@ struct RealTable {
   std::vector<traces::ProfilePoint> points;
 };
 
+models::AnalyticalFitOptions board_fit_options(const RealTable& b) {
+  models::AnalyticalFitOptions aopt;
+  aopt.voltage_table = b.device.voltage_table;
+  return aopt;
+}
+
+std::vector<double> board_freqs(const RealTable& b) {
+  std::set<double> f;
+  for (const auto& p : b.points) f.insert(p.knob.at(0));
+  return {f.begin(), f.end()};
+}
+
+// The planner's k points of a board, the model fitted on them and the held-out rest.
+struct PlannedFit {
+  std::vector<traces::ProfilePoint> train, test;
+};
+PlannedFit plan_split(const RealTable& b, int k) {
+  models::PlannerOptions planner;
+  planner.voltage_table = b.device.voltage_table;
+  planner.k = k;
+  std::vector<models::PlanPoint> cands;
+  for (const auto& p : b.points) cands.push_back({p.knob, p.batch_size});
+  const auto chosen = models::plan_points(cands, planner);
+  return {subset(b.points, chosen, true), subset(b.points, chosen, false)};
+}
+
+// predicted / measured - 1 of each point, time and mean power.
+void rel_errors(const models::DeviceModel& m, const std::vector<traces::ProfilePoint>& pts, std::vector<double>& t,
+                std::vector<double>& p) {
+  for (const auto& q : pts) {
+    const auto pred = m.predict(q.knob, q.batch_size);
+    t.push_back(pred.time_per_batch_s / q.time_per_batch_mean_s - 1);
+    p.push_back(pred.power_mean_w / q.power_mean_w - 1);
+  }
+}
+
+double mean_abs_pct(const std::vector<double>& e) {
+  double s = 0;
+  for (double v : e) s += std::abs(v);
+  return e.empty() ? traces::kNaN : 100 * s / static_cast<double>(e.size());
+}
+
+std::string yes_no(bool b) { return b ? "yes" : "no"; }
+
+// Against the model's own every-point error: the goal lines at k = close.k, the k-curve, the
+// coverage of the stated uncertainty, and transfer from the other board(s).
+std::string close_to_every_point(std::vector<ModelBenchRow>& rows, const std::vector<RealTable>& boards, size_t bi,
+                                 const ModelBenchOptions& o) {
+  const auto& b = boards[bi];
+  const auto& g = o.close;
+  const auto aopt = board_fit_options(b);
+  const auto fit = analytical_fit(aopt);
+  // Every point, 10 interleaved folds: the errors and the residuals behind the coverage.
+  const auto all_fit = analytical_fit_all(b.points, aopt);
+  std::vector<double> cv_t, cv_p;
+  constexpr int kFolds = 10;
+  for (int fold = 0; fold < kFolds; ++fold) {
+    std::vector<traces::ProfilePoint> train, test;
+    for (size_t i = 0; i < b.points.size(); ++i) (static_cast<int>(i % kFolds) == fold ? test : train).push_back(b.points[i]);
+    rel_errors(*all_fit(train), test, cv_t, cv_p);
+  }
+  const double all_t = mean_abs_pct(cv_t), all_p = mean_abs_pct(cv_p);
+  const auto floor = models::noise_floor(b.points);
+  std::string md = fmt::format("#### {}: k points against every point (analytical model, planner's k points, "
+                               "held-out MAPE)\n\nEvery point, 10-fold cross-validated: time {:.2f}%, P mean {:.2f}%.\n\n",
+                               b.device.name, all_t, all_p);
+  // The k-curve.
+  struct CurvePoint {
+    int k;
+    double t, p;
+  };
+  std::vector<CurvePoint> curve;
+  for (int k : o.curve_ks) {
+    if (k < 4 || k >= static_cast<int>(b.points.size())) continue;
+    const auto split = plan_split(b, k);
+    ModelBenchRow r = row("real-curve", b.device.name, b.table.workload, ModelKind::analytical);
+    r.k = k;
+    r.fit_points = static_cast<int>(split.train.size());
+    r.heldout_points = static_cast<int>(split.test.size());
+    try {
+      r.error = models::mape(*fit(split.train), split.test);
+    } catch (const Error& e) {
+      r.note = e.what();
+    }
+    rows.push_back(r);
+    curve.push_back({k, r.error.time_mape, r.error.power_mean_mape});
+  }
+  const auto at_k = [&](int k) {
+    for (const auto& c : curve)
+      if (c.k == k) return c;
+    return CurvePoint{k, traces::kNaN, traces::kNaN};
+  };
+  const auto k8 = at_k(g.k);
+  md += fmt::format("goal: {} power MAPE at k = {} within {:g} pp of every point ({:.2f}%): measured {:.2f}%, holds {}\n",
+                    b.device.name, g.k, g.power_pp, all_p, k8.p, yes_no(k8.p <= all_p + g.power_pp));
+  md += fmt::format("goal: {} time MAPE at k = {} within {:g} pp of every point ({:.2f}%): measured {:.2f}%, holds {}\n\n",
+                    b.device.name, g.k, g.time_pp, all_t, k8.t, yes_no(k8.t <= all_t + g.time_pp));
+  // The first k from which the curve stays within close_pp (to the end of the curve).
+  const auto settles = [&](bool power) {
+    int from = 0;
+    for (const auto& c : curve) {
+      const double v = power ? c.p : c.t;
+      const double ref = power ? all_p : all_t;
+      if (v <= ref + g.close_pp) {
+        if (!from) from = c.k;
+      } else {
+        from = 0;
+      }
+    }
+    return from;
+  };
+  const int kp = settles(true), kt = settles(false);
+  md += fmt::format("k-curve ({}): within {:g} pp of every point from k = {} (power), k = {} (time){}\n\n",
+                    b.device.name, g.close_pp, kp ? std::to_string(kp) : "none <= 50",
+                    kt ? std::to_string(kt) : "none <= 50", " (and at every larger k of the curve)");
+  md += "| k |";
+  std::string t_line = "| time [%] |", p_line = "| P mean [%] |", rule = "|---|";
+  for (const auto& c : curve) {
+    md += fmt::format(" {} |", c.k);
+    rule += "---|";
+    t_line += " " + cell(c.t) + " |";
+    p_line += " " + cell(c.p) + " |";
+  }
+  md += "\n" + rule + "\n" + t_line + "\n" + p_line + "\n\n";
+  // Coverage of the stated uncertainty: at k, the sigma pacer calibrate would state from the k
+  // points alone (their leave-one-out MAPE, models::prediction_sigma); at every point, from the
+  // cross-validated MAPE and the measurement spread.
+  {
+    const auto split = plan_split(b, g.k);
+    const auto cv = models::cross_validate(split.train, fit, 0, 4);
+    const auto spread = models::noise_floor(split.train);
+    const double st = models::prediction_sigma(cv.time_mape, spread.time_rel);
+    const double sp = models::prediction_sigma(cv.power_mean_mape, spread.power_mean_rel);
+    std::vector<double> et, ep;
+    rel_errors(*fit(split.train), split.test, et, ep);
+    const auto ct = models::coverage(et, st), cp = models::coverage(ep, sp);
+    const double ast = models::prediction_sigma(all_t, floor.time_rel);
+    const double asp = models::prediction_sigma(all_p, floor.power_mean_rel);
+    const auto act = models::coverage(cv_t, ast), acp = models::coverage(cv_p, asp);
+    md += fmt::format(
+        "coverage ({}; nominal 68% inside 1 sigma, 90% inside the 90% interval): k = {}: time sigma {:.1f}% covers "
+        "{:.0f}% / {:.0f}%, P mean sigma {:.1f}% covers {:.0f}% / {:.0f}% of {} held-out points; every point "
+        "(cross-validated): time sigma {:.1f}% covers {:.0f}% / {:.0f}%, P mean sigma {:.1f}% covers {:.0f}% / "
+        "{:.0f}%\n\n",
+        b.device.name, g.k, 100 * st, 100 * ct.within_1sigma, 100 * ct.within_90, 100 * sp, 100 * cp.within_1sigma,
+        100 * cp.within_90, ct.points, 100 * ast, 100 * act.within_1sigma, 100 * act.within_90, 100 * asp,
+        100 * acp.within_1sigma, 100 * acp.within_90);
+    std::string pts;
+    for (const auto& p : split.train) pts += fmt::format("{}({:.1f} MHz, b={})", pts.empty() ? "" : ", ", p.knob[0] / 1e6, p.batch_size);
+    md += fmt::format("planner's k = {} points ({}): {}\n\n", g.k, b.device.name, pts);
+  }
+  // Transfer: the other board's full sweep as the prior, plus this board's k points.
+  for (size_t oi = 0; oi < boards.size(); ++oi) {
+    if (oi == bi) continue;
+    const auto& other = boards[oi];
+    models::TransferPrior prior;
+    prior.model = models::fit_analytical(other.points, models::choose_voltage(other.points, board_fit_options(other), 0));
+    prior.knob_max_hz = other.device.max_freq_hz();
+    prior.weight = o.transfer_weight;
+    const auto freqs = board_freqs(b);
+    const auto bs = b.table.batch_sizes();
+    for (int k : o.transfer_ks) {
+      if (k < 4 || k >= static_cast<int>(b.points.size())) continue;
+      const auto split = plan_split(b, k);
+      ModelBenchRow r = row("real-transfer", b.device.name, b.table.workload, ModelKind::analytical);
+      r.k = k;
+      r.fit_points = static_cast<int>(split.train.size());
+      r.heldout_points = static_cast<int>(split.test.size());
+      r.note = "prior " + other.device.name;
+      const auto chosen = models::choose_voltage(split.train, aopt, 0);
+      r.error = models::mape(
+          *models::fit_analytical_with_prior(split.train, chosen, prior, b.device.max_freq_hz(), freqs, bs), split.test);
+      rows.push_back(r);
+      const auto alone = at_k(k);
+      md += fmt::format(
+          "transfer {} -> {}, k = {}: time {:.2f}% / P mean {:.2f}% (the same k points alone: {:.2f}% / {:.2f}%): "
+          "beats k-only {}\n",
+          other.device.name, b.device.name, k, r.error.time_mape, r.error.power_mean_mape, alone.t, alone.p,
+          yes_no(r.error.time_mape + r.error.power_mean_mape < alone.t + alone.p));
+    }
+  }
+  return md + "\n";
+}
+
 std::string section_real(std::vector<ModelBenchRow>& rows, const ModelBenchOptions& o) {
   std::string md;
   std::vector<RealTable> boards;
@@ -324,6 +508,7 @@ std::string section_real(std::vector<ModelBenchRow>& rows, const ModelBenchOptio
   // Learned: trained on the other board's whole sweep, re-trained on this board's k points.
   std::vector<std::shared_ptr<models::LearnedModel>> refs;
   for (const auto& b : boards) {
+    if (!o.learned_real) break;
     models::LearnedOptions lo;
     lo.seed = o.seed;
     lo.knob_scale = {b.device.max_freq_hz()};
@@ -339,8 +524,8 @@ std::string section_real(std::vector<ModelBenchRow>& rows, const ModelBenchOptio
     evaluate(rows, base, {&b.points, planner, analytical_fit(aopt), 4, 10, analytical_fit_all(b.points, aopt)}, o.ks);
     auto ib = base;
     ib.model = ModelKind::interpolating;
-    evaluate(rows, ib, {&b.points, planner, interpolating_fit(b.table.knob), 1, 10, {}}, o.ks);
-    if (boards.size() > 1) {
+    if (o.learned_real) evaluate(rows, ib, {&b.points, planner, interpolating_fit(b.table.knob), 1, 10, {}}, o.ks);
+    if (boards.size() > 1 && o.learned_real) {
       models::LearnedOptions lo;
       lo.seed = o.seed;
       lo.knob_scale = {b.device.max_freq_hz()};
@@ -369,6 +554,7 @@ std::string section_real(std::vector<ModelBenchRow>& rows, const ModelBenchOptio
         floor.terms, 100 * floor.time_rel, 100 * floor.power_mean_rel,
         models::NoiseFloor::mape_floor_pct(floor.time_rel), models::NoiseFloor::mape_floor_pct(floor.power_mean_rel),
         b.table.floating_clocks.empty() ? "not recorded" : b.table.floating_clocks);
+    md += close_to_every_point(rows, boards, i, o);
   }
   return md;
 }

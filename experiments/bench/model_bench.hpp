@@ -27,6 +27,16 @@ struct ModelGoal {
   int max_k = 8;
 };
 
+// The goals against the model's own every-point error (cross-validated) on a real board: with k
+// points, power within power_pp and time within time_pp of it; and the k at which each gets within
+// close_pp of it (the k-curve).
+struct CloseGoal {
+  int k = 8;
+  double power_pp = 1.0;
+  double time_pp = 1.5;
+  double close_pp = 0.5;
+};
+
 struct RealBoard {
   std::string folder;  // under loudva_dir
   std::string device;  // catalog name
@@ -49,8 +59,14 @@ struct ModelBenchOptions {
   // (c)
   std::filesystem::path loudva_dir;  // empty: jetson/loudva of traces::import::data_dir()
   std::vector<RealBoard> boards = {{"nano", "jetson-nano"}, {"agx-xavier", "jetson-agx-xavier"}};
+  // (c) the analytical model's k-curve, the k points of the coverage check, transfer between boards
+  std::vector<int> curve_ks = {4, 5, 6, 7, 8, 9, 10, 11, 12, 14, 16, 18, 20, 25, 30, 35, 40, 45, 50};
+  std::vector<int> transfer_ks = {4, 6, 8};
+  double transfer_weight = models::kDefaultTransferWeight;
+  bool learned_real = true;  // (c) also the learned (libtorch) and interpolating models
   uint64_t seed = 1;
   ModelGoal goal;
+  CloseGoal close;
 };
 
 struct ModelBenchRow {

@@ -64,22 +64,35 @@ std::optional<traces::DeviceSpec> resolve_device(const CalibrationRequest& r, co
 // The profiles a fit reads beside the calibrated one: a learned model's reference, the modes
 // model's GPU-frequency sweep.
 struct ExtraProfiles {
-  std::optional<traces::ProfileTable> reference, frequency_profile;
+  std::optional<traces::ProfileTable> reference, frequency_profile, prior;
+  std::optional<traces::DeviceSpec> prior_device;
 };
+
+// A profile named "NAME" (in `store`) or "FILE.h5:NAME" (another store), for option `setting`.
+traces::ProfileTable read_named_profile(const std::string& ref, const traces::Store& store, const std::string& path,
+                                        const std::string& setting) {
+  const auto colon = ref.rfind(':');
+  if (colon != std::string::npos && ref.find(".h5") != std::string::npos) {
+    const auto other = traces::Store::open(ref.substr(0, colon));
+    if (!other.has<traces::ProfileTable>(ref.substr(colon + 1)))
+      throw SettingError(setting, fmt::format("{} has no profile '{}'", ref.substr(0, colon), ref.substr(colon + 1)));
+    return other.read<traces::ProfileTable>(ref.substr(colon + 1));
+  }
+  if (!store.has<traces::ProfileTable>(ref)) throw SettingError(setting, fmt::format("{} has no profile '{}'", path, ref));
+  return store.read<traces::ProfileTable>(ref);
+}
 
 ExtraProfiles read_extra_profiles(const CalibrationRequest& r, const traces::Store& store) {
   ExtraProfiles out;
   const std::string path = r.store.string();
-  if (r.reference) {
-    const std::string& ref = *r.reference;
-    const auto colon = ref.rfind(':');
-    if (colon != std::string::npos && ref.find(".h5") != std::string::npos) {
-      const auto other = traces::Store::open(ref.substr(0, colon));
-      out.reference = other.read<traces::ProfileTable>(ref.substr(colon + 1));
-    } else {
-      if (!store.has<traces::ProfileTable>(ref))
-        throw SettingError("reference", fmt::format("{} has no profile '{}'", path, ref));
-      out.reference = store.read<traces::ProfileTable>(ref);
+  if (r.reference) out.reference = read_named_profile(*r.reference, store, path, "reference");
+  if (r.prior) {
+    out.prior = read_named_profile(*r.prior, store, path, "prior");
+    try {
+      out.prior_device = traces::find_device(out.prior->device);
+    } catch (const Error&) {
+      spdlog::warn("prior's device '{}' is not in the catalog: its V(f) is fitted and f_max is its highest clock",
+                   out.prior->device);
     }
   }
   if (r.frequency_profile) {
@@ -204,6 +217,11 @@ void run_calibration(const CalibrationRequest& r, std::ostream& out) {
   if (extra.reference) {
     opt.reference = &*extra.reference;
     opt.reference_name = *r.reference;
+  }
+  if (extra.prior) {
+    opt.prior = &*extra.prior;
+    opt.prior_device = extra.prior_device ? &*extra.prior_device : nullptr;
+    opt.prior_name = *r.prior;
   }
   if (extra.frequency_profile) {
     opt.frequency_profile = &*extra.frequency_profile;

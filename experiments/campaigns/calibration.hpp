@@ -24,6 +24,9 @@ struct CalibrationRequest {
   bool predict = false;                        // also write the predicted table for the device's whole grid
   // Learned transfer: the reference profile, "NAME" in the same store or "FILE.h5:NAME".
   std::optional<std::string> reference;
+  // Analytical transfer between boards (models::TransferPrior): another board's full sweep of the
+  // same workload, "NAME" in the same store or "FILE.h5:NAME"; its device is looked up in the catalog.
+  std::optional<std::string> prior;
   // Modes: a GPU-frequency profile of the same workload in the same store.
   std::optional<std::string> frequency_profile;
   // The model and its fit; the reference and frequency-profile tables and the V(f) table are filled

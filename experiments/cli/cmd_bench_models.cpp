@@ -54,6 +54,10 @@ int run_bench_models(const po::variables_map& vm) {
   o.zeus_dir = vm["zeus-dir"].as<std::string>();
   o.loudva_dir = vm["loudva-dir"].as<std::string>();
   o.seed = vm["seed"].as<uint64_t>();
+  o.curve_ks = parse_ks(vm["curve-ks"].as<std::string>());
+  o.transfer_weight = vm["transfer-weight"].as<double>();
+  if (!(o.transfer_weight > 0)) throw UsageError("--transfer-weight: must be a positive number of points");
+  o.learned_real = !vm.count("analytical-only");
   const auto result = experiments::run_model_bench(o);
   std::cout << result.markdown;
   const std::string out = vm["csv"].as<std::string>();
@@ -72,7 +76,9 @@ Command make() {
       "cross-validation). (a) the emulated Jetson, analytical vs learned (transferred from another workload);\n"
       "(b) the real Zeus GPU traces (knob = power limit), interpolating vs learned; (c) real Jetson boards (the\n"
       "LoudVA GPU-frequency sweeps of a Nano and an AGX Xavier), analytical, learned and interpolating.\n"
-      "Each table ends with the goal verdict computed from its rows.";
+      "Each table ends with the goal verdict computed from its rows; (c) then prints, per board, the goal lines\n"
+      "against the model's every-point error, the k-curve, the coverage of the stated uncertainty and the\n"
+      "transfer from the other board (docs/models.md).";
   const experiments::ModelBenchOptions d0;
   c.add_options = [d0](po::options_description& d) {
     d.add_options()("ks", po::value<std::string>()->default_value(ks_text(d0.ks)),
@@ -94,6 +100,11 @@ Command make() {
                                                    po::value<std::string>()->default_value(d0.loudva_dir.string()),
                                                    "(c) folder with the LoudVA board folders (nano, agx-xavier; default: jetson/loudva/ of the data folder)")(
         "seed", po::value<uint64_t>()->default_value(d0.seed), "emulator and learned-model seed")(
+        "curve-ks", po::value<std::string>()->default_value(ks_text(d0.curve_ks)),
+        "(c) the analytical k-curve: numbers of points (from 4), comma-separated")(
+        "transfer-weight", po::value<double>()->default_value(d0.transfer_weight),
+        "(c) weight of the other board's prior in the transfer rows, in points (pacer calibrate --prior-points)")(
+        "analytical-only", "(c) the analytical model only (no learned or interpolating rows)")(
         "csv", po::value<std::string>()->default_value("bench-models.csv"),
         "per-workload results (CSV, units in header)");
   };

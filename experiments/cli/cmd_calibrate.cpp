@@ -35,6 +35,7 @@ experiments::CalibrationRequest request_from(const po::variables_map& vm) {
   r.predictions_csv = given(vm, "predictions-csv");
   r.predict = vm.count("predict") > 0;
   r.reference = given(vm, "reference");
+  r.prior = given(vm, "prior");
   r.frequency_profile = given(vm, "frequency-profile");
   models::CalibrationOptions& opt = r.calibration;
   opt.model = model_option(vm);
@@ -55,6 +56,12 @@ experiments::CalibrationRequest request_from(const po::variables_map& vm) {
   opt.learned.threads = vm["threads"].as<int>();
   if (r.reference && opt.model != traces::ModelKind::learned)
     throw UsageError("--reference applies to --model learned only");
+  opt.prior_weight_points = vm["prior-points"].as<double>();
+  if (!(opt.prior_weight_points > 0 && opt.prior_weight_points <= 1e6))
+    throw UsageError(fmt::format("--prior-points: {:g} is not a positive weight (points' worth of the prior)",
+                                 opt.prior_weight_points));
+  if (r.prior && opt.model != traces::ModelKind::analytical)
+    throw UsageError("--prior applies to --model analytical only (a GPU-frequency profile)");
   return r;
 }
 
@@ -92,6 +99,11 @@ Command make() {
         "number of points the planner picks from the profile (count), or all")(
         "reference", po::value<std::string>(),
         "learned only: reference workload's full profile, NAME in the same store or FILE.h5:NAME")(
+        "prior", po::value<std::string>(),
+        "analytical: transfer from another board -- its full sweep of the same workload, NAME in the same store or "
+        "FILE.h5:NAME; the model fitted on it regularises the fit on this profile's (few) points")(
+        "prior-points", po::value<double>()->default_value(o.prior_weight_points),
+        "analytical, with --prior: weight of the other board's model, in points' worth")(
         "predictions-csv", po::value<std::string>(),
         "write one row per measured point: knob values, b, used_for_fit, measured and predicted time and power (CSV)")(
         "predict", fmt::format("also write the predicted table for the device's whole grid as profile {}",

@@ -1,4 +1,5 @@
 // Calibration of the analytical and interpolating models, input checks, record round trips.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -382,6 +383,37 @@ TEST(CalibInput, APriorWeightOutsideItsRangeIsRefusedAndTheStoredModelStays) {
   const auto good = traces::Store::open(path).read<traces::ModelRecord>("synthetic@jetson-nano:analytical");
   EXPECT_EQ(run_pacer(fmt_path(path) + " --points 8 --prior-weight inf", log), 2);
   EXPECT_TRUE(traces::Store::open(path).read<traces::ModelRecord>("synthetic@jetson-nano:analytical") == good);
+  std::filesystem::remove_all(dir);
+}
+
+// `pacer calibrate --prior FILE.h5:NAME`: another store's sweep as the transfer prior; the record
+// names it; a missing prior profile, a non-analytical model and a non-positive weight are refused.
+TEST(CalibCli, APriorFromAnotherStoreIsUsedAndRecorded) {
+  const auto nano = traces::find_device("jetson-nano");
+  const auto dir = std::filesystem::temp_directory_path() / ("pacer_calib_transfer_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto a = dir / "a.h5";
+  const auto b = dir / "b.h5";
+  {
+    auto store = traces::Store::open_or_create(a);
+    store.write(testing::table_from(testing::nano_truth(nano), nano.gpu_freqs_hz, testing::paper_batches(), 0.01, 3,
+                                    "other-board"));
+  }
+  {
+    auto store = traces::Store::open_or_create(b);
+    store.write_device(nano);
+    store.write(testing::table_from(testing::nano_truth(nano), nano.gpu_freqs_hz, testing::paper_batches(), 0.03, 9,
+                                    "synthetic"));
+  }
+  const auto log = dir / "out.txt";
+  const std::string prior = "'" + a.string() + ":other-board'";
+  ASSERT_EQ(run_pacer(fmt_path(b) + " --points 5 --prior " + prior, log), 0);
+  const auto rec = traces::Store::open(b).read<traces::ModelRecord>("synthetic@jetson-nano:analytical");
+  EXPECT_EQ(rec.settings.at("prior"), a.string() + ":other-board");
+  EXPECT_EQ(rec.settings.at("transfer_weight"), fmt::format("{:g}", kDefaultTransferWeight));
+  EXPECT_EQ(run_pacer(fmt_path(b) + " --points 5 --prior '" + a.string() + ":missing'", log), 1);
+  EXPECT_EQ(run_pacer(fmt_path(b) + " --points 5 --model interpolating --prior " + prior, log), 2);
+  EXPECT_EQ(run_pacer(fmt_path(b) + " --points 5 --prior " + prior + " --prior-points 0", log), 2);
   std::filesystem::remove_all(dir);
 }
 

@@ -84,12 +84,14 @@ TEST(RealModels, PlannerAndCalibrationOnTheRealAgxXavierGrid) {
   std::set<double> freqs;
   std::set<int> batches;
   for (const auto& p : cal.used) freqs.insert(p.knob[0]), batches.insert(p.batch_size);
-  EXPECT_GE(freqs.size(), 3u);
+  EXPECT_GE(freqs.size(), 4u) << "the Bayesian design spreads over the clocks";
   EXPECT_GE(batches.size(), 3u);
   EXPECT_TRUE(batches.count(1) && batches.count(128)) << "the corners of the b range";
-  // Measured with `pacer bench models --real` (docs/models.md): about 8.7 % time, 5.3 % power held out.
+  // Measured with `pacer bench models --real` (docs/models.md): 9.3 % time, 2.73 % power held out;
+  // the issue-25 goal is the every-point error (2.53 %, 10-fold cross-validated) + 1 pp. The plain
+  // D-optimal planner gave 5.3 %.
   EXPECT_LT(cal.record.metrics.at("time_mape_heldout"), 12.0);
-  EXPECT_LT(cal.record.metrics.at("power_mean_mape_heldout"), 8.0);
+  EXPECT_LE(cal.record.metrics.at("power_mean_mape_heldout"), 2.53 + 1.0);
   EXPECT_EQ(cal.record.metrics.at("heldout_points"), 1772 - 8);
 }
 
@@ -106,6 +108,34 @@ TEST(RealModels, NanoSweepWithEightPointsMeetsThePowerGoal) {
   EXPECT_LE(cal.record.metrics.at("power_mean_mape_heldout"), 3.0);
   EXPECT_LT(cal.record.metrics.at("time_mape_heldout"), 6.0);
   EXPECT_NE(cal.record.settings.at("voltage_choice").find("catalog V(f)"), std::string::npos);
+}
+
+// Transfer (calibrate --prior): the AGX Xavier's whole sweep as the prior of 4 Nano points beats
+// the same 4 points alone (docs/models.md: 4.83 / 3.37 % against 5.44 / 4.70 %).
+TEST(RealModels, TheAgxXavierSweepHelpsFourNanoPoints) {
+  if (!std::filesystem::exists(kLoudva / "nano") || !std::filesystem::exists(kLoudva / "agx-xavier"))
+    GTEST_SKIP() << "no LoudVA data under " << kLoudva;
+  traces::loudva::ImportOptions o;
+  o.dir = kLoudva / "nano";
+  o.device = traces::find_device("jetson-nano");
+  const auto nano = traces::loudva::import_dir(o).profiles.at(0).table;
+  traces::loudva::ImportOptions oa;
+  oa.dir = kLoudva / "agx-xavier";
+  oa.device = traces::find_device("jetson-agx-xavier");
+  const auto agx = traces::loudva::import_dir(oa).profiles.at(0).table;
+  CalibrationOptions opt;
+  opt.points = 4;
+  opt.analytical.voltage_table = o.device.voltage_table;
+  const auto alone = calibrate(nano, &o.device, opt);
+  opt.prior = &agx;
+  opt.prior_device = &oa.device;
+  opt.prior_name = "agx";
+  const auto with = calibrate(nano, &o.device, opt);
+  const auto sum = [](const Calibration& c) {
+    return c.record.metrics.at("time_mape_heldout") + c.record.metrics.at("power_mean_mape_heldout");
+  };
+  EXPECT_LT(sum(with), sum(alone));
+  EXPECT_LT(with.record.metrics.at("power_mean_mape_heldout"), alone.record.metrics.at("power_mean_mape_heldout"));
 }
 
 }  // namespace

@@ -1,0 +1,204 @@
+// Few points on a board: the planner's spread, the log form of c(b), transfer from another board's
+// sweep, and the coverage of a stated uncertainty.
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <set>
+
+#include "base/error.hpp"
+#include "models/calibrate.hpp"
+#include "models/planner.hpp"
+#include "models/uncertainty.hpp"
+#include "test_calib_fixtures.hpp"
+#include "traces/catalog/catalog.hpp"
+
+namespace pacer::models {
+namespace {
+
+// The LoudVA Nano grid: 11 clocks x b = 1..13.
+std::vector<PlanPoint> loudva_nano_grid() {
+  std::vector<std::vector<double>> settings;
+  for (int i = 2; i <= 12; ++i) settings.push_back({76.8e6 * i});
+  std::vector<int> bs;
+  for (int b = 1; b <= 13; ++b) bs.push_back(b);
+  return grid_points(settings, bs);
+}
+
+std::set<double> clocks_of(const std::vector<PlanPoint>& pts) {
+  std::set<double> f;
+  for (const auto& p : pts) f.insert(p.knob[0]);
+  return f;
+}
+
+TEST(PlannerSpread, PotentialTermsSpreadTheClocksAndKeepTheExtremes) {
+  const auto nano = traces::find_device("jetson-nano");
+  PlannerOptions opt;
+  opt.k = 8;
+  opt.voltage_table = nano.voltage_table;
+  const auto cands = loudva_nano_grid();
+  const auto pts = plan_points(cands, opt);
+  ASSERT_EQ(pts.size(), 8u);
+  const auto f = clocks_of(pts);
+  // The plain D-optimal design piles the points on 3 clocks (the extremes and one knee); the
+  // Bayesian design checks the curve in f between them.
+  EXPECT_GE(f.size(), 4u);
+  EXPECT_EQ(*f.begin(), 153.6e6);
+  EXPECT_EQ(*f.rbegin(), 921.6e6);
+  std::set<int> b;
+  for (const auto& p : pts) b.insert(p.batch_size);
+  EXPECT_EQ(*b.begin(), 1);
+  EXPECT_EQ(*b.rbegin(), 13);
+  EXPECT_GE(b.size(), 3u);  // an interior b too
+
+  opt.potential_tau = 0;  // the plain D-optimal design
+  EXPECT_LE(clocks_of(plan_points(cands, opt)).size(), 3u);
+}
+
+TEST(CapForm, TheLogFormIsRecoveredAndRoundTrips) {
+  const auto nano = traces::find_device("jetson-nano");
+  auto truth = testing::nano_truth(nano);
+  for (auto* p : {&truth.power_mean, &truth.power_peak}) {
+    p->cap_sat_w_per_hz_v2 = 0;
+    p->cap_log_w_per_hz_v2 = 0.8e-9;
+  }
+  const auto table = testing::table_from(truth, nano.gpu_freqs_hz, testing::paper_batches());
+  AnalyticalFitOptions o;
+  o.voltage = "catalog";
+  o.voltage_table = nano.voltage_table;
+  o.cap_form = "log";
+  const auto model = fit_analytical(table.points, o);
+  const auto& pm = model->params().power_mean;
+  EXPECT_NEAR(pm.cap_log_w_per_hz_v2 / 0.8e-9, 1.0, 1e-3);
+  EXPECT_EQ(pm.cap_sat_w_per_hz_v2, 0);
+  EXPECT_NEAR(pm.capacitance(64) / truth.power_mean.capacitance(64), 1.0, 1e-3);
+  // The saturating form cannot follow ln b over b = 4..128 as closely.
+  o.cap_form = "saturating";
+  const auto sat = fit_analytical(table.points, o);
+  EXPECT_GT(mape(*sat, table.points).power_mean_mape, mape(*model, table.points).power_mean_mape);
+  // The record keeps c_log: the rebuilt model predicts the same.
+  const auto back = analytical_from_record(model->to_record());
+  EXPECT_NEAR(back->predict({460.8e6}, 32).power_mean_w, model->predict({460.8e6}, 32).power_mean_w, 1e-12);
+  o.cap_form = "quadratic";
+  EXPECT_THROW(fit_analytical(table.points, o), OptionError);
+}
+
+// Board B is board A with a 1.5x faster clock grid, half the time per batch and an affine power
+// map; measured with 3% noise. A's whole sweep, mapped by f / f_max, knows B's shape.
+struct TwoBoards {
+  traces::ProfileTable a, b;
+  std::vector<double> freqs_b;
+};
+TwoBoards two_boards() {
+  const auto nano = traces::find_device("jetson-nano");
+  TwoBoards t;
+  t.a = testing::table_from(testing::nano_truth(nano), nano.gpu_freqs_hz, testing::paper_batches(), 0.01, 3);
+  t.a.device = "board-a";
+  const AnalyticalModel truth(testing::nano_truth(nano), traces::ModelRecord{});
+  const auto noisy = testing::table_from(testing::nano_truth(nano), nano.gpu_freqs_hz, testing::paper_batches(), 0.03, 11);
+  t.b = noisy;
+  t.b.device = "board-b";
+  for (size_t i = 0; i < t.b.points.size(); ++i) {
+    auto& p = t.b.points[i];
+    const double f_a = noisy.points[i].knob[0];
+    const auto exact = truth.predict({f_a}, p.batch_size);
+    const double nt = noisy.points[i].time_per_batch_mean_s / exact.time_per_batch_s;
+    const double np = noisy.points[i].power_mean_w / exact.power_mean_w;
+    p.knob = {1.5 * f_a};
+    p.time_per_batch_mean_s = 0.5 * exact.time_per_batch_s * nt;
+    p.power_mean_w = (2.0 + 1.8 * exact.power_mean_w) * np;
+    p.power_peak_w = traces::kNaN;
+  }
+  for (double f : nano.gpu_freqs_hz) t.freqs_b.push_back(1.5 * f);
+  return t;
+}
+
+TEST(Transfer, APriorFromAnotherBoardBeatsTheSameFewPointsAlone) {
+  const auto t = two_boards();
+  std::vector<PlanPoint> cands;
+  for (const auto& p : t.b.points) cands.push_back({p.knob, p.batch_size});
+  PlannerOptions po;
+  po.k = 5;
+  const auto chosen = plan_points(cands, po);
+  std::vector<traces::ProfilePoint> train, test;
+  for (const auto& p : t.b.points)
+    (std::find(chosen.begin(), chosen.end(), PlanPoint{p.knob, p.batch_size}) != chosen.end() ? train : test)
+        .push_back(p);
+  ASSERT_EQ(train.size(), 5u);
+  AnalyticalFitOptions o;
+  o.voltage = "fit";  // board B has no V(f) table
+  const auto alone = mape(*fit_analytical(train, o), test);
+
+  const auto nano = traces::find_device("jetson-nano");
+  AnalyticalFitOptions oa;
+  oa.voltage = "catalog";
+  oa.voltage_table = nano.voltage_table;
+  TransferPrior prior;
+  prior.model = fit_analytical(t.a.points, oa);
+  prior.knob_max_hz = nano.max_freq_hz();
+  const auto transferred =
+      mape(*fit_analytical_with_prior(train, o, prior, t.freqs_b.back(), t.freqs_b, t.b.batch_sizes()), test);
+  EXPECT_LT(transferred.power_mean_mape, alone.power_mean_mape);
+  EXPECT_LT(transferred.time_mape, alone.time_mape);
+  EXPECT_LT(transferred.power_mean_mape, 4.0);  // the 3% noise, not the 5 points, sets it
+
+  // The pseudo-points: on B's grid, mapped (not A's clocks), weights summing to the prior's weight.
+  const auto pseudo = transfer_pseudo_points(prior, t.freqs_b.back(), train, t.freqs_b, t.b.batch_sizes());
+  ASSERT_EQ(pseudo.points.size(), t.freqs_b.size() * t.b.batch_sizes().size());
+  double w = 0;
+  for (double x : pseudo.weight) w += x;
+  EXPECT_NEAR(w, prior.weight, 1e-9);
+  EXPECT_EQ(pseudo.points.back().knob[0], t.freqs_b.back());
+  const auto* truth_b = t.b.find(pseudo.points.back().knob, pseudo.points.back().batch_size);
+  ASSERT_NE(truth_b, nullptr);
+  EXPECT_NEAR(pseudo.points.back().power_mean_w / truth_b->power_mean_w, 1.0, 0.08);
+  prior.weight = 0;
+  EXPECT_THROW(transfer_pseudo_points(prior, t.freqs_b.back(), train, t.freqs_b, t.b.batch_sizes()), Error);
+}
+
+TEST(Transfer, CalibrateTakesThePriorAndRecordsIt) {
+  const auto t = two_boards();
+  CalibrationOptions opt;
+  opt.points = 5;
+  opt.analytical.voltage = "fit";
+  const auto alone = calibrate(t.b, nullptr, opt);
+  opt.prior = &t.a;
+  opt.prior_name = "a.h5:synthetic";
+  const auto with = calibrate(t.b, nullptr, opt);
+  EXPECT_EQ(with.record.settings.at("prior"), "a.h5:synthetic");
+  EXPECT_EQ(with.record.settings.at("transfer_weight"), fmt::format("{:g}", kDefaultTransferWeight));
+  EXPECT_LT(with.record.metrics.at("power_mean_mape_heldout"), alone.record.metrics.at("power_mean_mape_heldout"));
+  opt.model = traces::ModelKind::interpolating;
+  try {
+    calibrate(t.b, nullptr, opt);
+    FAIL() << "a prior for the interpolating model was accepted";
+  } catch (const OptionError& e) {
+    EXPECT_EQ(e.option, "prior");
+  }
+}
+
+TEST(Coverage, CountsHeldOutErrorsInsideTheStatedSigmaAndTheNinetyPercentInterval) {
+  // |e| <= 2.5%: 0.01, -0.02; <= 1.645 * 2.5% = 4.11%: also 0.03; 0.05 is outside both.
+  const auto c = coverage({0.01, -0.02, 0.03, 0.05, traces::kNaN}, 0.025);
+  EXPECT_EQ(c.points, 4);
+  EXPECT_DOUBLE_EQ(c.within_1sigma, 0.5);
+  EXPECT_DOUBLE_EQ(c.within_90, 0.75);
+  EXPECT_EQ(coverage({0.01}, 0).points, 0);
+  // Gaussian errors of sigma s cover ~68% / ~90% at the stated s.
+  std::mt19937_64 rng(5);
+  std::normal_distribution<double> n(0.0, 0.04);
+  std::vector<double> e;
+  for (int i = 0; i < 20000; ++i) e.push_back(n(rng));
+  const auto g = coverage(e, 0.04);
+  EXPECT_NEAR(g.within_1sigma, 0.683, 0.015);
+  EXPECT_NEAR(g.within_90, 0.90, 0.015);
+  // The stated sigma: MAPE read as a Gaussian sigma, never below the measurement spread.
+  EXPECT_NEAR(prediction_sigma(4.0, traces::kNaN), 0.04 * std::sqrt(std::acos(-1.0) / 2), 1e-12);
+  EXPECT_DOUBLE_EQ(prediction_sigma(1.0, 0.05), 0.05);
+}
+
+}  // namespace
+}  // namespace pacer::models
