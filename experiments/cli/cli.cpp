@@ -15,6 +15,8 @@
 
 #include "base/cpu_threads.hpp"
 #include "base/error.hpp"
+#include "base/progress.hpp"
+#include "base/text.hpp"
 
 namespace pacer::cli {
 namespace {
@@ -151,6 +153,19 @@ void store_config_text(const std::string& text, const std::string& file, const s
 
 namespace {
 
+// "--name" of every long option of `d`.
+std::vector<std::string> option_names(const po::options_description& d) {
+  std::vector<std::string> names;
+  for (const auto& o : d.options()) names.push_back("--" + o->long_name());
+  return names;
+}
+
+// "; did you mean '--store'?" when one candidate is close to `given` (base::closest_match), else "".
+std::string did_you_mean(const std::string& given, const std::vector<std::string>& candidates) {
+  const std::string best = base::closest_match(given, candidates);
+  return best.empty() ? "" : fmt::format("; did you mean '{}'?", best);
+}
+
 void setup_logging(const std::string& level) {
   auto logger = spdlog::get("pacer");
   if (!logger) logger = spdlog::stderr_color_mt("pacer");
@@ -180,6 +195,10 @@ int run_command(const Command& c, const std::vector<std::string>& args) {
     }
     if (vm.count("config")) store_config_file(vm["config"].as<std::string>(), c, all, vm);
     po::notify(vm);
+  } catch (const po::unknown_option& e) {
+    std::cerr << fmt::format("pacer {}: {}{} (see pacer {} --help)\n", c.name, e.what(),
+                             did_you_mean(e.get_option_name(), option_names(all)), c.name);
+    return 2;
   } catch (const po::error& e) {
     std::cerr << fmt::format("pacer {}: {} (see pacer {} --help)\n", c.name, e.what(), c.name);
     return 2;
@@ -208,6 +227,7 @@ bool stderr_is_terminal() {
 }
 
 int main(int argc, char** argv) {
+  base::line_buffer_stdout();  // before any output: results reach a file or pipe line by line
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty()) {
     print_global_help(std::cerr);
@@ -232,7 +252,9 @@ int main(int argc, char** argv) {
       std::cerr << fmt::format("pacer {}: choose one of:{}\n", args[0], topics);
       return 2;
     }
-    std::cerr << fmt::format("pacer: unknown command '{}' (see pacer --help)\n", args[0]);
+    std::vector<std::string> names;
+    for (const auto& c : registry()) names.push_back(c.name.substr(0, c.name.find(' ')));
+    std::cerr << fmt::format("pacer: unknown command '{}'{} (see pacer --help)\n", args[0], did_you_mean(args[0], names));
     return 2;
   }
   current_args() = args;
