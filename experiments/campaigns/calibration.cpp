@@ -211,20 +211,6 @@ std::string model_record_json(const traces::ModelRecord& record, const std::stri
   return o.str();
 }
 
-std::string lomo_warning(const traces::ModelRecord& record) {
-  std::vector<std::string> large;
-  for (const char* target : {"time", "power_mean", "power_peak"}) {
-    const auto it = record.metrics.find(std::string(target) + "_mape_lomo");
-    if (it != record.metrics.end() && it->second > kLargeLomoErrorPct)
-      large.push_back(fmt::format("{} {:.3g}%", target, it->second));
-  }
-  if (large.empty()) return "";
-  return fmt::format(
-      "the leave-one-mode-out error is large ({}; above {:g}%): the model predicts modes it did not see poorly, "
-      "so its predicted table may rank modes wrongly; profile more modes before relying on it",
-      fmt::join(large, ", "), kLargeLomoErrorPct);
-}
-
 void run_calibration(const CalibrationRequest& r, std::ostream& out) {
   check_outputs(r);
   auto store = traces::Store::open(r.store);
@@ -257,7 +243,7 @@ void run_calibration(const CalibrationRequest& r, std::ostream& out) {
                        cal.used.size(), table.points.size(), opt.points ? " chosen by the planner" : "");
     out << format_model_record(record);
   }
-  if (const std::string warning = lomo_warning(record); !warning.empty()) spdlog::warn("{}", warning);
+  if (const std::string warning = models::lomo_warning(record); !warning.empty()) spdlog::warn("{}", warning);
   std::ostringstream files;
   write_results(r, store, name, table, device, cal, record, r.json ? files : out);
   if (r.json) {

@@ -49,12 +49,5 @@ std::string format_model_record(const traces::ModelRecord& record);
 std::string model_record_json(const traces::ModelRecord& record, const std::string& profile, size_t points_used,
                               size_t points);
 
-// A leave-one-mode-out error (MAPE of time, mean or peak power, over the modes held out) above
-// this is warned about: Jetson power modes differ by roughly 10 to 30 % in power and speed from
-// one to the next, so a model 25 % off on a mode it did not see can rank neighbouring modes wrongly
-// and pick one over the cap; its predicted table is then a guess, not a measurement substitute.
-inline constexpr double kLargeLomoErrorPct = 25;
-// The warning for `record` (empty when no leave-one-mode-out error exceeds kLargeLomoErrorPct).
-std::string lomo_warning(const traces::ModelRecord& record);
 
 }  // namespace pacer::experiments
