@@ -111,9 +111,20 @@ void store_config_file(const std::string& given, const Command& c, const po::opt
 
 namespace {
 
-// An option declared with the value name FILE, DIR or PATH holds paths: a relative one in a config
-// file is relative to the file's folder, so that a spec works from any working directory.
+// What a command writes: the output folder or store (--out/-o), the trace store (--store, written
+// by most commands and made by an earlier step for the others) and CSV files (--csv,
+// --predictions-csv). A relative path of these in a config file stays relative to the working
+// directory, as on the command line: a spec never writes into the folder it sits in (a checkout).
+bool names_an_output(const std::string& option) {
+  const std::string_view o = option;
+  return o == "out" || o == "store" || (o.size() >= 3 && o.substr(o.size() - 3) == "csv");
+}
+
+// An input option declared with the value name FILE, DIR or PATH holds paths: a relative one in a
+// config file is relative to the file's folder, so that a spec finds its inputs from any working
+// directory. Outputs (names_an_output) are not moved.
 void resolve_paths(po::basic_option<char>& opt, const po::option_description& d, const std::string& file) {
+  if (names_an_output(d.long_name())) return;
   const std::string kind = d.semantic()->name();
   const bool is_path = kind.rfind("FILE", 0) == 0 || kind.rfind("DIR", 0) == 0 || kind.rfind("PATH", 0) == 0;
   const std::filesystem::path base = std::filesystem::path(file).parent_path();

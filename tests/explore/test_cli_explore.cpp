@@ -184,20 +184,23 @@ TEST_F(CliExplore, BudgetSweepsCutsAndReportDrawsThem) {
   EXPECT_EQ(fs::file_size(store), size);
 }
 
-// Relative paths in a spec are relative to the spec's folder, whatever the working directory (here
-// /), so that a spec runs from anywhere.
-TEST_F(CliExplore, SpecPathsAreRelativeToTheSpecFolder) {
+// Relative input paths in a spec are relative to the spec's folder, so that a spec finds its data
+// from any working directory; its outputs (out, store, csv) go under the working directory, never
+// into the spec's folder (a checkout).
+TEST_F(CliExplore, SpecInputsAreRelativeToTheSpecFolderAndOutputsToTheWorkingDirectory) {
   fs::create_directories(dir_ / "specs");
+  fs::create_directories(dir_ / "work" / "out");
   write(dir_ / "specs" / "s.ini",
-        "[import-zeus]\ndata-dir = ..\nout = ../from-spec.h5\n[sweep]\nstore = ../from-spec.h5\ncsv = "
+        "[import-zeus]\ndata-dir = ..\nout = from-spec.h5\n[sweep]\nstore = from-spec.h5\ncsv = "
         "out/s.csv\nquiet = true\n");
-  auto r = run("import zeus --config " + (dir_ / "specs" / "s.ini").string(), "/", dir_);
+  auto r = run("import zeus --config " + (dir_ / "specs" / "s.ini").string(), dir_ / "work", dir_);
   ASSERT_EQ(r.code, 0) << r.out;
-  EXPECT_TRUE(fs::exists(dir_ / "from-spec.h5"));
-  fs::create_directories(dir_ / "specs" / "out");
-  r = run("sweep --config " + (dir_ / "specs" / "s.ini").string(), "/", dir_);
+  EXPECT_TRUE(fs::exists(dir_ / "work" / "from-spec.h5"));
+  EXPECT_FALSE(fs::exists(dir_ / "specs" / "from-spec.h5"));
+  r = run("sweep --config " + (dir_ / "specs" / "s.ini").string(), dir_ / "work", dir_);
   ASSERT_EQ(r.code, 0) << r.out;
-  EXPECT_TRUE(fs::exists(dir_ / "specs" / "out" / "s.csv"));
+  EXPECT_TRUE(fs::exists(dir_ / "work" / "out" / "s.csv"));
+  EXPECT_FALSE(fs::exists(dir_ / "specs" / "out"));
 }
 
 }  // namespace
