@@ -11,9 +11,9 @@ namespace pacer::base {
 
 std::string progress_prefix(size_t done, size_t total, double elapsed_s) {
   const std::string elapsed = units::format(elapsed_s, units::Dimension::Time, 2);
-  if (done == 0 || done >= total) return fmt::format("[{}/{}] {} elapsed", done, total, elapsed);
+  if (done == 0 || done >= total) return fmt::format("[{}/{}, {} elapsed]", done, total, elapsed);
   const double rest_s = elapsed_s / static_cast<double>(done) * static_cast<double>(total - done);
-  return fmt::format("[{}/{}] {} elapsed, about {} left", done, total, elapsed,
+  return fmt::format("[{}/{}, {} elapsed, about {} left]", done, total, elapsed,
                      units::format(rest_s, units::Dimension::Time, 2));
 }
 

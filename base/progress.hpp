@@ -1,6 +1,6 @@
 #pragma once
-// The one progress line of a long run (relation, validate, experiment): "[k/N] 1.5 min elapsed,
-// about 4 min left". The estimate is elapsed / k x (N - k): it is printed, never stored, so what a
+// The one progress line of a long run (relation, validate, experiment): "[k/N, 1.5 min elapsed,
+// about 4 min left]". The estimate is elapsed / k x (N - k): it is printed, never stored, so what a
 // run records never depends on how fast the machine is. Progress goes to stderr through the log;
 // base::line_buffer_stdout() makes stdout follow line by line when it is a file or a pipe.
 #include <chrono>
@@ -9,7 +9,7 @@
 
 namespace pacer::base {
 
-// "[k/N] <elapsed> elapsed, about <rest> left" ("[N/N] <elapsed> elapsed" at the end; no estimate
+// "[k/N, <elapsed> elapsed, about <rest> left]" ("[N/N, <elapsed> elapsed]" at the end; no estimate
 // before the first item ends).
 std::string progress_prefix(size_t done, size_t total, double elapsed_s);
 

@@ -32,7 +32,7 @@ TEST(Json, ObjectKeepsTheOrderOfItsFields) {
 
 // The progress line's estimate is elapsed / done x remaining; none before the first item or at the end.
 TEST(Progress, EstimatesTheRestFromTheItemsDone) {
-  EXPECT_EQ(base::progress_prefix(1, 4, 30), "[1/4] 30 s elapsed, about 90 s left");
-  EXPECT_EQ(base::progress_prefix(0, 4, 0), "[0/4] 0 s elapsed");
-  EXPECT_EQ(base::progress_prefix(4, 4, 600), "[4/4] 10 min elapsed");
+  EXPECT_EQ(base::progress_prefix(1, 4, 30), "[1/4, 30 s elapsed, about 90 s left]");
+  EXPECT_EQ(base::progress_prefix(0, 4, 0), "[0/4, 0 s elapsed]");
+  EXPECT_EQ(base::progress_prefix(4, 4, 600), "[4/4, 10 min elapsed]");
 }

@@ -78,7 +78,7 @@ TEST_F(Validate, TrainsEveryChoiceToTheTargetAndOursStaysUnderTheCap) {
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("Verdict"), std::string::npos) << r.out;
   // Progress: each (b, seed) job ends with [k/N], the time so far and an estimate of the rest.
-  EXPECT_NE(r.err.find("validate: [1/"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("validate: [1/"), std::string::npos) << r.err;  // "[1/4, 3 s elapsed, about 9 s left]"
   EXPECT_NE(r.err.find(" elapsed, about "), std::string::npos) << r.err;
 
   auto s = traces::Store::open(store);
