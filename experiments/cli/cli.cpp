@@ -152,8 +152,13 @@ void store_config_text(const std::string& text, const std::string& file, const s
       key = key.substr(dot + 1);
     }
     if (key == "config") throw UsageError(fmt::format("{}: a config file cannot name another config file", file));
-    if (!all.find_nothrow(key, false))
-      throw UsageError(fmt::format("{}: unknown option '{}' for 'pacer {}'", file, key, command_name));
+    if (!all.find_nothrow(key, false)) {
+      std::vector<std::string> names;
+      for (const auto& o : all.options()) names.push_back(o->long_name());
+      const std::string best = base::closest_match(key, names);
+      throw UsageError(fmt::format("{}: unknown option '{}' for 'pacer {}'{}", file, key, command_name,
+                                   best.empty() ? "" : fmt::format("; did you mean '{}'?", best)));
+    }
     opt.string_key = key;
     opt.unregistered = false;
     resolve_paths(opt, *all.find_nothrow(key, false), file);

@@ -125,6 +125,10 @@ TEST(Cli, ConfigFileSuppliesOptionsAndRejectsUnknownKeys) {
   r = run_pacer("devices show jetson-nano --config " + (dir / "bad.ini").string());
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("colour"), std::string::npos);
+  std::ofstream(dir / "typo.ini") << "formt = ini\n";  // misspelt: the closest option is named
+  r = run_pacer("devices show jetson-nano --config " + (dir / "typo.ini").string());
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("did you mean 'format'?"), std::string::npos) << r.err;
   r = run_pacer("devices show jetson-nano --config " + (dir / "missing.ini").string());
   EXPECT_EQ(r.code, 1);
   fs::remove_all(dir);
