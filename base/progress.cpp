@@ -10,11 +10,11 @@
 namespace pacer::base {
 
 std::string progress_prefix(size_t done, size_t total, double elapsed_s) {
-  const std::string elapsed = units::format(elapsed_s, units::Dimension::Time, 2);
+  const std::string elapsed = units::format(elapsed_s, units::Dimension::Time, 3);
   if (done == 0 || done >= total) return fmt::format("[{}/{}, {} elapsed]", done, total, elapsed);
   const double rest_s = elapsed_s / static_cast<double>(done) * static_cast<double>(total - done);
   return fmt::format("[{}/{}, {} elapsed, about {} left]", done, total, elapsed,
-                     units::format(rest_s, units::Dimension::Time, 2));
+                     units::format(rest_s, units::Dimension::Time, 3));
 }
 
 std::string Progress::next() {

@@ -35,4 +35,5 @@ TEST(Progress, EstimatesTheRestFromTheItemsDone) {
   EXPECT_EQ(base::progress_prefix(1, 4, 30), "[1/4, 30 s elapsed, about 90 s left]");
   EXPECT_EQ(base::progress_prefix(0, 4, 0), "[0/4, 0 s elapsed]");
   EXPECT_EQ(base::progress_prefix(4, 4, 600), "[4/4, 10 min elapsed]");
+  EXPECT_EQ(base::progress_prefix(6, 15, 119.6), "[6/15, 120 s elapsed, about 2.99 min left]");  // never "1.2e+02 s"
 }
