@@ -1,8 +1,10 @@
 #pragma once
 // Plain-text helpers shared by every reader of text (options, config and catalog files, imported
 // traces, sysfs values, program output).
+#include <cstddef>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace pacer::base {
 
@@ -24,5 +26,15 @@ std::string_view text_input(std::string_view text, const std::string& origin);
 // `text` with every control character (and DEL) written as \xNN, a backslash as \\: safe to print
 // to a terminal (a file's bytes, a message quoting one).
 std::string printable(std::string_view text);
+
+// Levenshtein distance (insertions, deletions, substitutions of bytes).
+size_t edit_distance(std::string_view a, std::string_view b);
+
+// The candidate closest to `word` for a "did you mean ...?" hint: within 2 edits and less than half
+// of `word`'s length (so "ab" does not suggest "xy"); "" when none is close or two tie.
+std::string closest_match(std::string_view word, const std::vector<std::string>& candidates);
+
+// "1 window", "3 windows": a count and its noun, singular for exactly one.
+std::string count_noun(long long n, std::string_view singular, std::string_view plural);
 
 }  // namespace pacer::base

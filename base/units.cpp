@@ -20,7 +20,8 @@ struct UnitScale {
   double scale;
 };
 
-// Case-sensitive on purpose: "mW" (milli) and "MW" (mega) differ. "MW" is not offered.
+// Exact spellings first; a unit in other letter case is accepted where it cannot mean another
+// (same_unit_ignoring_case): "mW" (milli) and "MW" (mega) differ, and "MW" is not offered.
 constexpr UnitScale kPower[] = {{"W", 1.0}, {"mW", 1e-3}, {"uW", 1e-6}, {"kW", 1e3}};
 constexpr UnitScale kFrequency[] = {{"Hz", 1.0}, {"kHz", 1e3}, {"MHz", 1e6}, {"GHz", 1e9}};
 constexpr UnitScale kTime[] = {{"s", 1.0},  {"ms", 1e-3},   {"us", 1e-6}, {"ns", 1e-9},
@@ -47,10 +48,34 @@ std::string unit_names(Dimension d) {
   return out;
 }
 
+// Whether `given` spells `name` up to letter case ("7w", "1.2ghz", "921.6mhz"), except that an
+// upper-case M never stands for a lower-case m: "MW" (mega) is not "mW" (milli), while "mhz" can
+// only be MHz (there is no millihertz in the table).
+bool same_unit_ignoring_case(std::string_view given, std::string_view name) {
+  if (given.size() != name.size()) return false;
+  for (size_t i = 0; i < given.size(); ++i) {
+    const char g = given[i], n = name[i];
+    if (g == n) continue;
+    if (g == 'M' && n == 'm') return false;
+    const auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };
+    if (lower(g) != lower(n)) return false;
+  }
+  return true;
+}
+
 double scale_of(std::string_view unit, Dimension dim, std::string_view text, std::string_view what) {
   auto [b, e] = table(dim);
   for (auto* u = b; u != e; ++u)
     if (u->name == unit) return u->scale;
+  // Letter case only where one unit of the table matches: never a guess between two.
+  const UnitScale* match = nullptr;
+  int matches = 0;
+  for (auto* u = b; u != e; ++u)
+    if (same_unit_ignoring_case(unit, u->name)) {
+      match = u;
+      ++matches;
+    }
+  if (matches == 1) return match->scale;
   throw UsageError(fmt::format("{}: unknown {} unit '{}' in '{}' (use one of {})", what,
                                dimension_name(dim), unit, text, unit_names(dim)));
 }

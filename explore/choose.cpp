@@ -5,8 +5,10 @@
 #include <cmath>
 
 #include "base/error.hpp"
+#include "base/json.hpp"
 #include "base/stats.hpp"
 #include "base/units.hpp"
+#include "traces/json_rows.hpp"
 
 namespace pacer::explore {
 namespace {
@@ -108,6 +110,30 @@ std::string format_choice(const Problem& pb, const ChoiceReport& r) {
                        fmt::format("{:+.1f}%", 100 * (s.predicted_time_s / choice.predicted_time_s - 1)));
   }
   out += "(predicted TT uses the proxy relation, target TT the target's; the oracle's predicted TT is its target TT)\n";
+  return out;
+}
+
+std::string choice_json(const Problem& pb, const ChoiceReport& r) {
+  const traces::KnobSpace& knob = pb.space->knob();
+  std::string out;
+  for (const PolicyChoice& c : r.others) {
+    const Selection& s = c.selection;
+    base::JsonObject o;
+    o.add("workload", pb.workload).add("cap_w", r.cap_w).add("policy", to_string(s.policy));
+    o.add("chosen", s.policy == r.policy).add("feasible", s.feasible);
+    for (size_t i = 0; i < knob.dims.size(); ++i)
+      o.add(traces::json_key(knob.dims[i].name, knob.dims[i].unit),
+            s.feasible && i < s.knob.size() ? s.knob[i] : traces::kNaN);
+    o.add("batch_size", s.feasible ? s.batch_size : 0);
+    o.add(traces::json_key("power", "W"), s.power_w);
+    o.add(traces::json_key("predicted_time", "s"), s.predicted_time_s);
+    o.add(traces::json_key("predicted_energy", "J"), s.predicted_energy_j);
+    o.add(traces::json_key("predicted_time_lo", "s"), s.predicted_time_lo_s);
+    o.add(traces::json_key("predicted_time_hi", "s"), s.predicted_time_hi_s);
+    o.add(traces::json_key("target_time", "s"), c.target_time_s);
+    o.add("method", s.method).add("message", s.message);
+    out += o.str() + "\n";
+  }
   return out;
 }
 

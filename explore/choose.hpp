@@ -25,6 +25,10 @@ struct ChoiceReport {
 // Throws Error (the policy's message) when the policy finds nothing feasible.
 ChoiceReport choose(const Problem& problem, const PolicyContext& context, Policy policy, double cap_w);
 std::string format_choice(const Problem& problem, const ChoiceReport& report);
+// The same report as JSON Lines (`pacer select --json`): one object per policy of the table at the
+// cap, the policy that made the choice marked "chosen": true; units in the keys as in the CSV export
+// (traces/json_rows.hpp): cap_w, gpu_freq_hz, power_w, predicted_time_s, target_time_s, ...
+std::string choice_json(const Problem& problem, const ChoiceReport& report);
 
 // "Zeus cost MAXPOWER 300 W (the highest power limit)": which MAXPOWER the Zeus cost uses.
 std::string describe_max_power(const Index& index);

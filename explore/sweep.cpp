@@ -210,13 +210,20 @@ std::string format_table(const std::vector<traces::SweepRow>& rows, const traces
 }
 
 std::string format_summary(const SweepSummary& s) {
+  // Without a target relation no row has a regret: one line says so, not a row of "0/0 nan%" per policy.
+  if (std::none_of(s.policies.begin(), s.policies.end(),
+                   [](const PolicySummary& p) { return std::isfinite(p.mean_regret); }))
+    return "\nNo regret summary: no workload swept has a target relation and an oracle to compare with (add one, "
+           "e.g. with pacer relation or an import)\n";
   std::string out =
       "\nSummary (regret = replayed TT_acc / oracle TT_acc - 1, over caps where the oracle is feasible)\n";
   out += fmt::format("  {:<12} {:>9} {:>12} {:>12} {:>10}\n", "policy", "feasible", "mean regret", "max regret",
                      "optimal");
   for (const auto& p : s.policies)
-    out += fmt::format("  {:<12} {:>4}/{:<4} {:>11.2f}% {:>11.2f}% {:>4}/{:<4}\n", p.policy, p.feasible, p.rows,
-                       100 * p.mean_regret, 100 * p.max_regret, p.optimal, p.feasible);
+    out += fmt::format("  {:<12} {:>4}/{:<4} {:>12} {:>12} {:>4}/{:<4}\n", p.policy, p.feasible, p.rows,
+                       std::isfinite(p.mean_regret) ? fmt::format("{:.2f}%", 100 * p.mean_regret) : "-",
+                       std::isfinite(p.max_regret) ? fmt::format("{:.2f}%", 100 * p.max_regret) : "-", p.optimal,
+                       p.feasible);
   for (const auto& su : s.speedups)
     if (su.pairs == 0)
       out += fmt::format("speed-up of ours over {}: no (workload, cap) pair where both are feasible\n", su.over);

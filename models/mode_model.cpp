@@ -302,4 +302,18 @@ std::vector<traces::ProfilePoint> sweep_as_mode_points(const std::vector<traces:
   return out;
 }
 
+std::string lomo_warning(const traces::ModelRecord& record) {
+  std::vector<std::string> large;
+  for (const char* target : {"time", "power_mean", "power_peak"}) {
+    const auto it = record.metrics.find(std::string(target) + "_mape_lomo");
+    if (it != record.metrics.end() && it->second > kLargeLomoErrorPct)
+      large.push_back(fmt::format("{} {:.3g}%", target, it->second));
+  }
+  if (large.empty()) return "";
+  return fmt::format(
+      "the leave-one-mode-out error is large ({}; above {:g}%): the model predicts modes it did not see poorly, "
+      "so its predicted table may rank modes wrongly; profile more modes before relying on it",
+      fmt::join(large, ", "), kLargeLomoErrorPct);
+}
+
 }  // namespace pacer::models

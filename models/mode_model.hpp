@@ -75,4 +75,12 @@ std::vector<LomoEntry> read_lomo(const traces::ModelRecord& record);
 std::vector<traces::ProfilePoint> sweep_as_mode_points(const std::vector<traces::ProfilePoint>& sweep,
                                                        const traces::KnobSpace& knob, const traces::ModeCaps& maxima);
 
+// A leave-one-mode-out error (MAPE of time, mean or peak power, over the modes held out) above
+// this is warned about: Jetson power modes differ by roughly 10 to 30 % in power and speed from
+// one to the next, so a model 25 % off on a mode it did not see can rank neighbouring modes wrongly
+// and pick one over the cap; its predicted table is then a guess, not a measurement substitute.
+inline constexpr double kLargeLomoErrorPct = 25;
+// The warning for `record` (empty when no leave-one-mode-out error exceeds kLargeLomoErrorPct).
+std::string lomo_warning(const traces::ModelRecord& record);
+
 }  // namespace pacer::models

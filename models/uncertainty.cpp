@@ -213,10 +213,16 @@ std::string describe_uncertainty(const ModelUncertainty& u) {
   }
   s += u.floating_clocks.empty() ? "; no clock floated while measuring (or the source does not say)"
                                  : fmt::format("; clocks that floated while measuring: {}", u.floating_clocks);
+  // A model's MAPE below the floor is the floor's estimate being rough, not a model better than
+  // the noise: "at the floor", never a negative "above".
+  const auto above = [](double mape_pct, double floor_pct) {
+    const double d = mape_pct - floor_pct;
+    return std::isfinite(d) && d > 0 ? fmt::format("{:.2g} pp", d) : std::string("none (at the floor)");
+  };
   if (std::isfinite(u.time_mape_pct) && std::isfinite(u.power_mean_mape_pct) && !f.method.empty())
-    s += fmt::format("; {} MAPE above that floor: time {:+.2g} pp, P mean {:+.2g} pp", u.basis,
-                     u.time_mape_pct - NoiseFloor::mape_floor_pct(f.time_rel),
-                     u.power_mean_mape_pct - NoiseFloor::mape_floor_pct(f.power_mean_rel));
+    s += fmt::format("; {} MAPE above that floor: time {}, P mean {}", u.basis,
+                     above(u.time_mape_pct, NoiseFloor::mape_floor_pct(f.time_rel)),
+                     above(u.power_mean_mape_pct, NoiseFloor::mape_floor_pct(f.power_mean_rel)));
   s += fmt::format("; prediction 1 sigma{}: time {}, P mean {}{}", u.basis.empty() ? "" : " (" + u.basis + ")",
                    pct(u.time_rel), pct(u.power_mean_rel),
                    std::isfinite(u.power_peak_rel) ? ", P peak " + pct(u.power_peak_rel) : std::string());

@@ -1,4 +1,5 @@
 #include "traces/csv.hpp"
+#include "traces/json_rows.hpp"
 
 #include <fmt/format.h>
 
@@ -131,6 +132,17 @@ std::vector<std::string> split_list(const std::string& text, char separator) {
     start = pos + 1;
   }
   return out;
+}
+
+}  // namespace pacer::traces
+
+namespace pacer::traces {
+
+std::string json_key(std::string_view name, std::string_view unit) {
+  if (unit.empty() || unit == "1" || unit == "bool" || unit == "samples") return std::string(name);
+  std::string key = std::string(name) + "_";
+  for (const char c : unit) key += (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+  return key;
 }
 
 }  // namespace pacer::traces

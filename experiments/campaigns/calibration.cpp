@@ -6,9 +6,11 @@
 
 #include <cmath>
 #include <set>
+#include <sstream>
 #include <vector>
 
 #include "base/error.hpp"
+#include "base/json.hpp"
 #include "models/mode_model.hpp"
 #include "models/uncertainty.hpp"
 #include "traces/catalog/catalog.hpp"
@@ -23,7 +25,7 @@ using traces::KnobKind;
 
 // Every output before the fit: the store the model goes to, its name, the predictions CSV.
 void check_outputs(const CalibrationRequest& r) {
-  traces::check_store_output(r.store, "profile", traces::StoreCreation::must_exist);
+  traces::check_store_output(r.store, "store", traces::StoreCreation::must_exist);
   if (r.model_name) traces::check_record_name_option("models", *r.model_name, "model-name");
   if (r.predictions_csv) traces::check_output_file(*r.predictions_csv, "predictions-csv");
 }
@@ -204,6 +206,24 @@ std::string format_model_record(const traces::ModelRecord& record) {
   return out;
 }
 
+std::string model_record_json(const traces::ModelRecord& record, const std::string& profile, size_t points_used,
+                              size_t points) {
+  base::JsonObject o;
+  o.add("model", record.name).add("kind", record.kind).add("workload", record.workload).add("device", record.device);
+  o.add("profile", profile).add("points_used", points_used).add("points", points);
+  base::JsonObject values, errors;
+  for (size_t i = 0; i < record.param_names.size(); ++i) {
+    values.add(record.param_names[i], record.param_values[i]);
+    errors.add(record.param_names[i], i < record.param_stderr.size() ? record.param_stderr[i] : traces::kNaN);
+  }
+  o.raw("parameters", values.str()).raw("parameter_stderr", errors.str());
+  base::JsonObject metrics;
+  for (const auto& [name, value] : record.metrics)
+    metrics.add(name.find("_mape_") != std::string::npos ? name + "_pct" : name, value);
+  o.raw("metrics", metrics.str());
+  return o.str();
+}
+
 void run_calibration(const CalibrationRequest& r, std::ostream& out) {
   check_outputs(r);
   auto store = traces::Store::open(r.store);
@@ -234,10 +254,20 @@ void run_calibration(const CalibrationRequest& r, std::ostream& out) {
   if (r.model_name) record.name = *r.model_name;
 
   // Results first, then the files.
-  out << fmt::format("model {} ({}) from profile '{}': {} of {} points{}\n", record.name, record.kind, name,
-                     cal.used.size(), table.points.size(), opt.points ? " chosen by the planner" : "");
-  out << format_model_record(record);
-  write_results(r, store, name, table, device, cal, record, out);
+  if (r.json) {
+    out << model_record_json(record, name, cal.used.size(), table.points.size()) << "\n";
+  } else {
+    out << fmt::format("model {} ({}) from profile '{}': {} of {} points{}\n", record.name, record.kind, name,
+                       cal.used.size(), table.points.size(), opt.points ? " chosen by the planner" : "");
+    out << format_model_record(record);
+  }
+  if (const std::string warning = models::lomo_warning(record); !warning.empty()) spdlog::warn("{}", warning);
+  std::ostringstream files;
+  write_results(r, store, name, table, device, cal, record, r.json ? files : out);
+  if (r.json) {
+    std::string line;
+    for (std::istringstream in(files.str()); std::getline(in, line);) spdlog::info("{}", line);
+  }
 }
 
 }  // namespace pacer::experiments

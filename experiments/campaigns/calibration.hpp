@@ -29,6 +29,9 @@ struct CalibrationRequest {
   std::optional<std::string> prior;
   // Modes: a GPU-frequency profile of the same workload in the same store.
   std::optional<std::string> frequency_profile;
+  // JSON Lines instead of the text: one object for the model (model_record_json); the lines naming
+  // the files written go to the log (stderr) so that `out` holds JSON alone.
+  bool json = false;
   // The model and its fit; the reference and frequency-profile tables and the V(f) table are filled
   // in here.
   models::CalibrationOptions calibration;
@@ -42,5 +45,12 @@ void run_calibration(const CalibrationRequest& request, std::ostream& out);
 // The fitted parameters (or a learned model's size), the error table and the uncertainty of a model
 // record, as `pacer calibrate` prints them.
 std::string format_model_record(const traces::ModelRecord& record);
+
+// The same as one JSON object: name, kind, workload, device, the profile and the points used, the
+// parameters and their standard errors (names with their units: "p_idle_w"), and every metric, an
+// error in percent with the suffix "_pct" ("time_mape_cv_pct").
+std::string model_record_json(const traces::ModelRecord& record, const std::string& profile, size_t points_used,
+                              size_t points);
+
 
 }  // namespace pacer::experiments

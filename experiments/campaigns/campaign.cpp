@@ -8,6 +8,7 @@
 #include <set>
 
 #include "base/error.hpp"
+#include "base/progress.hpp"
 #include "dnn/nets.hpp"
 #include "traces/store/store.hpp"
 
@@ -16,7 +17,7 @@ namespace pacer::experiments {
 CampaignReport run_relation_campaign(const RelationCampaign& c, const dnn::data::DataSplit& data,
                                      const dnn::TrainHooks& hooks,
                                      const std::function<void(const traces::RelationRun&)>& on_run,
-                                     dnn::HeldOutMargins* margins) {
+                                     dnn::HeldOutMargins* margins, base::Progress* progress) {
   if (c.batch_sizes.empty() || c.seeds.empty()) throw Error("a relation campaign needs batch sizes and seeds");
   CampaignReport report;
   traces::RelationSet& set = report.set;
@@ -77,6 +78,11 @@ CampaignReport run_relation_campaign(const RelationCampaign& c, const dnn::data:
   report.resumed_runs = static_cast<int>(done.size());
   dnn::HeldOutMargins own;  // one held-out split for every run: each scores the hard samples first
   if (!margins) margins = &own;
+  size_t to_run = 0;
+  for (const int b : c.batch_sizes)
+    for (const int seed : c.seeds) to_run += !done.count({b, seed});
+  base::Progress own_progress(to_run);
+  if (!progress) progress = &own_progress;
   for (const int b : c.batch_sizes)
     for (const int seed : c.seeds) {
       if (done.count({b, seed})) continue;
@@ -104,8 +110,8 @@ CampaignReport run_relation_campaign(const RelationCampaign& c, const dnn::data:
       ++report.new_runs;
       report.train_time_s += r.wall_time_s;
       report.eval_time_s += r.eval_time_s;
-      spdlog::info("{}: b={:<4} seed={:<3} {} after {} samples ({} {:.4f}, lr {:.3g}, {:.1f} s, {:.0f} samples/s)",
-                   set.name, b, seed, r.reached ? "reached" : "CENSORED", r.samples, set.metric, r.final_metric,
+      spdlog::info("{} {}: b={:<4} seed={:<3} {} after {} samples ({} {:.4f}, lr {:.3g}, {:.1f} s, {:.0f} samples/s)",
+                   progress->next(), set.name, b, seed, r.reached ? "reached" : "CENSORED", r.samples, set.metric, r.final_metric,
                    r.learning_rate, r.wall_time_s, r.samples / std::max(1e-9, r.wall_time_s - r.eval_time_s));
       if (on_run) on_run(run);
     }
@@ -152,13 +158,15 @@ CampaignReport run_relation_jobs(const RelationCampaign& c, const dnn::data::Dat
   CampaignReport report;
   if (!c.store.empty()) traces::Store::open_or_create(c.store);  // a shard without jobs still leaves a store
   dnn::HeldOutMargins margins;  // the jobs' runs share one held-out split: each scores the hard samples first
+  base::Progress progress(jobs.size());  // [k/N] over the jobs (one already stored counts as done at once)
   for (const size_t j : jobs) {
     // One job is a campaign of one (b, seed); the lr rule and base batch come from the whole
     // campaign (c.train), so every shard trains exactly as the serial campaign would.
     RelationCampaign one = c;
     one.batch_sizes = {all.at(j).first};
     one.seeds = {all.at(j).second};
-    const CampaignReport r = run_relation_campaign(one, data, hooks, {}, &margins);
+    const CampaignReport r = run_relation_campaign(one, data, hooks, {}, &margins, &progress);
+    if (r.new_runs == 0) progress.next();  // stored before: done without a line
     report.set = r.set;
     report.resumed_runs += r.new_runs == 0;
     report.new_runs += r.new_runs;

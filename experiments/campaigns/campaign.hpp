@@ -9,6 +9,7 @@
 
 #include "base/cpu_threads.hpp"
 #include "base/error.hpp"
+#include "base/progress.hpp"
 #include "dnn/data/samples.hpp"
 #include "dnn/train.hpp"
 #include "experiments/cluster/shard.hpp"
@@ -52,11 +53,12 @@ struct CampaignReport {
 
 // Throws Error when the store already holds a relation of that name made with other settings.
 // `margins`: what evaluations remember of the held-out samples, shared with the caller's other
-// campaigns on the same data (nullptr: this campaign's own).
+// campaigns on the same data (nullptr: this campaign's own). `progress`: the [k/N] count each run's
+// line carries (base/progress.hpp), shared with the caller's jobs (nullptr: this campaign's runs).
 CampaignReport run_relation_campaign(const RelationCampaign& campaign, const dnn::data::DataSplit& data,
                                      const dnn::TrainHooks& hooks = {},
                                      const std::function<void(const traces::RelationRun&)>& on_run = {},
-                                     dnn::HeldOutMargins* margins = nullptr);
+                                     dnn::HeldOutMargins* margins = nullptr, base::Progress* progress = nullptr);
 
 // A dataset name as a record name: '/' (paths of idx:DIR, text:FILE ...) becomes '_'.
 std::string record_name(std::string dataset);

@@ -1,5 +1,7 @@
 #include "experiments/campaigns/profiling.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
@@ -105,12 +107,16 @@ std::string format_profile_point(const traces::KnobSpace& knob, const traces::Pr
 
 std::string format_profile_points(const traces::ProfileTable& t) {
   std::string knob_heading = t.knob.dims.size() == 1 ? hw::knob_label(t.knob) : std::string(to_string(t.knob.kind));
-  std::string out = fmt::format("{:>14} {:>6} {:>14} {:>12} {:>10} {:>10}  {}\n", knob_heading, "b", "t/batch [s]",
-                                "std [s]", "P_peak [W]", "P_mean [W]", "status");
+  // The knob column as wide as its widest entry: a power mode's caps ("4 CPU@1.114 GHz, GPU 408 MHz,
+  // EMC 2.133 GHz (3 TPC)") are wider than a frequency, and every row's columns stay under the heading.
+  size_t width = std::max<size_t>(14, knob_heading.size());
+  for (const auto& p : t.points) width = std::max(width, t.knob.format(p.knob).size());
+  std::string out = fmt::format("{:>{}} {:>6} {:>14} {:>12} {:>10} {:>10}  {}\n", knob_heading, width, "b",
+                                "t/batch [s]", "std [s]", "P_peak [W]", "P_mean [W]", "status");
   for (const auto& p : t.points)
-    out +=
-        fmt::format("{:>14} {:>6} {:>14.6g} {:>12.3g} {:>10.4g} {:>10.4g}  {}\n", t.knob.format(p.knob), p.batch_size,
-                    p.time_per_batch_mean_s, p.time_per_batch_std_s, p.power_peak_w, p.power_mean_w, p.status);
+    out += fmt::format("{:>{}} {:>6} {:>14.6g} {:>12.3g} {:>10.4g} {:>10.4g}  {}\n", t.knob.format(p.knob), width,
+                       p.batch_size, p.time_per_batch_mean_s, p.time_per_batch_std_s, p.power_peak_w, p.power_mean_w,
+                       p.status);
   return out;
 }
 

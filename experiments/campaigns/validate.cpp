@@ -12,6 +12,7 @@
 #include <set>
 
 #include "base/error.hpp"
+#include "base/progress.hpp"
 #include "base/stats.hpp"
 #include "experiments/campaigns/campaign.hpp"
 #include "experiments/campaigns/validate_runs.hpp"
@@ -329,6 +330,7 @@ traces::ValidationResult run_jobs(const ValidateOptions& opt, const Setup& su, c
     report.resumed_jobs += !here.empty();
     v.rows.insert(v.rows.end(), rows.begin(), rows.end());
   }
+  base::Progress progress(pending.size());
   for (const size_t j : pending) {
     const auto [b, seed] = all.at(j);
     Runs runs;
@@ -351,6 +353,7 @@ traces::ValidationResult run_jobs(const ValidateOptions& opt, const Setup& su, c
     }
     traces::sort_rows(v);
     store.write(v, traces::Replace::always);  // after every job: an interruption loses one job
+    spdlog::info("validate: {} b={} seed={} done", progress.next(), b, seed);
   }
   traces::sort_rows(v);
   store.write(v, whole ? traces::Replace::always : traces::Replace::if_not_smaller);

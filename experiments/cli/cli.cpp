@@ -16,6 +16,7 @@
 #include "base/cpu_threads.hpp"
 #include "base/error.hpp"
 #include "base/files.hpp"
+#include "base/progress.hpp"
 #include "base/shell.hpp"
 #include "base/text.hpp"
 #include "base/units.hpp"
@@ -113,9 +114,20 @@ void store_config_file(const std::string& given, const Command& c, const po::opt
 
 namespace {
 
-// An option declared with the value name FILE, DIR or PATH holds paths: a relative one in a config
-// file is relative to the file's folder, so that a spec works from any working directory.
+// What a command writes: the output folder or store (--out/-o), the trace store (--store, written
+// by most commands and made by an earlier step for the others) and CSV files (--csv,
+// --predictions-csv). A relative path of these in a config file stays relative to the working
+// directory, as on the command line: a spec never writes into the folder it sits in (a checkout).
+bool names_an_output(const std::string& option) {
+  const std::string_view o = option;
+  return o == "out" || o == "store" || (o.size() >= 3 && o.substr(o.size() - 3) == "csv");
+}
+
+// An input option declared with the value name FILE, DIR or PATH holds paths: a relative one in a
+// config file is relative to the file's folder, so that a spec finds its inputs from any working
+// directory. Outputs (names_an_output) are not moved.
 void resolve_paths(po::basic_option<char>& opt, const po::option_description& d, const std::string& file) {
+  if (names_an_output(d.long_name())) return;
   const std::string kind = d.semantic()->name();
   const bool is_path = kind.rfind("FILE", 0) == 0 || kind.rfind("DIR", 0) == 0 || kind.rfind("PATH", 0) == 0;
   const std::filesystem::path base = std::filesystem::path(file).parent_path();
@@ -143,8 +155,13 @@ void store_config_text(const std::string& text, const std::string& file, const s
       key = key.substr(dot + 1);
     }
     if (key == "config") throw UsageError(fmt::format("{}: a config file cannot name another config file", file));
-    if (!all.find_nothrow(key, false))
-      throw UsageError(fmt::format("{}: unknown option '{}' for 'pacer {}'", file, key, command_name));
+    if (!all.find_nothrow(key, false)) {
+      std::vector<std::string> names;
+      for (const auto& o : all.options()) names.push_back(o->long_name());
+      const std::string best = base::closest_match(key, names);
+      throw UsageError(fmt::format("{}: unknown option '{}' for 'pacer {}'{}", file, key, command_name,
+                                   best.empty() ? "" : fmt::format("; did you mean '{}'?", best)));
+    }
     opt.string_key = key;
     opt.unregistered = false;
     resolve_paths(opt, *all.find_nothrow(key, false), file);
@@ -154,6 +171,19 @@ void store_config_text(const std::string& text, const std::string& file, const s
 }
 
 namespace {
+
+// "--name" of every long option of `d`.
+std::vector<std::string> option_names(const po::options_description& d) {
+  std::vector<std::string> names;
+  for (const auto& o : d.options()) names.push_back("--" + o->long_name());
+  return names;
+}
+
+// "; did you mean '--store'?" when one candidate is close to `given` (base::closest_match), else "".
+std::string did_you_mean(const std::string& given, const std::vector<std::string>& candidates) {
+  const std::string best = base::closest_match(given, candidates);
+  return best.empty() ? "" : fmt::format("; did you mean '{}'?", best);
+}
 
 void setup_logging(const std::string& level) {
   auto logger = spdlog::get("pacer");
@@ -254,6 +284,10 @@ int run_command(const Command& c, const std::vector<std::string>& args) {
     }
     if (vm.count("config")) store_config_file(vm["config"].as<std::string>(), c, all, vm);
     po::notify(vm);
+  } catch (const po::unknown_option& e) {
+    std::cerr << fmt::format("pacer {}: {}{} (see pacer {} --help)\n", c.name, e.what(),
+                             did_you_mean(e.get_option_name(), option_names(all)), c.name);
+    return 2;
   } catch (const po::error& e) {
     std::cerr << fmt::format("pacer {}: {} (see pacer {} --help)\n", c.name, e.what(), c.name);
     return 2;
@@ -286,6 +320,7 @@ bool stderr_is_terminal() {
 }
 
 int main(int argc, char** argv) {
+  base::line_buffer_stdout();  // before any output: results reach a file or pipe line by line
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty()) {
     print_global_help(std::cerr);
@@ -310,7 +345,9 @@ int main(int argc, char** argv) {
       std::cerr << fmt::format("pacer {}: choose one of:{}\n", args[0], topics);
       return 2;
     }
-    std::cerr << fmt::format("pacer: unknown command '{}' (see pacer --help)\n", args[0]);
+    std::vector<std::string> names;
+    for (const auto& c : registry()) names.push_back(c.name.substr(0, c.name.find(' ')));
+    std::cerr << fmt::format("pacer: unknown command '{}'{} (see pacer --help)\n", args[0], did_you_mean(args[0], names));
     return 2;
   }
   current_args() = args;

@@ -64,9 +64,9 @@ void restart_with_default_wait_policy(char** argv);
 
 // Merges the options of a --config INI text into `vm` (keys at the top or in a [COMMAND] section;
 // sections of other commands are ignored; unknown keys are UsageErrors naming `origin`). Separate
-// from the file reading so the parser can be fuzzed and tested on strings (tests/fuzz). Values of
-// options declared with the value name FILE, DIR or PATH that are relative are taken relative to
-// the folder of `origin`.
+// from the file reading so the parser can be fuzzed and tested on strings (tests/fuzz). Relative
+// values of input options declared with the value name FILE, DIR or PATH are taken relative to the
+// folder of `origin`; outputs (out, store, *csv) stay relative to the working directory.
 void store_config_text(const std::string& text, const std::string& origin, const std::string& command_name,
                        const po::options_description& all, po::variables_map& vm);
 

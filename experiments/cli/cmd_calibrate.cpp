@@ -1,5 +1,6 @@
 // `pacer calibrate`: fit a time and power model to a profile in the trace store.
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include <iostream>
 #include <optional>
@@ -28,7 +29,18 @@ traces::ModelKind model_option(const po::variables_map& vm) {
 
 experiments::CalibrationRequest request_from(const po::variables_map& vm) {
   experiments::CalibrationRequest r;
-  r.store = vm["profile"].as<std::string>();
+  if (vm.count("store") && vm.count("profile"))
+    throw UsageError("--profile is the old spelling of --store: give the store once");
+  if (vm.count("profile")) {
+    spdlog::warn("calibrate --profile is deprecated: the store is --store (or the first argument), as in every "
+                 "other command; a profile in it is --name");
+    r.store = vm["profile"].as<std::string>();
+  } else if (vm.count("store")) {
+    r.store = vm["store"].as<std::string>();
+  } else {
+    throw UsageError("name the trace store: pacer calibrate STORE (or --store FILE)");
+  }
+  r.json = vm.count("json") > 0;
   r.profile = given(vm, "name");
   r.device = given(vm, "device");
   r.model_name = given(vm, "model-name");
@@ -75,6 +87,7 @@ Command make() {
   c.name = "calibrate";
   c.summary = "fit a time and power model (analytical, learned or interpolating) to a profile";
   c.order = 30;
+  c.usage_tail = "STORE";
   c.description =
       "Fits the model to the profile's points (or to the k points the planner picks from it with --points k),\n"
       "prints its parameters and its errors (in-sample, cross-validated, and on the points left out), and\n"
@@ -87,7 +100,8 @@ Command make() {
   c.add_options = [](po::options_description& d) {
     // The library's defaults are the command's.
     const models::CalibrationOptions o;
-    d.add_options()("profile", po::value<std::string>()->required(), "trace store (HDF5) holding the profile")(
+    d.add_options()("store", po::value<std::string>()->value_name("FILE"), "trace store (HDF5) holding the profile")(
+        "profile", po::value<std::string>()->value_name("FILE"), "deprecated spelling of --store")(
         "name", po::value<std::string>(), "profile name in the store (default: the only measured profile)")(
         "model", po::value<std::string>()->default_value(std::string(to_string(o.model))),
         fmt::format("{} (a power-mode profile's analytical model is modes)", traces::calibrated_model_names(" | "))
@@ -123,16 +137,18 @@ Command make() {
             .c_str())("model-name", po::value<std::string>(),
                       "record name under /models (default: <workload>@<device>:<model>)")(
         "seed", po::value<uint64_t>()->default_value(o.learned.seed),
-        "learned: random seed (training is deterministic per seed)");
+        "learned: random seed (training is deterministic per seed)")(
+        "json", "print the model as one JSON object (parameters with their units in the names, metrics in "
+                "percent as *_pct) instead of the text; the lines naming the files written go to stderr");
     add_count_option(d, "epochs", o.learned.epochs, 1, kMaxEpochs,
                      "learned: full-batch epochs when training from scratch");
     add_count_option(d, "transfer-epochs", o.learned.transfer_epochs, 1, kMaxEpochs,
                      "learned: epochs when re-training from --reference");
     add_threads_option(d, o.learned.threads, "learned: libtorch intra-op threads while training");
   };
-  c.positional = {"profile"};
+  c.positional = {"store"};
   c.input_files = {"device"};
-  c.output_files = {{"profile", ""}, {"predictions-csv", ""}};
+  c.output_files = {{"store", ""}, {"predictions-csv", ""}};
   c.run = run_calibrate;
   return c;
 }

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "base/error.hpp"
+#include "base/text.hpp"
 #include "experiments/cli/cli.hpp"
 #include "experiments/cli/options.hpp"
 #include "traces/catalog/catalog.hpp"
@@ -167,7 +168,8 @@ Command make_loudva() {
       "performance_measurements_mode_<N>.csv with power_measurement_stats_mode_<N>.csv become profile\n"
       "<workload>.modes (knob power_mode, caps from the board's nvpmodel.conf). b = the perf_analyzer concurrency,\n"
       "time per mini-batch = b / throughput, power = the tegrastats mean. Inference measurements, labelled so.\n"
-      "Then: pacer calibrate STORE --name <workload>.";
+      "The README's command line: pacer import loudva --device jetson-nano -o nano.h5, then\n"
+      "pacer calibrate nano.h5 --points 8 (a store with both profiles: --name <workload> or <workload>.modes).";
   c.add_options = [](po::options_description& d) {
     d.add_options()("dir", po::value<std::string>()->value_name("DIR"),
                     "folder holding one board's LoudVA CSV files (default: jetson/loudva/<device without jetson-> in "
@@ -211,8 +213,10 @@ int run_import_tegrastats(const po::variables_map& vm) {
   traces::import::write_profiles(out, device ? &*device : nullptr, {{o.workload, table}});
   size_t ok = 0;
   for (const auto& p : table.points) ok += p.status == "ok";
-  std::cout << fmt::format("tegrastats {} + {} -> {}:/profiles/{} ({} windows, {} with timing; knob {})\n",
-                           o.log.string(), o.marks.string(), out, o.workload, table.points.size(), ok, table.knob.kind);
+  std::cout << fmt::format("tegrastats {} + {} -> {}:/profiles/{} ({}, {} with timing; knob {})\n", o.log.string(),
+                           o.marks.string(), out, o.workload,
+                           base::count_noun(static_cast<long long>(table.points.size()), "window", "windows"), ok,
+                           table.knob.kind);
   std::cout << "source: " << table.source << "\n";
   return 0;
 }

@@ -13,6 +13,7 @@
 #include "experiments/cli/cli.hpp"
 #include "experiments/cli/options.hpp"
 #include "experiments/cli/shard_options.hpp"
+#include "traces/store/store.hpp"
 
 namespace pacer::cli {
 namespace {
@@ -76,7 +77,16 @@ dnn::TrainHooks progress_hooks() {
 int run_relation(const po::variables_map& vm) {
   experiments::RelationRequest r = request_from(vm);
   if (!vm["pretrain"].as<bool>()) {
-    if (const auto done = run_shard_front(vm, {experiments::relation_jobs(r)})) return *done;
+    const experiments::JobList jobs = experiments::relation_jobs(r);
+    if (const auto done = run_shard_front(vm, {jobs})) {
+      // --jobs N: the shards printed one line each; the merged relation is printed once, here.
+      if (*done == 0 && vm["jobs"].as<int>() > 1 && !vm["list-jobs"].as<bool>() && !vm.count("shard")) {
+        const auto store = traces::Store::open(jobs.store);
+        std::cout << experiments::format_relation(store.read<traces::RelationSet>(jobs.record));
+        std::cout << fmt::format("stored as relations/{} in {}\n", jobs.record, jobs.store.string());
+      }
+      return *done;
+    }
     r.shard = shard_option(vm);
   }
   if (vm["pretrain"].as<bool>()) {
@@ -103,6 +113,11 @@ int run_relation(const po::variables_map& vm) {
                  100 * report.eval_time_s / std::max(1e-9, report.train_time_s));
   else
     spdlog::info("nothing to do: every (b, seed) is already in {}", out.store.string());
+  if (r.shard) {  // a shard's part of the table is not the relation: the merge prints that
+    std::cout << fmt::format("shard {}/{}: {} of the relation's runs stored as relations/{} in {}\n", r.shard->index,
+                             r.shard->count, report.set.runs.size(), out.name, out.store.string());
+    return 0;
+  }
   std::cout << experiments::format_relation(report.set);
   std::cout << fmt::format("stored as relations/{} in {}\n", out.name, out.store.string());
   return 0;

@@ -30,7 +30,8 @@ int run_select(const po::variables_map& vm) {
   const auto policy = parse_policy(vm["policy"].as<std::string>(), "--policy");
   auto ctx = pb->context();
   ctx.powertrain_batch = vm["powertrain-batch"].as<int>();
-  std::cout << explore::format_choice(*pb, explore::choose(*pb, ctx, policy, cap));
+  const auto report = explore::choose(*pb, ctx, policy, cap);
+  std::cout << (vm.count("json") ? explore::choice_json(*pb, report) : explore::format_choice(*pb, report));
 
   if (!save.empty()) {
     explore::SweepRequest request;
@@ -64,7 +65,9 @@ Command make() {
         "policy that makes the choice")(
         "save", po::value<std::string>()->default_value(""),
         "also write every policy's choice as a one-cap sweep record with this name")(
-        "replace", "with --save: replace a sweep record of this name even when it has more rows");
+        "replace", "with --save: replace a sweep record of this name even when it has more rows")(
+        "json", "print JSON Lines instead of the text: one object per policy at the cap (\"chosen\": true for "
+                "--policy's), units in the keys as in the CSV (cap_w, power_w, predicted_time_s, ...)");
   };
   c.positional = {"store"};
   c.input_files = {"device"};

@@ -16,6 +16,7 @@
 #include "explore/problem.hpp"
 #include "explore/sweep.hpp"
 #include "traces/csv.hpp"
+#include "traces/json_rows.hpp"
 #include "traces/store/outputs.hpp"
 #include "traces/store/store.hpp"
 
@@ -68,20 +69,24 @@ int run_sweep(const po::variables_map& vm) {
   const double sweep_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   const size_t policies = request.options.policies.size();
 
-  if (!vm.count("quiet")) std::cout << explore::format_table(result.rows, result.knob);
-  std::cout << fmt::format("\n{} workload(s), {} caps, feasibility by {} power, Baseline 1/2 cap: {}\n",
-                           problems.size(), result.rows.size() / std::max<size_t>(1, policies), result.feasibility,
-                           device_wide == "all" ? "device-wide over every profile swept" : "each profile alone");
+  const bool json = vm.count("json") > 0;
+  if (json) std::cout << traces::rows_json(traces::kSweepRowColumns, result.rows, &result.knob);
+  if (!json && !vm.count("quiet")) std::cout << explore::format_table(result.rows, result.knob);
+  // With --json stdout holds the rows alone; the summary lines go to stderr.
+  std::ostream& text = json ? std::cerr : std::cout;
+  text << fmt::format("\n{} workload(s), {} caps, feasibility by {} power, Baseline 1/2 cap: {}\n",
+                      problems.size(), result.rows.size() / std::max<size_t>(1, policies), result.feasibility,
+                      device_wide == "all" ? "device-wide over every profile swept" : "each profile alone");
   if (std::find(request.options.policies.begin(), request.options.policies.end(), explore::Policy::ZeusCost) !=
       request.options.policies.end())
     for (const auto& p : problems)
-      std::cout << fmt::format("{}: {}\n", p->workload, explore::describe_max_power(*p->index));
+      text << fmt::format("{}: {}\n", p->workload, explore::describe_max_power(*p->index));
   const auto summary = explore::summarize(result.rows);
-  std::cout << explore::format_summary(summary);
+  text << explore::format_summary(summary);
   const int resamples = vm["bootstrap"].as<int>();
   const auto intervals = explore::bootstrap_regret(views, result.rows, resamples);
-  std::cout << explore::format_intervals(intervals, resamples);
-  std::cout << fmt::format("{} selections with replay in {:.1f} ms\n", result.rows.size(), sweep_ms);
+  text << explore::format_intervals(intervals, resamples);
+  text << fmt::format("{} selections with replay in {:.1f} ms\n", result.rows.size(), sweep_ms);
 
   auto rw = traces::Store::open(path);
   rw.write(result, vm.count("replace") ? traces::Replace::always : traces::Replace::if_not_smaller);
@@ -130,7 +135,9 @@ Command make() {
         "resamples of the target runs for 90% intervals of each policy's mean and max regret [resamples; 0 .. "
         "100000; 0: none]")(
         "replace", "replace a sweep record of this name even when it has more rows")(
-        "quiet,q", "print only the summary lines");
+        "quiet,q", "print only the summary lines")(
+        "json", "print the rows as JSON Lines on stdout, one object per (workload, cap, policy) with units in the "
+                "keys as in the CSV (cap_w, predicted_time_s, ...); the summary lines go to stderr");
   };
   c.positional = {"store"};
   c.input_files = {"device"};

@@ -11,6 +11,7 @@
 #include "experiments/cli/shard_options.hpp"
 #include "explore/policy.hpp"
 #include "hw/device_backends.hpp"
+#include "traces/json_rows.hpp"
 
 namespace pacer::cli {
 namespace {
@@ -53,9 +54,13 @@ int run_validate_cmd(const po::variables_map& vm) {
     o.stage = stage_option(vm);
     o.shard = shard_option(vm);
     const auto report = experiments::run_validate(o);
-    std::cout << report.text;
-    if (!report.summary.empty()) std::cout << "\nVerdict:\n" << experiments::format_verdict(report);
-    std::cout << fmt::format(
+    // With --json stdout holds the rows alone; the table and the verdict go to stderr.
+    const bool json = vm.count("json") > 0;
+    if (json) std::cout << traces::rows_json(traces::kValidationRowColumns, report.result.rows, &report.result.knob);
+    std::ostream& text = json ? std::cerr : std::cout;
+    text << report.text;
+    if (!report.summary.empty()) text << "\nVerdict:\n" << experiments::format_verdict(report);
+    text << fmt::format(
         "{} real training runs, {:.0f} s wall; {} in {}\n", report.training_runs, report.wall_time_s,
         o.stage == experiments::kStageOracle ? "the oracle's relation" : "stored as validations/" + report.result.name,
         report.out.string());
@@ -117,7 +122,8 @@ Command make() {
         ("watchdog-margin", power_opt(v.watchdog_margin_w), "power watchdog: total power above the cap plus this [W] ...")
         ("watchdog-time", duration_opt(v.watchdog_duration_s), "... for longer than this [s] (device time) stops the run and restores the clock; 0: off")
         ("name", po::value<std::string>(), "record name under /validations (default validate-<dataset>)")
-        ("replace", "replace a validation record of this name even when it has more rows");
+        ("replace", "replace a validation record of this name even when it has more rows")
+        ("json", "print the validation's rows as JSON Lines on stdout, one object per (cap, policy, seed) with units in the keys as in the CSV (cap_w, device_time_s, power_peak_w, ...); the table and the verdict go to stderr");
     add_shard_options(d, experiments::validate_stages());
   };
   c.input_files = {"checkpoint"};

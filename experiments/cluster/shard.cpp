@@ -21,6 +21,7 @@
 #include "hw/device.hpp"
 #include "traces/store/merge.hpp"
 #include "traces/store/store.hpp"
+#include "traces/store/store_file.hpp"
 
 namespace pacer::experiments {
 
@@ -284,7 +285,14 @@ LocalShardsReport run_local_shards(const fs::path& exe, const std::vector<std::v
                     fmt::join(failed, ", ")));
   const auto t1 = std::chrono::steady_clock::now();
   LocalShardsReport report;
-  report.merge_text = traces::format_merge_report(traces::merge_into(store, shard_stores(store, n, stage)), store);
+  const auto shards = shard_stores(store, n, stage);
+  report.merge_text = traces::format_merge_report(traces::merge_into(store, shards), store);
+  // Merged: the shards' stores, their writers' locks and outcomes are copies or scaffolding now.
+  // (A failed run above keeps them all, so that the same command completes the campaign.)
+  for (const auto& shard : shards) {
+    std::error_code ec;
+    for (const fs::path& p : {shard, traces::file::lock_path(shard), outcome_path(shard)}) fs::remove(p, ec);
+  }
   const auto t2 = std::chrono::steady_clock::now();
   report.wall_time_s = std::chrono::duration<double>(t2 - t0).count();
   report.merge_time_s = std::chrono::duration<double>(t2 - t1).count();

@@ -7,7 +7,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <fcntl.h>
+
 #include <cerrno>
+#include <cstdio>
+#include <iostream>
+#include <sstream>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -18,6 +23,7 @@
 
 #include "base/error.hpp"
 #include "base/process.hpp"
+#include "base/progress.hpp"
 
 namespace {
 
@@ -341,3 +347,28 @@ TEST(ChildGroup, WaitAllGivesEachChildsStatusInStartOrder) {
 }
 
 }  // namespace
+
+// line_buffer_stdout: a line written to std::cout reaches a file at once, not at exit. The child
+// ends with _exit, which flushes nothing: a fully buffered stdout would lose the line.
+TEST(LineBuffer, EveryLineReachesAFileBeforeExit) {
+  const auto file = std::filesystem::temp_directory_path() / ("pacer-linebuf-" + std::to_string(::getpid()));
+  std::fflush(stdout);  // nothing of this process's own output pending in the child's copy
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ::dup2(fd, STDOUT_FILENO);
+    pacer::base::line_buffer_stdout();
+    std::cout << "[1/2] a progress line\n";
+    std::cout << "[2/2] and another\n";
+    std::cout << "a partial line";
+    ::_exit(0);
+  }
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  std::ifstream in(file);
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_EQ(text.str().rfind("[1/2] a progress line\n[2/2] and another\n", 0), 0u) << text.str();
+  std::filesystem::remove(file);
+}

@@ -47,3 +47,24 @@ TEST(Text, PrintableEscapesControlCharacters) {
   EXPECT_EQ(base::printable("done on node3"), "done on node3");
   EXPECT_EQ(base::printable("a\x1b[31mb\r\x7f\\"), "a\\x1b[31mb\\x0d\\x7f\\\\");
 }
+
+// "Did you mean ...": the closest candidate within two edits (fewer for a short word), none on a tie.
+TEST(Text, ClosestMatchSuggestsOneNearCandidate) {
+  EXPECT_EQ(base::edit_distance("sweep", "swep"), 1u);
+  EXPECT_EQ(base::edit_distance("", "abc"), 3u);
+  EXPECT_EQ(base::edit_distance("calibrate", "calbirate"), 2u);
+  const std::vector<std::string> commands{"select", "sweep", "simulate", "calibrate", "import", "import"};
+  EXPECT_EQ(base::closest_match("swep", commands), "sweep");
+  EXPECT_EQ(base::closest_match("calbirate", commands), "calibrate");
+  EXPECT_EQ(base::closest_match("imprt", commands), "import");  // a name listed twice is not a tie
+  EXPECT_EQ(base::closest_match("frobnicate", commands), "");
+  EXPECT_EQ(base::closest_match("x", {"a", "b"}), "");  // one letter: no guess
+  EXPECT_EQ(base::closest_match("--power-limt", {"--power-limit", "--power-limits"}), "--power-limit");
+  EXPECT_EQ(base::closest_match("ab", {"ac", "ad"}), "");  // a tie
+}
+
+TEST(Text, CountNounIsSingularForOne) {
+  EXPECT_EQ(base::count_noun(1, "window", "windows"), "1 window");
+  EXPECT_EQ(base::count_noun(0, "window", "windows"), "0 windows");
+  EXPECT_EQ(base::count_noun(3, "window", "windows"), "3 windows");
+}

@@ -30,8 +30,24 @@ TEST(Units, BareNumberTakesTheDocumentedUnit) {
   EXPECT_DOUBLE_EQ(units::parse("10", Dimension::Power, "mW", "--p"), 0.01);
 }
 
+// A unit in other letter case is read where it can mean one unit only; an upper-case M never
+// stands for milli ("5MW" is mega, not offered; "5mw" is milli).
+TEST(Units, LetterCaseIsForgivenWhereItIsUnambiguous) {
+  EXPECT_DOUBLE_EQ(units::parse("7w", Dimension::Power, "W", "--p"), 7);
+  EXPECT_DOUBLE_EQ(units::parse("7 W", Dimension::Power, "W", "--p"), 7);
+  EXPECT_DOUBLE_EQ(units::parse("500mw", Dimension::Power, "W", "--p"), 0.5);
+  EXPECT_DOUBLE_EQ(units::parse("2KW", Dimension::Power, "W", "--p"), 2000);
+  EXPECT_DOUBLE_EQ(units::parse("921.6mhz", Dimension::Frequency, "MHz", "--f"), 921.6e6);
+  EXPECT_DOUBLE_EQ(units::parse("1.2ghz", Dimension::Frequency, "MHz", "--f"), 1.2e9);
+  EXPECT_DOUBLE_EQ(units::parse("10S", Dimension::Time, "s", "--t"), 10);
+  EXPECT_DOUBLE_EQ(units::parse("2wh", Dimension::Energy, "J", "--e"), 7200);
+  EXPECT_THROW(units::parse("5MW", Dimension::Power, "W", "--p"), UsageError);   // mega is not milli
+  EXPECT_THROW(units::parse("5MJ", Dimension::Energy, "J", "--e"), UsageError);
+  EXPECT_THROW(units::parse("5MS", Dimension::Time, "s", "--t"), UsageError);
+}
+
 TEST(Units, RejectsBadValuesNamingTheOption) {
-  for (const char* bad : {"", "abc", "-5W", "nan", "inf", "5 parsecs", "5MW", "5w", "W"}) {
+  for (const char* bad : {"", "abc", "-5W", "nan", "inf", "5 parsecs", "5MW", "W"}) {
     try {
       units::parse(bad, Dimension::Power, "W", "--power-limit");
       FAIL() << "accepted '" << bad << "'";

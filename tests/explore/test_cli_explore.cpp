@@ -10,6 +10,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "tests/support/json_lines.hpp"
+#include "tests/support/run_pacer.hpp"
 #include "traces/store/store.hpp"
 
 namespace {
@@ -182,20 +184,23 @@ TEST_F(CliExplore, BudgetSweepsCutsAndReportDrawsThem) {
   EXPECT_EQ(fs::file_size(store), size);
 }
 
-// Relative paths in a spec are relative to the spec's folder, whatever the working directory (here
-// /), so that a spec runs from anywhere.
-TEST_F(CliExplore, SpecPathsAreRelativeToTheSpecFolder) {
+// Relative input paths in a spec are relative to the spec's folder, so that a spec finds its data
+// from any working directory; its outputs (out, store, csv) go under the working directory, never
+// into the spec's folder (a checkout).
+TEST_F(CliExplore, SpecInputsAreRelativeToTheSpecFolderAndOutputsToTheWorkingDirectory) {
   fs::create_directories(dir_ / "specs");
+  fs::create_directories(dir_ / "work" / "out");
   write(dir_ / "specs" / "s.ini",
-        "[import-zeus]\ndata-dir = ..\nout = ../from-spec.h5\n[sweep]\nstore = ../from-spec.h5\ncsv = "
+        "[import-zeus]\ndata-dir = ..\nout = from-spec.h5\n[sweep]\nstore = from-spec.h5\ncsv = "
         "out/s.csv\nquiet = true\n");
-  auto r = run("import zeus --config " + (dir_ / "specs" / "s.ini").string(), "/", dir_);
+  auto r = run("import zeus --config " + (dir_ / "specs" / "s.ini").string(), dir_ / "work", dir_);
   ASSERT_EQ(r.code, 0) << r.out;
-  EXPECT_TRUE(fs::exists(dir_ / "from-spec.h5"));
-  fs::create_directories(dir_ / "specs" / "out");
-  r = run("sweep --config " + (dir_ / "specs" / "s.ini").string(), "/", dir_);
+  EXPECT_TRUE(fs::exists(dir_ / "work" / "from-spec.h5"));
+  EXPECT_FALSE(fs::exists(dir_ / "specs" / "from-spec.h5"));
+  r = run("sweep --config " + (dir_ / "specs" / "s.ini").string(), dir_ / "work", dir_);
   ASSERT_EQ(r.code, 0) << r.out;
-  EXPECT_TRUE(fs::exists(dir_ / "specs" / "out" / "s.csv"));
+  EXPECT_TRUE(fs::exists(dir_ / "work" / "out" / "s.csv"));
+  EXPECT_FALSE(fs::exists(dir_ / "specs" / "out"));
 }
 
 }  // namespace
@@ -238,4 +243,37 @@ TEST_F(CliExplore, SimulatingTheOracleWithoutATargetSaysWhatIsMissing) {
   r = run("simulate " + store + " --policy ours -P 1W", dir_);
   EXPECT_EQ(r.code, 1) << r.out;
   EXPECT_NE(r.out.find("raise the cap"), std::string::npos) << r.out;
+}
+
+// `select --json` and `sweep --json`: JSON Lines on stdout alone, units in the keys, values as in the text.
+TEST_F(CliExplore, SelectAndSweepPrintJsonLines) {
+  if (!pacer::testing::have_python3()) GTEST_SKIP() << "python3 is not installed";
+  const std::string store = (dir_ / "z.h5").string();
+  ASSERT_EQ(run("import zeus --gpu v100 --data-dir " + dir_.string() + " --out " + store, dir_).code, 0);
+  auto r = pacer::testing::run_pacer("select " + store + " -P 160W --policy ours --json", dir_);
+  ASSERT_EQ(r.code, 0) << r.err;
+  // At 160 W ours picks b=16 at the 200 W limit (150 W): 10 s/epoch at 100 W ... 7 s at 200 W, 4.5 epochs.
+  EXPECT_EQ(pacer::testing::python_checks(r.out, R"(
+chosen = [o for o in rows if o["chosen"]]
+assert len(chosen) == 1 and chosen[0]["policy"] == "ours", chosen
+c = chosen[0]
+assert c["cap_w"] == 160 and c["power_limit_w"] == 200 and c["batch_size"] == 16, c
+assert c["power_w"] == 150 and abs(c["predicted_time_s"] - 31.5) < 1e-9, c
+assert {o["policy"] for o in rows} >= {"ours", "baseline1", "oracle"}
+)"),
+            0)
+      << r.out;
+  r = pacer::testing::run_pacer("sweep " + store + " --power-limits 90W,160W --policies ours,oracle --json", dir_);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("mean regret"), std::string::npos) << r.err;  // the summary, on stderr
+  EXPECT_EQ(pacer::testing::python_checks(r.out, R"(
+assert len(rows) == 4, rows
+byc = {(o["cap_w"], o["policy"]): o for o in rows}
+o = byc[(160, "ours")]
+assert o["feasible"] and o["power_limit_w"] == 200 and o["batch_size"] == 16 and o["regret"] == 0, o
+assert abs(o["replayed_time_mean_s"] - 31.5) < 1e-9, o
+assert byc[(90, "ours")]["power_limit_w"] == 100
+)"),
+            0)
+      << r.out;
 }

@@ -625,3 +625,23 @@ TEST(Sweep, GuardChoosesUnderTheGuardedCap) {
 
 }  // namespace
 }  // namespace pacer::explore
+
+// A sweep without a target relation has no regret anywhere: its summary is one line saying so, not
+// a "0/0 nan%" row per policy.
+TEST(SweepSummary, WithoutATargetIsOneLineSayingSo) {
+  std::vector<pacer::traces::SweepRow> rows;
+  for (const char* policy : {"ours", "baseline1", "oracle"})
+    for (double cap : {5.0, 7.0}) {
+      pacer::traces::SweepRow r;
+      r.cap_w = cap;
+      r.workload = "w";
+      r.policy = policy;
+      r.feasible = std::string(policy) != "oracle";  // no target: no oracle
+      r.batch_size = 8;
+      rows.push_back(r);
+    }
+  const std::string text = pacer::explore::format_summary(pacer::explore::summarize(rows));
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 2) << text;  // a blank line, then the one line
+  EXPECT_NE(text.find("no workload swept has a target relation"), std::string::npos) << text;
+  EXPECT_EQ(text.find("nan"), std::string::npos) << text;
+}

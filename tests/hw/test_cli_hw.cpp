@@ -197,6 +197,20 @@ TEST(CliHw, PowerModesProfileCalibrateSelectOnAnEmulatedOrin) {
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("4 CPU@1.114 GHz, GPU 408 MHz, EMC 2.133 GHz (3 TPC)"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("GPU 612 MHz"), std::string::npos) << "mode 2 was not asked for";
+  {  // The table's columns line up: every row's batch size ends where the heading's "b" does.
+    const size_t heading = r.out.find("power_mode ");
+    ASSERT_NE(heading, std::string::npos) << r.out;
+    const size_t line_start = r.out.rfind('\n', heading) + 1;
+    const size_t b_end = r.out.find(" b ", heading) + 2 - line_start;
+    std::istringstream lines(r.out.substr(r.out.find('\n', heading) + 1));
+    int rows = 0;
+    for (std::string line; std::getline(lines, line) && line.find("GHz") != std::string::npos; ++rows) {
+      ASSERT_GT(line.size(), b_end) << line;
+      EXPECT_NE(line[b_end - 1], ' ') << "batch size not under its heading:\n" << r.out;
+      EXPECT_EQ(line[b_end], ' ') << "batch size not under its heading:\n" << r.out;
+    }
+    EXPECT_EQ(rows, 12) << r.out;
+  }
   const auto t = traces::Store::open(store).read<traces::ProfileTable>("resnet8-w0.25@1x28x28");
   EXPECT_EQ(t.knob.kind, traces::KnobKind::power_mode);
   EXPECT_EQ(t.points.size(), 3u * 4u);

@@ -2,6 +2,8 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -15,6 +17,8 @@
 #include "test_calib_fixtures.hpp"
 #include "traces/catalog/catalog.hpp"
 #include "traces/store/store.hpp"
+#include "tests/support/json_lines.hpp"
+#include "tests/support/run_pacer.hpp"
 
 namespace pacer::models {
 namespace {
@@ -414,6 +418,44 @@ TEST(CalibCli, APriorFromAnotherStoreIsUsedAndRecorded) {
   EXPECT_EQ(run_pacer(fmt_path(b) + " --points 5 --prior '" + a.string() + ":missing'", log), 1);
   EXPECT_EQ(run_pacer(fmt_path(b) + " --points 5 --model interpolating --prior " + prior, log), 2);
   EXPECT_EQ(run_pacer(fmt_path(b) + " --points 5 --prior " + prior + " --prior-points 0", log), 2);
+}
+
+// `calibrate STORE --json`: one JSON object on stdout (the files written go to stderr); the old
+// spelling --profile for the store still works, with a warning naming --store.
+TEST(CalibCli, JsonIsOneObjectWithTheParametersAndTheErrors) {
+  if (!pacer::testing::have_python3()) GTEST_SKIP() << "python3 is not installed";
+  const auto nano = traces::find_device("jetson-nano");
+  const auto dir = std::filesystem::temp_directory_path() / ("pacer_calib_json_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto path = dir / "c.h5";
+  {
+    auto store = traces::Store::open_or_create(path);
+    store.write_device(nano);
+    store.write(testing::table_from(testing::nano_truth(nano), nano.gpu_freqs_hz, testing::paper_batches(), 0.01, 9,
+                                    "synthetic"));
+  }
+  auto r = pacer::testing::run_pacer("calibrate " + path.string() + " --points 8 --json", dir);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("wrote " + path.string() + ":/models/synthetic@jetson-nano:analytical"), std::string::npos)
+      << r.err;
+  const auto rec = traces::Store::open(path).read<traces::ModelRecord>("synthetic@jetson-nano:analytical");
+  EXPECT_EQ(pacer::testing::python_checks(r.out, fmt::format(R"(
+assert len(rows) == 1, rows
+m = rows[0]
+assert m["model"] == "synthetic@jetson-nano:analytical" and m["kind"] == "analytical", m
+assert m["points_used"] == 8 and m["points"] == {}, m
+assert abs(m["metrics"]["power_mean_mape_heldout_pct"] - {:.10g}) < 1e-6, m["metrics"]
+assert len(m["parameters"]) == {} and set(m["parameters"]) == set(m["parameter_stderr"])
+)",
+                                                             nano.gpu_freqs_hz.size() * 6,
+                                                             rec.metrics.at("power_mean_mape_heldout"),
+                                                             rec.param_names.size())),
+            0)
+      << r.out;
+  r = pacer::testing::run_pacer("calibrate --profile " + path.string() + " --points 8", dir);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("deprecated"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--store"), std::string::npos) << r.err;
   std::filesystem::remove_all(dir);
 }
 

@@ -3,6 +3,8 @@
 // the record round trip, and the real Jetson Nano modes of LoudVA (skipped when absent).
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <filesystem>
 
@@ -171,6 +173,22 @@ TEST(ModeModel, RealNanoModesPredictedFromTheSweepAndTheOtherMode) {
   EXPECT_LE(cal.record.metrics.at("time_mape_lomo"), 6.0);
   EXPECT_LE(cal.record.metrics.at("power_mean_mape_lomo"), 6.0);
   EXPECT_EQ(cal.record.metrics.at("lomo_points_gpu"), 17) << "both modes were predicted";
+}
+
+// A leave-one-mode-out error above kLargeLomoErrorPct is warned about, naming each error and the
+// bound; one under it, or a model without leave-one-mode-out errors, is not.
+TEST(ModeModel, ALargeLeaveOneModeOutErrorIsWarnedAbout) {
+  traces::ModelRecord r;
+  EXPECT_EQ(lomo_warning(r), "");  // not a modes model
+  r.metrics["time_mape_lomo"] = 3;
+  r.metrics["power_mean_mape_lomo"] = kLargeLomoErrorPct - 1;
+  r.metrics["power_peak_mape_lomo"] = 40;  // the peak error that used to pass silently
+  const std::string w = lomo_warning(r);
+  EXPECT_NE(w.find("power_peak 40%"), std::string::npos) << w;
+  EXPECT_NE(w.find(fmt::format("above {:g}%", kLargeLomoErrorPct)), std::string::npos) << w;
+  EXPECT_EQ(w.find("time 3"), std::string::npos) << w;
+  r.metrics["power_peak_mape_lomo"] = 5;
+  EXPECT_EQ(lomo_warning(r), "");
 }
 
 }  // namespace

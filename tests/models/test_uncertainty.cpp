@@ -159,5 +159,22 @@ TEST(Uncertainty, ABiasTheModelCannotFollowIsErrorNotSpread) {
   EXPECT_NE(describe_uncertainty(*u).find("heldout MAPE above that floor"), std::string::npos);
 }
 
+// A MAPE under the noise floor (the floor is an estimate) is "at the floor", never a negative
+// amount "above" it.
+TEST(Uncertainty, AnErrorUnderTheFloorIsNeverNegativeAboveIt) {
+  ModelUncertainty u;
+  u.basis = "heldout";
+  u.floor.method = "repeats";
+  u.floor.terms = 10;
+  u.floor.time_rel = 0.05;        // a perfect model's MAPE: 3.99 %
+  u.floor.power_mean_rel = 0.01;  // 0.80 %
+  u.time_mape_pct = 2.0;          // under the floor
+  u.power_mean_mape_pct = 1.8;    // 1.0 pp above it
+  const std::string text = describe_uncertainty(u);
+  EXPECT_NE(text.find("MAPE above that floor: time none (at the floor), P mean 1 pp"), std::string::npos) << text;
+  EXPECT_EQ(text.find("above that floor: time -"), std::string::npos) << text;
+  EXPECT_EQ(text.find("+"), std::string::npos) << text;
+}
+
 }  // namespace
 }  // namespace pacer::models

@@ -18,6 +18,7 @@
 
 #include <fmt/format.h>
 
+#include "tests/support/json_lines.hpp"
 #include "tests/support/run_pacer.hpp"
 #include "traces/store/store.hpp"
 
@@ -76,9 +77,31 @@ TEST_F(Validate, TrainsEveryChoiceToTheTargetAndOursStaysUnderTheCap) {
                   store, data, cap));
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("Verdict"), std::string::npos) << r.out;
+  // Progress: each (b, seed) job ends with [k/N], the time so far and an estimate of the rest.
+  EXPECT_NE(r.err.find("validate: [1/"), std::string::npos) << r.err;  // "[1/4, 3 s elapsed, about 9 s left]"
+  EXPECT_NE(r.err.find(" elapsed, about "), std::string::npos) << r.err;
 
   auto s = traces::Store::open(store);
   const auto v = s.read<traces::ValidationResult>("v");
+  // --json (every job stored: nothing trains again): the rows as JSON Lines, units in the keys.
+  if (pacer::testing::have_python3()) {
+    const auto j = pacer(fmt::format(
+        "validate --store {} --target-dataset {} --checkpoint none --threads 1 --eval-every 64 --lr 0.002 "
+        "--target 0.9 --budget 4096 --seeds 0,1 --sensor-rate 100Hz --power-limits {}W --name v --json",
+        store, data, cap));
+    ASSERT_EQ(j.code, 0) << j.err;
+    EXPECT_NE(j.err.find("Verdict"), std::string::npos) << j.err;
+    EXPECT_EQ(pacer::testing::python_checks(j.out, fmt::format(R"(
+assert len(rows) == {}, len(rows)
+assert {{o["policy"] for o in rows}} == {{"baseline1", "baseline2", "ours", "pacer", "oracle"}}
+for o in rows:
+    assert o["cap_w"] == {:.10g} and o["reached"] is True and o["gpu_freq_hz"] > 0, o
+    assert o["device_time_s"] > 0 and o["power_peak_w"] > 0 and o["energy_j"] > 0, o
+)",
+                                                                v.rows.size(), cap)),
+              0)
+        << j.out;
+  }
   EXPECT_TRUE(v.emulated);
   EXPECT_EQ(v.device, "jetson-nano");
   // Five policies (Baselines 1 and 2, ours, pacer, oracle) x two seeds, every one trained to the target.

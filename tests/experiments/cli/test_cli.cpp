@@ -125,6 +125,10 @@ TEST(Cli, ConfigFileSuppliesOptionsAndRejectsUnknownKeys) {
   r = run_pacer("devices show jetson-nano --config " + (dir / "bad.ini").string());
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("colour"), std::string::npos);
+  std::ofstream(dir / "typo.ini") << "formt = ini\n";  // misspelt: the closest option is named
+  r = run_pacer("devices show jetson-nano --config " + (dir / "typo.ini").string());
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("did you mean 'format'?"), std::string::npos) << r.err;
   r = run_pacer("devices show jetson-nano --config " + (dir / "missing.ini").string());
   EXPECT_EQ(r.code, 1);
   fs::remove_all(dir);
@@ -162,4 +166,49 @@ TEST(Cli, AByteOrderMarkIsDroppedAndCrOnlyLineEndsAreNamed) {
   r = run_pacer("import csv " + (dir / "m.csv").string() + " --device jetson-nano -o " + (dir / "m.h5").string());
   EXPECT_EQ(r.code, 0) << r.err;
   fs::remove_all(dir);
+}
+}
+
+// A count of one is singular: a marks file of one window imports "1 window", not "1 windows".
+TEST(Cli, ImportTegrastatsCountsOneWindowInTheSingular) {
+  const fs::path dir = fs::temp_directory_path() / ("pacer-cli-tegra-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::string log;
+  for (int i = 0; i < 10; ++i)
+    log += "RAM 1/7854MB CPU [50%@2035,off,off,50%@2034] EMC_FREQ 2%@1866 GR3D_FREQ 99%@1300 VDD_IN 14025/14416 "
+           "VDD_CPU 2209/2538 VDD_GPU 6854/6903 VDD_SOC 1371/1370\n";
+  std::ofstream(dir / "t.log") << log;
+  std::ofstream(dir / "marks.csv") << "start_s,end_s,b,gpu_freq[MHz],batches\n0,9,4,1300,3\n";
+  const auto r = run_pacer("import tegrastats " + (dir / "t.log").string() + " --marks " + (dir / "marks.csv").string() +
+                           " --device jetson-tx2 -o " + (dir / "t.h5").string());
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("(1 window, 1 with timing"), std::string::npos) << r.out;
+  fs::remove_all(dir);
+}
+
+// A misspelt command or option gets one line with the closest name.
+TEST(Cli, MisspeltCommandsAndOptionsSuggestTheClosestName) {
+  auto r = run_pacer("swep");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(lines(r.err), 1);
+  EXPECT_NE(r.err.find("unknown command 'swep'; did you mean 'sweep'?"), std::string::npos) << r.err;
+  r = run_pacer("devices --formt json");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(lines(r.err), 1);
+  EXPECT_NE(r.err.find("did you mean '--format'?"), std::string::npos) << r.err;
+  r = run_pacer("frobnicate");
+  EXPECT_EQ(r.err.find("did you mean"), std::string::npos) << r.err;
+}
+
+// `import loudva --help` names the README's command line.
+TEST(Cli, ImportLoudvaHelpNamesTheReadmesCommandLine) {
+  std::ifstream in(std::string(PACER_SOURCE_DIR) + "/README.md");
+  std::string line, readme;
+  while (std::getline(in, line))
+    if (line.rfind("pacer import loudva ", 0) == 0) readme = line.substr(0, line.find('#'));
+  while (!readme.empty() && readme.back() == ' ') readme.pop_back();
+  ASSERT_FALSE(readme.empty()) << "README.md has no `pacer import loudva` line";
+  const auto r = run_pacer("import loudva --help");
+  EXPECT_EQ(r.code, 0);
+  EXPECT_NE(r.out.find(readme), std::string::npos) << readme << "\n" << r.out;
 }

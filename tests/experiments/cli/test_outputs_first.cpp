@@ -143,7 +143,7 @@ TEST_F(OutputsFirst, SweepSimulateAndSelectCheckTheirFilesAndNamesBeforeWritingT
 }
 
 TEST_F(OutputsFirst, CalibrateChecksItsCsvAndModelNameBeforeFitting) {
-  const std::string c = "calibrate --profile " + store.string();
+  const std::string c = "calibrate --store " + store.string();
   expect_refused_before_work(c + " --predictions-csv " + (dir / "none" / "p.csv").string(), 1, "--predictions-csv");
   expect_refused_before_work(c + " --model-name a/b", 2, "--model-name");
 }
