@@ -294,8 +294,6 @@ int run_command(const Command& c, const std::vector<std::string>& args) {
   }
   setup_logging(vm["log-level"].as<std::string>());
   set_run_provenance(vm);
-}
-
   check_command_files(c, vm);
   return c.run(vm);
 }

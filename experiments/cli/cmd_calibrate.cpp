@@ -148,7 +148,7 @@ Command make() {
   };
   c.positional = {"store"};
   c.input_files = {"device"};
-  c.output_files = {{"store", ""}, {"predictions-csv", ""}};
+  c.output_files = {{"store", ""}, {"profile", ""}, {"predictions-csv", ""}};  // profile: the old name of store
   c.run = run_calibrate;
   return c;
 }

@@ -156,6 +156,12 @@ void copy_object(const H5::H5File& in, H5::H5File& out, const std::string& objec
     throw Error(fmt::format("{}: could not copy '{}' while updating the store", path.string(), object));
 }
 
+// The provenance of a copied record stays the run's that wrote it (none is added to an older one).
+void carry_provenance(const GroupReader& from, GroupWriter& to) {
+  const Provenance p = read_provenance(from);
+  if (p != Provenance{}) write_provenance(to, p);
+}
+
 // Copies the stored record `group`/`name` of kStoreGroups[index] (or the device) by decoding it with
 // its codec and encoding it again, field by field, never with H5Ocopy: libhdf5 1.10 crashes
 // (H5T_close_real <- H5Ocopy) copying a datatype or attribute whose bytes were changed although every
@@ -165,6 +171,7 @@ void copy_record(const GroupReader& src, size_t index, const std::string& name, 
     const R record = codec::read<R>(src.sub(name));
     GroupWriter w(dst.createGroup(name));
     codec::write(w, record);
+    carry_provenance(src.sub(name), w);
   });
 }
 
@@ -189,7 +196,9 @@ std::string build_image(const fs::path& path, const std::string& skip, const std
       const GroupReader root(path.string(), "", in.openGroup("/"));
       if (root.has("device") && skip != "device") {
         const DeviceSpec device = codec::read_device(root.sub("device"));
-        codec::write(GroupWriter(out.createGroup("device")), device);
+        GroupWriter w(out.createGroup("device"));
+        codec::write(w, device);
+        carry_provenance(root.sub("device"), w);
       }
       for (size_t i = 0; i < std::size(kStoreGroups); ++i) {
         const std::string g = kStoreGroups[i];

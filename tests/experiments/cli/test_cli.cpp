@@ -167,7 +167,6 @@ TEST(Cli, AByteOrderMarkIsDroppedAndCrOnlyLineEndsAreNamed) {
   EXPECT_EQ(r.code, 0) << r.err;
   fs::remove_all(dir);
 }
-}
 
 // A count of one is singular: a marks file of one window imports "1 window", not "1 windows".
 TEST(Cli, ImportTegrastatsCountsOneWindowInTheSingular) {
@@ -178,7 +177,7 @@ TEST(Cli, ImportTegrastatsCountsOneWindowInTheSingular) {
     log += "RAM 1/7854MB CPU [50%@2035,off,off,50%@2034] EMC_FREQ 2%@1866 GR3D_FREQ 99%@1300 VDD_IN 14025/14416 "
            "VDD_CPU 2209/2538 VDD_GPU 6854/6903 VDD_SOC 1371/1370\n";
   std::ofstream(dir / "t.log") << log;
-  std::ofstream(dir / "marks.csv") << "start_s,end_s,b,gpu_freq[MHz],batches\n0,9,4,1300,3\n";
+  std::ofstream(dir / "marks.csv") << "start_s,end_s,b,gpu_freq[MHz],batches\n0,9,4,1300.5,3\n";
   const auto r = run_pacer("import tegrastats " + (dir / "t.log").string() + " --marks " + (dir / "marks.csv").string() +
                            " --device jetson-tx2 -o " + (dir / "t.h5").string());
   EXPECT_EQ(r.code, 0) << r.err;

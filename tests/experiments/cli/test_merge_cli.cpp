@@ -141,8 +141,8 @@ TEST_F(CliMerge, AZeusStoreMerges) {
 }
 
 TEST_F(CliMerge, TheRealZeusV100StoreMerges) {
-  const fs::path zeus = fs::path(PACER_SHARED_DIR) / "data" / "zeus";
-  if (!fs::exists(zeus / "summary_power_v100.csv")) GTEST_SKIP() << "no Zeus traces under " << zeus;
+  const fs::path zeus = fs::path(PACER_SOURCE_DIR) / "data" / "zeus";
+  ASSERT_TRUE(fs::exists(zeus / "summary_power_v100.csv")) << "no Zeus traces under " << zeus;
   const fs::path s = dir / "s.h5";
   const auto r = pacer("import zeus --gpu v100 --data-dir " + zeus.string() + " -o " + s.string());
   ASSERT_EQ(r.code, 0) << r.err;
@@ -173,8 +173,8 @@ TEST_F(CliMerge, ATegrastatsStoreMerges) {
 }
 
 TEST_F(CliMerge, ALoudvaStoreMerges) {
-  const fs::path loudva = fs::path(PACER_SHARED_DIR) / "data" / "jetson" / "loudva";
-  if (!fs::exists(loudva / "nano-modes")) GTEST_SKIP() << "no LoudVA data under " << loudva;
+  const fs::path loudva = fs::path(PACER_SOURCE_DIR) / "data" / "jetson" / "loudva";
+  ASSERT_TRUE(fs::exists(loudva / "nano-modes")) << "no LoudVA data under " << loudva;
   const fs::path s = dir / "s.h5";
   auto r = pacer("import loudva --dir " + (loudva / "nano").string() + " --device jetson-nano -o " + s.string());
   ASSERT_EQ(r.code, 0) << r.err;

@@ -142,6 +142,7 @@ TEST_F(Campaign, LocalJobsEqualTheSerialRun) {
   EXPECT_NE(r.out.find("shard 0/2: 3 of the relation's runs"), std::string::npos) << r.out;
   std::set<std::string> left;
   for (const auto& e : fs::directory_iterator(g_dir / "jobs")) left.insert(e.path().filename().string());
+  left.erase("relations.h5.lock");  // the store's own writers' lock stays, as beside every store
   EXPECT_EQ(left, (std::set<std::string>{"relations.h5"}));
 }
 

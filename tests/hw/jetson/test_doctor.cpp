@@ -2,6 +2,7 @@
 // passing tree, one without rails, one whose sysfs is read-only or refuses the writes, one with a
 // stale state file, and a root that is not a Jetson.
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/mount.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -183,10 +184,19 @@ TEST(Doctor, StaleStateFileIsMissingAndNamesTheRestore) {
   EXPECT_NE(c.detail.find("killed run (pid " + std::to_string(dead)), std::string::npos) << c.detail;
   EXPECT_NE(c.fix.find("pacer restore` on the sysfs root " + o.root.string()), std::string::npos) << c.fix;
 
-  // A run that is alive holds its file: a warning, not a stale file.
-  state.pid = ::getppid();
+  // A run that is alive holds its file: a warning, not a stale file. The holder runs this program
+  // (a pacer process is one running pacer's own executable; ctest, the parent, is not one).
+  const pid_t holder = ::fork();
+  ASSERT_GE(holder, 0);
+  if (holder == 0) {
+    ::pause();
+    ::_exit(0);
+  }
+  state.pid = holder;
   write_state_file(o.state_file, state);
   r = run_doctor(o);
+  ::kill(holder, SIGKILL);
+  ::waitpid(holder, nullptr, 0);
   EXPECT_EQ(find(r, "state file").status, CheckStatus::warn);
   EXPECT_TRUE(r.ready());
 }
