@@ -101,12 +101,18 @@ void read_everything(const fs::path& path) {
     H5::H5File f = open_file(path);
     check_schema(f, path);
     GroupReader root(path.string(), "", f.openGroup("/"));
-    if (root.has("device")) (void)codec::read_device(root.sub("device"));
+    // Every record and its provenance (export, the report and a rewrite read both).
+    if (root.has("device")) {
+      (void)codec::read_device(root.sub("device"));
+      (void)read_provenance(root.sub("device"));
+    }
     for (size_t i = 0; i < std::size(kStoreGroups); ++i) {
       if (!root.has(kStoreGroups[i])) continue;
       const GroupReader g = root.sub(kStoreGroups[i]);
-      for (const auto& child : g.children())
+      for (const auto& child : g.children()) {
         visit_store_group(i, [&]<typename R>(std::type_identity<R>) { (void)codec::read<R>(g.sub(child)); });
+        (void)read_provenance(g.sub(child));
+      }
     }
     for (const auto& group : extra_record_groups(f)) {  // their records' types are not known here
       const GroupReader g = root.sub(group);
