@@ -18,6 +18,7 @@
 
 #include "base/error.hpp"
 #include "tests/support/sample_records.hpp"
+#include "tests/support/small_tmpfs.hpp"
 #include "traces/store/store.hpp"
 #include "traces/store/store_file.hpp"
 
@@ -188,24 +189,7 @@ TEST(StoreWriters, ConcurrentMergesAndAWriterOfOneOutputLoseNothing) {
   fs::remove_all(dir);
 }
 
-// A small tmpfs of its own, unmounted in all cases.
-class SmallTmpfs {
- public:
-  explicit SmallTmpfs(const fs::path& dir, const std::string& size) : dir_(dir) {
-    fs::create_directories(dir_);
-    mounted_ = ::mount("tmpfs", dir_.c_str(), "tmpfs", 0, ("size=" + size).c_str()) == 0;
-  }
-  ~SmallTmpfs() {
-    if (mounted_) ::umount2(dir_.c_str(), MNT_DETACH);
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-  bool mounted() const { return mounted_; }
-
- private:
-  fs::path dir_;
-  bool mounted_ = false;
-};
+using pacer::testing::SmallTmpfs;
 
 // Fills the file system holding `dir` to the last byte; returns the filler's path.
 fs::path fill_up(const fs::path& dir) {

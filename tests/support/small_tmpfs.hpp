@@ -1,7 +1,6 @@
 #pragma once
 // A small tmpfs of a test's own (a full disk on demand), unmounted and removed in all cases. Mounting
 // needs root: mounted() says whether it worked, and a test skips with one line when it did not.
-// (tests/reliability/test_store_writers.cpp has the first copy of this class.)
 #include <fcntl.h>
 #include <sys/mount.h>
 #include <unistd.h>
