@@ -84,7 +84,8 @@ std::string provenance_summary(const Provenance& p) {
 }
 
 void write_provenance(h5::GroupWriter& w, const Provenance& p) {
-  each_field(p, [&](const char* name, const std::string& v) { w.attr(std::string(kAttrPrefix) + name, v); });
+  // Fixed-length strings: a damaged store's provenance cannot send libhdf5 into its global heap.
+  each_field(p, [&](const char* name, const std::string& v) { w.fixed_attr(std::string(kAttrPrefix) + name, v); });
 }
 
 Provenance read_provenance(const h5::GroupReader& g) {

@@ -1,5 +1,7 @@
 #include "traces/store/h5io.hpp"
 
+#include <algorithm>
+
 #include <H5Cpp.h>
 #include <fmt/format.h>
 
@@ -97,6 +99,11 @@ GroupWriter GroupWriter::sub(const std::string& name) {
 void GroupWriter::attr(const std::string& name, const std::string& v) {
   H5::Attribute a = g_->createAttribute(name, vlen_string(), H5::DataSpace(H5S_SCALAR));
   a.write(vlen_string(), v);
+}
+void GroupWriter::fixed_attr(const std::string& name, const std::string& v) {
+  const H5::StrType type(H5::PredType::C_S1, std::max<size_t>(1, v.size()));
+  H5::Attribute a = g_->createAttribute(name, type, H5::DataSpace(H5S_SCALAR));
+  a.write(type, v.empty() ? std::string(1, '\0') : v);
 }
 void GroupWriter::attr(const std::string& name, double v) {
   H5::Attribute a = g_->createAttribute(name, H5::PredType::NATIVE_DOUBLE, H5::DataSpace(H5S_SCALAR));

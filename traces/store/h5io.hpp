@@ -23,6 +23,9 @@ class GroupWriter {
   GroupWriter sub(const std::string& name);
 
   void attr(const std::string& name, const std::string& v);
+  // A fixed-length string attribute: its bytes sit in the group's header, not in the file's global
+  // heap, whose references a damaged file can point anywhere (libhdf5 then copies from there).
+  void fixed_attr(const std::string& name, const std::string& v);
   void attr(const std::string& name, double v);
   void attr(const std::string& name, int64_t v);
   void attr(const std::string& name, bool v) { attr(name, static_cast<int64_t>(v)); }
