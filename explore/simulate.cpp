@@ -82,7 +82,7 @@ std::string format_simulation(const Problem& pb, const SimulateRequest& req, con
                      "batches", "progress");
   for (const auto& s : r.segments)
     out += fmt::format("{:>10} {:>10} {:>10} {:>16} {:>7} {:>9} {:>9.1f}%\n", secs(s.start_s), secs(s.end_s),
-                       watts(s.cap_w), space.describe_knob(s.requested.knob), s.requested.batch_size, s.batches,
+                       units::format_cap(s.cap_w), space.describe_knob(s.requested.knob), s.requested.batch_size, s.batches,
                        100 * (s.progress_end - s.progress_start));
   if (sim.capped)
     out += r.time_over_cap_s > 0 ? "CAP EXCEEDED: the true power was above the cap (the lowest setting does not fit)\n"

@@ -41,7 +41,7 @@ int run_simulate(const po::variables_map& vm) {
   if (has_schedule)
     req.caps = sim::read_cap_schedule(vm["cap-schedule"].as<std::string>());
   else if (vm.count("power-limit"))
-    req.caps = {{0, vm["power-limit"].as<units::Power>().w}};
+    req.caps = {{0, vm["power-limit"].as<units::PowerCap>().w}};
   if (vm.count("knob")) {
     if (!vm.count("batch-size")) throw UsageError("--knob needs --batch-size");
     req.knob = explore::parse_knob(vm["knob"].as<std::string>(), pb->space->knob(), "--knob");
@@ -91,7 +91,7 @@ Command make() {
         "batch-size,b", po::value<int>(), "fixed batch size [samples] (with --knob)")(
         "policy", po::value<std::string>()->default_value(std::string(explore::to_string(explore::kDefaultPolicy))),
         "policy choosing the configuration under the cap")(
-        "power-limit,P", po::value<units::Power>(), "constant cap P_max [W]")(
+        "power-limit,P", po::value<units::PowerCap>(), "constant cap P_max [W], or none (uncapped)")(
         "cap-schedule", po::value<std::string>()->default_value("")->value_name("FILE"),
         "CSV file time_s,cap_w of a time-varying cap")(
         "seed", po::value<std::string>()->default_value("mean"),

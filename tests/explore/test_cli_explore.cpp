@@ -108,6 +108,11 @@ TEST_F(CliExplore, ImportSweepSelectSimulate) {
   EXPECT_NE(r.out.find("never above P_max"), std::string::npos) << r.out;
   const auto st = pacer::traces::Store::open(store);
   EXPECT_TRUE(st.has<pacer::traces::PowerSeries>("varying"));
+  // No cap (-P none, the paper's N/A column): the segment's cap reads "none", never "inf GW".
+  r = run("simulate " + store + " -P none --run-name uncapped", dir_);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("  none  "), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("inf"), std::string::npos) << r.out;
   EXPECT_EQ(st.read<pacer::traces::SweepResult>("sweep").feasibility, "mean");
   EXPECT_EQ(st.read<pacer::traces::SweepResult>("sweep").rows.size(), 10u * 9u);  // 10 protocol caps x 9 policies
 
