@@ -17,4 +17,5 @@ with h5py.File(sys.argv[1], "r") as f:
         mean = {int(x): samples[(b == x) & reached].mean() for x in np.unique(b[reached])}
         ref = mean[max(mean)]
         print(f"relation {name}: r(b) = " + ", ".join(f"{x}:{n / ref:.3g}" for x, n in mean.items()))
-        print(f"  written by: {r.attrs.get('provenance_command_line', 'unknown')}")
+        cmd = r.attrs.get("provenance_command_line", b"unknown")  # a fixed-length string: bytes
+        print(f"  written by: {cmd.decode() if isinstance(cmd, bytes) else cmd}")

@@ -56,8 +56,8 @@ std::map<std::string, Found> resolve(const std::vector<std::string>& header, con
   std::vector<std::string> names;
   for (const auto& k : known) names.push_back(k.role);
   for (size_t i = 0; i < header.size(); ++i) {
-    auto [name, unit] = import::split_heading(header[i]);
-    if (name == "batch_size") name = "b";  // the name `pacer export` writes
+    auto [heading, unit] = import::split_heading(header[i]);
+    const std::string name = heading == "batch_size" ? "b" : heading;  // the name `pacer export` writes
     const auto k = std::find_if(known.begin(), known.end(), [&](const Known& x) { return x.role == name; });
     if (k == known.end())
       throw Error(fmt::format("{}: unknown column '{}' (known: {})", origin, header[i], fmt::join(names, ", ")));
