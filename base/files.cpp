@@ -61,8 +61,9 @@ std::string read_regular_file(const fs::path& path, size_t max_bytes, const std:
                             path.string(), std::strerror(err)));
   }
   struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    const std::string kind = ::fstat(fd, &st) == 0 ? kind_of(st.st_mode) : "unreadable";
+  const bool stated = ::fstat(fd, &st) == 0;
+  if (!stated || !S_ISREG(st.st_mode)) {
+    const std::string kind = stated ? kind_of(st.st_mode) : "unreadable";
     ::close(fd);
     throw Error(fmt::format("{} {} is {}, not a regular file: name a file", what, path.string(), kind));
   }

@@ -289,9 +289,7 @@ std::vector<CapStep> parse_cap_schedule(const std::string& csv_text, const std::
 }
 
 std::vector<CapStep> read_cap_schedule(const std::filesystem::path& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec))
-    throw Error(fmt::format("the cap schedule {} is a folder: name the CSV file (time_s, cap_w) in it", path.string()));
+  // A folder, FIFO or device is refused there, naming what it is.
   return parse_cap_schedule(base::read_regular_file(path, base::kMaxDataFileBytes, "cap schedule"), path.string());
 }
 

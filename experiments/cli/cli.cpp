@@ -1,4 +1,5 @@
 #include "experiments/cli/cli.hpp"
+#include "experiments/cli/options.hpp"
 
 #include <fmt/format.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
@@ -208,11 +209,16 @@ std::string option_text(const boost::any& v) {
   if (const auto* f = boost::any_cast<units::Frequency>(&v)) return fmt::format("{:g}Hz", f->hz);
   if (const auto* t = boost::any_cast<units::Duration>(&v)) return fmt::format("{:g}s", t->s);
   if (const auto* e = boost::any_cast<units::Energy>(&v)) return fmt::format("{:g}J", e->j);
-  if (const auto* pl = boost::any_cast<units::PowerList>(&v)) {
+  if (const auto* l = boost::any_cast<long>(&v)) return std::to_string(*l);
+  if (const auto* r = boost::any_cast<units::Rate>(&v)) return fmt::format("{:g}Hz", r->hz);
+  const auto watts = [](const std::vector<double>& ws) {
     std::string s;
-    for (double w : pl->w) s += fmt::format("{}{:g}W", s.empty() ? "" : ",", w);
+    for (double w : ws) s += (s.empty() ? "" : ",") + (units::is_no_cap(w) ? std::string("none") : fmt::format("{:g}W", w));
     return s;
-  }
+  };
+  if (const auto* pl = boost::any_cast<units::PowerList>(&v)) return watts(pl->w);
+  if (const auto* c = boost::any_cast<units::PowerCap>(&v)) return watts({c->w});
+  if (const auto* cl = boost::any_cast<units::PowerCapList>(&v)) return watts(cl->w);
   if (const auto* sv = boost::any_cast<std::vector<std::string>>(&v)) {
     std::string s;
     for (const auto& x : *sv) s += (s.empty() ? "" : " ") + x;

@@ -82,6 +82,9 @@ TEST_F(OwnData, ImportedProfileAndRelationGiveSelectSweepAndReport) {
   EXPECT_NE(prov.find("`pacer import relation " + path("proxy.csv")), std::string::npos) << prov;
   EXPECT_NE(prov.find("`pacer sweep " + path("own.h5") + " --power-limits 4W:9W:1W`"), std::string::npos) << prov;
   EXPECT_EQ(prov.find("| unknown |"), std::string::npos) << prov;
+  // Every option's value as given, caps included (a type the provenance cannot print reads "(set)").
+  EXPECT_NE(prov.find("power-limits=4W,5W,6W,7W,8W,9W"), std::string::npos) << prov;
+  EXPECT_EQ(prov.find("(set)"), std::string::npos) << prov;
 
   // The export shows the provenance as comment lines, and the relation's export imports back.
   r = pacer("export " + path("own.h5") + " relations/resnet18-mine.proxy -o " + path("proxy-export.csv"));
