@@ -46,16 +46,17 @@ std::string uncertainty_lines(const models::ModelUncertainty& u, PowerBasis basi
 
 }  // namespace
 
-ChoiceReport choose(const Problem& pb, const PolicyContext& ctx, Policy policy, double cap_w) {
+ChoiceReport choose(const Problem& pb, const PolicyContext& ctx, Policy policy, double cap_w, const ChoiceRule& rule) {
   ChoiceReport r;
   r.policy = policy;
   r.cap_w = cap_w;
-  r.choice = select(policy, ctx, cap_w, &r.ranked);
+  r.rule = rule;
+  r.choice = decide(policy, ctx, cap_w, rule, &r.ranked);
   if (!r.choice.feasible) throw Error(fmt::format("policy {}: {}", to_string(policy), r.choice.message));
   const Space& space = *pb.space;
   for (Policy p : all_policies()) {
     PolicyChoice c;
-    c.selection = select(p, ctx, cap_w);
+    c.selection = decide(p, ctx, cap_w, rule);
     const auto& s = c.selection;
     if (s.feasible && pb.target && pb.target->has(s.batch_index))
       c.target_time_s = base::time_to_accuracy_s(space.time_per_batch_s(s.batch_index, s.knob_index),
@@ -78,7 +79,10 @@ std::string format_choice(const Problem& pb, const ChoiceReport& r) {
   out +=
       fmt::format("feasibility: {} | proxy relation {}{} | {}\n",
                   std::isinf(r.cap_w) ? std::string("no cap")
-                                      : fmt::format("{} power <= {}", to_string(space.basis()), watts(r.cap_w)),
+                                      : fmt::format("{} power <= {} x (1 - {:g}) = {} ({} points; guard: {})",
+                                                    to_string(space.basis()), watts(r.cap_w), r.rule.guard,
+                                                    watts(guarded_cap_w(r.cap_w, r.rule.guard)),
+                                                    to_string(r.rule.points), r.rule.guard_source),
                   pb.proxy_set.name, pb.target_set ? " | target " + pb.target_set->name : " | no target (no oracle)",
                   describe_max_power(*pb.index));
   out += fmt::format("\nchoice ({}, {}): {}, b={}: predicted TT_acc {}, energy {}, power {}\n", to_string(r.policy),
@@ -120,6 +124,7 @@ std::string choice_json(const Problem& pb, const ChoiceReport& r) {
     const Selection& s = c.selection;
     base::JsonObject o;
     o.add("workload", pb.workload).add("cap_w", r.cap_w).add("policy", to_string(s.policy));
+    o.add("guard", r.rule.guard).add("feasibility", describe_feasibility(r.rule));
     o.add("chosen", s.policy == r.policy).add("feasible", s.feasible);
     for (size_t i = 0; i < knob.dims.size(); ++i)
       o.add(traces::json_key(knob.dims[i].name, knob.dims[i].unit),

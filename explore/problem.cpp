@@ -7,6 +7,7 @@
 
 #include "base/error.hpp"
 #include "base/units.hpp"
+#include "models/calibrate.hpp"
 #include "sim/replay.hpp"
 #include "traces/catalog/catalog.hpp"
 #include "traces/catalog/power_modes.hpp"
@@ -68,6 +69,49 @@ std::string default_target(const traces::Store& store, const std::string& worklo
 
 }  // namespace
 
+PointOrigin measured_wins(const traces::Store& store, const std::string& name, bool from_model,
+                          const std::string& workload, const std::string& device, Space& space) {
+  PointOrigin o;
+  o.points = space.num_points();
+  const bool predicted = from_model || models::is_predicted_profile_name(name);
+  if (!predicted) {
+    o.measured = o.points;
+    return o;
+  }
+  // The model behind the prediction: its held-out peak error (the largest of the store's models of
+  // this workload and device when several could be it).
+  if (from_model) {
+    const auto record = store.read<traces::ModelRecord>(name);
+    o.model_peak_error = models::peak_error_quantile(record);
+    o.model = name;
+  } else {
+    for (const auto& m : store.list<traces::ModelRecord>()) {
+      const auto record = store.read<traces::ModelRecord>(m);
+      if (record.workload != workload || record.device != device) continue;
+      const double e = models::peak_error_quantile(record);
+      if (o.model.empty() || (std::isfinite(e) && !(e <= o.model_peak_error))) {
+        o.model_peak_error = e;
+        o.model = m;
+      }
+    }
+  }
+  std::optional<std::string> measured;
+  if (!from_model) {
+    if (store.has<traces::ProfileTable>(models::measured_profile_name(name))) measured = models::measured_profile_name(name);
+  } else {
+    std::vector<std::string> candidates;
+    for (const auto& n : store.list<traces::ProfileTable>()) {
+      if (models::is_predicted_profile_name(n)) continue;
+      const auto t = store.read<traces::ProfileTable>(n);
+      if (t.workload == workload && (device.empty() || t.device == device)) candidates.push_back(n);
+    }
+    if (candidates.size() == 1) measured = candidates.front();
+  }
+  if (measured) o.measured = space.overlay_measured(store.read<traces::ProfileTable>(*measured));
+  o.basis = o.measured == o.points ? PointBasis::Measured : o.measured == 0 ? PointBasis::Model : PointBasis::Mixed;
+  return o;
+}
+
 PolicyContext Problem::context() const {
   PolicyContext c;
   c.index = index.get();
@@ -78,6 +122,7 @@ PolicyContext Problem::context() const {
 
 std::unique_ptr<Problem> load_problem(const traces::Store& store, const ProblemSpec& spec) {
   auto pb = std::make_unique<Problem>();
+  std::string pb_device;  // the profile's or model's device
   if (!spec.model.empty()) {
     if (!store.has<traces::ModelRecord>(spec.model))
       throw Error(fmt::format("{} has no model '{}' (models: {}): run pacer calibrate first", store.path().string(),
@@ -86,6 +131,7 @@ std::unique_ptr<Problem> load_problem(const traces::Store& store, const ProblemS
     pb->model = models::model_from_record(record);
     pb->model_uncertainty = models::read_uncertainty(record);
     pb->workload = record.workload;
+    pb_device = record.device;
     pb->profile_name = spec.model;
   } else {
     std::string name = spec.profile;
@@ -100,6 +146,7 @@ std::unique_ptr<Problem> load_problem(const traces::Store& store, const ProblemS
       throw Error(fmt::format("{} has no profile '{}' (profiles: {})", store.path().string(), name, join(profiles)));
     auto table = store.read<traces::ProfileTable>(name);
     pb->workload = table.workload;
+    pb_device = table.device;
     pb->profile_name = name;
     pb->space = std::make_unique<Space>(Space::from_profile(table, spec.basis));
     pb->model = std::make_unique<sim::TableModel>(std::move(table));
@@ -155,6 +202,7 @@ std::unique_ptr<Problem> load_problem(const traces::Store& store, const ProblemS
     if (spec.basis && *spec.basis != pb->space->basis())
       throw Error(fmt::format("model '{}' does not predict {} power", spec.model, to_string(*spec.basis)));
   }
+  pb->origin = measured_wins(store, pb->profile_name, !spec.model.empty(), pb->workload, pb_device, *pb->space);
   pb->index = std::make_unique<Index>(*pb->space, spec.index);
   pb->proxy = Relation::from_set(pb->proxy_set, *pb->space, pb->proxy_looser_set ? &*pb->proxy_looser_set : nullptr);
   if (pb->target_set) pb->target = Relation::from_set(*pb->target_set, *pb->space);

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "explore/decide.hpp"
 #include "explore/policy.hpp"
 #include "explore/space.hpp"
 #include "models/device_model.hpp"
@@ -32,6 +33,24 @@ struct ProblemSpec {
   bool allow_workload_mismatch = false;
 };
 
+// Where the feasibility power of a space's points comes from, after measured wins (measured_wins).
+struct PointOrigin {
+  PointBasis basis = PointBasis::Measured;
+  size_t measured = 0, points = 0;  // configurations with a measured power, of all configurations
+  // The calibrated model's held-out peak-power error at models::kPeakErrorQuantile (a fraction;
+  // NaN: no model, or none with held-out errors): the automatic guard where points are predicted.
+  double model_peak_error = traces::kNaN;
+  std::string model;  // the model record it came from ("" : none)
+};
+
+// Measured wins: a space built from profile `name` or from model `name` (`from_model`) of
+// `workload` on `device` takes the measured power of every point that the store's measured
+// profile behind it has (a predicted table "<profile>-predicted" -> "<profile>"; a model -> the
+// store's one non-predicted profile of that workload and device), Space::overlay_measured. A
+// measured profile is measured throughout. Returns where the points' power comes from.
+PointOrigin measured_wins(const traces::Store& store, const std::string& name, bool from_model,
+                          const std::string& workload, const std::string& device, Space& space);
+
 struct Problem {
   std::string workload;
   std::string profile_name;                                   // or the model name
@@ -44,6 +63,7 @@ struct Problem {
   std::optional<traces::RelationSet> target_set;
   Relation proxy;
   std::optional<Relation> target;
+  PointOrigin origin;  // measured or predicted power (measured_wins)
 
   PolicyContext context() const;
 };

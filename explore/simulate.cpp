@@ -43,19 +43,22 @@ Simulation simulate(const Problem& pb, const SimulateRequest& req) {
     PolicyContext ctx = pb.context();
     ctx.powertrain_batch = req.powertrain_batch;
     const Policy policy = req.policy;
+    const ChoiceRule rule = choice_rule(pb, req.guard);
+    out.rule = rule;
     // The first selection starts the run: when the policy has nothing, its own reason (a cap below
     // every configuration, no target relation for the oracle, ...) is the error. At a later cap
     // change nothing feasible means the governor throttles.
     auto first = std::make_shared<bool>(true);
-    in.select = [ctx, policy, first](double cap) -> std::optional<sim::Choice> {
-      const auto s = select(policy, ctx, cap);
+    in.select = [ctx, policy, rule, first](double cap) -> std::optional<sim::Choice> {
+      const auto s = decide(policy, ctx, cap, rule);
       const bool starting = *first;
       *first = false;
       if (!s.feasible && starting) throw Error(fmt::format("policy {}: {}", to_string(policy), s.message));
       if (!s.feasible) return std::nullopt;
       return sim::Choice{s.knob, s.batch_size};
     };
-    out.what = fmt::format("policy {} re-selecting at every cap change", to_string(policy));
+    out.what = fmt::format("policy {} re-selecting at every cap change under cap x (1 - {:g})", to_string(policy),
+                           rule.guard);
     if (policy == Policy::ZeusCost) out.what += " (" + describe_max_power(*pb.index) + ")";
   }
   out.capped = !in.caps.empty();
@@ -70,6 +73,7 @@ std::string format_simulation(const Problem& pb, const SimulateRequest& req, con
   std::string out =
       fmt::format("simulated {} on {} ({} power) to the target of relation {} ({} seed)\n", sim.what, space.source(),
                   to_string(space.basis()), sim.relation, req.seed ? std::to_string(*req.seed) : std::string("mean"));
+  if (sim.rule) out += "feasibility: " + describe_feasibility(*sim.rule) + "\n";
   out += fmt::format("time to accuracy {} | energy {} (sampled at {}: {}) | {} mini-batches\n", secs(r.time_s),
                      units::format(r.energy_j, units::Dimension::Energy),
                      secs(r.series.time_s.size() > 1 ? r.series.time_s[1] - r.series.time_s[0] : o.sample_period_s),

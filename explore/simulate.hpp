@@ -17,6 +17,7 @@ struct SimulateRequest {
   int batch_size = 0;
   Policy policy = Policy::Ours;
   int powertrain_batch = 0;
+  std::optional<double> guard;     // the policy's guard (explore/decide.hpp); nullopt: the automatic one
   std::vector<sim::CapStep> caps;  // empty: no cap (a policy needs one)
   sim::RunOptions run;
 };
@@ -26,6 +27,7 @@ struct Simulation {
   std::string what;      // "fixed configuration 921.6 MHz, b=32", "policy ours re-selecting ..."
   std::string relation;  // the relation whose samples to target the run reached
   bool capped = false;
+  std::optional<ChoiceRule> rule;  // the rule a policy chose by (none for a fixed configuration)
 };
 
 // Throws UsageError for a configuration outside the space or a policy without a cap.

@@ -145,6 +145,34 @@ std::optional<size_t> Space::knob_index(const std::vector<double>& knob) const {
   return static_cast<size_t>(it - knobs_.begin());
 }
 
+size_t Space::overlay_measured(const traces::ProfileTable& measured) {
+  const auto same = [](const std::vector<double>& a, const std::vector<double>& b) {
+    if (a.size() != b.size()) return false;
+    for (size_t d = 0; d < a.size(); ++d)
+      if (std::abs(a[d] - b[d]) > 1e-6 * std::max(std::abs(a[d]), std::abs(b[d]))) return false;
+    return true;
+  };
+  std::vector<bool> replaced(time_.size(), false);
+  for (const auto& p : measured.points) {
+    if (p.status != "ok" || std::isnan(p.time_per_batch_mean_s)) continue;
+    const double power = basis_ == PowerBasis::Peak ? p.power_peak_w : p.power_mean_w;
+    if (!std::isfinite(power)) continue;
+    const auto bi = batch_index(p.batch_size);
+    if (!bi) continue;
+    for (size_t ki = 0; ki < knobs_.size(); ++ki) {
+      if (!same(knobs_[ki], p.knob) || !has(*bi, ki)) continue;
+      power_[at(*bi, ki)] = power;
+      if (std::isfinite(p.power_mean_w)) mean_[at(*bi, ki)] = p.power_mean_w;
+      replaced[at(*bi, ki)] = true;
+    }
+  }
+  return static_cast<size_t>(std::count(replaced.begin(), replaced.end(), true));
+}
+
+size_t Space::num_points() const {
+  return static_cast<size_t>(std::count_if(time_.begin(), time_.end(), [](double t) { return !std::isnan(t); }));
+}
+
 // The basis power stands in for a missing mean: the peak in a peak-basis space; in a mean-basis
 // space given no separate means (from_arrays), the basis power is the mean.
 double Space::energy_power_w(size_t bi, size_t ki) const {

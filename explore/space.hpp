@@ -63,6 +63,13 @@ class Space {
 
   std::string describe_knob(const std::vector<double>& knob) const;  // "921.6 MHz", "250 W"
 
+  // Measured wins (explore/decide.hpp): every configuration of this space that `measured` has as an
+  // ok point with this space's basis power takes that point's measured power (basis and mean) in
+  // place of the prediction; times stay. Returns how many configurations were replaced. Call it
+  // before building an Index on the space.
+  size_t overlay_measured(const traces::ProfileTable& measured);
+  size_t num_points() const;  // configurations with data
+
  private:
   size_t at(size_t bi, size_t ki) const { return bi * knobs_.size() + ki; }
   void validate();

@@ -34,9 +34,8 @@ std::vector<traces::SweepRow> sweep(const SweepWorkload& w, const SweepOptions& 
   for (double cap : w.caps_w) {
     const size_t first = rows.size();
     double oracle_time = traces::kNaN;
-    const double choose_w = guarded_cap_w(cap, options.guard);
     for (Policy p : options.policies) {
-      const Selection sel = select(p, ctx, choose_w);
+      const Selection sel = decide(p, ctx, cap, options.rule);
       traces::SweepRow r;
       r.cap_w = cap;
       r.workload = w.workload;
@@ -67,7 +66,7 @@ std::vector<traces::SweepRow> sweep(const SweepWorkload& w, const SweepOptions& 
       rows.push_back(r);
     }
     if (std::isnan(oracle_time) && w.target) {  // the oracle was not among the policies: compute it
-      const Selection o = select(Policy::Oracle, ctx, choose_w);
+      const Selection o = decide(Policy::Oracle, ctx, cap, options.rule);
       if (o.feasible) oracle_time = o.predicted_time_s;
     }
     for (size_t i = first; i < rows.size(); ++i)
@@ -102,10 +101,11 @@ traces::SweepResult sweep_record(const std::vector<const Problem*>& problems, co
   traces::SweepResult result;
   result.name = req.name;
   result.knob = problems[0]->space->knob();
-  result.guard = req.options.guard;
+  SweepOptions options = req.options;
+  options.rule = choice_rule(problems, req.guard);
+  result.guard = options.rule.guard;
   if (!req.proxies.empty() && req.proxies.size() != problems.size())
     throw Error("a sweep with its own proxy relations needs one per design space");
-  std::set<std::string> bases;
   for (size_t i = 0; i < problems.size(); ++i) {
     const Problem* p = problems[i];
     // Without explicit caps: the replay protocol's, evenly spaced over this workload's own power range.
@@ -114,14 +114,13 @@ traces::SweepResult sweep_record(const std::vector<const Problem*>& problems, co
     SweepWorkload w = sweep_workload(*p, std::move(caps));
     if (!req.proxies.empty()) w.proxy = req.proxies[i];
     if (req.device_wide) w.device_cap = &all_cap;
-    const auto rows = sweep(w, req.options);
+    const auto rows = sweep(w, options);
     result.rows.insert(result.rows.end(), rows.begin(), rows.end());
-    bases.insert(std::string(to_string(p->space->basis())));
     result.profile += (result.profile.empty() ? "" : ",") + p->profile_name;
     result.relation += (result.relation.empty() ? "" : ",") + p->proxy_set.name;
     if (p->target_set) result.target += (result.target.empty() ? "" : ",") + p->target_set->name;
   }
-  result.feasibility = bases.size() == 1 ? *bases.begin() : "peak,mean (per profile)";
+  result.feasibility = describe_feasibility(options.rule);
   return result;
 }
 
@@ -255,7 +254,8 @@ double resampled_mean(const std::vector<const traces::RelationRun*>& runs, std::
 
 // Every row of `rows` re-scored against one resample of its workload's target runs.
 std::vector<traces::SweepRow> rescore(const std::vector<SweepWorkload>& workloads,
-                                      const std::vector<traces::SweepRow>& rows, std::mt19937_64& rng) {
+                                      const std::vector<traces::SweepRow>& rows, const ChoiceRule& rule,
+                                      std::mt19937_64& rng) {
   std::vector<traces::SweepRow> out;
   for (const auto& w : workloads) {
     if (!w.target_set || !w.index) continue;
@@ -274,7 +274,7 @@ std::vector<traces::SweepRow> rescore(const std::vector<SweepWorkload>& workload
       if (row.workload != w.workload) continue;
       auto it = oracle_by_cap.find(row.cap_w);
       if (it == oracle_by_cap.end()) {
-        const Selection o = select(Policy::Oracle, ctx, row.cap_w);
+        const Selection o = decide(Policy::Oracle, ctx, row.cap_w, rule);
         it = oracle_by_cap.emplace(row.cap_w, o.feasible ? o.predicted_time_s : traces::kNaN).first;
       }
       traces::SweepRow r = row;
@@ -300,13 +300,14 @@ std::vector<traces::SweepRow> rescore(const std::vector<SweepWorkload>& workload
 }  // namespace
 
 std::vector<RegretInterval> bootstrap_regret(const std::vector<SweepWorkload>& workloads,
-                                             const std::vector<traces::SweepRow>& rows, int resamples, uint64_t seed) {
+                                             const std::vector<traces::SweepRow>& rows, int resamples, uint64_t seed,
+                                             const ChoiceRule& rule) {
   if (resamples < 1) return {};
   std::mt19937_64 rng(seed);
   std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> draws;  // policy -> (means, maxes)
   std::vector<std::string> order;
   for (int i = 0; i < resamples; ++i)
-    for (const auto& p : summarize(rescore(workloads, rows, rng)).policies) {
+    for (const auto& p : summarize(rescore(workloads, rows, rule, rng)).policies) {
       if (!draws.count(p.policy)) order.push_back(p.policy);
       draws[p.policy].first.push_back(p.mean_regret);
       draws[p.policy].second.push_back(p.max_regret);
@@ -321,10 +322,11 @@ std::vector<RegretInterval> bootstrap_regret(const std::vector<SweepWorkload>& w
 }
 
 std::vector<RegretInterval> bootstrap_regret(const std::vector<const Problem*>& problems,
-                                             const std::vector<traces::SweepRow>& rows, int resamples, uint64_t seed) {
+                                             const std::vector<traces::SweepRow>& rows, int resamples, uint64_t seed,
+                                             const ChoiceRule& rule) {
   std::vector<SweepWorkload> workloads;
   for (const auto* p : problems) workloads.push_back(sweep_workload(*p, {}));
-  return bootstrap_regret(workloads, rows, resamples, seed);
+  return bootstrap_regret(workloads, rows, resamples, seed, rule);
 }
 
 std::string summary_csv(const SweepSummary& s, const std::vector<RegretInterval>& intervals) {

@@ -2,10 +2,12 @@
 // Sweeps over caps for every policy, scored by replay against the target relation (sim), and
 // the summary lines: regret of each policy versus the oracle, speed-up of Ours over the baselines.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "base/stats.hpp"
+#include "explore/decide.hpp"
 #include "explore/policy.hpp"
 #include "explore/problem.hpp"
 #include "traces/records.hpp"
@@ -25,15 +27,11 @@ struct SweepWorkload {
 struct SweepOptions {
   std::vector<Policy> policies = all_policies();
   int powertrain_batch = 0;
-  // Guard band: every policy chooses under cap x (1 - guard), as `pacer validate` does; the rows
-  // keep the cap itself. The record stores it so that the report draws the same choices.
-  double guard = 0;
+  // The choice rule (explore/decide.hpp): every policy chooses under cap x (1 - guard), as every
+  // other command does; the rows keep the cap itself. The record stores the guard and the rule's
+  // feasibility so that the report draws the same choices. sweep_record sets it from its request.
+  ChoiceRule rule{};
 };
-
-// The cap every policy compares with: cap x (1 - guard).
-inline double guarded_cap_w(double cap_w, double guard) {
-  return cap_w * (1 - guard);
-}
 
 // The one cap grid: `count` caps evenly spaced from `lo_w` to `hi_w` (the last exactly `hi_w`; one
 // cap: `hi_w`), each rounded to a multiple of `step_w` when `step_w` > 0.
@@ -74,7 +72,8 @@ struct SweepRequest {
   std::vector<double> caps_w;  // empty: caps_per_workload caps over each workload's own power range
   int caps_per_workload = 10;
   bool device_wide = true;  // Baselines 1/2 cap the knob over every problem (else each alone)
-  SweepOptions options;
+  SweepOptions options;  // its rule is set from `guard` and the problems (choice_rule)
+  std::optional<double> guard;  // the user's guard; nullopt: the automatic one (explore/decide.hpp)
   // One proxy relation per problem in place of its own (a cut of its runs: explore/proxy_budget.hpp);
   // empty: each problem's proxy.
   std::vector<const Relation*> proxies;
@@ -86,7 +85,8 @@ SweepSummary summarize(const std::vector<traces::SweepRow>& rows);
 // 90 % intervals of each policy's mean and max regret over resampled target runs: the target's runs
 // of every (workload, b) are drawn with replacement, the oracle re-chosen and every row's choice
 // re-scored; the choices themselves stay (they depend on the proxy only). `workloads` are the ones
-// the rows were swept from (matched by name); workloads without target runs are left out.
+// the rows were swept from (matched by name); workloads without target runs are left out. `rule`:
+// the sweep's (its guard), under which the oracle is re-chosen.
 struct RegretInterval {
   std::string policy;
   double mean_lo = traces::kNaN, mean_hi = traces::kNaN;
@@ -94,13 +94,13 @@ struct RegretInterval {
 };
 std::vector<RegretInterval> bootstrap_regret(const std::vector<SweepWorkload>& workloads,
                                              const std::vector<traces::SweepRow>& rows, int resamples,
-                                             uint64_t seed = 1);
+                                             uint64_t seed = 1, const ChoiceRule& rule = {});
 
 // Readable text: per (workload, cap) one line per policy, then the summary lines.
 // The same over the problems a sweep_record was built from.
 std::vector<RegretInterval> bootstrap_regret(const std::vector<const Problem*>& problems,
                                              const std::vector<traces::SweepRow>& rows, int resamples,
-                                             uint64_t seed = 1);
+                                             uint64_t seed = 1, const ChoiceRule& rule = {});
 
 // Readable text: per (workload, cap) one line per policy, then the summary lines.
 std::string format_table(const std::vector<traces::SweepRow>& rows, const traces::KnobSpace& knob);

@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "base/error.hpp"
+#include "base/stats.hpp"
 #include "models/interpolating.hpp"
 #include "models/mode_model.hpp"
 #include "models/planner.hpp"
@@ -133,6 +134,7 @@ ErrorSummary cross_validate(const std::vector<traces::ProfilePoint>& points, con
   if (folds <= 0) folds = n <= 30 ? n : 10;
   folds = std::min(folds, n);
   PooledErrors pooled;
+  std::vector<double> peak_errors;
   for (int fold = 0; fold < folds; ++fold) {
     std::vector<traces::ProfilePoint> train, test;
     for (int i = 0; i < n; ++i) (i % folds == fold ? test : train).push_back(points[static_cast<size_t>(i)]);
@@ -146,8 +148,15 @@ ErrorSummary cross_validate(const std::vector<traces::ProfilePoint>& points, con
       continue;
     }
     pooled.add(mape(*model, test));
+    for (const auto& p : test)
+      if (p.power_peak_w > 0) {
+        const double predicted = model->predict(p.knob, p.batch_size).power_peak_w;
+        if (std::isfinite(predicted)) peak_errors.push_back(std::abs(predicted / p.power_peak_w - 1));
+      }
   }
-  return pooled.summary();
+  auto out = pooled.summary();
+  out.power_peak_abs_errors = std::move(peak_errors);
+  return out;
 }
 
 void put_metrics(traces::ModelRecord& record, const ErrorSummary& fit, const ErrorSummary& cv, int cv_folds) {
@@ -159,6 +168,8 @@ void put_metrics(traces::ModelRecord& record, const ErrorSummary& fit, const Err
   record.metrics["power_mean_mape_cv"] = cv.power_mean_mape;
   record.metrics["power_peak_mape_cv"] = cv.power_peak_mape;
   record.metrics["cv_points"] = cv.points;
+  if (!cv.power_peak_abs_errors.empty())
+    record.metrics["power_peak_abs_err_q95_cv"] = 100 * base::quantile(cv.power_peak_abs_errors, kPeakErrorQuantile);
   record.metrics["cv_folds"] = cv_folds;
 }
 
@@ -231,6 +242,12 @@ constexpr std::string_view kPredictedSuffix = "-predicted";
 
 std::string predicted_profile_name(const std::string& measured_name) {
   return measured_name + std::string(kPredictedSuffix);
+}
+
+std::string measured_profile_name(const std::string& predicted_name) {
+  return is_predicted_profile_name(predicted_name)
+             ? predicted_name.substr(0, predicted_name.size() - kPredictedSuffix.size())
+             : predicted_name;
 }
 
 bool is_predicted_profile_name(const std::string& profile_name) {
@@ -602,6 +619,20 @@ std::string predictions_csv(const DeviceModel& model, const traces::KnobSpace& k
                        has_peak ? num(pred.power_peak_w) : std::string());
   }
   return out;
+}
+
+double peak_error_quantile(const traces::ModelRecord& record) {
+  const auto metric = [&](const char* name) {
+    const auto it = record.metrics.find(name);
+    return it == record.metrics.end() ? traces::kNaN : it->second;
+  };
+  if (std::isfinite(metric("power_peak_abs_err_q95_cv"))) return metric("power_peak_abs_err_q95_cv") / 100;
+  const double mape_pct = metric("power_peak_mape_cv");
+  if (!std::isfinite(mape_pct)) return traces::kNaN;
+  // |e| of a zero-mean Gaussian: P(|e| <= z sigma) = 0.95 at z = 1.96; sigma = MAPE sqrt(pi / 2).
+  static_assert(kPeakErrorQuantile == 0.95);
+  constexpr double kZ975 = 1.959963984540054;
+  return kZ975 * std::sqrt(M_PI / 2) * mape_pct / 100;
 }
 
 traces::ProfileTable predict_table(const DeviceModel& model, const traces::ProfileTable& measured,

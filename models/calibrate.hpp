@@ -29,6 +29,8 @@ struct ErrorSummary {
   double power_mean_mape = traces::kNaN;
   double power_peak_mape = traces::kNaN;
   int points = 0;
+  // cross_validate only: |predicted / measured - 1| of the peak power of every held-out point.
+  std::vector<double> power_peak_abs_errors{};
 };
 ErrorSummary mape(const DeviceModel& model, const std::vector<traces::ProfilePoint>& points);
 
@@ -156,9 +158,22 @@ traces::ProfileTable predict_table(const DeviceModel& model, const traces::Profi
                                    const std::vector<std::vector<double>>& settings,
                                    const std::vector<int>& batch_sizes);
 
+// The quantile level of the held-out peak-power error that the automatic guard band covers
+// (explore/decide.hpp): a choice whose predicted peak is this error under the cap stays under it
+// in 19 of 20 cases (docs/explore.md says why 95%).
+inline constexpr double kPeakErrorQuantile = 0.95;
+// The kPeakErrorQuantile-quantile of a calibrated model's held-out relative peak-power error, as a
+// fraction: the record's metric `power_peak_abs_err_q95_cv` (calibration stores the quantile of the
+// cross-validated errors, R's type 7); for an older record, that quantile of a zero-mean Gaussian
+// whose mean absolute error is the record's `power_peak_mape_cv` (1.96 * sqrt(pi/2) * MAPE). NaN
+// when the record has neither.
+double peak_error_quantile(const traces::ModelRecord& record);
+
 // The name of the predicted table that calibration writes beside measured profile `measured_name`
 // ("<name>-predicted"): the model's output for a whole grid, never a measurement.
 std::string predicted_profile_name(const std::string& measured_name);
+// The measured profile's name behind predicted table `predicted_name` (the inverse of the above).
+std::string measured_profile_name(const std::string& predicted_name);
 // Whether `profile_name` names such a predicted table.
 bool is_predicted_profile_name(const std::string& profile_name);
 

@@ -95,7 +95,7 @@ struct Demo {
 Demo prepare(const DemoOptions& opt) {
   Demo d{&opt, settings_for(opt), {}, {}, {}, {}, {}, {}, {}};
   if (opt.targets.empty()) throw OptionError("targets", "name at least one target dataset");
-  if (!std::isnan(opt.guard)) check_guard(opt.guard);
+  if (opt.guard) check_guard(*opt.guard);
   traces::check_record_name_option("experiment", opt.name, "name");
   // Every output before any work: the folder, the store in it; and every batch size must fit the
   // emulated board and this computer, which trains.
@@ -166,31 +166,19 @@ void pretrain(const Demo& d) {
 struct Profiled {
   traces::ProfileTable measured;
   std::string predicted_name;
-  double guard = 0;
   double lo_w = INFINITY, hi_w = 0;  // the measured peak power range
 };
 
-// The guard band and power range the later steps take from the measured profile and the model.
-Profiled profiled_from(const Demo& d, const traces::ProfileTable& measured, const traces::ModelRecord& model) {
+// The power range the later steps take from the measured profile.
+Profiled profiled_from(const Demo& d, const traces::ProfileTable& measured) {
   Profiled out;
   out.measured = measured;
   out.predicted_name = models::predicted_profile_name(d.workload);
-  out.guard = d.opt->guard;
-  if (std::isnan(out.guard)) {
-    const auto it = model.metrics.find("power_peak_mape_cv");
-    const double cv = it == model.metrics.end() ? traces::kNaN : it->second;
-    out.guard = std::clamp(std::isfinite(cv) ? cv / 100 : kDefaultGuard, kDefaultGuard, kAutoGuardMax);
-  }
   for (const auto& p : measured.points) {
     out.lo_w = std::min(out.lo_w, p.power_peak_w);
     out.hi_w = std::max(out.hi_w, p.power_peak_w);
   }
   return out;
-}
-
-// The calibrated model's record name (models::calibrate names it so).
-std::string model_name(const traces::ProfileTable& measured) {
-  return models::model_record_name(measured.workload, measured.device, traces::ModelKind::analytical);
 }
 
 // What steps 2 and 3 left in the experiment's store, for a later stage of a sharded experiment.
@@ -203,7 +191,7 @@ Profiled read_profiled(const Demo& d) {
                     "merge it into the store)",
                     d.store_path.string(), d.workload));
   const auto measured = store.read<traces::ProfileTable>(d.workload);
-  return profiled_from(d, measured, store.read<traces::ModelRecord>(model_name(measured)));
+  return profiled_from(d, measured);
 }
 
 // 2. Profile the full grid on the emulated board (virtual time: seconds); 3. calibrate the
@@ -235,18 +223,18 @@ Profiled profile_and_calibrate(const Demo& d, const fs::path& store_path) {
   store.write(cal.record);
   std::vector<std::vector<double>> grid;
   for (double f : d.device.gpu_freqs_hz) grid.push_back({f});
-  const Profiled out = profiled_from(d, prof.table, cal.record);
+  const Profiled out = profiled_from(d, prof.table);
   store.write(models::predict_table(*cal.model, prof.table, grid, d.set.batch_sizes), out.predicted_name);
   const auto err = models::mape(*cal.model, prof.table.points);
   std::cout << fmt::format(
       "[3/7] calibrated the analytical model on {} of {} points; error on all measured points: time {:.1f}%, "
       "peak power {:.1f}%, mean power {:.1f}% (MAPE)\n",
       opt.calibration_points, prof.table.points.size(), err.time_mape, err.power_peak_mape, err.power_mean_mape);
-  if (std::isnan(opt.guard))
+  if (!opt.guard && std::isfinite(models::peak_error_quantile(cal.record)))
     std::cout << fmt::format(
-        "      guard band {:.1f}%: the policies choose under cap x {:.3f} (the model's "
-        "cross-validated peak-power error on its {} points, at least {:g}%)\n",
-        100 * out.guard, 1 - out.guard, opt.calibration_points, 100 * kDefaultGuard);
+        "      the model's held-out peak-power error, {:g}th percentile: {:.1f}% (the guard band where a point's "
+        "power is predicted; measured points keep their measurement: docs/explore.md)\n",
+        100 * models::kPeakErrorQuantile, 100 * models::peak_error_quantile(cal.record));
   return out;
 }
 
@@ -305,7 +293,7 @@ ValidateOptions validate_options(const Demo& d, const Profiled& pr, const Relati
   v.train = c.train;
   v.train.target = std::isfinite(opt.target) ? opt.target : NAN;  // NaN: the target dataset's own
   v.data = d.dopt;
-  v.guard = pr.guard;
+  v.guard = opt.guard;
   v.replace = true;  // the demo owns its store: a --quick rerun may validate fewer caps
   v.name = opt.name + "-" + target;
   return v;
@@ -360,7 +348,7 @@ void sweep_targets(const Demo& d, const Profiled& pr, const std::string& proxy_n
     explore::SweepRequest request;
     request.name = val.result.name;
     request.caps_w = sweep_caps;
-    request.options.guard = pr.guard;
+    request.guard = d.opt->guard;
     const auto sweep = explore::sweep_record({problem.get()}, request);
     store.write(sweep, traces::Replace::always);  // the demo owns its store: a --quick rerun may sweep fewer caps
     summaries += fmt::format("  {}:\n{}", val.result.dataset, explore::format_summary(explore::summarize(sweep.rows)));

@@ -44,10 +44,9 @@ struct DemoOptions {
   double pretrain_target = NAN;
   double target = NAN;         // held-out metric to reach (NaN: each dataset's default)
   int calibration_points = 8;  // planner-chosen points the analytical model is fitted on
-  // Policies choose under cap x (1 - guard). NaN (auto): the calibrated model's cross-validated
-  // peak-power error, between kDefaultGuard and kAutoGuardMax (3% and 25%, validate.hpp), so a
-  // model that is less sure of its peaks keeps further from the cap.
-  double guard = NAN;
+  // Policies choose under cap x (1 - guard). nullopt (auto): explore::choice_rule's, the same in the
+  // validation and the sweep (explore/decide.hpp).
+  std::optional<double> guard;
   // The stage to run ("" : the whole pipeline) and, with a stage, the shard of its jobs (written to
   // the shard's own store beside NAME.h5, which is only read).
   std::string stage;

@@ -48,6 +48,7 @@ std::string pick_record(const traces::Store& store, const std::string& group, co
 struct Setup {
   std::unique_ptr<explore::Problem> problem;  // profile, proxy relation, space, index
   std::unique_ptr<explore::DeviceWideCap> device_cap;
+  explore::ChoiceRule rule;  // the one choice rule (guard, basis) every policy chooses by
   dnn::data::DatasetInfo info;
   dnn::TrainOptions train;
 };
@@ -57,7 +58,7 @@ Setup load_setup(const ValidateOptions& opt) {
   if (opt.seeds.empty()) throw OptionError("seeds", "give at least one seed");
   for (double cap : opt.caps_w)
     if (cap <= 0 || !std::isfinite(cap)) throw OptionError("power-limits", fmt::format("{:g} W is not a cap", cap));
-  check_guard(opt.guard);
+  if (opt.guard) check_guard(*opt.guard);
   if (!(opt.watchdog_margin_w >= 0) || !(opt.watchdog_duration_s >= 0))
     throw OptionError("watchdog-margin", "the watchdog margin and time must be >= 0");
   Setup su;
@@ -74,6 +75,7 @@ Setup load_setup(const ValidateOptions& opt) {
     throw Error(
         fmt::format("profile '{}' has knob '{}': validate pins GPU frequencies", spec.profile, space.knob().kind));
   su.device_cap = std::make_unique<explore::DeviceWideCap>(std::vector<const explore::Space*>{&space});
+  su.rule = explore::choice_rule(*su.problem, opt.guard);
   su.info = dnn::data::dataset_info(opt.target_dataset);
   su.train = opt.train;
   if (su.train.workload.empty()) su.train.workload = su.problem->workload;
@@ -182,7 +184,7 @@ struct Choice {
   explore::Selection selection;
 };
 
-// Every policy's choice at every cap, under cap x (1 - guard).
+// Every policy's choice at every cap, by the choice rule (under cap x (1 - guard)).
 std::vector<Choice> choose_all(const ValidateOptions& opt, const Setup& su, const explore::Relation& target) {
   std::vector<Choice> choices;
   for (double cap : opt.caps_w)
@@ -191,7 +193,7 @@ std::vector<Choice> choose_all(const ValidateOptions& opt, const Setup& su, cons
       explore::PolicyContext ctx = su.problem->context();
       ctx.target = &target;
       ctx.device_cap = su.device_cap.get();
-      auto sel = explore::select(*policy, ctx, explore::guarded_cap_w(cap, opt.guard));
+      auto sel = explore::decide(*policy, ctx, cap, su.rule);
       if (!sel.feasible) spdlog::warn("cap {:g} W, {}: {}", cap, pname, sel.message);
       choices.push_back({cap, pname, sel});
     }
@@ -229,8 +231,8 @@ traces::ValidationResult validation_header(const ValidateOptions& opt, const Set
   v.metric = su.info.metric;
   v.target = su.train.target;
   v.emulated = emulated;
-  v.feasibility = fmt::format("{}, chosen under cap x (1 - {:g})", explore::to_string(space.basis()), opt.guard);
-  v.guard = opt.guard;
+  v.feasibility = explore::describe_feasibility(su.rule);
+  v.guard = su.rule.guard;
   v.knob = space.knob();
   return v;
 }
@@ -409,11 +411,6 @@ std::vector<ValidationSummaryRow> summarize_runs(const std::vector<Choice>& choi
 }
 
 }  // namespace
-
-void check_guard(double guard) {
-  if (!(guard >= 0 && guard < kGuardLimit))
-    throw OptionError("guard", fmt::format("{:g} is not a fraction in [0, {:g})", guard, kGuardLimit));
-}
 
 std::vector<JobList> validate_jobs(const ValidateOptions& opt) {
   check_outputs(opt, opt.store);  // before the store is read: the shards' merge writes it

@@ -27,6 +27,7 @@
 #include "dnn/train.hpp"
 #include "experiments/campaigns/campaign.hpp"
 #include "experiments/cluster/shard.hpp"
+#include "explore/decide.hpp"
 #include "explore/policy.hpp"
 #include "hw/open_device.hpp"
 #include "traces/records.hpp"
@@ -34,15 +35,12 @@
 namespace pacer::experiments {
 
 // The guard band: every policy (the oracle too) chooses under cap x (1 - guard), so that sensor
-// noise and model error do not carry the measured peak over the cap. Its default; its valid range,
-// [0, kGuardLimit) (a guard of one half would choose under half the cap); and the range of the
-// demo's automatic guard, [kDefaultGuard, kAutoGuardMax] (the calibrated model's cross-validated
-// peak-power error, kDefaultGuard when the model has none).
-inline constexpr double kDefaultGuard = 0.03;
-inline constexpr double kGuardLimit = 0.5;
-inline constexpr double kAutoGuardMax = 0.25;
-// Throws OptionError("guard") unless 0 <= guard < kGuardLimit.
-void check_guard(double guard);
+// noise and model error do not carry the measured peak over the cap. Its constants and check have
+// one home, the choice rule (explore/decide.hpp); the names here are kept for the campaigns.
+using explore::check_guard;
+using explore::kAutoGuardMax;
+using explore::kDefaultGuard;
+using explore::kGuardLimit;
 
 struct ValidateOptions {
   std::filesystem::path store;  // holds the profile and the proxy relation; results are added to it
@@ -61,8 +59,10 @@ struct ValidateOptions {
   dnn::TrainOptions train = campaign_training();
   dnn::data::DatasetOptions data;
   double sensor_rate_hz = 10;   // power sampling rate in device time
-  // Guard band (see kDefaultGuard); the trace is checked against the cap itself.
-  double guard = kDefaultGuard;
+  // Guard band (explore::choice_rule): nullopt, the automatic one (the model's held-out peak error
+  // where a point is predicted, kDefaultGuard where every point is measured); the trace is checked
+  // against the cap itself.
+  std::optional<double> guard;
   // Replace an existing validation record of the same name even when it has more rows.
   bool replace = false;
   // Power watchdog (hw::PowerWatchdog): a run whose mean total power over the last `duration` is

@@ -7,6 +7,7 @@
 #include "experiments/campaigns/demo.hpp"
 #include "experiments/campaigns/validate.hpp"
 #include "experiments/cli/cli.hpp"
+#include "experiments/cli/explore_options.hpp"
 #include "experiments/cli/options.hpp"
 #include "experiments/cli/shard_options.hpp"
 
@@ -18,13 +19,8 @@ void common_options(po::options_description& d, const std::string& default_out) 
                   "fewer batch sizes, seeds and caps (under 2 minutes)")(
       "out,o", po::value<std::string>()->default_value(default_out)->value_name("DIR"),
       "output folder (trace store, checkpoint, report)")(
-      "device", po::value<std::string>()->default_value("jetson-nano"), "catalog device to emulate (`pacer devices`)")(
-      "guard", po::value<std::string>()->default_value("auto"),
-      fmt::format("policies choose under cap x (1 - guard), so noise and model error keep the measured peak under "
-                  "the cap: a fraction, or auto (the calibrated model's cross-validated peak-power error, {:g}% to "
-                  "{:g}%)",
-                  100 * experiments::kDefaultGuard, 100 * experiments::kAutoGuardMax)
-          .c_str());
+      "device", po::value<std::string>()->default_value("jetson-nano"), "catalog device to emulate (`pacer devices`)");
+  add_guard_option(d);
   add_threads_option(d, experiments::DemoOptions{}.threads,
                      "CPU intra-op threads of the training (default: the CPUs free now)", "");
   add_shard_options(d, experiments::experiment_stages());
@@ -44,13 +40,7 @@ experiments::DemoOptions common(const po::variables_map& vm) {
   o.out_dir = vm["out"].as<std::string>();
   o.device = vm["device"].as<std::string>();
   o.threads = vm["threads"].as<int>();
-  const std::string guard = vm["guard"].as<std::string>();
-  if (guard == "0" || guard == "0%") {
-    o.guard = 0;
-  } else if (guard != "auto") {
-    o.guard = parse_fraction(guard, "--guard");
-    experiments::check_guard(o.guard);
-  }
+  o.guard = parse_guard(vm);
   return o;
 }
 

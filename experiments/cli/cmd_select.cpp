@@ -19,6 +19,7 @@ namespace {
 
 int run_select(const po::variables_map& vm) {
   const auto spec = problem_spec(vm);
+  const auto guard = parse_guard(vm);
   const std::string save = vm["save"].as<std::string>();
   if (!save.empty()) {  // the record it saves, before choosing
     traces::check_store_output(vm["store"].as<std::string>(), "store", traces::StoreCreation::must_exist);
@@ -30,7 +31,7 @@ int run_select(const po::variables_map& vm) {
   const auto policy = parse_policy(vm["policy"].as<std::string>(), "--policy");
   auto ctx = pb->context();
   ctx.powertrain_batch = vm["powertrain-batch"].as<int>();
-  const auto report = explore::choose(*pb, ctx, policy, cap);
+  const auto report = explore::choose(*pb, ctx, policy, cap, explore::choice_rule(*pb, guard));
   std::cout << (vm.count("json") ? explore::choice_json(*pb, report) : explore::format_choice(*pb, report));
 
   if (!save.empty()) {
@@ -38,6 +39,7 @@ int run_select(const po::variables_map& vm) {
     request.name = save;
     request.caps_w = {cap};
     request.options.powertrain_batch = ctx.powertrain_batch;
+    request.guard = guard;
     auto rw = traces::Store::open(store.path());
     rw.write(explore::sweep_record({pb.get()}, request),
              vm.count("replace") ? traces::Replace::always : traces::Replace::if_not_smaller);
@@ -59,6 +61,7 @@ Command make() {
       explore::policy_help() + "An infeasible cap is an error (exit 1) naming the lowest-power configuration.";
   c.add_options = [](po::options_description& d) {
     add_problem_options(d);
+    add_guard_option(d);
     d.add_options()("power-limit,P", po::value<units::PowerCap>()->required(),
                     "power cap P_max [W] (e.g. 7.5W; none: no cap)")(
         "policy", po::value<std::string>()->default_value(std::string(explore::to_string(explore::kDefaultPolicy))),

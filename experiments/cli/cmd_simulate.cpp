@@ -21,6 +21,7 @@ namespace {
 
 int run_simulate(const po::variables_map& vm) {
   const auto spec = problem_spec(vm);
+  const auto guard = parse_guard(vm);
   const std::string path = vm["store"].as<std::string>();
   // Every output before the run: the store and series it writes, the CSV file.
   traces::check_store_output(path, "store", traces::StoreCreation::must_exist);
@@ -52,6 +53,7 @@ int run_simulate(const po::variables_map& vm) {
       throw UsageError("a policy needs --power-limit or --cap-schedule (or give --knob and --batch-size)");
   }
   req.powertrain_batch = vm["powertrain-batch"].as<int>();
+  req.guard = guard;
   req.run.sample_period_s = vm["sample-period"].as<units::Duration>().s;
   req.run.noise_std_w = vm["noise"].as<units::Power>().w;
   req.run.noise_seed = vm["noise-seed"].as<uint64_t>();
@@ -87,6 +89,7 @@ Command make() {
       "samples-to-target done at each batch size. The power series goes to runs/NAME in the store.";
   c.add_options = [](po::options_description& d) {
     add_problem_options(d);
+    add_guard_option(d);
     d.add_options()("knob", po::value<std::string>(), "fixed knob setting, e.g. 921.6MHz or 250W (with --batch-size)")(
         "batch-size,b", po::value<int>(), "fixed batch size [samples] (with --knob)")(
         "policy", po::value<std::string>()->default_value(std::string(explore::to_string(explore::kDefaultPolicy))),

@@ -25,6 +25,7 @@ namespace {
 
 int run_sweep(const po::variables_map& vm) {
   auto spec = problem_spec(vm);
+  const auto guard = parse_guard(vm);
   const std::string path = vm["store"].as<std::string>();
   // Every output before the sweep: the store and record it writes, the CSV files.
   traces::check_store_output(path, "store", traces::StoreCreation::must_exist);
@@ -48,6 +49,7 @@ int run_sweep(const po::variables_map& vm) {
   request.name = vm["name"].as<std::string>();
   request.device_wide = device_wide == "all";
   request.options.powertrain_batch = vm["powertrain-batch"].as<int>();
+  request.guard = guard;
   const auto policy_text = vm["policies"].as<std::string>();
   if (policy_text != "all") {
     request.options.policies.clear();
@@ -74,7 +76,7 @@ int run_sweep(const po::variables_map& vm) {
   if (!json && !vm.count("quiet")) std::cout << explore::format_table(result.rows, result.knob);
   // With --json stdout holds the rows alone; the summary lines go to stderr.
   std::ostream& text = json ? std::cerr : std::cout;
-  text << fmt::format("\n{} workload(s), {} caps, feasibility by {} power, Baseline 1/2 cap: {}\n",
+  text << fmt::format("\n{} workload(s), {} caps, feasibility: {}; Baseline 1/2 cap: {}\n",
                       problems.size(), result.rows.size() / std::max<size_t>(1, policies), result.feasibility,
                       device_wide == "all" ? "device-wide over every profile swept" : "each profile alone");
   if (std::find(request.options.policies.begin(), request.options.policies.end(), explore::Policy::ZeusCost) !=
@@ -84,7 +86,8 @@ int run_sweep(const po::variables_map& vm) {
   const auto summary = explore::summarize(result.rows);
   text << explore::format_summary(summary);
   const int resamples = vm["bootstrap"].as<int>();
-  const auto intervals = explore::bootstrap_regret(views, result.rows, resamples);
+  const auto intervals = explore::bootstrap_regret(views, result.rows, resamples, 1, 
+                                                  explore::recorded_rule(result.guard, result.feasibility));
   text << explore::format_intervals(intervals, resamples);
   text << fmt::format("{} selections with replay in {:.1f} ms\n", result.rows.size(), sweep_ms);
 
@@ -118,6 +121,7 @@ Command make() {
       explore::policy_help();
   c.add_options = [](po::options_description& d) {
     add_problem_options(d, false);
+    add_guard_option(d);
     d.add_options()("profile", po::value<std::string>()->default_value("all"), "profile to sweep, or all")(
         "power-limits", po::value<units::PowerCapList>(),
         "caps [W]: range 2W:10W:0.5W or list 5W,7.5W,none (none: no cap, the N/A column)")(

@@ -7,6 +7,7 @@
 #include "base/error.hpp"
 #include "experiments/campaigns/validate.hpp"
 #include "experiments/cli/cli.hpp"
+#include "experiments/cli/explore_options.hpp"
 #include "experiments/cli/options.hpp"
 #include "experiments/cli/shard_options.hpp"
 #include "explore/policy.hpp"
@@ -32,7 +33,7 @@ int run_validate_cmd(const po::variables_map& vm) {
   else o.train.workload.clear();
   o.train.init_checkpoint = vm.count("checkpoint") ? vm["checkpoint"].as<std::string>() : "default";
   if (o.train.init_checkpoint == "none") o.train.init_checkpoint.clear();
-  o.guard = vm["guard"].as<double>();
+  o.guard = parse_guard(vm);
   o.train.target = vm.count("target") ? parse_fraction(vm["target"].as<std::string>(), "--target") : NAN;
   o.train.budget_samples = vm["budget"].as<int64_t>();
   o.train.eval_every_samples = vm["eval-every"].as<int64_t>();
@@ -106,8 +107,8 @@ Command make() {
         ("seeds", po::value<std::string>()->default_value(fmt::format("{}", fmt::join(v.seeds, ","))), "seeds of the target runs")
         ("workload", po::value<std::string>(), "workload (default: the profile's)")
         ("checkpoint", po::value<std::string>(), "pre-trained weights to fine-tune from (default: where `pacer relation --pretrain` writes them; 'none': from scratch)")
-        ("guard", number_opt(v.guard), "every policy chooses under cap x (1 - guard) so noise and model error keep the measured peak under the cap [fraction]")
         ("target", po::value<std::string>(), "target held-out metric, fraction or percent (default: the dataset's)");
+    add_guard_option(d);
     add_count_option(d, "budget", t.budget_samples, int64_t{1}, kMaxSamples, "censor a run after N samples [samples]");
     add_count_option(d, "eval-every", t.eval_every_samples, int64_t{1}, kMaxSamples, "evaluate every N samples [samples]");
     add_count_option(d, "eval-samples", t.eval_max_samples, int64_t{0}, kMaxSamples, "held-out samples per evaluation, 0: all [samples]");

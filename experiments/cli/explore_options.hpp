@@ -1,14 +1,17 @@
 #pragma once
 // Options shared by `pacer select`, `sweep` and `simulate`: where the design space and the
-// relations come from. Header-only so each cmd_*.cpp stays self-contained.
+// relations come from; and the guard band every choosing command shares (validate, demo too). Header-only so each cmd_*.cpp stays self-contained.
 #include <fmt/format.h>
 
+#include <optional>
 #include <string>
 
 #include "base/error.hpp"
 #include "experiments/cli/cli.hpp"
 #include "experiments/cli/options.hpp"
+#include "explore/decide.hpp"
 #include "explore/problem.hpp"
+#include "models/calibrate.hpp"
 
 namespace pacer::cli {
 
@@ -66,6 +69,31 @@ inline explore::ProblemSpec problem_spec(const po::variables_map& vm) {
   }
   if (!s.model.empty() && !s.profile.empty()) throw UsageError("--model and --profile exclude each other");
   return s;
+}
+
+// --guard, the one definition for select, sweep, simulate, validate, demo and experiment: every
+// policy chooses under cap x (1 - guard); "auto" (the default) is explore::choice_rule's automatic
+// guard (explore/decide.hpp), a fraction ("0.05") or percentage ("5%") overrides it, 0 turns it off.
+inline void add_guard_option(po::options_description& d) {
+  d.add_options()("guard", po::value<std::string>()->default_value("auto"),
+                  fmt::format("every policy chooses under cap x (1 - guard) so that sensor noise and model error keep "
+                              "the measured peak under the cap: auto = the calibrated model's held-out peak-power "
+                              "error ({:g}th percentile, kept within {:g}%..{:g}%) where some point's power is "
+                              "predicted, {:g}% (sensor noise) where every point is measured; or a fraction or "
+                              "percentage (0.05, 5%; 0: none) [fraction]",
+                              100 * models::kPeakErrorQuantile, 100 * explore::kDefaultGuard,
+                              100 * explore::kAutoGuardMax, 100 * explore::kDefaultGuard)
+                      .c_str());
+}
+
+// nullopt for "auto"; else the guard, checked (explore::check_guard).
+inline std::optional<double> parse_guard(const po::variables_map& vm) {
+  const std::string text = vm["guard"].as<std::string>();
+  if (text == "auto") return std::nullopt;
+  double guard = 0;
+  if (text != "0" && text != "0%") guard = parse_fraction(text, "--guard");
+  explore::check_guard(guard);
+  return guard;
 }
 
 inline explore::Policy parse_policy(const std::string& name, const std::string& option) {

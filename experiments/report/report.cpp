@@ -21,7 +21,9 @@
 #include "experiments/report/html.hpp"
 #include "experiments/report/plot.hpp"
 #include "experiments/report/tables.hpp"
+#include "explore/decide.hpp"
 #include "explore/policy.hpp"
+#include "explore/problem.hpp"
 #include "explore/proxy_budget.hpp"
 #include "explore/space.hpp"
 #include "explore/sweep.hpp"
@@ -63,25 +65,27 @@ void write_tables(ReportOutput& out, const ResultTable& t, const fs::path& dir, 
   out.table_stems.push_back(stem);
 }
 
-// The design space of a sweep's profile as the explorer saw it: the sweep's feasibility basis and
-// guard band, so that a figure marks exactly the configurations that the sweep and the validation
-// chose (and draws each point at the power that decided its feasibility).
+// The design space of a sweep's profile as the explorer saw it: the sweep's feasibility basis, its
+// measured points winning over predicted ones (explore::measured_wins) and its choice rule (guard),
+// so that a figure marks exactly the configurations that the sweep and the validation chose (and
+// draws each point at the power that decided its feasibility).
 struct FigureSpace {
   explore::Space space;
   explore::Index index;
   explore::DeviceWideCap device_cap;
-  double guard;
-  FigureSpace(const traces::ProfileTable& prof, const traces::SweepResult& sweep)
-      : space(explore::Space::from_profile(prof, basis_of(sweep.feasibility))),
-        index(space),
-        device_cap({&space}),
-        guard(sweep.guard) {}
-  static std::optional<explore::PowerBasis> basis_of(const std::string& feasibility) {
-    if (feasibility == "peak") return explore::PowerBasis::Peak;
-    if (feasibility == "mean") return explore::PowerBasis::Mean;
-    return std::nullopt;  // the explorer's default: peak where every point has it
+  explore::ChoiceRule rule;
+  FigureSpace(const traces::Store& store, const std::string& name, const traces::ProfileTable& prof,
+              const traces::SweepResult& sweep)
+      : space(space_of(store, name, prof, sweep)), index(space), device_cap({&space}),
+        rule(explore::recorded_rule(sweep.guard, sweep.feasibility)) {}
+  static explore::Space space_of(const traces::Store& store, const std::string& name,
+                                 const traces::ProfileTable& prof, const traces::SweepResult& sweep) {
+    // nullopt (neither "peak ..." nor "mean ..."): the explorer's default, peak where every point has it
+    auto space = explore::Space::from_profile(prof, explore::feasibility_basis(sweep.feasibility));
+    explore::measured_wins(store, name, false, prof.workload, prof.device, space);
+    return space;
   }
-  double choose_w(double cap_w) const { return explore::guarded_cap_w(cap_w, guard); }
+  double choose_w(double cap_w) const { return explore::guarded_cap_w(cap_w, rule.guard); }
   double tta(const explore::Relation& rel, size_t bi, size_t ki) const {
     return base::time_to_accuracy_s(space.time_per_batch_s(bi, ki), rel.samples_by_batch[bi], space.batch_sizes()[bi]);
   }
@@ -141,7 +145,7 @@ void figure1(ReportOutput& out, const fs::path& dir, const std::string& prefix, 
   std::vector<Choice> choices;
   const auto ctx = fs.context(proxy, target);
   for (explore::Policy policy : policies) {
-    const auto sel = explore::select(policy, ctx, fs.choose_w(cap_w));
+    const auto sel = explore::decide(policy, ctx, cap_w, fs.rule);
     if (!sel.feasible) continue;
     const std::string label(explore::info(policy).label);
     auto same = std::find_if(choices.begin(), choices.end(),
@@ -185,7 +189,7 @@ std::optional<std::pair<size_t, size_t>> fastest_under(const FigureSpace& fs, co
     if (!ki) return std::nullopt;
     return std::make_pair(*bi, *ki);
   }
-  const auto sel = explore::select(explore::Policy::Oracle, fs.context(rel, &rel), fs.choose_w(cap_w));
+  const auto sel = explore::decide(explore::Policy::Oracle, fs.context(rel, &rel), cap_w, fs.rule);
   if (!sel.feasible) return std::nullopt;
   return std::make_pair(sel.batch_index, sel.knob_index);
 }
@@ -459,7 +463,7 @@ void sweep_figures(ReportOutput& out, const fs::path& out_dir, traces::Store& st
   std::sort(caps.begin(), caps.end());
   caps.erase(std::unique(caps.begin(), caps.end()), caps.end());
   if (caps.empty()) return;
-  const FigureSpace fs(prof, sweep);
+  const FigureSpace fs(store, pname, prof, sweep);
   std::vector<double> pick = opt.figure_caps_w.empty() ? figure_caps(caps, validated) : opt.figure_caps_w;
   std::sort(pick.begin(), pick.end());
   // The store's name first (several stores may hold a sweep of the same name), unless the

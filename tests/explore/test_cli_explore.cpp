@@ -10,6 +10,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "explore/decide.hpp"
 #include "tests/support/json_lines.hpp"
 #include "tests/support/run_pacer.hpp"
 #include "traces/store/store.hpp"
@@ -113,7 +114,8 @@ TEST_F(CliExplore, ImportSweepSelectSimulate) {
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("  none  "), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("inf"), std::string::npos) << r.out;
-  EXPECT_EQ(st.read<pacer::traces::SweepResult>("sweep").feasibility, "mean");
+  EXPECT_EQ(pacer::explore::feasibility_basis(st.read<pacer::traces::SweepResult>("sweep").feasibility),
+            pacer::explore::PowerBasis::Mean);
   EXPECT_EQ(st.read<pacer::traces::SweepResult>("sweep").rows.size(), 10u * 9u);  // 10 protocol caps x 9 policies
 
   // A bad schedule is an error and leaves the store as it was.

@@ -608,7 +608,7 @@ TEST(Sweep, GuardChoosesUnderTheGuardedCap) {
   w.target_set = &h.target_set;
   w.caps_w = {5};
   SweepOptions guarded;
-  guarded.guard = 0.2;  // 5 W -> 4 W
+  guarded.rule.guard = 0.2;  // 5 W -> 4 W
   const auto rows = sweep(w, guarded);
   w.caps_w = {4};
   const auto at4 = sweep(w, SweepOptions{});

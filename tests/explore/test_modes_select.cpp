@@ -75,10 +75,10 @@ TEST(ModesSelect, ChoosesTheFastestFeasibleModeAndBatchSize) {
         if (tt < best) best = tt, best_knob = k, best_b = b;
       }
     if (best_knob.empty()) {
-      EXPECT_THROW(choose(*pb, pb->context(), Policy::Ours, cap), Error) << cap;
+      EXPECT_THROW(choose(*pb, pb->context(), Policy::Ours, cap, choice_rule(*pb, 0.0)), Error) << cap;
       continue;
     }
-    const auto r = choose(*pb, pb->context(), Policy::Ours, cap);
+    const auto r = choose(*pb, pb->context(), Policy::Ours, cap, choice_rule(*pb, 0.0));
     ASSERT_TRUE(r.choice.feasible) << cap;
     EXPECT_EQ(pb->space->knob_settings()[r.choice.knob_index], best_knob) << cap;
     EXPECT_EQ(pb->space->batch_sizes()[r.choice.batch_index], best_b) << cap;
@@ -119,7 +119,7 @@ TEST(ModesSelect, PrintsTheModelsUncertaintyWithTheChoice) {
   ASSERT_TRUE(pb->model_uncertainty.has_value());
   // Peak basis: sigma = max(3% * sqrt(pi/2), 2.5%) = 3.76% of the choice's peak power.
   const double sigma = 0.03 * std::sqrt(std::numbers::pi / 2);
-  const auto far = choose(*pb, pb->context(), Policy::Ours, 200);
+  const auto far = choose(*pb, pb->context(), Policy::Ours, 200, choice_rule(*pb, 0.0));
   auto text = format_choice(*pb, far);
   EXPECT_NE(text.find("model uncertainty (1 sigma, lomo error): time per mini-batch ±5.0%, power ±" +
                       units::format(sigma * far.choice.power_w, units::Dimension::Power) + " (±" +
@@ -129,7 +129,7 @@ TEST(ModesSelect, PrintsTheModelsUncertaintyWithTheChoice) {
       << text;
   EXPECT_EQ(text.find("within 1 sigma of the cap"), std::string::npos) << text;
   // A cap 2% above that choice's power: the same choice, now within 1 sigma of the cap.
-  const auto near = choose(*pb, pb->context(), Policy::Ours, far.choice.power_w * 1.02);
+  const auto near = choose(*pb, pb->context(), Policy::Ours, far.choice.power_w * 1.02, choice_rule(*pb, 0.0));
   EXPECT_EQ(near.choice.knob_index, far.choice.knob_index);
   text = format_choice(*pb, near);
   EXPECT_NE(text.find("within 1 sigma of the cap"), std::string::npos) << text;

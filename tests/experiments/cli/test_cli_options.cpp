@@ -230,12 +230,15 @@ TEST_F(CliOptions, CliNamesTheFlagOfALibraryOptionError) {
 }
 
 
-// One guard range, [0, 0.5), in validate and in the demo: the demo had its own, [0, 0.49], and
-// refused 0.495, which validate took.
+// One guard option, one range, [0, 0.5), in every command that chooses: the demo had its own,
+// [0, 0.49], and refused 0.495, which validate took; select, sweep and simulate had none.
 TEST_F(CliOptions, GuardHasOneRangeInValidateAndTheDemo) {
   pacer::traces::Store::open_or_create(path("empty.h5"));
   const std::vector<std::string> commands = {"validate --store " + path("empty.h5") + " --power-limits 5W",
-                                             "demo --out " + path("demo") + " --device no-such-board"};
+                                             "demo --out " + path("demo") + " --device no-such-board",
+                                             "select " + path("empty.h5") + " -P 5W",
+                                             "sweep " + path("empty.h5"),
+                                             "simulate " + path("empty.h5") + " -P 5W"};
   for (const auto& cmd : commands) {
     auto r = run(cmd + " --guard 0.5");
     EXPECT_EQ(r.code, 2) << cmd << "\n" << r.err;
@@ -245,7 +248,9 @@ TEST_F(CliOptions, GuardHasOneRangeInValidateAndTheDemo) {
     EXPECT_FALSE(has(r.err, "guard")) << cmd << "\n" << r.err;
     EXPECT_TRUE(has(r.err, "profile") || has(r.err, "no-such-board")) << cmd << "\n" << r.err;
   }
-  EXPECT_TRUE(has(squash(run("demo --help").out), "peak-power error, 3% to 25%"));
+  for (const char* cmd : {"demo", "validate", "select", "sweep", "simulate"})
+    EXPECT_TRUE(has(squash(run(std::string(cmd) + " --help").out), "peak-power error (95th percentile, kept within 3%..25%)"))
+        << cmd;
 }
 
 }  // namespace

@@ -1,0 +1,105 @@
+#include "explore/decide.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "base/error.hpp"
+#include "explore/problem.hpp"
+#include "models/calibrate.hpp"
+
+namespace pacer::explore {
+namespace {
+
+// The automatic guard of one problem, with its reason.
+std::pair<double, std::string> auto_guard(const Problem& pb) {
+  const PointOrigin& o = pb.origin;
+  if (o.basis == PointBasis::Measured)
+    return {kDefaultGuard, fmt::format("sensor noise: every point's power is measured")};
+  const std::string where =
+      o.basis == PointBasis::Mixed ? fmt::format("{} of {} points predicted", o.points - o.measured, o.points)
+                                   : std::string("every point predicted");
+  if (!std::isfinite(o.model_peak_error))
+    return {kDefaultGuard, fmt::format("{}; no held-out peak error known for the model: sensor noise only", where)};
+  const double g = std::clamp(o.model_peak_error, kDefaultGuard, kAutoGuardMax);
+  return {g, fmt::format("{}; model {}'s held-out peak-power error, {:g}th percentile {:.1f}%{}", where, o.model,
+                         100 * models::kPeakErrorQuantile, 100 * o.model_peak_error,
+                         g != o.model_peak_error ? fmt::format(", kept within [{:g}%, {:g}%]", 100 * kDefaultGuard,
+                                                               100 * kAutoGuardMax)
+                                                 : std::string())};
+}
+
+}  // namespace
+
+void check_guard(double guard) {
+  if (!(guard >= 0 && guard < kGuardLimit))
+    throw OptionError("guard", fmt::format("{:g} is not a fraction in [0, {:g})", guard, kGuardLimit));
+}
+
+std::string_view to_string(PointBasis basis) {
+  switch (basis) {
+    case PointBasis::Measured: return "measured";
+    case PointBasis::Model: return "model";
+    case PointBasis::Mixed: return "model, measured where profiled";
+  }
+  return "?";
+}
+
+ChoiceRule choice_rule(const Problem& problem, std::optional<double> guard) {
+  return choice_rule(std::vector<const Problem*>{&problem}, guard);
+}
+
+ChoiceRule choice_rule(const std::vector<const Problem*>& problems, std::optional<double> guard) {
+  if (problems.empty()) throw Error("a choice rule needs a design space");
+  ChoiceRule rule;
+  rule.power = problems.front()->space->basis();
+  rule.points = problems.front()->origin.basis;
+  for (const auto* p : problems) {
+    if (p->origin.basis != rule.points) rule.points = PointBasis::Mixed;
+    if (p->space->basis() != rule.power) rule.power_per_profile = true;
+  }
+  if (guard) {
+    check_guard(*guard);
+    rule.guard = *guard;
+    rule.guard_source = "given";
+    return rule;
+  }
+  rule.guard = -1;
+  for (const auto* p : problems) {
+    const auto [g, why] = auto_guard(*p);
+    if (g > rule.guard) {
+      rule.guard = g;
+      rule.guard_source = problems.size() > 1 ? fmt::format("{}: {}", p->workload, why) : why;
+    }
+  }
+  return rule;
+}
+
+Selection decide(Policy policy, const PolicyContext& context, double cap_w, const ChoiceRule& rule,
+                 std::vector<Selection>* per_batch) {
+  return select(policy, context, guarded_cap_w(cap_w, rule.guard), per_batch);
+}
+
+std::string describe_feasibility(const ChoiceRule& rule) {
+  return fmt::format("{} power, {} points; chosen under cap x (1 - {:g}): {}",
+                     rule.power_per_profile ? std::string_view("per-profile (peak or mean)") : to_string(rule.power),
+                     to_string(rule.points), rule.guard, rule.guard_source);
+}
+
+ChoiceRule recorded_rule(double guard, std::string_view feasibility) {
+  ChoiceRule rule;
+  rule.guard = guard;
+  rule.guard_source = "recorded";
+  if (const auto basis = feasibility_basis(feasibility)) rule.power = *basis;
+  return rule;
+}
+
+std::optional<PowerBasis> feasibility_basis(std::string_view feasibility) {
+  // "peak" and "mean" alone: records written before the rule had its text.
+  if (feasibility == "peak" || feasibility.starts_with("peak power")) return PowerBasis::Peak;
+  if (feasibility == "mean" || feasibility.starts_with("mean power")) return PowerBasis::Mean;
+  return std::nullopt;
+}
+
+}  // namespace pacer::explore

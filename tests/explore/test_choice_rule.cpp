@@ -1,0 +1,333 @@
+// The one choice rule (explore/decide.hpp): every command that chooses a configuration gives the
+// same choice for the same (store, cap, policy, guard), and a point whose measured power is over
+// the cap is never chosen, whatever the model predicts for it. A property test over random stores:
+// a measured profile of part of a grid, the model's predicted table of the whole grid (off by up
+// to +-12%), a model record with its held-out peak error, proxy and target relations.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "explore/choose.hpp"
+#include "explore/decide.hpp"
+#include "explore/problem.hpp"
+#include "explore/simulate.hpp"
+#include "explore/sweep.hpp"
+#include "models/calibrate.hpp"
+#include "tests/support/temp_store.hpp"
+#include "traces/import/zeus.hpp"
+#include "traces/store/store.hpp"
+
+namespace pacer::explore {
+namespace {
+
+const std::string kWorkload = "w";
+const std::string kDevice = "board";
+const std::string kMeasured = "w";
+const std::string kPredicted = models::predicted_profile_name(kMeasured);
+
+struct RandomStore {
+  std::vector<double> caps;  // spread over the space's power range
+};
+
+// A random store at `path`: `measured_share` of the grid measured (1: every point).
+RandomStore write_random_store(const std::filesystem::path& path, std::mt19937_64& rng, double measured_share,
+                               double model_peak_error) {
+  std::uniform_real_distribution<double> u(0, 1);
+  const std::vector<double> freqs = {300e6, 450e6, 600e6, 750e6, 900e6, 1050e6};
+  const std::vector<int> batches = {8, 16, 32, 64, 128};
+  traces::ProfileTable measured, predicted;
+  for (auto* t : {&measured, &predicted}) {
+    t->workload = kWorkload;
+    t->device = kDevice;
+  }
+  predicted.source = "pacer calibrate, predicted (analytical)";
+  const double idle = 1 + 2 * u(rng), per_ghz = 3 + 4 * u(rng);
+  double lo = INFINITY, hi = 0;
+  for (double f : freqs)
+    for (int b : batches) {
+      traces::ProfilePoint p;
+      p.knob = {f};
+      p.batch_size = b;
+      const double sat = static_cast<double>(b) / (b + 8 + 24 * u(rng));
+      p.power_peak_w = idle + per_ghz * f / 1e9 * (0.6 + 0.4 * sat) * (1 + 0.05 * u(rng));
+      p.power_mean_w = p.power_peak_w * (0.85 + 0.1 * u(rng));
+      p.time_per_batch_mean_s = (0.002 + 0.0004 * b) * (1e9 / f) * (0.5 + 0.5 * u(rng) * 0.2 + 0.5);
+      lo = std::min(lo, p.power_peak_w);
+      hi = std::max(hi, p.power_peak_w);
+      traces::ProfilePoint q = p;  // the model's prediction: the same time, a power off by up to +-12%
+      q.power_peak_w *= 1 + 0.24 * (u(rng) - 0.5);
+      q.power_mean_w *= 1 + 0.24 * (u(rng) - 0.5);
+      predicted.points.push_back(q);
+      if (u(rng) < measured_share) measured.points.push_back(p);
+    }
+  traces::ModelRecord model;
+  model.name = models::model_record_name(kWorkload, kDevice, traces::ModelKind::analytical);
+  model.kind = "analytical";
+  model.workload = kWorkload;
+  model.device = kDevice;
+  model.metrics["power_peak_mape_cv"] = 100 * model_peak_error / 2.456;
+  if (u(rng) < 0.5) model.metrics["power_peak_abs_err_q95_cv"] = 100 * model_peak_error;
+  auto relation = [&](const std::string& name, double scale) {
+    traces::RelationSet r;
+    r.name = name;
+    r.workload = kWorkload;
+    r.metric = "accuracy";
+    r.target = 0.9;
+    for (int b : batches)
+      for (int seed = 0; seed < 2; ++seed)
+        r.runs.push_back({b, seed, true,
+                          static_cast<int64_t>(scale * (20000 + 300 * b) * (0.8 + 0.4 * u(rng))), 10000000});
+    return r;
+  };
+  auto store = traces::Store::open_or_create(path);
+  if (!measured.points.empty()) store.write(measured, kMeasured);
+  store.write(predicted, kPredicted);
+  store.write(model);
+  store.write(relation(traces::zeus::proxy_name(kWorkload), 1));
+  store.write(relation(traces::zeus::target_name(kWorkload), 1.2));
+  RandomStore out;
+  for (int i = 0; i < 4; ++i) out.caps.push_back(lo + (hi - lo) * (0.1 + 0.9 * u(rng)));
+  return out;
+}
+
+struct Pick {
+  bool feasible = false;
+  std::vector<double> knob;
+  int batch_size = 0;
+  bool operator==(const Pick&) const = default;
+};
+Pick pick_of(const Selection& s) {
+  return s.feasible ? Pick{true, s.knob, s.batch_size} : Pick{};
+}
+std::ostream& operator<<(std::ostream& os, const Pick& p) {
+  return os << (p.feasible ? "b=" + std::to_string(p.batch_size) + " @ " + std::to_string(p.knob.at(0) / 1e6) + " MHz"
+                           : std::string("infeasible"));
+}
+
+// Every entry path for one (store, cap, policy, guard).
+struct Paths {
+  Pick decide, select, sweep, simulate, validate;
+};
+
+// The problem as select, sweep and simulate load it, and as validate's choice step does: the
+// profile and the proxy without the store's target (its oracle gets the target relation it trained,
+// here the store's), Baselines with the profile's own device-wide cap.
+struct Loaded {
+  std::unique_ptr<Problem> pb, vp;
+  Relation target;
+  std::unique_ptr<DeviceWideCap> own;
+  explicit Loaded(const std::filesystem::path& path) {
+    const auto store = traces::Store::open(path);
+    ProblemSpec spec;
+    spec.profile = kPredicted;
+    pb = load_problem(store, spec);
+    vp = load_problem(store, spec);
+    target = *vp->target;
+    vp->target.reset();
+    vp->target_set.reset();
+    own = std::make_unique<DeviceWideCap>(std::vector<const Space*>{vp->space.get()});
+  }
+};
+
+Paths every_path(const Loaded& l, Policy policy, double cap, std::optional<double> guard) {
+  const Problem* pb = l.pb.get();
+  Paths out;
+  out.decide = pick_of(decide(policy, pb->context(), cap, choice_rule(*pb, guard)));
+  // `pacer select`: choose() (the other policies' picks beside the chosen one).
+  try {
+    const auto report = choose(*pb, pb->context(), policy, cap, choice_rule(*pb, guard));
+    out.select = pick_of(report.choice);
+    for (const auto& c : report.others)
+      if (c.selection.policy == policy) EXPECT_EQ(pick_of(c.selection), out.select) << "select's table";
+  } catch (const Error&) {
+    out.select = Pick{};
+  }
+  // `pacer sweep` (and the demo's sweep, and `select --save`): sweep_record's row.
+  SweepRequest request;
+  request.caps_w = {cap};
+  request.options.policies = {policy};
+  request.guard = guard;
+  const auto record = sweep_record({pb}, request);
+  EXPECT_EQ(record.rows.size(), 1u);
+  if (!record.rows.empty() && record.rows[0].feasible)
+    out.sweep = Pick{true, record.rows[0].knob, record.rows[0].batch_size};
+  // `pacer simulate` with a policy under a constant cap: the first segment's request.
+  SimulateRequest sr;
+  sr.policy = policy;
+  sr.guard = guard;
+  sr.caps = {{0, cap}};
+  try {
+    const auto sim = simulate(*pb, sr);
+    if (!sim.result.segments.empty())
+      out.simulate = Pick{true, sim.result.segments[0].requested.knob, sim.result.segments[0].requested.batch_size};
+  } catch (const Error&) {
+    out.simulate = Pick{};
+  }
+  // `pacer validate`'s choice step (validate.cpp choose_all, also the demo's and experiment's).
+  PolicyContext ctx = l.vp->context();
+  ctx.target = &l.target;
+  ctx.device_cap = l.own.get();
+  out.validate = pick_of(decide(policy, ctx, cap, choice_rule(*l.vp, guard)));
+  // The records keep the rule.
+  EXPECT_DOUBLE_EQ(record.guard, choice_rule(*pb, guard).guard);
+  EXPECT_EQ(record.feasibility, describe_feasibility(choice_rule(*pb, guard)));
+  return out;
+}
+
+TEST(ChoiceRule, EveryCommandChoosesTheSameOverRandomStoresAndCaps) {
+  std::mt19937_64 rng(23);
+  const testing::TempStore path("choice-rule");
+  int compared = 0, feasible = 0;
+  for (int s = 0; s < 9; ++s) {
+    path.remove();
+    const double share = s % 3 == 0 ? 1.0 : s % 3 == 1 ? 0.5 : 0.0;
+    const auto rs = write_random_store(path, rng, share, 0.02 + 0.02 * (s % 5));
+    const Loaded loaded(path);
+    for (double cap : rs.caps)
+      for (const std::optional<double> guard : {std::optional<double>(), std::optional<double>(0.0),
+                                                std::optional<double>(0.07)})
+        for (Policy policy : {Policy::Ours, Policy::Baseline1, Policy::Baseline2, Policy::Pacer, Policy::Oracle,
+                              Policy::EnergyOptimal}) {
+          const Paths p = every_path(loaded, policy, cap, guard);
+          const std::string what = "store " + std::to_string(s) + ", cap " + std::to_string(cap) + " W, " +
+                                   std::string(to_string(policy)) + ", guard " +
+                                   (guard ? std::to_string(*guard) : std::string("auto"));
+          EXPECT_EQ(p.select, p.decide) << what;
+          EXPECT_EQ(p.sweep, p.decide) << what;
+          EXPECT_EQ(p.validate, p.decide) << what;
+          if (policy != Policy::Oracle) EXPECT_EQ(p.simulate, p.decide) << what;  // simulate's oracle: same target
+          ++compared;
+          feasible += p.decide.feasible;
+        }
+  }
+  EXPECT_GT(feasible, compared / 2) << "the caps must leave most choices feasible to compare";
+}
+
+// The automatic guard: sensor noise (kDefaultGuard) where every point's power is measured, the
+// model's held-out peak error at the 95th percentile where some point's power is predicted.
+TEST(ChoiceRule, AutomaticGuardIsTheModelsHeldOutPeakErrorWhereAPointIsPredicted) {
+  std::mt19937_64 rng(5);
+  const testing::TempStore path("choice-guard");
+  for (const double share : {1.0, 0.5, 0.0}) {
+    path.remove();
+    write_random_store(path, rng, share, 0.08);
+    ProblemSpec spec;
+    spec.profile = kPredicted;
+    const auto pb = load_problem(traces::Store::open(path), spec);
+    const auto rule = choice_rule(*pb);
+    if (pb->origin.basis == PointBasis::Measured) {
+      EXPECT_DOUBLE_EQ(rule.guard, kDefaultGuard);
+    } else {
+      EXPECT_NEAR(rule.guard, 0.08, 0.002) << rule.guard_source;
+    }
+    EXPECT_DOUBLE_EQ(choice_rule(*pb, 0.11).guard, 0.11);  // a given guard overrides it
+    EXPECT_EQ(choice_rule(*pb, 0.11).guard_source, "given");
+  }
+  // The measured profile itself is measured throughout.
+  ProblemSpec spec;
+  spec.profile = kMeasured;
+  path.remove();
+  write_random_store(path, rng, 0.5, 0.08);
+  EXPECT_EQ(load_problem(traces::Store::open(path), spec)->origin.basis, PointBasis::Measured);
+}
+
+// The vision-tx2nx case: the model predicts a point under cap x (1 - guard) while its
+// measured peak is over the cap. Measured wins: no command chooses it.
+TEST(ChoiceRule, AMeasuredOverCapPointIsNeverChosenThoughTheModelSaysItFits) {
+  const testing::TempStore path("choice-measured");
+  traces::ProfileTable measured, predicted;
+  for (auto* t : {&measured, &predicted}) {
+    t->workload = kWorkload;
+    t->device = kDevice;
+  }
+  // Two settings, one batch size: 854.25 MHz is fastest; its measured peak 7.99 W, predicted 6.9 W.
+  for (const auto& [f, peak, time] : std::vector<std::tuple<double, double, double>>{{600e6, 6.0, 0.02},
+                                                                                     {854.25e6, 7.99, 0.014}}) {
+    traces::ProfilePoint p;
+    p.knob = {f};
+    p.batch_size = 32;
+    p.time_per_batch_mean_s = time;
+    p.power_peak_w = peak;
+    p.power_mean_w = peak * 0.9;
+    measured.points.push_back(p);
+    p.power_peak_w = f > 700e6 ? 6.9 : peak;
+    predicted.points.push_back(p);
+  }
+  // Another b only the model predicts, at the fast setting: it stays the model's (6.5 W).
+  traces::ProfilePoint q = predicted.points[1];
+  q.batch_size = 64;
+  q.power_peak_w = 6.5;
+  q.time_per_batch_mean_s = 0.05;
+  predicted.points.push_back(q);
+  traces::ModelRecord model;
+  model.name = models::model_record_name(kWorkload, kDevice, traces::ModelKind::analytical);
+  model.kind = "analytical";
+  model.workload = kWorkload;
+  model.device = kDevice;
+  model.metrics["power_peak_abs_err_q95_cv"] = 10.1;
+  traces::RelationSet rel;
+  rel.name = traces::zeus::proxy_name(kWorkload);
+  rel.workload = kWorkload;
+  rel.metric = "accuracy";
+  rel.target = 0.9;
+  for (int b : {32, 64}) rel.runs.push_back({b, 0, true, 30000, 10000000});
+  {
+    auto store = traces::Store::open_or_create(path);
+    store.write(measured, kMeasured);
+    store.write(predicted, kPredicted);
+    store.write(model);
+    store.write(rel);
+  }
+  ProblemSpec spec;
+  spec.profile = kPredicted;
+  const auto pb = load_problem(traces::Store::open(path), spec);
+  EXPECT_EQ(pb->origin.basis, PointBasis::Mixed);
+  EXPECT_EQ(pb->origin.measured, 2u);
+  const size_t fast = *pb->space->knob_index({854.25e6});
+  EXPECT_DOUBLE_EQ(pb->space->power_w(*pb->space->batch_index(32), fast), 7.99);
+  EXPECT_DOUBLE_EQ(pb->space->power_w(*pb->space->batch_index(64), fast), 6.5);  // predicted only
+  for (const std::optional<double> guard : {std::optional<double>(), std::optional<double>(0.0)}) {
+    const auto rule = choice_rule(*pb, guard);
+    for (Policy policy : {Policy::Ours, Policy::Pacer, Policy::Baseline2, Policy::EnergyOptimal}) {
+      const Selection s = decide(policy, pb->context(), 7.8, rule);
+      ASSERT_TRUE(s.feasible) << to_string(policy);
+      EXPECT_FALSE(s.batch_size == 32 && s.knob_index == fast) << to_string(policy) << ": the measured 7.99 W point";
+      EXPECT_LE(s.power_w, guarded_cap_w(7.8, rule.guard)) << to_string(policy);
+    }
+    SweepRequest request;
+    request.caps_w = {7.8};
+    request.guard = guard;
+    for (const auto& row : sweep_record({pb.get()}, request).rows)
+      EXPECT_FALSE(row.batch_size == 32 && row.feasible && row.knob == std::vector<double>{854.25e6}) << row.policy;
+  }
+  // The automatic guard here is the model's 10.1% (a point is predicted).
+  EXPECT_NEAR(choice_rule(*pb).guard, 0.101, 1e-9);
+}
+
+TEST(ChoiceRule, PeakErrorQuantileReadsTheStoredQuantileElseTheGaussianOfTheMape) {
+  traces::ModelRecord r;
+  EXPECT_TRUE(std::isnan(models::peak_error_quantile(r)));
+  r.metrics["power_peak_mape_cv"] = 4;
+  EXPECT_NEAR(models::peak_error_quantile(r), 1.959964 * std::sqrt(M_PI / 2) * 0.04, 1e-6);
+  r.metrics["power_peak_abs_err_q95_cv"] = 7.5;
+  EXPECT_DOUBLE_EQ(models::peak_error_quantile(r), 0.075);
+}
+
+TEST(ChoiceRule, FeasibilityTextStartsWithThePowerBasis) {
+  ChoiceRule rule;
+  rule.guard = 0.05;
+  rule.guard_source = "given";
+  EXPECT_EQ(feasibility_basis(describe_feasibility(rule)), PowerBasis::Peak);
+  rule.power = PowerBasis::Mean;
+  EXPECT_EQ(feasibility_basis(describe_feasibility(rule)), PowerBasis::Mean);
+  EXPECT_EQ(feasibility_basis("peak"), PowerBasis::Peak);  // records written before the rule
+  EXPECT_EQ(feasibility_basis("peak,mean (per profile)"), std::nullopt);
+  EXPECT_DOUBLE_EQ(recorded_rule(0.25, "peak").guard, 0.25);
+}
+
+}  // namespace
+}  // namespace pacer::explore
