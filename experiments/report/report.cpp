@@ -693,6 +693,27 @@ fs::path moved(const fs::path& f, const fs::path& staging, const fs::path& out_d
 // The report is written into a folder of its own inside the output folder, then each file is
 // renamed into place: a report that fails (a full disk, gnuplot) leaves no file of its own behind,
 // and an output folder it had to create is removed again.
+std::vector<explore::Selection> figure1_choices(const fs::path& path, const std::string& sweep_name,
+                                               const std::string& profile, double cap_w,
+                                               const std::vector<explore::Policy>& policies) {
+  const auto store = traces::Store::open(path);
+  const auto sweep = store.read<traces::SweepResult>(sweep_name);
+  const auto prof = store.read<traces::ProfileTable>(profile);
+  const FigureSpace fs(store, profile, prof, sweep);
+  auto relation = [&](const std::string& list) -> std::optional<explore::Relation> {
+    for (const auto& rn : traces::split_list(list))
+      if (store.has<traces::RelationSet>(rn)) return explore::Relation::from_set(store.read<traces::RelationSet>(rn), fs.space);
+    return std::nullopt;
+  };
+  const auto proxy = relation(sweep.relation);
+  const auto target = relation(sweep.target);
+  if (!proxy) throw Error(fmt::format("sweep '{}' has no proxy relation in {}", sweep_name, path.string()));
+  std::vector<explore::Selection> out;
+  for (explore::Policy p : policies)
+    out.push_back(explore::decide(p, fs.context(*proxy, target ? &*target : nullptr), cap_w, fs.rule));
+  return out;
+}
+
 ReportOutput make_report(const ReportOptions& opt) {
   if (opt.stores.empty()) throw OptionError("store", "name at least one trace store");
   traces::check_output_folder(opt.out_dir, "out");  // before any store is read

@@ -41,4 +41,11 @@ struct ReportOutput {
 
 ReportOutput make_report(const ReportOptions& options);
 
+// The choices Figure 1 of sweep `sweep` in store `store` marks at `cap_w` for `policies`, one per
+// policy: the explorer's (explore::decide) on profile `profile` under the sweep's recorded basis and
+// guard, measured points winning: the same choices as the sweep's rows and a validation's table.
+std::vector<explore::Selection> figure1_choices(const std::filesystem::path& store, const std::string& sweep,
+                                               const std::string& profile, double cap_w,
+                                               const std::vector<explore::Policy>& policies);
+
 }  // namespace pacer::experiments

@@ -17,6 +17,7 @@
 #include "explore/simulate.hpp"
 #include "explore/sweep.hpp"
 #include "models/calibrate.hpp"
+#include "tests/support/choice_store.hpp"
 #include "tests/support/temp_store.hpp"
 #include "traces/import/zeus.hpp"
 #include "traces/store/store.hpp"
@@ -24,75 +25,11 @@
 namespace pacer::explore {
 namespace {
 
-const std::string kWorkload = "w";
-const std::string kDevice = "board";
-const std::string kMeasured = "w";
-const std::string kPredicted = models::predicted_profile_name(kMeasured);
-
-struct RandomStore {
-  std::vector<double> caps;  // spread over the space's power range
-};
-
-// A random store at `path`: `measured_share` of the grid measured (1: every point).
-RandomStore write_random_store(const std::filesystem::path& path, std::mt19937_64& rng, double measured_share,
-                               double model_peak_error) {
-  std::uniform_real_distribution<double> u(0, 1);
-  const std::vector<double> freqs = {300e6, 450e6, 600e6, 750e6, 900e6, 1050e6};
-  const std::vector<int> batches = {8, 16, 32, 64, 128};
-  traces::ProfileTable measured, predicted;
-  for (auto* t : {&measured, &predicted}) {
-    t->workload = kWorkload;
-    t->device = kDevice;
-  }
-  predicted.source = "pacer calibrate, predicted (analytical)";
-  const double idle = 1 + 2 * u(rng), per_ghz = 3 + 4 * u(rng);
-  double lo = INFINITY, hi = 0;
-  for (double f : freqs)
-    for (int b : batches) {
-      traces::ProfilePoint p;
-      p.knob = {f};
-      p.batch_size = b;
-      const double sat = static_cast<double>(b) / (b + 8 + 24 * u(rng));
-      p.power_peak_w = idle + per_ghz * f / 1e9 * (0.6 + 0.4 * sat) * (1 + 0.05 * u(rng));
-      p.power_mean_w = p.power_peak_w * (0.85 + 0.1 * u(rng));
-      p.time_per_batch_mean_s = (0.002 + 0.0004 * b) * (1e9 / f) * (0.5 + 0.5 * u(rng) * 0.2 + 0.5);
-      lo = std::min(lo, p.power_peak_w);
-      hi = std::max(hi, p.power_peak_w);
-      traces::ProfilePoint q = p;  // the model's prediction: the same time, a power off by up to +-12%
-      q.power_peak_w *= 1 + 0.24 * (u(rng) - 0.5);
-      q.power_mean_w *= 1 + 0.24 * (u(rng) - 0.5);
-      predicted.points.push_back(q);
-      if (u(rng) < measured_share) measured.points.push_back(p);
-    }
-  traces::ModelRecord model;
-  model.name = models::model_record_name(kWorkload, kDevice, traces::ModelKind::analytical);
-  model.kind = "analytical";
-  model.workload = kWorkload;
-  model.device = kDevice;
-  model.metrics["power_peak_mape_cv"] = 100 * model_peak_error / 2.456;
-  if (u(rng) < 0.5) model.metrics["power_peak_abs_err_q95_cv"] = 100 * model_peak_error;
-  auto relation = [&](const std::string& name, double scale) {
-    traces::RelationSet r;
-    r.name = name;
-    r.workload = kWorkload;
-    r.metric = "accuracy";
-    r.target = 0.9;
-    for (int b : batches)
-      for (int seed = 0; seed < 2; ++seed)
-        r.runs.push_back({b, seed, true,
-                          static_cast<int64_t>(scale * (20000 + 300 * b) * (0.8 + 0.4 * u(rng))), 10000000});
-    return r;
-  };
-  auto store = traces::Store::open_or_create(path);
-  if (!measured.points.empty()) store.write(measured, kMeasured);
-  store.write(predicted, kPredicted);
-  store.write(model);
-  store.write(relation(traces::zeus::proxy_name(kWorkload), 1));
-  store.write(relation(traces::zeus::target_name(kWorkload), 1.2));
-  RandomStore out;
-  for (int i = 0; i < 4; ++i) out.caps.push_back(lo + (hi - lo) * (0.1 + 0.9 * u(rng)));
-  return out;
-}
+using testing::kMeasured;
+using testing::kPredicted;
+using testing::kWorkload;
+using testing::kDevice;
+using testing::write_random_store;
 
 struct Pick {
   bool feasible = false;

@@ -1,0 +1,64 @@
+// The report's Figure 1 marks the choices the sweep (and the validation) made: the one choice rule
+// (explore/decide.hpp), over random stores with measured and predicted points, caps and guards.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "experiments/report/report.hpp"
+#include "explore/problem.hpp"
+#include "explore/sweep.hpp"
+#include "tests/support/choice_store.hpp"
+#include "tests/support/temp_store.hpp"
+#include "traces/store/store.hpp"
+
+namespace pacer::experiments {
+namespace {
+
+TEST(ReportChoices, FigureOneMarksTheSweepsChoicesOverRandomStoresCapsAndGuards) {
+  std::mt19937_64 rng(41);
+  const pacer::testing::TempStore path("report-choices");
+  const std::vector<explore::Policy> policies = {explore::Policy::Baseline1, explore::Policy::Baseline2,
+                                                 explore::Policy::Ours, explore::Policy::Pacer,
+                                                 explore::Policy::Oracle};
+  int compared = 0;
+  for (int s = 0; s < 6; ++s) {
+    path.remove();
+    const auto rs = pacer::testing::write_random_store(path, rng, s % 3 == 0 ? 1.0 : s % 3 == 1 ? 0.5 : 0.0,
+                                                       0.03 + 0.03 * (s % 4));
+    for (const std::optional<double> guard : {std::optional<double>(), std::optional<double>(0.0),
+                                              std::optional<double>(0.06)}) {
+      {
+        auto store = traces::Store::open(path);
+        explore::ProblemSpec spec;
+        spec.profile = pacer::testing::kPredicted;
+        const auto pb = explore::load_problem(store, spec);
+        explore::SweepRequest request;
+        request.name = "sw";
+        request.caps_w = rs.caps;
+        request.options.policies = policies;
+        request.guard = guard;
+        store.write(explore::sweep_record({pb.get()}, request), traces::Replace::always);
+      }
+      const auto sweep = traces::Store::open(path).read<traces::SweepResult>("sw");
+      for (double cap : rs.caps) {
+        const auto marked = figure1_choices(path.path(), "sw", pacer::testing::kPredicted, cap, policies);
+        ASSERT_EQ(marked.size(), policies.size());
+        for (size_t i = 0; i < policies.size(); ++i)
+          for (const auto& row : sweep.rows)
+            if (row.cap_w == cap && explore::is_policy(row.policy, policies[i])) {
+              const std::string what = "store " + std::to_string(s) + ", cap " + std::to_string(cap) + ", " + row.policy;
+              EXPECT_EQ(marked[i].feasible, row.feasible) << what;
+              if (row.feasible && marked[i].feasible) {
+                EXPECT_EQ(marked[i].knob, row.knob) << what;
+                EXPECT_EQ(marked[i].batch_size, row.batch_size) << what;
+              }
+              ++compared;
+            }
+      }
+    }
+  }
+  EXPECT_EQ(compared, 6 * 3 * 4 * 5);
+}
+
+}  // namespace
+}  // namespace pacer::experiments
