@@ -26,7 +26,7 @@ void common_options(po::options_description& d, const std::string& default_out) 
                   100 * experiments::kDefaultGuard, 100 * experiments::kAutoGuardMax)
           .c_str());
   add_threads_option(d, experiments::DemoOptions{}.threads,
-                     "CPU intra-op threads of the training (default: the CPUs free now)", "");
+                     "CPU intra-op threads of the training; another count than the default changes the numerics", "");
   add_shard_options(d, experiments::experiment_stages());
 }
 
