@@ -25,8 +25,10 @@ CpuLoad parse_loadavg(const std::string& text);
 
 // The machine's load now: /proc/loadavg read three times 10 ms apart, keeping the fewest running
 // tasks (a CPU-bound neighbour runs in every read; a passing blip does not), with this process's
-// CPUs. Without /proc/loadavg: getloadavg() and no running count.
+// CPUs. Without /proc/loadavg: getloadavg() and no running count. The environment variable
+// kLoadAvgVariable, when set, is read instead of /proc/loadavg (same form): it emulates a load.
 CpuLoad read_cpu_load();
+inline constexpr const char* kLoadAvgVariable = "PACER_LOADAVG";
 
 // The threads that are free under `load`: the CPUs minus the busy ones, at least 1. Busy is the
 // larger of the 1-minute load (slow to see a neighbour that just started) and the tasks running
@@ -35,8 +37,16 @@ CpuLoad read_cpu_load();
 // More threads than free cores run many times slower than one (docs/reliability.md, contention).
 int free_cpu_threads(const CpuLoad& load);
 
-// free_cpu_threads(read_cpu_load()): the default of every `--threads` that trains.
+// free_cpu_threads(read_cpu_load()): what `pacer bench train` reports and measures beside; never a
+// training default (kTrainingThreads).
 int free_cpu_threads();
+
+// The intra-op threads of every training process unless the user gives `--threads`: one, whatever
+// the machine and its load. libtorch's reductions split their work by the thread count, so another
+// count gives other floating-point sums, other learning curves and other relations; with a fixed
+// count a relation or validation is a function of its inputs (docs/reliability.md, "Results that
+// do not depend on the load"). Parallelism comes from running several runs at once (`--jobs N`).
+inline constexpr int kTrainingThreads = 1;
 
 // pacer trains with a short OpenMP spin: a thread waiting at a barrier spins this many times (a
 // few microseconds) and then sleeps, where libgomp's default spins 300,000 times (milliseconds).

@@ -18,7 +18,8 @@ namespace pacer::dnn {
 
 // True when libtorch was built with CUDA and a GPU is visible.
 bool cuda_available();
-// Sets libtorch's intra-op thread count (0 leaves it unchanged) and returns the count in force.
+// Sets libtorch's intra-op thread count (0 leaves it unchanged) and returns the count in force. The
+// first call also sets the inter-op pool to one thread (the training loop does not use it).
 int set_threads(int threads);
 
 // The paper's rule: lr(b) = base_lr * sqrt(b / base_batch), base_batch the largest batch size.
@@ -130,6 +131,7 @@ struct TrainResult {
   double eval_time_s = 0;  // part of wall_time_s spent evaluating
   double final_metric = NAN;
   double learning_rate = NAN;
+  int threads = 0;  // libtorch's intra-op threads the run trained on (its numerics depend on them)
   std::vector<Evaluation> history;
 };
 

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <mutex>
 #include <numeric>
 #include <sstream>
 #include <vector>
@@ -352,6 +353,13 @@ bool cuda_available() {
 }
 
 int set_threads(int threads) {
+  static std::once_flag interop;
+  std::call_once(interop, [] {
+    try {
+      torch::set_num_interop_threads(1);
+    } catch (const c10::Error&) {  // the pool already ran work: it keeps its size
+    }
+  });
   if (threads > 0) torch::set_num_threads(threads);
   return torch::get_num_threads();
 }
@@ -462,7 +470,7 @@ TrainResult train_to_target_in_torch(const TrainOptions& o, const data::DataSpli
   if (data.eval.size() == 0) throw Error(fmt::format("dataset {} has no held-out samples", data.name));
   const NetSpec spec = resolve(o.workload, data.train);
   const torch::Device device = parse_device(o.device);
-  set_threads(o.threads);
+  const int threads = set_threads(o.threads);
   torch::manual_seed(static_cast<uint64_t>(o.seed));
   auto net = build_network(spec);
   if (!o.init_checkpoint.empty()) load_checkpoint(*net, o.init_checkpoint);
@@ -470,6 +478,7 @@ TrainResult train_to_target_in_torch(const TrainOptions& o, const data::DataSpli
   net->module().train();
 
   TrainResult result;
+  result.threads = threads;
   result.learning_rate = scaled_learning_rate(o.base_lr, o.base_batch, o.batch_size);
   auto optimizer = make_optimizer(net->module(), o.optimizer, result.learning_rate, o.weight_decay);
   const TensorSet train = to_tensors(data.train, device);

@@ -80,7 +80,7 @@ inline constexpr std::array<Field<RelationSet>, 11> kRelationSetAttributes{{
     {"optimizer", "", &RelationSet::optimizer},
     {"samples_per_epoch", "", &RelationSet::samples_per_epoch},
 }};
-inline constexpr std::array<Field<RelationRun>, 8> kRelationRunColumns{{
+inline constexpr std::array<Field<RelationRun>, 9> kRelationRunColumns{{
     {"batch_size", "samples", &RelationRun::batch_size},
     {"seed", "1", &RelationRun::seed},
     {"reached", "bool", &RelationRun::reached},
@@ -89,6 +89,7 @@ inline constexpr std::array<Field<RelationRun>, 8> kRelationRunColumns{{
     {"wall_time", "s", &RelationRun::wall_time_s},
     {"final_metric", kMetricUnit, &RelationRun::final_metric},
     {"learning_rate", "1", &RelationRun::learning_rate},
+    {"threads", "1", &RelationRun::threads, true},  // added with load-independent training (0: not recorded)
 }};
 
 // ---------------------------------------------------------------------------------------------
@@ -165,7 +166,7 @@ inline constexpr std::array<Field<ValidationResult>, 9> kValidationResultAttribu
     {"feasibility", "", &ValidationResult::feasibility},
     {"guard", "", &ValidationResult::guard, true},  // added with the report's guard band
 }};
-inline constexpr std::array<Field<ValidationRow>, 21> kValidationRowColumns{{
+inline constexpr std::array<Field<ValidationRow>, 22> kValidationRowColumns{{
     {"cap", "W", &ValidationRow::cap_w},
     {"policy", "", &ValidationRow::policy},
     {"knob", kKnobUnit, &ValidationRow::knob},
@@ -187,6 +188,7 @@ inline constexpr std::array<Field<ValidationRow>, 21> kValidationRowColumns{{
     {"status", "", &ValidationRow::status, true},            // added with the power watchdog
     {"node", "", &ValidationRow::node, true},                // added with board fleets (docs/cluster.md)
     {"board_model", "", &ValidationRow::board_model, true},  // added with board fleets
+    {"threads", "1", &ValidationRow::threads, true},         // added with load-independent training
 }};
 
 // ---------------------------------------------------------------------------------------------

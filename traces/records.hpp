@@ -173,6 +173,7 @@ struct RelationRun {
   double wall_time_s = kNaN;
   double final_metric = kNaN;  // metric at the stopping evaluation
   double learning_rate = kNaN;
+  int threads = 0;  // CPU intra-op threads the run trained on (its numerics depend on them); 0: not recorded
   bool operator==(const RelationRun& o) const;
 };
 
@@ -307,6 +308,7 @@ struct ValidationRow {
   std::string status;       // "" : ran to the end; "stopped: ..." : the power watchdog stopped it
   std::string node;         // host that ran it (as ProfilePoint::node); "" : no run or not recorded
   std::string board_model;  // the board it ran on (as ProfilePoint::board_model)
+  int threads = 0;          // CPU intra-op threads of the training (as RelationRun::threads); 0: not recorded
   bool operator==(const ValidationRow& o) const;
 };
 

@@ -99,6 +99,7 @@ CampaignReport run_relation_campaign(const RelationCampaign& c, const dnn::data:
       run.wall_time_s = r.wall_time_s;
       run.final_metric = r.final_metric;
       run.learning_rate = r.learning_rate;
+      run.threads = r.threads;
       set.runs.push_back(run);
       for (const auto& e : r.history) curve.points.push_back({b, seed, e.samples, e.metric});
       if (store) {  // after every run: an interruption loses at most one run

@@ -19,13 +19,13 @@ namespace pacer::experiments {
 
 // The training settings of a fine-tuning campaign and their defaults in `pacer relation` and
 // `pacer validate`: evaluation every 2,048 samples on 2,000 held-out samples, censored after
-// 100,000 samples, on the CPU threads that are free now.
+// 100,000 samples, on one intra-op thread whatever the load (base::kTrainingThreads).
 inline dnn::TrainOptions campaign_training() {
   dnn::TrainOptions t;
   t.eval_every_samples = 2048;
   t.eval_max_samples = 2000;
   t.budget_samples = 100000;
-  t.threads = base::free_cpu_threads();
+  t.threads = base::kTrainingThreads;
   return t;
 }
 

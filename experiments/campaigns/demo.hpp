@@ -26,7 +26,7 @@ struct DemoOptions {
   std::filesystem::path out_dir = "pacer-out/demo";
   std::string device = "jetson-nano";      // catalog device, emulated
   std::string workload = "cnn";            // registry name; its default input shape unless @shape is given
-  int threads = base::free_cpu_threads();  // CPU intra-op threads of the training
+  int threads = base::kTrainingThreads;  // CPU intra-op threads of the training
   std::string pretrain_dataset = "fmnist-pretrain";
   std::string proxy_dataset = "fmnist-proxy";
   std::vector<std::string> targets = {"fmnist-target-a"};

@@ -258,6 +258,7 @@ traces::ValidationRow make_row(const ValidateOptions& opt, const Choice& ch, int
   row.status = rr->status;
   row.node = rr->node;
   row.board_model = rr->board_model;
+  row.threads = rr->threads;
   row.energy_j =
       rr->series.time_s.empty() ? traces::kNaN : base::trapezoid_energy_j(rr->series.time_s, power, rr->device_time_s);
   row.power_peak_w = power.empty() ? traces::kNaN : *std::max_element(power.begin(), power.end());

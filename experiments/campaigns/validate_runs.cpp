@@ -123,6 +123,7 @@ int run_emulated_job(const RunPlan& plan, int b, int seed, Runs& runs, int& stop
     rr.samples = stopped ? samplers[k].samples_at_stop : res.samples;
     rr.wall_time_s = res.wall_time_s;
     rr.final_metric = stopped ? traces::kNaN : res.final_metric;
+    rr.threads = res.threads;
     rr.device_time_s = samplers[k].board->now_s() - samplers[k].start_s;
     rr.series = samplers[k].series();
     rr.status = samplers[k].watchdog.message;
@@ -173,6 +174,7 @@ int run_real_job(const RunPlan& plan, hw::Device& device, int b, int seed, Runs&
     rr.samples = samples_at_stop > 0 ? samples_at_stop : res.samples;
     rr.wall_time_s = res.wall_time_s;
     rr.final_metric = samples_at_stop > 0 ? traces::kNaN : res.final_metric;
+    rr.threads = res.threads;
     rr.device_time_s = res.wall_time_s - res.eval_time_s;
     rr.status = watchdog.message;
     rr.node = hw::node_name();

@@ -40,6 +40,7 @@ struct RunResult {
   std::string status;          // "stopped: ..." when the watchdog stopped the run
   std::string node;            // the host (Slurm node) that ran it
   std::string board_model;     // the board it ran on
+  int threads = 0;             // CPU intra-op threads of the training
 };
 
 using Runs = std::map<std::pair<Config, int>, RunResult>;

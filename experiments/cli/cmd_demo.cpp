@@ -22,7 +22,7 @@ void common_options(po::options_description& d, const std::string& default_out) 
       "device", po::value<std::string>()->default_value("jetson-nano"), "catalog device to emulate (`pacer devices`)");
   add_guard_option(d);
   add_threads_option(d, experiments::DemoOptions{}.threads,
-                     "CPU intra-op threads of the training (default: the CPUs free now)", "");
+                     "CPU intra-op threads of the training; another count than the default changes the numerics", "");
   add_shard_options(d, experiments::experiment_stages());
 }
 

@@ -176,7 +176,7 @@ Command make() {
         "cannot reach the target; 0: off [1]");
     add_count_option(d, "budget", t.budget_samples, int64_t{1}, kMaxSamples,
                      "stop a run that has not reached the target after N samples (censored) [samples]");
-    add_threads_option(d, t.threads, "CPU intra-op threads (default: the CPUs free now)", "libtorch's default");
+    add_threads_option(d, t.threads, "CPU intra-op threads; another count than the default changes the numerics (docs/reliability.md); run runs in parallel with --jobs", "libtorch's default");
     d.add_options()("device", po::value<std::string>()->default_value(t.device),
                     "training device: cpu | cuda | cuda:N")(
         "lr", po::value<double>()->default_value(t.base_lr, fmt::format("{:g}", t.base_lr)),

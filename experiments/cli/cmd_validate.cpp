@@ -112,7 +112,7 @@ Command make() {
     add_count_option(d, "budget", t.budget_samples, int64_t{1}, kMaxSamples, "censor a run after N samples [samples]");
     add_count_option(d, "eval-every", t.eval_every_samples, int64_t{1}, kMaxSamples, "evaluate every N samples [samples]");
     add_count_option(d, "eval-samples", t.eval_max_samples, int64_t{0}, kMaxSamples, "held-out samples per evaluation, 0: all [samples]");
-    add_threads_option(d, t.threads, "CPU intra-op threads of the training (default: the CPUs free now)", "libtorch's default");
+    add_threads_option(d, t.threads, "CPU intra-op threads of the training; another count than the default changes the numerics (docs/reliability.md)", "libtorch's default");
     d.add_options()
         ("lr", number_opt(t.base_lr), "learning rate at the largest batch size (sqrt rule) [1]")
         ("optimizer", po::value<std::string>()->default_value(t.optimizer), "adam | adamw")

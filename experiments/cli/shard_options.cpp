@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <iostream>
 
-#include "base/cpu_threads.hpp"
 #include "base/error.hpp"
 #include "traces/store/store.hpp"
 
@@ -55,17 +54,15 @@ std::filesystem::path store_for(const po::variables_map& vm, const std::filesyst
 namespace {
 
 // Runs one stage as n local shard processes, each this command again with --shard i/n (and
-// --stage when the campaign has stages) and `extra` options, and merges them into the campaign's store.
-void run_stage_locally(const experiments::JobList& list, int jobs, bool add_stage, bool set_threads) {
+// --stage when the campaign has stages), and merges them into the campaign's store. Each shard
+// trains on the threads this command was given (its own default when none: base::kTrainingThreads),
+// never on a share of the CPUs free now: a result does not depend on the machine's load.
+void run_stage_locally(const experiments::JobList& list, int jobs, bool add_stage) {
   const int n = experiments::local_shard_count(jobs, list.jobs.size());
-  // The shards share this machine's free CPUs, unless the threads are given.
-  std::vector<std::string> extra;
-  if (set_threads) extra = {"--threads", std::to_string(std::max(1, base::free_cpu_threads() / n))};
   std::vector<std::vector<std::string>> args;
   for (int i = 0; i < n; ++i) {
     auto a = invocation_args();
     if (add_stage) a.insert(a.end(), {"--stage", list.stage});
-    a.insert(a.end(), extra.begin(), extra.end());
     a.insert(a.end(), {"--shard", fmt::format("{}/{}", i, n)});
     args.push_back(std::move(a));
   }
@@ -108,12 +105,11 @@ std::optional<int> run_shard_front(const po::variables_map& vm, const std::vecto
     return 0;
   }
   if (n == 1) return std::nullopt;
-  const bool threads = vm.count("threads") && vm["threads"].defaulted();
   if (only) {
-    run_stage_locally(*only, n, false, threads);
+    run_stage_locally(*only, n, false);
     return 0;
   }
-  for (const auto& list : stages) run_stage_locally(list, n, staged, threads);
+  for (const auto& list : stages) run_stage_locally(list, n, staged);
   if (!staged) return 0;
   spdlog::info("every stage merged into {}: completing the campaign from it", stages.front().store.string());
   return std::nullopt;

@@ -41,8 +41,10 @@ inline RunResult run_pacer(const std::string& args, const std::filesystem::path&
 }
 
 // A small IDX dataset (train-images/labels-idx*-ubyte) in `dir`: four classes, a bright square in
-// one quadrant of a noisy 12x12 image. `seed` varies the noise.
-inline void write_quadrant_idx(const std::filesystem::path& dir, int n, uint32_t seed = 7) {
+// one quadrant of a noisy 12x12 image. `seed` varies the noise; a square of `brightness` in noise of
+// up to `noise` (at most 255 together) makes a task as hard as one likes.
+inline void write_quadrant_idx(const std::filesystem::path& dir, int n, uint32_t seed = 7, int brightness = 160,
+                               int noise = 90) {
   auto put32 = [](std::ofstream& o, uint32_t v) {
     for (int s = 24; s >= 0; s -= 8) o.put(static_cast<char>(v >> s));
   };
@@ -58,7 +60,7 @@ inline void write_quadrant_idx(const std::filesystem::path& dir, int n, uint32_t
       for (int x = 0; x < 12; ++x) {
         state = state * 1103515245u + 12345u;
         const bool in = (y / 6) * 2 + (x / 6) == cls && y % 6 >= 1 && y % 6 < 5 && x % 6 >= 1 && x % 6 < 5;
-        img.put(static_cast<char>((in ? 160 : 0) + (state >> 16) % 90));
+        img.put(static_cast<char>((in ? brightness : 0) + static_cast<int>((state >> 16) % noise)));
       }
   }
 }
