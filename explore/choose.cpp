@@ -44,6 +44,39 @@ std::string uncertainty_lines(const models::ModelUncertainty& u, PowerBasis basi
   return out;
 }
 
+// A row's time to accuracy predicted from the proxy relation: the policy's own prediction, except
+// the oracle's (made with the target's relation), re-predicted with the proxy's means.
+double proxy_time_s(const Problem& pb, const Selection& s) {
+  if (!s.feasible || s.policy != Policy::Oracle) return s.predicted_time_s;
+  if (!pb.proxy.has(s.batch_index)) return traces::kNaN;
+  return base::time_to_accuracy_s(pb.space->time_per_batch_s(s.batch_index, s.knob_index),
+                                  pb.proxy.samples_by_batch[s.batch_index], s.batch_size);
+}
+
+std::string relative(double x, double ref) {
+  return std::isnan(x) || !(ref > 0) ? "-" : fmt::format("{:+.1f}%", 100 * (x / ref - 1));
+}
+
+// The choice's 90 % interval of the target's time to accuracy, widened by the calibrated model's
+// time-per-batch error (1 sigma, independent in log) where the space comes from a model.
+std::string interval_line(const Problem& pb, const Selection& choice) {
+  double lo = choice.predicted_time_lo_s, hi = choice.predicted_time_hi_s;
+  std::string parts = "the proxy mean's uncertainty, the seeds' spread, x" + fmt::format("{:g}", kIntervalInflation) +
+                      " for the proxy->target gap (docs/explore.md)";
+  const double t = pb.model_uncertainty ? pb.model_uncertainty->time_rel : traces::kNaN;
+  if (std::isfinite(t) && t > 0 && lo > 0 && hi > lo) {
+    const double centre = std::sqrt(lo * hi), half = std::log(hi / lo) / 2, add = kInterval90Z * std::log1p(t);
+    const double wide = std::sqrt(half * half + add * add);
+    lo = centre * std::exp(-wide);
+    hi = centre * std::exp(wide);
+    parts += fmt::format(", the model's time-per-batch error ±{:.1f}%", 100 * t);
+  }
+  return fmt::format(
+      "90% interval of the target's TT_acc at this configuration (its mean over as many seeds as the "
+      "proxy has at b={}): {} - {}\n  (from {})\n",
+      choice.batch_size, secs(lo), secs(hi), parts);
+}
+
 }  // namespace
 
 ChoiceReport choose(const Problem& pb, const PolicyContext& ctx, Policy policy, double cap_w, const ChoiceRule& rule) {
@@ -85,12 +118,11 @@ std::string format_choice(const Problem& pb, const ChoiceReport& r) {
                                                     to_string(r.rule.points), r.rule.guard_source),
                   pb.proxy_set.name, pb.target_set ? " | target " + pb.target_set->name : " | no target (no oracle)",
                   describe_max_power(*pb.index));
-  out += fmt::format("\nchoice ({}, {}): {}, b={}: predicted TT_acc {}, energy {}, power {}\n", to_string(r.policy),
-                     choice.method, space.describe_knob(choice.knob), choice.batch_size, secs(choice.predicted_time_s),
-                     joules(choice.predicted_energy_j), watts(choice.power_w));
-  if (!std::isnan(choice.predicted_time_lo_s))
-    out += fmt::format("90% interval of its TT_acc over the relation's uncertainty: {} - {}\n",
-                       secs(choice.predicted_time_lo_s), secs(choice.predicted_time_hi_s));
+  out += fmt::format("\nchoice ({}, {}): {}, b={}: predicted TT_acc (proxy) {}, energy {}, power {}\n",
+                     to_string(r.policy), choice.method, space.describe_knob(choice.knob), choice.batch_size,
+                     secs(choice.predicted_time_s), joules(choice.predicted_energy_j), watts(choice.power_w));
+  if (!choice.message.empty()) out += "note: " + choice.message + "\n";
+  if (!std::isnan(choice.predicted_time_lo_s)) out += interval_line(pb, choice);
   if (pb.model_uncertainty) out += uncertainty_lines(*pb.model_uncertainty, space.basis(), choice, r.cap_w);
   if (r.ranked.size() > 1) {
     const auto& s = r.ranked[1];
@@ -100,20 +132,28 @@ std::string format_choice(const Problem& pb, const ChoiceReport& r) {
   } else {
     out += "runner-up: none (one feasible batch size under this policy)\n";
   }
-  out += fmt::format("\n{:<12} {:>16} {:>7} {:>14} {:>12} {:>14} {:>12}\n", "policy", "knob", "b", "predicted TT",
-                     "energy", "target TT", "vs choice");
+  // Proxy and target times in their own columns, each against the choice's time of the same kind.
+  double choice_target = traces::kNaN;
+  for (const auto& c : r.others)
+    if (c.selection.policy == r.policy) choice_target = c.target_time_s;
+  out += fmt::format("\n{:<12} {:>16} {:>7} {:>12} {:>12} {:>12} {:>12} {:>12}\n", "policy", "knob", "b", "proxy TT",
+                     "proxy vs", "energy", "target TT", "target vs");
   for (const auto& c : r.others) {
     const auto& s = c.selection;
     if (!s.feasible) {
       out += fmt::format("{:<12} infeasible: {}\n", to_string(s.policy), s.message);
       continue;
     }
-    out += fmt::format("{:<12} {:>16} {:>7} {:>14} {:>12} {:>14} {:>12}\n", to_string(s.policy),
-                       space.describe_knob(s.knob), s.batch_size, secs(s.predicted_time_s),
-                       joules(s.predicted_energy_j), secs(c.target_time_s),
-                       fmt::format("{:+.1f}%", 100 * (s.predicted_time_s / choice.predicted_time_s - 1)));
+    const double proxy_t = proxy_time_s(pb, s);
+    out += fmt::format("{:<12} {:>16} {:>7} {:>12} {:>12} {:>12} {:>12} {:>12}\n", to_string(s.policy),
+                       space.describe_knob(s.knob), s.batch_size, secs(proxy_t),
+                       relative(proxy_t, choice.predicted_time_s), joules(s.predicted_energy_j), secs(c.target_time_s),
+                       relative(c.target_time_s, choice_target));
   }
-  out += "(predicted TT uses the proxy relation, target TT the target's; the oracle's predicted TT is its target TT)\n";
+  out +=
+      "(proxy TT: predicted from the proxy relation (pacer: its expected samples; the oracle's configuration with "
+      "the proxy's means); target TT: the same configuration with the target relation; each 'vs' column against the "
+      "choice's time of its own kind)\n";
   return out;
 }
 
@@ -131,10 +171,11 @@ std::string choice_json(const Problem& pb, const ChoiceReport& r) {
             s.feasible && i < s.knob.size() ? s.knob[i] : traces::kNaN);
     o.add("batch_size", s.feasible ? s.batch_size : 0);
     o.add(traces::json_key("power", "W"), s.power_w);
-    o.add(traces::json_key("predicted_time", "s"), s.predicted_time_s);
+    o.add(traces::json_key("predicted_time", "s"), proxy_time_s(pb, s));  // from the proxy, the oracle's too
     o.add(traces::json_key("predicted_energy", "J"), s.predicted_energy_j);
-    o.add(traces::json_key("predicted_time_lo", "s"), s.predicted_time_lo_s);
-    o.add(traces::json_key("predicted_time_hi", "s"), s.predicted_time_hi_s);
+    // 90 % interval of the target's time at the configuration (pacer; before the model's time error)
+    o.add(traces::json_key("target_time_lo", "s"), s.predicted_time_lo_s);
+    o.add(traces::json_key("target_time_hi", "s"), s.predicted_time_hi_s);
     o.add(traces::json_key("target_time", "s"), c.target_time_s);
     o.add("method", s.method).add("message", s.message);
     out += o.str() + "\n";

@@ -1,5 +1,8 @@
 #include "explore/pacer_policy.hpp"
 
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <cmath>
 
 #include "base/error.hpp"
@@ -15,7 +18,43 @@ void add_interval(Selection& s, const Relation& proxy) {
   s.predicted_time_hi_s = s.predicted_time_s * proxy.samples_hi_by_batch[s.batch_index] / expected;
 }
 
+double at(const std::vector<double>& v, size_t i) {
+  return i < v.size() ? v[i] : NAN;
+}
+
+// The samples the selection's predicted time used: the expected samples, else the mean.
+double proxy_expected(const Relation& proxy, size_t bi) {
+  const double e = at(proxy.expected_samples_by_batch, bi);
+  return std::isnan(e) ? proxy.samples_by_batch[bi] : e;
+}
+
 }  // namespace
+
+std::string thin_relation_reason(const Relation& proxy, const Selection& pacer, const Selection& ours_b) {
+  const double v =
+      at(proxy.proxy_log_var_by_batch, pacer.batch_index) + at(proxy.proxy_log_var_by_batch, ours_b.batch_index);
+  if (std::isnan(v))
+    return fmt::format(
+        "relation '{}' cannot separate b={} from Algorithm 1's b={}: no batch size has two runs, so its seed spread "
+        "is unknown; kept Algorithm 1's batch size (measure more seeds)",
+        proxy.name, pacer.batch_size, ours_b.batch_size);
+  // The gain under the proxy's means with nothing left out: t_batch * exp(m) / b at either choice.
+  auto log_time = [&](const Selection& s) {
+    return std::log(s.predicted_time_s / proxy_expected(proxy, s.batch_index)) +
+           at(proxy.proxy_log_mean_by_batch, s.batch_index);
+  };
+  const double gain = log_time(ours_b) - log_time(pacer);
+  if (v <= 0) return gain > 0 ? "" : "-";  // identical seeds: the relation is exact
+  const double z = gain / std::sqrt(v);
+  if (z >= proxy.depart_z) return "";
+  // The gain of b over Algorithm 1's b in sd of the two means' uncertainty; departs at depart_z or more.
+  return fmt::format(
+      "relation '{}' too thin to separate b={} from Algorithm 1's b={}: by the runs' own means b={} is {:.1f}% "
+      "{}, {:.2f} sd of the two means' uncertainty (pacer departs at {:g} sd or more); kept Algorithm 1's batch size "
+      "(more seeds would decide)",
+      proxy.name, pacer.batch_size, ours_b.batch_size, pacer.batch_size, 100 * std::abs(std::exp(-gain) - 1),
+      gain > 0 ? "faster" : "slower", std::abs(z), proxy.depart_z);
+}
 
 Relation pacer_relation(const Relation& proxy) {
   Relation r;
@@ -33,14 +72,34 @@ Selection select_pacer(const PolicyContext& context, double cap_w, std::vector<S
   PolicyContext ctx = context;
   ctx.proxy = &expected;
   // Ours-robust's search (fastest feasible knob per b, argmin over b) on the expected relation.
-  Selection s = select(Policy::OursRobust, ctx, cap_w, per_batch);
+  std::vector<Selection> ranked;
+  Selection s = select(Policy::OursRobust, ctx, cap_w, &ranked);
+  // Thin relation: where the posterior cannot separate pacer's b from Algorithm 1's, keep Algorithm
+  // 1's b (with the fastest feasible knob there, as everywhere in this policy).
+  if (s.feasible && !context.proxy->expected_samples_by_batch.empty()) {
+    const Selection ours = select(Policy::Ours, context, cap_w);
+    const auto it = std::find_if(ranked.begin(), ranked.end(),
+                                 [&](const Selection& r) { return r.batch_index == ours.batch_index; });
+    if (ours.feasible && ours.batch_index != s.batch_index && it != ranked.end()) {
+      std::string why = thin_relation_reason(*context.proxy, s, *it);
+      if (!why.empty()) {
+        std::rotate(ranked.begin(), it, it + 1);
+        s = ranked.front();
+        s.method = "front, Algorithm 1's b (thin relation)";
+        s.message = why == "-" ? "" : why;
+        ranked.front() = s;
+      }
+    }
+  }
   s.policy = Policy::Pacer;
   add_interval(s, *context.proxy);
-  if (per_batch)
+  if (per_batch) {
+    *per_batch = std::move(ranked);
     for (auto& p : *per_batch) {
       p.policy = Policy::Pacer;
       add_interval(p, *context.proxy);
     }
+  }
   return s;
 }
 

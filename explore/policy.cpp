@@ -158,12 +158,15 @@ Relation Relation::from_set(const traces::RelationSet& set, const Space& space, 
   for (int b : set.batch_sizes())
     if (!std::isnan(set.mean_samples(b))) r.measured_batch_sizes.push_back(b);
   const RelationModel model = fit_relation_model(set, looser, model_options);
+  r.depart_z = model_options.depart_z;
   for (int b : space.batch_sizes()) {
     r.samples_by_batch.push_back(set.mean_samples(b));
     const BatchPosterior* p = model.find(b);
     r.expected_samples_by_batch.push_back(p ? p->expected_samples() : traces::kNaN);
     r.samples_lo_by_batch.push_back(p ? p->lower_samples() : traces::kNaN);
     r.samples_hi_by_batch.push_back(p ? p->upper_samples() : traces::kNaN);
+    r.proxy_log_mean_by_batch.push_back(p ? p->proxy_log_mean : traces::kNaN);
+    r.proxy_log_var_by_batch.push_back(p ? p->proxy_log_var : traces::kNaN);
   }
   return r;
 }

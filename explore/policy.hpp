@@ -18,8 +18,12 @@ struct Relation {
   std::string name;
   std::vector<double> samples_by_batch;  // aligned with a Space's batch sizes; NaN: unknown
   // The pacer policy's posterior of samples-to-target (explore/relation_model.hpp), aligned the same
-  // way: expected value and 90 % interval. Empty for a relation built from means alone.
+  // way. Empty for a relation built from means alone:
+  // expected value; 90 % interval of the target's mean samples-to-target (BatchPosterior::lower/
+  // upper_samples); the proxy's mean log samples (BatchPosterior::proxy_log_mean/var).
   std::vector<double> expected_samples_by_batch{}, samples_lo_by_batch{}, samples_hi_by_batch{};
+  std::vector<double> proxy_log_mean_by_batch{}, proxy_log_var_by_batch{};
+  double depart_z = kPacerDepartZ;  // RelationModelOptions::depart_z
   // The batch sizes the relation has samples-to-target at (its own, inside the space or not), for
   // messages when the space's batch sizes miss them.
   std::vector<int> measured_batch_sizes{};

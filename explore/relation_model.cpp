@@ -76,16 +76,38 @@ std::map<int, std::vector<double>> run_values(const traces::RelationSet& set, co
   return values;
 }
 
-// Step 2: the value at xs[i] predicted from the other points alone.
-double leave_one_out_prior(const std::vector<double>& xs, const std::vector<double>& ys, size_t i) {
+// Step 2: the value at xs[i] predicted from the other points alone, as weights on those points
+// (interpolation between the two neighbours, linear extrapolation from the two nearest at the ends).
+std::vector<std::pair<size_t, double>> leave_one_out_weights(const std::vector<double>& xs, size_t i) {
   const size_t n = xs.size();
   if (i > 0 && i + 1 < n) {
     const double t = (xs[i] - xs[i - 1]) / (xs[i + 1] - xs[i - 1]);
-    return ys[i - 1] * (1 - t) + ys[i + 1] * t;
+    return {{i - 1, 1 - t}, {i + 1, t}};
   }
   const size_t near = i == 0 ? 1 : n - 2, far = i == 0 ? 2 : n - 3;
-  const double slope = (ys[near] - ys[far]) / (xs[near] - xs[far]);
-  return ys[near] + slope * (xs[i] - xs[near]);
+  const double u = (xs[i] - xs[near]) / (xs[near] - xs[far]);
+  return {{near, 1 + u}, {far, -u}};
+}
+
+// The variance in log samples of counting in whole evaluation intervals (a uniform error of one
+// interval, I^2/12, relative to the b's count): the seed spread a quantised count cannot show
+// (Zeus's epochs: two runs of 5 epochs each may be 4.6 and 5.4 epochs of training).
+double quantisation_var(const RelationModel& model, const BatchPosterior& p) {
+  if (!(model.eval_interval > 0) || std::isnan(p.observed_log_mean)) return 0;
+  const double rel = model.eval_interval / std::exp(p.observed_log_mean);
+  return rel * rel / 12;
+}
+
+// The target interval of every b: centred on the log of a mean over seeds (the posterior mean
+// plus s^2/2, the mean of a log-normal), log-sd from the proxy mean's uncertainty and the seed
+// spread of the target's own mean over as many seeds, widened by the inflation.
+void add_target_intervals(RelationModel& model, const RelationModelOptions& options) {
+  for (auto& p : model.by_batch) {
+    const double mean_var = std::isnan(p.proxy_log_var) ? p.log_var : p.proxy_log_var;
+    p.target_log_mean = p.log_mean + 0.5 * model.seed_var;
+    p.target_log_sd =
+        options.interval_inflation * std::sqrt(mean_var + (model.seed_var + quantisation_var(model, p)) / p.runs);
+  }
 }
 
 }  // namespace
@@ -94,10 +116,10 @@ double BatchPosterior::expected_samples() const {
   return std::exp(log_mean + 0.5 * log_var);
 }
 double BatchPosterior::lower_samples() const {
-  return std::exp(log_mean - kInterval90Z * std::sqrt(log_var));
+  return std::exp(target_log_mean - kInterval90Z * target_log_sd);
 }
 double BatchPosterior::upper_samples() const {
-  return std::exp(log_mean + kInterval90Z * std::sqrt(log_var));
+  return std::exp(target_log_mean + kInterval90Z * target_log_sd);
 }
 
 const BatchPosterior* RelationModel::find(int batch_size) const {
@@ -126,13 +148,18 @@ RelationModel fit_relation_model(const traces::RelationSet& runs, const traces::
     model.by_batch.push_back(p);
   }
   model.seed_var = df > 0 ? ss / df : 0.0;
+  model.seed_df = df;
+  model.eval_interval = static_cast<double>(std::max<int64_t>(0, runs.samples_per_epoch));
   const double s2 = model.seed_var * options.shrink;
   auto& bp = model.by_batch;
   if (bp.size() < 3) {  // no neighbours to learn a curve from: the per-b means, with their noise
     for (auto& p : bp) {
       p.log_mean = p.observed_log_mean;
       p.log_var = model.seed_var / p.runs;
+      p.proxy_log_mean = p.log_mean;
+      p.proxy_log_var = df > 0 ? p.log_var + quantisation_var(model, p) / p.runs : traces::kNaN;
     }
+    add_target_intervals(model, options);
     return model;
   }
   std::vector<double> xs, ys;
@@ -141,22 +168,35 @@ RelationModel fit_relation_model(const traces::RelationSet& runs, const traces::
     ys.push_back(p.observed_log_mean);
   }
   double resid2 = 0, noise = 0;
+  std::vector<double> prior_var(bp.size(), 0.0);  // variance of the prior's estimate from the neighbours
   for (size_t i = 0; i < bp.size(); ++i) {
-    bp[i].prior_log = leave_one_out_prior(xs, ys, i);
+    bp[i].prior_log = 0;
+    for (const auto& [j, w] : leave_one_out_weights(xs, i)) {
+      bp[i].prior_log += w * ys[j];
+      prior_var[i] += w * w * model.seed_var / bp[j].runs;
+    }
     resid2 += (ys[i] - bp[i].prior_log) * (ys[i] - bp[i].prior_log);
     noise += model.seed_var / bp[i].runs;
   }
   model.between_var = std::max((resid2 - noise) / static_cast<double>(bp.size()), kMinBetweenVar);
-  for (auto& p : bp) {
+  for (size_t i = 0; i < bp.size(); ++i) {
+    auto& p = bp[i];
     if (!(s2 > 0)) {  // identical seeds: the data are exact
       p.log_mean = p.observed_log_mean;
       p.log_var = 0;
+      p.proxy_log_mean = p.log_mean;
+      p.proxy_log_var = df > 0 ? quantisation_var(model, p) / p.runs : traces::kNaN;
       continue;
     }
     const double w_prior = 1 / model.between_var, w_data = p.runs / s2;
     p.log_mean = (w_prior * p.prior_log + w_data * p.observed_log_mean) / (w_prior + w_data);
     p.log_var = 1 / (w_prior + w_data);
+    const double w_prior_all = 1 / (model.between_var + prior_var[i]);
+    const double w_data_all = p.runs / (model.seed_var + quantisation_var(model, p));
+    p.proxy_log_mean = (w_prior_all * p.prior_log + w_data_all * p.observed_log_mean) / (w_prior_all + w_data_all);
+    p.proxy_log_var = 1 / (w_prior_all + w_data_all);
   }
+  add_target_intervals(model, options);
   return model;
 }
 

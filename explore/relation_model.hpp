@@ -13,8 +13,13 @@
 //     the mean squared leave-one-out residual minus the seed noise, the seed noise s^2 is the pooled
 //     within-b variance; the posterior of log samples at b is normal with precision
 //     1/tau^2 + n_b/(shrink * s^2).
-// The policy then minimises the expected time, E[samples] = exp(m + v/2), and reports the 90 %
-// interval exp(m -+ 1.645 sqrt(v)).
+// The policy then minimises the expected time, E[samples] = exp(m + v/2).
+// Its interval is of another quantity: the *target's* mean samples-to-target at b (what a run of
+// the target at this configuration measures over as many seeds as the proxy has at b). It adds to
+// the uncertainty of the proxy's mean at b (the posterior of step 3 with the prior's own
+// uncertainty counted, shrink 1: `proxy_log_var`) the seed spread of the target's mean (s^2/n_b),
+// and widens the result by kIntervalInflation for the proxy->target gap the seeds do not show
+// (chosen on the Zeus traces, docs/explore.md "Intervals").
 #include <vector>
 
 #include "traces/records.hpp"
@@ -30,11 +35,22 @@ inline constexpr double kPacerShrink = 0.5;
 inline constexpr double kPacerOwnWeight = 0.25;
 // z of the two-sided 90 % interval of a normal distribution.
 inline constexpr double kInterval90Z = 1.6448536269514722;
+// Factor on the log-sd of the target interval (BatchPosterior::lower/upper_samples): chosen by
+// leave-one-workload-out on the Zeus random proxy draws, the factor whose coverage of the target's
+// mean on the other workloads is nearest 90 % (`pacer bench policy --resplits`; docs/explore.md).
+inline constexpr double kIntervalInflation = 1.75;
+// The pacer policy departs from Algorithm 1's choice only when the relation separates the two:
+// its expected time is shorter by at least this many standard deviations of the difference of the
+// two log times (the proxy means' uncertainty, `proxy_log_var`). Chosen by leave-one-workload-out on
+// the Zeus traces (`pacer bench policy`, docs/explore.md "Thin relations").
+inline constexpr double kPacerDepartZ = 0.0;
 
 struct RelationModelOptions {
   double shrink = kPacerShrink;
   double own_weight = kPacerOwnWeight;
   bool use_learning_curve = true;  // use the looser level's runs when given
+  double interval_inflation = kIntervalInflation;
+  double depart_z = kPacerDepartZ;  // carried to Relation::depart_z (explore/pacer_policy.hpp)
 };
 
 struct BatchPosterior {
@@ -44,8 +60,18 @@ struct BatchPosterior {
   double prior_log = traces::kNaN;          // from the neighbours (NaN with fewer than 3 batch sizes)
   double log_mean = traces::kNaN;           // posterior mean of log samples
   double log_var = traces::kNaN;            // posterior variance of log samples
-  double expected_samples() const;          // exp(m + v/2)
-  double lower_samples() const;             // 90 % interval
+  // The proxy's mean log samples at b with nothing left out (estimate and variance): the posterior
+  // of step 3 with shrink 1 and the prior's own variance (tau^2 plus the neighbours' s^2/n through
+  // the interpolation weights), the seed noise floored by counting in whole evaluation intervals;
+  // the b's mean and s^2/n_b with fewer than 3 batch sizes; variance NaN when the seed noise cannot
+  // be estimated (no batch size with two runs). The pacer policy's test of a thin relation.
+  double proxy_log_mean = traces::kNaN;
+  double proxy_log_var = traces::kNaN;
+  double target_log_mean = traces::kNaN;  // centre of the target interval: log of a mean over seeds
+  double target_log_sd = traces::kNaN;    // its log-sd (inflated); 0 for identical seeds
+  double expected_samples() const;        // exp(m + v/2)
+  // 90 % interval of the target's mean samples-to-target at b (exp(target_log_mean -+ 1.645 sd)).
+  double lower_samples() const;
   double upper_samples() const;
 };
 
@@ -53,6 +79,8 @@ struct RelationModel {
   std::vector<BatchPosterior> by_batch;  // ascending b; batch sizes without any run are absent
   double seed_var = 0;                   // s^2, pooled within-b variance of log samples
   double between_var = 0;                // tau^2
+  int seed_df = 0;                       // degrees of freedom of s^2 (0: it is unknown)
+  double eval_interval = 0;              // samples between evaluations (Zeus: one epoch); 0: unknown
   const BatchPosterior* find(int batch_size) const;
 };
 

@@ -65,6 +65,80 @@ std::map<std::string, std::vector<double>> workload_regrets(const traces::zeus::
   return out;
 }
 
+// One chosen configuration's interval against the held-back target runs: log of the interval's
+// centre, its half-width at inflation 1, and the log of the held-back runs' mean time.
+struct CoverageSample {
+  std::string gpu, workload;
+  double centre = 0, half = 0, truth = 0;
+};
+
+// Pacer's choice at every protocol cap with its target interval, against the mean time of the
+// target's runs that the proxy did not draw (the target holds every run).
+void coverage_samples(const traces::zeus::Workload& w, const std::string& gpu, int caps_per_workload,
+                      std::vector<CoverageSample>& out) {
+  const explore::Space space = explore::Space::from_profile(w.profile);
+  const explore::Index index(space);
+  const auto* looser = w.proxy_looser.runs.empty() ? nullptr : &w.proxy_looser;
+  const explore::Relation proxy = explore::Relation::from_set(w.proxy, space, looser);
+  std::set<std::pair<int, int>> drawn;
+  for (const auto& r : w.proxy.runs) drawn.insert({r.batch_size, r.seed});
+  traces::RelationSet held = w.target;
+  held.runs.clear();
+  for (const auto& r : w.target.runs)
+    if (!drawn.count({r.batch_size, r.seed})) held.runs.push_back(r);
+  explore::PolicyContext ctx;
+  ctx.index = &index;
+  ctx.proxy = &proxy;
+  for (double cap : traces::zeus::protocol_caps_w(w.profile, caps_per_workload)) {
+    const explore::Selection s = explore::select(explore::Policy::Pacer, ctx, cap);
+    if (!s.feasible || !(s.predicted_time_lo_s > 0) || !(s.predicted_time_hi_s > 0)) continue;
+    const double n = held.mean_samples(s.batch_size);
+    if (!(n > 0)) continue;
+    const double t = base::time_to_accuracy_s(space.time_per_batch_s(s.batch_index, s.knob_index), n, s.batch_size);
+    const double lo = std::log(s.predicted_time_lo_s), hi = std::log(s.predicted_time_hi_s);
+    out.push_back({gpu, w.name, (lo + hi) / 2, (hi - lo) / 2 / explore::kIntervalInflation, std::log(t)});
+  }
+}
+
+// The share of `samples` (those `keep` accepts) whose truth lies in the interval at `inflation`.
+template <typename Keep>
+std::pair<double, int> coverage_of(const std::vector<CoverageSample>& samples, double inflation, Keep keep) {
+  int in = 0, n = 0;
+  for (const auto& c : samples)
+    if (keep(c)) {
+      ++n;
+      in += std::abs(c.truth - c.centre) <= inflation * c.half + 1e-12;
+    }
+  return {n ? static_cast<double>(in) / n : traces::kNaN, n};
+}
+
+// Leave one group out: the inflation of the grid whose coverage on the other groups is nearest 90 %
+// (then the smaller), scored on the held-out group; returns the pooled held-out coverage.
+double coverage_folds(const std::vector<CoverageSample>& samples, const std::vector<double>& grid, bool by_gpu,
+                      std::vector<CoverageFold>& folds) {
+  std::set<std::string> groups;
+  for (const auto& c : samples) groups.insert(by_gpu ? c.gpu : c.workload);
+  if (grid.empty()) return traces::kNaN;
+  int in = 0, n = 0;
+  for (const auto& g : groups) {
+    auto group = [&](const CoverageSample& c) { return (by_gpu ? c.gpu : c.workload) == g; };
+    double best = grid.front(), best_gap = INFINITY;
+    for (double f : grid) {
+      const double gap =
+          std::abs(coverage_of(samples, f, [&](const CoverageSample& c) { return !group(c); }).first - 0.9);
+      if (gap < best_gap - 1e-12) {
+        best_gap = gap;
+        best = f;
+      }
+    }
+    const auto [cov, count] = coverage_of(samples, best, group);
+    folds.push_back({g, best, cov, count});
+    in += static_cast<int>(std::lround(cov * count));
+    n += count;
+  }
+  return n ? static_cast<double>(in) / n : traces::kNaN;
+}
+
 // Per split, the rows of one (GPU, workload or all, policy).
 ResplitRow summarize(const std::string& gpu, const std::string& workload, const std::string& policy,
                      const std::vector<std::vector<double>>& splits) {
@@ -81,6 +155,7 @@ ResplitRow summarize(const std::string& gpu, const std::string& workload, const 
   }
   r.splits = static_cast<int>(maxima.size());
   r.mean_regret = mean(all);
+  r.max_regret = max_of(all);
   r.median_max = base::quantile(maxima, 0.5);
   r.p90_max = base::quantile(maxima, 0.9);
   const double n = std::max(1.0, static_cast<double>(r.splits));
@@ -89,11 +164,15 @@ ResplitRow summarize(const std::string& gpu, const std::string& workload, const 
   return r;
 }
 
-std::vector<ResplitRow> run_resplits(const PolicyBenchOptions& o, const std::vector<std::string>& gpus) {
+std::vector<ResplitRow> run_resplits(const PolicyBenchOptions& o, const std::vector<std::string>& gpus,
+                                     PolicyBenchResult& result) {
   const std::vector<explore::Policy> policies = {explore::Policy::Pacer, explore::Policy::Ours,
                                                  explore::Policy::OursRobust};
   // (gpu, workload, policy) -> per split, its rows
   std::map<std::tuple<std::string, std::string, std::string>, std::vector<std::vector<double>>> rows;
+  std::vector<CoverageSample> cover;
+  std::vector<Regrets> depart(o.depart_zs.size());  // per threshold: workload -> pacer's rows
+  Regrets ours_rows;                                // workload -> Algorithm 1's rows
   const std::string train_csv = traces::import::read_text(traces::zeus::train_trace(o.zeus_dir));
   for (const auto& gpu : gpus) {
     // Read once per GPU (run_policy_bench has imported it already: the file is there); split per draw.
@@ -105,6 +184,18 @@ std::vector<ResplitRow> run_resplits(const PolicyBenchOptions& o, const std::vec
       zo.split_seed = static_cast<uint64_t>(split);
       for (const auto& w : traces::zeus::import_text(power_csv, train_csv, zo).workloads) {
         const auto by_policy = workload_regrets(w, explore::RelationModelOptions{}, policies, o.caps_per_workload);
+        coverage_samples(w, gpu, o.caps_per_workload, cover);
+        const std::string pacer_id(explore::to_string(explore::Policy::Pacer));
+        for (size_t z = 0; z < o.depart_zs.size(); ++z) {
+          explore::RelationModelOptions c;
+          c.depart_z = o.depart_zs[z];
+          const auto r = workload_regrets(w, c, {explore::Policy::Pacer}, o.caps_per_workload);
+          const auto it = r.find(pacer_id);
+          if (it != r.end()) depart[z][w.name].insert(depart[z][w.name].end(), it->second.begin(), it->second.end());
+        }
+        const auto ours_it = by_policy.find(std::string(explore::to_string(explore::Policy::Ours)));
+        if (ours_it != by_policy.end())
+          ours_rows[w.name].insert(ours_rows[w.name].end(), ours_it->second.begin(), ours_it->second.end());
         for (const auto p : policies) {
           const std::string name(explore::to_string(p));
           const auto it = by_policy.find(name);
@@ -129,6 +220,43 @@ std::vector<ResplitRow> run_resplits(const PolicyBenchOptions& o, const std::vec
       out.push_back(summarize(gpu, "", name, pooled_splits));
     }
   out.insert(out.end(), per_workload.begin(), per_workload.end());
+
+  CoverageResult& cov = result.coverage;
+  cov.inflation = explore::kIntervalInflation;
+  std::tie(cov.coverage, cov.choices) = coverage_of(cover, cov.inflation, [](const CoverageSample&) { return true; });
+  for (double f : o.inflations)
+    cov.by_inflation.push_back({f, coverage_of(cover, f, [](const CoverageSample&) { return true; }).first});
+  cov.held_out_workload = coverage_folds(cover, o.inflations, false, cov.by_workload);
+  cov.held_out_gpu = coverage_folds(cover, o.inflations, true, cov.by_gpu);
+
+  for (size_t z = 0; z < depart.size(); ++z) {
+    explore::RelationModelOptions c;
+    c.depart_z = o.depart_zs[z];
+    const auto all = pooled(depart[z], "");
+    result.depart_grid.push_back({c, mean(all), max_of(all)});
+  }
+  // The departure threshold, leave one workload out: the least mean regret on the others, then max.
+  std::vector<double> held_pacer, held_ours;
+  for (const auto& [workload, unused] : ours_rows) {
+    if (depart.empty()) break;
+    size_t best = 0;
+    auto key = [&](size_t z) {
+      const auto rest = pooled(depart[z], workload);
+      return std::make_pair(std::round(mean(rest) * 1e4), std::round(max_of(rest) * 1e4));
+    };
+    for (size_t z = 1; z < depart.size(); ++z)
+      if (key(z) < key(best)) best = z;
+    const auto it = depart[best].find(workload);
+    const std::vector<double> held = it == depart[best].end() ? std::vector<double>{} : it->second;
+    const std::vector<double>& ours = ours_rows[workload];
+    held_pacer.insert(held_pacer.end(), held.begin(), held.end());
+    held_ours.insert(held_ours.end(), ours.begin(), ours.end());
+    result.depart_folds.push_back({workload, o.depart_zs[best], mean(held), max_of(held), mean(ours), max_of(ours)});
+  }
+  result.depart_held_out_pacer_mean = mean(held_pacer);
+  result.depart_held_out_pacer_max = max_of(held_pacer);
+  result.depart_held_out_ours_mean = mean(held_ours);
+  result.depart_held_out_ours_max = max_of(held_ours);
   return out;
 }
 
@@ -196,7 +324,7 @@ PolicyBenchResult run_policy_bench(const PolicyBenchOptions& options) {
   }
   result.held_out_mean = mean(held_rows);
   result.held_out_max = max_of(held_rows);
-  if (o.resplits > 0) result.resplits = run_resplits(o, result.gpus);
+  if (o.resplits > 0) result.resplits = run_resplits(o, result.gpus, result);
   return result;
 }
 
@@ -221,14 +349,42 @@ std::string PolicyBenchResult::markdown() const {
   md += fmt::format(
       "\n### Random proxy halves ({} splits per GPU; outside the protocol: the proxy is a random half of each batch "
       "size's runs, the target all runs)\n\n"
-      "| GPU | policy | mean regret | median / 90th pct. of the max regret | splits with max > {:g} % | splits meeting "
-      "the goal (<= {:g} % / {:g} %) |\n|---|---|---|---|---|---|\n",
+      "| GPU | policy | mean regret | worst row | median / 90th pct. of the max regret | splits with max > {:g} % | "
+      "splits meeting the goal (<= {:g} % / {:g} %) |\n|---|---|---|---|---|---|---|\n",
       resplits.front().splits, 100 * kRegretGoalMax, 100 * kRegretGoalMean, 100 * kRegretGoalMax);
   for (const auto& r : resplits)
     if (r.workload.empty())
-      md += fmt::format("| {} | {} | {:.2f} % | {:.2f} / {:.2f} % | {:.0f} % | {:.0f} % |\n", r.gpu, r.policy,
-                        100 * r.mean_regret, 100 * r.median_max, 100 * r.p90_max, 100 * r.share_over_max,
-                        100 * r.share_goal_met);
+      md += fmt::format("| {} | {} | {:.2f} % | {:.2f} % | {:.2f} / {:.2f} % | {:.0f} % | {:.0f} % |\n", r.gpu,
+                        r.policy, 100 * r.mean_regret, 100 * r.max_regret, 100 * r.median_max, 100 * r.p90_max,
+                        100 * r.share_over_max, 100 * r.share_goal_met);
+  const CoverageResult& c = coverage;
+  md += fmt::format(
+      "\ncoverage of pacer's 90 % interval of the target's time to accuracy at its choice (held-back runs' mean, "
+      "{} choices): {:.1f} % at inflation {:g} (the code's); leave one workload out {:.1f} %, leave one GPU out "
+      "{:.1f} %\n\n| inflation | coverage |\n|---|---|\n",
+      c.choices, 100 * c.coverage, c.inflation, 100 * c.held_out_workload, 100 * c.held_out_gpu);
+  for (const auto& [f, cov] : c.by_inflation) md += fmt::format("| {:g} | {:.1f} % |\n", f, 100 * cov);
+  md += "\n| held out | inflation chosen on the others | held-out coverage | choices |\n|---|---|---|---|\n";
+  for (const auto* folds : {&c.by_gpu, &c.by_workload})
+    for (const auto& f : *folds)
+      md += fmt::format("| {} | {:g} | {:.1f} % | {} |\n", f.held_out, f.chosen, 100 * f.coverage, f.choices);
+  if (!depart_folds.empty()) {
+    md +=
+        "\nThe threshold at which pacer departs from Algorithm 1's batch size, leave one workload out (every GPU "
+        "and split):\n\n| held-out workload | threshold chosen on the others | pacer mean / max regret | ours mean / "
+        "max regret |\n|---|---|---|---|\n";
+    for (const auto& f : depart_folds)
+      md += fmt::format("| {} | {:g} sd | {:.2f} / {:.2f} % | {:.2f} / {:.2f} % |\n", f.held_out, f.chosen,
+                        100 * f.pacer_mean, 100 * f.pacer_max, 100 * f.ours_mean, 100 * f.ours_max);
+    md += fmt::format("| **all folds** | | **{:.2f} / {:.2f} %** | **{:.2f} / {:.2f} %** |\n",
+                      100 * depart_held_out_pacer_mean, 100 * depart_held_out_pacer_max,
+                      100 * depart_held_out_ours_mean, 100 * depart_held_out_ours_max);
+    md += "\nEvery threshold on every draw (* = the code's):\n\n| threshold | pacer mean / max regret |\n|---|---|\n";
+    for (const auto& p : depart_grid)
+      md += fmt::format("| {:g} sd{} | {:.2f} / {:.2f} % |\n", p.constants.depart_z,
+                        p.constants.depart_z == explore::kPacerDepartZ ? " *" : "", 100 * p.mean_regret,
+                        100 * p.max_regret);
+  }
   md += fmt::format("\nPer workload: the share of splits whose max regret exceeds {:g} % (mean regret):\n\n",
                     100 * kRegretGoalMax);
   std::vector<std::string> policies;

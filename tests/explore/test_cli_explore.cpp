@@ -91,7 +91,9 @@ TEST_F(CliExplore, ImportSweepSelectSimulate) {
   r = run("select " + store + " --power-limit 150W", dir_);
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("choice (pacer, front): 200 W, b=16"), std::string::npos) << r.out;  // the default policy
-  EXPECT_NE(r.out.find("90% interval of its TT_acc"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("90% interval of the target's TT_acc at this configuration"), std::string::npos) << r.out;
+  // Proxy and target times in two labelled columns, each against the choice's time of its kind.
+  EXPECT_NE(r.out.find("proxy TT     proxy vs       energy    target TT    target vs"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("runner-up: 150 W, b=32"), std::string::npos) << r.out;
   r = run("select " + store + " --power-limit 150W --policy ours", dir_);
   EXPECT_NE(r.out.find("choice (ours, binary search): 200 W, b=16"), std::string::npos) << r.out;
@@ -267,6 +269,8 @@ c = chosen[0]
 assert c["cap_w"] == 160 and c["power_limit_w"] == 200 and c["batch_size"] == 16, c
 assert c["power_w"] == 150 and abs(c["predicted_time_s"] - 31.5) < 1e-9, c
 assert {o["policy"] for o in rows} >= {"ours", "baseline1", "oracle"}
+pacer = [o for o in rows if o["policy"] == "pacer"][0]
+assert pacer["target_time_lo_s"] < pacer["predicted_time_s"] < pacer["target_time_hi_s"], pacer
 )"),
             0)
       << r.out;
