@@ -5,6 +5,10 @@
 
 namespace pacer::hw {
 
+double BatchExecutor::now_s() const {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
 void VirtualExecutor::run_batch() {
   if (batch_size_ <= 0) throw Error("VirtualExecutor::run_batch before prepare(batch_size)");
   device_.run_batch(batch_size_);

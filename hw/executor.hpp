@@ -28,6 +28,10 @@ class BatchExecutor {
   virtual double time_scale() const { return 1.0; }
   // Non-null when time is the emulated device's virtual clock, not the wall clock.
   virtual EmulatedJetson* virtual_device() { return nullptr; }
+  // The clock the profiler times mini-batches (and its cost) by when there is no virtual device
+  // [wall s, any origin]: the steady clock. A test wraps an executor to give a fake one, so that
+  // what it checks does not depend on how fast the machine runs.
+  virtual double now_s() const;
 };
 
 class VirtualExecutor final : public BatchExecutor {

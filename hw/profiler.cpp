@@ -5,7 +5,6 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <memory>
 #include <optional>
@@ -144,9 +143,8 @@ class ProfileSession {
     std::vector<double> times_s;
     std::string status = "ok";
   };
-  double cost_since(std::chrono::steady_clock::time_point wall0, double virt0) const {
-    return vdev_ ? vdev_->now_s() - virt0
-                 : std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count() / time_scale_;
+  double cost_since(double wall0, double virt0) const {
+    return vdev_ ? vdev_->now_s() - virt0 : (executor_.now_s() - wall0) / time_scale_;
   }
   std::string kept_note() const;
   void save();
@@ -247,9 +245,9 @@ ProfileSession::Batches ProfileSession::run_batches(PowerAccumulator& vacc, Powe
       for (; next_sample_s <= vdev_->now_s(); next_sample_s += 1.0 / o_.sensor_rate_hz)
         vacc.add(next_sample_s, vdev_->power_at(next_sample_s));
     } else {
-      const auto t0 = std::chrono::steady_clock::now();
+      const double t0 = executor_.now_s();
       executor_.run_batch();
-      run.times_s.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / time_scale_);
+      run.times_s.push_back((executor_.now_s() - t0) / time_scale_);
     }
     // A blocked or vanished sensor cannot give this point a power figure: stop measuring it.
     if (sampler && sampler->read_in_flight_s() > o_.sensor_read_timeout_s) break;
@@ -324,7 +322,7 @@ traces::ProfilePoint ProfileSession::measure(const Setting& f, int b) {
     spdlog::info("measuring {} again (it was {})", at_point(table_.knob, f, b), existing->status);
     table_.points.erase(table_.points.begin() + (existing - table_.points.data()));
   }
-  const auto wall0 = std::chrono::steady_clock::now();
+  const double wall0 = executor_.now_s();
   const double virt0 = vdev_ ? vdev_->now_s() : 0;
   traces::ProfilePoint p;
   p.knob = f;

@@ -100,7 +100,9 @@ struct FaultBench {
     o.measured_batches = 10;
     o.sensor_rate_hz = 500;
     o.min_power_samples = 3;
-    o.sensor_read_timeout_s = 0.2;
+    // A hang guard where reads return (a busy machine may hold the sampler's thread off the CPU
+    // for a while); the blocked-read test sets 0.2 s, which its read, blocked for good, always meets.
+    o.sensor_read_timeout_s = 30;
     o.sensor_frozen_s = 0.15;
     o.store = store();
     return o;
@@ -248,6 +250,9 @@ TEST(SensorFaults, FrozenRailSkipsThePoint) {
   FaultBench b;
   auto o = b.options({153.6e6, 230.4e6});
   o.measured_batches = 60;  // 60 x 5 ms: twice the 0.15 s a value may stay unchanged
+  // And at least 250 readings at 500 Hz: the sampler's fixed schedule spreads them over 0.5 s however
+  // late its thread runs, so the frozen stretch is long enough on a busy machine too.
+  o.min_power_samples = 250;
   SysfsFaults frozen;
   frozen.rail = SysfsFaults::Rail::frozen;
   ProfileReport rep;
@@ -266,15 +271,18 @@ TEST(SensorFaults, FrozenRailSkipsThePoint) {
   b.expect_boot_range();
 }
 
-// A point shorter than the frozen limit (here 1.5 s against the default 5 s) whose readings never
-// move for the whole point, longer than a live INA3221 can stay still, is a frozen sensor too:
-// measured against the point's own length.
+// A point shorter than the frozen limit (here at least 1.5 s against 600 s, so that a busy machine,
+// which only lengthens the point, keeps it shorter) whose readings never move for the whole point,
+// longer than a live INA3221 can stay still, is a frozen sensor too: measured against the point's
+// own length.
 TEST(SensorFaults, FrozenRailIsCaughtInAPointShorterThanTheFrozenLimit) {
   FaultBench b;
   auto o = b.options({153.6e6, 230.4e6});
-  o.sensor_frozen_s = 5;    // the default
-  o.measured_batches = 30;  // 30 x 50 ms = 1.5 s per point
+  o.sensor_frozen_s = 600;  // far above the point's length on any machine (the default is 5 s)
+  o.measured_batches = 30;  // 30 x 50 ms = 1.5 s per point, at least
   o.sensor_rate_hz = 100;
+  // Readings over 1.5 s of the sampler's schedule: beyond the 1.1 s a live sensor stays still.
+  o.min_power_samples = 150;
   SysfsFaults frozen;
   frozen.rail = SysfsFaults::Rail::frozen;
   ProfileReport rep;
@@ -295,6 +303,7 @@ TEST(SensorFaults, FrozenRailIsCaughtInAPointShorterThanTheFrozenLimit) {
 TEST(SensorFaults, BlockedRailReadStopsTheRunAfterTheTimeoutAndRestores) {
   FaultBench b;
   auto o = b.options({153.6e6, 230.4e6});
+  o.sensor_read_timeout_s = 0.2;
   SysfsFaults block;
   block.rail = SysfsFaults::Rail::block;  // blocks until released: longer than any timeout
   const std::string msg = profile_error(b, o, [&](const auto&, int, int) { b.io->set(block); });

@@ -170,7 +170,7 @@ TEST(RestoreGuard, Pid1OrAnotherProgramIsNotAPacerProcess) {
     ::execlp("sleep", "sleep", "30", static_cast<char*>(nullptr));
     ::_exit(127);
   }
-  for (int i = 0; i < 200 && read_text(fmt::format("/proc/{}/cmdline", sleeper)).rfind("sleep", 0) != 0; ++i)
+  for (int i = 0; i < 6000 && read_text(fmt::format("/proc/{}/cmdline", sleeper)).rfind("sleep", 0) != 0; ++i)
     ::usleep(10000);
   EXPECT_FALSE(process_alive(sleeper));  // alive, but not pacer
   ::kill(sleeper, SIGKILL);

@@ -63,12 +63,14 @@ class SensorFaultsCli : public ::testing::Test {
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     ASSERT_TRUE(fs::exists(root_ / "pacer-emulator/pid")) << slurp(dir_ / "emulate.err");
   }
-  // Profiles three points (76.8, 230.4, 307.2 MHz at b = 8); returns the wait status.
-  int profile() {
+  // Profiles three points (76.8, 230.4, 307.2 MHz at b = 8); returns the wait status. The sensor
+  // timeout is a hang guard (5 s) where reads return; the blocked-read test gives 0.5 s, which its
+  // read, blocked for good, always meets.
+  int profile(const std::string& sensor_timeout = "5s") {
     const pid_t pid = spawn({"profile", "--device", "jetson", "--sysfs-root", root_.string(), "--state-file",
                              state().string(), "--workload", "cnn@1x28x28", "--batch-sizes", "8", "--freqs",
                              "76.8,230.4,307.2", "--warmup-batches", "1", "--measured-batches", "10",
-                             "--sensor-rate", "50Hz", "--sensor-timeout", "0.5s", "--store", store().string()},
+                             "--sensor-rate", "50Hz", "--sensor-timeout", sensor_timeout, "--store", store().string()},
                             dir_ / "profile.out", dir_ / "profile.err");
     return wait_status(pid);
   }
@@ -111,8 +113,8 @@ TEST_F(SensorFaultsCli, RailThatVanishesStopsTheRunWithOneErrorLineAndKeepsThePo
 
 TEST_F(SensorFaultsCli, RailReadThatBlocksStopsTheRunAfterTheSensorTimeout) {
   serve("rail-block", 2);  // the rail files become FIFOs: open(2) blocks like a hung I2C read
-  expect_one_error_line(profile(), {"power sensor read blocked for more than 0.5 s at f=230.4 MHz b=8", "POM_5V_IN",
-                                    "restored"});
+  expect_one_error_line(profile("0.5s"),
+                        {"power sensor read blocked for more than 0.5 s at f=230.4 MHz b=8", "POM_5V_IN", "restored"});
   expect_restored();
   EXPECT_EQ(table().points.size(), 1u);
 }

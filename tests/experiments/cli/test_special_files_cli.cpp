@@ -104,7 +104,8 @@ TEST_F(SpecialFilesCli, EmulateRefusesAnEmptyRootAFolderOfOtherFilesAndASecondEm
   EXPECT_FALSE(fs::exists(dir / "home" / "sys"));
   // Two --detach on one root: the second is refused while the first serves.
   const fs::path root = dir / "board";
-  r = pacer("emulate --device jetson-nano --root " + root.string() + " --detach --duration 60s");
+  // 600 s: the first still serves when the second starts, however busy the machine (it is stopped below).
+  r = pacer("emulate --device jetson-nano --root " + root.string() + " --detach --duration 600s");
   ASSERT_EQ(r.code, 0) << r.err;
   const std::string pid = std::to_string(std::stol(pacer::testing::slurp(root / "pacer-emulator" / "pid")));
   r = pacer("emulate --device jetson-nano --root " + root.string() + " --detach --duration 60s");
@@ -112,7 +113,7 @@ TEST_F(SpecialFilesCli, EmulateRefusesAnEmptyRootAFolderOfOtherFilesAndASecondEm
   EXPECT_NE(r.err.find("served by a running emulator (pid " + pid + ")"), std::string::npos) << r.err;
   EXPECT_EQ(std::to_string(std::stol(pacer::testing::slurp(root / "pacer-emulator" / "pid"))), pid);  // the documented kill still reaches it
   ::kill(std::stoi(pid), SIGTERM);
-  for (int i = 0; i < 500 && ::kill(std::stoi(pid), 0) == 0; ++i) ::usleep(10000);
+  for (int i = 0; i < 6000 && ::kill(std::stoi(pid), 0) == 0; ++i) ::usleep(10000);  // a hang guard (60 s)
   EXPECT_NE(::kill(std::stoi(pid), 0), 0) << "the first emulator did not stop";
 }
 

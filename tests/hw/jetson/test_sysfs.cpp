@@ -233,6 +233,10 @@ void pin_in_child_and_kill(const Fixture& fx, int sig) {
   ASSERT_GE(pid, 0);
   if (pid == 0) {
     ::close(ready[0]);
+    // A test run in the background (nohup, `ctest &`) inherits SIGINT ignored; the handler under
+    // test hands a signal on to the disposition it found, so the child starts from the defaults.
+    ::signal(SIGINT, SIG_DFL);
+    ::signal(SIGTERM, SIG_DFL);
     try {
       auto o = fx.options();
       o.io = std::make_shared<KernelSimIo>();

@@ -58,11 +58,13 @@ std::string alternating() {
   return "  if [ $((i % 2)) -eq 0 ]; then echo '" + nano_line(5000) + "'; else echo '" + nano_line(7000) + "'; fi";
 }
 
-TegrastatsOptions options(const fs::path& script) {
+// `start_timeout_s`: a hang guard for the stand-ins that print (a busy machine may take seconds to
+// start a shell); only the silent stand-in, which never prints, waits it out, with a short one.
+TegrastatsOptions options(const fs::path& script, double start_timeout_s = 60) {
   TegrastatsOptions o;
   o.binary = script;
   o.interval_s = 0.02;
-  o.start_timeout_s = 2;
+  o.start_timeout_s = start_timeout_s;
   return o;
 }
 
@@ -93,7 +95,7 @@ TEST(TegrastatsPower, StopsItsChildByPid) {
 TEST(TegrastatsPower, StartFailuresAreOneClearError) {
   test::TempDir tmp;
   try {
-    TegrastatsPower power(options(fake_tegrastats(tmp.path(), "  :", 0)));  // prints nothing
+    TegrastatsPower power(options(fake_tegrastats(tmp.path(), "  :", 0), 2));  // prints nothing
     FAIL() << "a silent tegrastats was accepted";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("printed nothing within 2 s"), std::string::npos) << e.what();
@@ -153,7 +155,9 @@ struct Rig {
   // `max_extension`: at most this many times 5 mini-batches to reach 8 readings. The outcome tests
   // give up after 20; a test that needs the readings allows many more, so that a slow machine (a
   // line every 20 ms of a busy shell) only makes the point longer, never short of readings.
-  ProfileReport profile(const fs::path& script, double max_extension = 4) {
+  // `read_timeout_s`: a hang guard where the stand-in keeps printing (a busy shell may pause longer
+  // than 0.5 s between lines); the silent stand-in's test, which never prints again, uses 0.5 s.
+  ProfileReport profile(const fs::path& script, double max_extension = 4, double read_timeout_s = 30) {
     JetsonSysfsOptions so;
     so.root = root;
     so.state_file = tmp.path() / "state";
@@ -170,7 +174,7 @@ struct Rig {
     o.sensor_rate_hz = 50;
     o.min_power_samples = 8;
     o.max_extension = max_extension;
-    o.sensor_read_timeout_s = 0.5;
+    o.sensor_read_timeout_s = read_timeout_s;
     return run_profile(dev, exec, o);
   }
 };
@@ -188,8 +192,12 @@ TEST(TegrastatsPower, ProfilesAPointWithTheLinesPower) {
 
 TEST(TegrastatsPower, AGarbledTegrastatsSkipsThePoint) {
   Rig rig;
-  const auto rep = rig.profile(fake_tegrastats(
-      rig.tmp.path(), "  if [ $i -eq 0 ]; then echo '" + nano_line(5000) + "'; else echo 'GR3D_FREQ ?%@'; fi"));
+  // Garbled lines are no samples, so the point runs to its cap: 200 mini-batches (3 s at least), long
+  // enough for a busy shell to print and the sampler to read some of them.
+  const auto rep = rig.profile(
+      fake_tegrastats(rig.tmp.path(),
+                      "  if [ $i -eq 0 ]; then echo '" + nano_line(5000) + "'; else echo 'GR3D_FREQ ?%@'; fi"),
+      40);
   ASSERT_EQ(rep.table.points.size(), 1u);
   EXPECT_EQ(rep.table.points[0].status.rfind("skipped: power sensor returns garbage", 0), 0u)
       << rep.table.points[0].status;
@@ -209,7 +217,9 @@ TEST(TegrastatsPower, AnExitingTegrastatsStopsTheRun) {
 TEST(TegrastatsPower, ASilentTegrastatsStopsTheRunLikeABlockedSensor) {
   Rig rig;
   try {
-    rig.profile(fake_tegrastats(rig.tmp.path(), "  echo '" + nano_line(5000) + "'", 1, "sleep 3"));
+    // Silent for good after its first line (exec: the pid pacer stops is the sleep's): the 0.5 s
+    // read timeout is met however slow the machine.
+    rig.profile(fake_tegrastats(rig.tmp.path(), "  echo '" + nano_line(5000) + "'", 1, "exec sleep 600"), 4, 0.5);
     FAIL() << "the run went on without readings";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("blocked for more than 0.5 s"), std::string::npos) << e.what();
