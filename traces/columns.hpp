@@ -165,7 +165,7 @@ inline constexpr std::array<Field<ValidationResult>, 9> kValidationResultAttribu
     {"feasibility", "", &ValidationResult::feasibility},
     {"guard", "", &ValidationResult::guard, true},  // added with the report's guard band
 }};
-inline constexpr std::array<Field<ValidationRow>, 21> kValidationRowColumns{{
+inline constexpr std::array<Field<ValidationRow>, 22> kValidationRowColumns{{
     {"cap", "W", &ValidationRow::cap_w},
     {"policy", "", &ValidationRow::policy},
     {"knob", kKnobUnit, &ValidationRow::knob},
@@ -187,6 +187,7 @@ inline constexpr std::array<Field<ValidationRow>, 21> kValidationRowColumns{{
     {"status", "", &ValidationRow::status, true},            // added with the power watchdog
     {"node", "", &ValidationRow::node, true},                // added with board fleets (docs/cluster.md)
     {"board_model", "", &ValidationRow::board_model, true},  // added with board fleets
+    {"probe", "", &ValidationRow::probe, true},              // added with probe before commit
 }};
 
 // ---------------------------------------------------------------------------------------------
