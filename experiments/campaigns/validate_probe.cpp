@@ -94,9 +94,9 @@ traces::ProfilePoint probe(const ValidateOptions& opt, const ChoiceInputs& in, c
   try {
     run = run_profile(r);
   } catch (const SettingError& e) {  // the measured profile is of another board or workload
-    throw Error(fmt::format("cannot store the probe of {} in profile '{}': {}; validate on the profile's device, or "
-                            "choose from the prediction alone with no probe (--probe-batches 0)",
-                            fmt::format("b={}", c.batch_size), name, e.what()));
+    throw Error(fmt::format("cannot store the probe of b={} in profile '{}': {}; validate on the profile's device, "
+                            "or validate with no probe",
+                            c.batch_size, name, e.what()));
   }
   const traces::ProfilePoint* point = find_point(run.report.table.points, c);
   if (!point) throw Error(fmt::format("the probe of b={} left no point in profile '{}'", c.batch_size, name));
