@@ -48,7 +48,6 @@ std::string pick_record(const traces::Store& store, const std::string& group, co
 // The problem as the policies see it, and what validate needs beside it.
 struct Setup {
   std::unique_ptr<explore::Problem> problem;  // profile, proxy relation, space, index
-  std::unique_ptr<explore::DeviceWideCap> device_cap;
   dnn::data::DatasetInfo info;
   dnn::TrainOptions train;
 };
@@ -74,7 +73,6 @@ Setup load_setup(const ValidateOptions& opt) {
   if (space.knob().kind != traces::KnobKind::gpu_freq)
     throw Error(
         fmt::format("profile '{}' has knob '{}': validate pins GPU frequencies", spec.profile, space.knob().kind));
-  su.device_cap = std::make_unique<explore::DeviceWideCap>(std::vector<const explore::Space*>{&space});
   su.info = dnn::data::dataset_info(opt.target_dataset);
   su.train = opt.train;
   if (su.train.workload.empty()) su.train.workload = su.problem->workload;
