@@ -189,6 +189,7 @@ inline constexpr std::array<Field<ValidationRow>, 22> kValidationRowColumns{{
     {"node", "", &ValidationRow::node, true},                // added with board fleets (docs/cluster.md)
     {"board_model", "", &ValidationRow::board_model, true},  // added with board fleets
     {"threads", "1", &ValidationRow::threads, true},         // added with load-independent training
+    {"probe", "", &ValidationRow::probe, true},              // added with probe before commit
 }};
 
 // ---------------------------------------------------------------------------------------------

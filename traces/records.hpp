@@ -309,6 +309,10 @@ struct ValidationRow {
   std::string node;         // host that ran it (as ProfilePoint::node); "" : no run or not recorded
   std::string board_model;  // the board it ran on (as ProfilePoint::board_model)
   int threads = 0;          // CPU intra-op threads of the training (as RelationRun::threads); 0: not recorded
+  // Probe before commit: the choices of this (cap, policy) that the measurement of a chosen point
+  // replaced, and why ("b=32, 854.25 MHz: measured peak power 8.020 W above cap x (1 - 0.03) = ...;
+  // now b=32, 768 MHz"); "" : the first choice stood.
+  std::string probe;
   bool operator==(const ValidationRow& o) const;
 };
 

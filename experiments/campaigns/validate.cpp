@@ -15,6 +15,7 @@
 #include "base/progress.hpp"
 #include "base/stats.hpp"
 #include "experiments/campaigns/campaign.hpp"
+#include "experiments/campaigns/validate_probe.hpp"
 #include "experiments/campaigns/validate_runs.hpp"
 #include "experiments/report/tables.hpp"
 #include "explore/policy.hpp"
@@ -47,7 +48,6 @@ std::string pick_record(const traces::Store& store, const std::string& group, co
 // The problem as the policies see it, and what validate needs beside it.
 struct Setup {
   std::unique_ptr<explore::Problem> problem;  // profile, proxy relation, space, index
-  std::unique_ptr<explore::DeviceWideCap> device_cap;
   explore::ChoiceRule rule;  // the one choice rule (guard, basis) every policy chooses by
   dnn::data::DatasetInfo info;
   dnn::TrainOptions train;
@@ -74,7 +74,6 @@ Setup load_setup(const ValidateOptions& opt) {
   if (space.knob().kind != traces::KnobKind::gpu_freq)
     throw Error(
         fmt::format("profile '{}' has knob '{}': validate pins GPU frequencies", spec.profile, space.knob().kind));
-  su.device_cap = std::make_unique<explore::DeviceWideCap>(std::vector<const explore::Space*>{&space});
   su.rule = explore::choice_rule(*su.problem, opt.guard);
   su.info = dnn::data::dataset_info(opt.target_dataset);
   su.train = opt.train;
@@ -178,25 +177,29 @@ traces::RelationSet complete_target(const ValidateOptions& opt, const RelationCa
   return set;
 }
 
-struct Choice {
-  double cap_w;
-  std::string policy;
-  explore::Selection selection;
-};
+using validate_detail::Choice;
 
-// Every policy's choice at every cap, by the choice rule (under cap x (1 - guard)).
-std::vector<Choice> choose_all(const ValidateOptions& opt, const Setup& su, const explore::Relation& target) {
-  std::vector<Choice> choices;
-  for (double cap : opt.caps_w)
-    for (const auto& pname : opt.policies) {
-      const auto policy = explore::policy_from_string(pname);  // known: check_outputs
-      explore::PolicyContext ctx = su.problem->context();
-      ctx.target = &target;
-      ctx.device_cap = su.device_cap.get();
-      auto sel = explore::decide(*policy, ctx, cap, su.rule);
-      if (!sel.feasible) spdlog::warn("cap {:g} W, {}: {}", cap, pname, sel.message);
-      choices.push_back({cap, pname, sel});
-    }
+// Every policy's choice at every cap, by the choice rule (under cap x (1 - guard)), each on a measured point: a chosen
+// configuration the store never measured is probed first (validate_probe.hpp), into `out`.
+std::vector<Choice> choose_all(const ValidateOptions& opt, const Setup& su, const traces::RelationSet& target,
+                               const fs::path& out, ValidateReport& report) {
+  validate_detail::ChoiceInputs in;
+  in.profile_name = su.problem->profile_name;
+  in.workload = su.train.workload;
+  in.basis = su.problem->space->basis();
+  in.rule = su.rule;
+  in.proxy = &su.problem->proxy_set;
+  in.proxy_looser = su.problem->proxy_looser_set ? &*su.problem->proxy_looser_set : nullptr;
+  in.target = &target;
+  in.powertrain_batch = su.problem->context().powertrain_batch;
+  in.threads = su.train.threads;
+  in.train_device = su.train.device;
+  std::vector<Choice> choices = validate_detail::choose_measured(opt, in, out, report.probes);
+  for (const auto& ch : choices) {
+    if (!ch.selection.feasible) spdlog::warn("cap {:g} W, {}: {}", ch.cap_w, ch.policy, ch.selection.message);
+    if (!ch.replaced.empty())
+      report.replaced.push_back(fmt::format("cap {:g} W, {}: {}", ch.cap_w, ch.policy, ch.replaced));
+  }
   return choices;
 }
 
@@ -246,6 +249,7 @@ traces::ValidationRow make_row(const ValidateOptions& opt, const Choice& ch, int
   row.seed = seed;
   row.predicted_time_s = ch.selection.predicted_time_s;
   row.predicted_energy_j = ch.selection.predicted_energy_j;
+  row.probe = ch.replaced;
   if (!rr) return row;
   const auto& power = rr->series.power_w;
   row.knob = ch.selection.knob;
@@ -466,8 +470,7 @@ ValidateReport run_validate(const ValidateOptions& opt) {
         return;
       }
     }
-    const explore::Relation target = explore::Relation::from_set(report.target_relation, space);
-    const std::vector<Choice> choices = choose_all(opt, su, target);
+    const std::vector<Choice> choices = choose_all(opt, su, report.target_relation, report.out, report);
     report.result = run_jobs(opt, su, data, choices, jobs, report.out, report);
     if (jobs.size() == job_count && report.out == opt.store)
       report.summary = summarize_runs(choices, space, report.result);

@@ -41,6 +41,8 @@ using explore::check_guard;
 using explore::kAutoGuardMax;
 using explore::kDefaultGuard;
 using explore::kGuardLimit;
+// Measured mini-batches of a probe (ValidateOptions::probe_batches).
+inline constexpr int kDefaultProbeBatches = 10;
 
 struct ValidateOptions {
   std::filesystem::path store;  // holds the profile and the proxy relation; results are added to it
@@ -71,6 +73,11 @@ struct ValidateOptions {
   // duration 0: off.
   double watchdog_margin_w = 0.5;
   double watchdog_duration_s = 2.0;
+  // Probe before commit (experiments/campaigns/validate_probe.hpp): a chosen configuration that the
+  // store's measured profile lacks is profiled on the device with this many measured mini-batches
+  // (and the profiler's count of power samples) before it is trained; one whose measured peak is
+  // above cap x (1 - guard) gives way to the policy's next choice. 0: choose from the profile alone.
+  int probe_batches = kDefaultProbeBatches;
   std::string name;             // record name under /validations; "" : validate-<dataset>
   // The stage to run: "" the whole validation; "oracle" only the target's relation; "runs" only the
   // runs of the chosen configurations (the oracle's relation must be complete in `store`).
@@ -110,6 +117,8 @@ struct ValidateReport {
   int64_t budget_samples = 0;   // the training budget: a run that misses the target by then is censored
   int training_runs = 0;        // real training runs in this call
   int watchdog_stops = 0;       // runs the power watchdog stopped
+  int probes = 0;               // chosen configurations profiled on the device before training (probe before commit)
+  std::vector<std::string> replaced;  // "cap 7.8 W, ours: b=32, 854.25 MHz: measured peak ...; now ..."
   int jobs = 0, resumed_jobs = 0;  // (b, seed) jobs of this call, and those whose results were stored before
   double wall_time_s = 0;
   std::filesystem::path out;  // the store written (the options' store, or a shard's)

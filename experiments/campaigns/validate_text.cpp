@@ -50,6 +50,11 @@ std::string format_validation_table(const ValidateReport& report) {
         "power watchdog: {} run(s) stopped (STOP above; a row's status in the store says when and how "
         "high); their times are left out of the means\n",
         report.watchdog_stops);
+  if (report.probes > 0)
+    out += fmt::format("probe before commit: {} chosen configuration(s) the store had not measured were profiled on "
+                       "the device first (added to its measured profile)\n",
+                       report.probes);
+  for (const auto& r : report.replaced) out += "replaced: " + r + "\n";
   return out;
 }
 

@@ -46,6 +46,7 @@ int run_validate_cmd(const po::variables_map& vm) {
   o.sensor_rate_hz = sensor_rate_hz(vm);
   o.watchdog_margin_w = vm["watchdog-margin"].as<units::Power>().w;
   o.watchdog_duration_s = vm["watchdog-time"].as<units::Duration>().s;
+  o.probe_batches = vm["probe-batches"].as<int>();
   if (o.train.budget_samples < 1) throw UsageError("--budget must be at least 1 sample");
   if (o.train.eval_every_samples < 1) throw UsageError("--eval-every must be at least 1 sample");
   if (vm.count("name")) o.name = vm["name"].as<std::string>();
@@ -125,6 +126,10 @@ Command make() {
         ("name", po::value<std::string>(), "record name under /validations (default validate-<dataset>)")
         ("replace", "replace a validation record of this name even when it has more rows")
         ("json", "print the validation's rows as JSON Lines on stdout, one object per (cap, policy, seed) with units in the keys as in the CSV (cap_w, device_time_s, power_peak_w, ...); the table and the verdict go to stderr");
+    add_count_option(d, "probe-batches", v.probe_batches, 0, kMaxBatchesPerPoint,
+                     "probe before commit: a chosen configuration the store's measured profile lacks is profiled "
+                     "with N mini-batches before it is trained, and one above cap x (1 - guard) gives way to the "
+                     "policy's next choice; 0: no probe");
     add_shard_options(d, experiments::validate_stages());
   };
   c.input_files = {"checkpoint"};

@@ -188,11 +188,13 @@ RenderResult render(const Plot& p, const fs::path& dir) {
     body << fmt::format("set label '{}' at {},{} left offset 0.8,{} font ',9' front\n", esc(l.text), num(l.x), num(l.y),
                         l.dy);
   for (size_t i = 0; i < p.vlines.size(); ++i) {
-    body << fmt::format("set arrow from {0},graph 0 to {0},graph 1 nohead dt 2 lw 2 lc rgb '#cc0000'\n",
-                        num(p.vlines[i]));
+    const std::string color =
+        i < p.vline_colors.size() && !p.vline_colors[i].empty() ? p.vline_colors[i] : std::string("#cc0000");
+    body << fmt::format("set arrow from {0},graph 0 to {0},graph 1 nohead dt {2} lw 2 lc rgb '{1}'\n",
+                        num(p.vlines[i]), color, i == 0 ? 2 : 3);
     if (i < p.vline_titles.size())
-      body << fmt::format("set label '{}' at {},graph 0.97 right offset -0.5,0 tc rgb '#cc0000'\n",
-                          esc(p.vline_titles[i]), num(p.vlines[i]));
+      body << fmt::format("set label '{}' at {},graph {:.2f} right offset -0.5,0 tc rgb '{}'\n",
+                          esc(p.vline_titles[i]), num(p.vlines[i]), 0.97 - 0.05 * static_cast<double>(i), color);
   }
   for (size_t i = 0; i < p.hlines.size(); ++i) {
     body << fmt::format("set arrow from graph 0,first {0} to graph 1,first {0} nohead dt 2 lw 2 lc rgb '#cc0000'\n",

@@ -27,7 +27,8 @@ struct Plot {
   bool logy = false;
   std::vector<PlotSeries> series;
   std::vector<double> vlines;              // vertical reference lines (e.g. the power cap)
-  std::vector<std::string> vline_titles;
+  std::vector<std::string> vline_titles;   // each line's label, top right of it (the k-th a row lower)
+  std::vector<std::string> vline_colors;   // each line's colour ("": the cap's red, dashed)
   std::vector<double> hlines;              // horizontal reference lines
   std::vector<std::string> hline_titles;
   std::vector<std::string> xtics;          // categorical x axis: x values 0..n-1 get these names

@@ -107,9 +107,14 @@ std::string subject(const traces::ProfileTable& prof, const Labels& labels) {
 // Figure 1: time vs the feasibility power of every profiled (knob, b), the cap as a line, each
 // policy's choice (the explorer's, under the sweep's basis and guard) marked; policies that choose
 // the same configuration share one marker with a combined label, so that each stays visible.
+//
+// Beside the cap: the margin cap x (1 - guard) the policies chose under, and the measured peak of
+// every validation run at this cap (`runs`: the store's validation rows of this workload), drawn at
+// the height of its configuration, those above the cap apart.
 void figure1(ReportOutput& out, const fs::path& dir, const std::string& prefix, const traces::ProfileTable& prof,
              const FigureSpace& fs, const explore::Relation& proxy, const explore::Relation* target, double cap_w,
-             const std::vector<explore::Policy>& policies, const Labels& labels) {
+             const std::vector<explore::Policy>& policies, const Labels& labels,
+             const std::vector<traces::ValidationRow>& runs) {
   const explore::Space& space = fs.space;
   Plot p;
   p.name = safe(prefix + "-fig1-time-vs-power-" + fmt::format("{:.3g}W", cap_w));
@@ -167,9 +172,38 @@ void figure1(ReportOutput& out, const fs::path& dir, const std::string& prefix, 
     s.y = {y_of(c.bi, c.ki)};
     p.series.push_back(std::move(s));
   }
+  // The measured validation peaks: under the cap, and above it.
+  PlotSeries under, over;
+  under.title = fmt::format("validation runs at {}: measured peak", cap_label(cap_w));
+  under.style = "points pt 1 ps 2 lw 2";
+  over.title = fmt::format("validation runs at {}: measured peak above the cap", cap_label(cap_w));
+  over.style = "points pt 3 ps 2.5 lw 2";
+  for (const auto& r : runs) {
+    if (!traces::same(r.cap_w, cap_w) || r.batch_size == 0 || !std::isfinite(r.power_peak_w)) continue;
+    const auto& bs = space.batch_sizes();
+    const auto bit = std::find(bs.begin(), bs.end(), r.batch_size);
+    if (bit == bs.end()) continue;
+    const size_t bi = static_cast<size_t>(bit - bs.begin());
+    for (size_t ki = 0; ki < space.num_knobs(); ++ki) {
+      const auto& k = space.knob_settings()[ki];
+      bool eq = k.size() == r.knob.size();
+      for (size_t d = 0; eq && d < k.size(); ++d) eq = std::abs(k[d] - r.knob[d]) <= 1e-6 * std::max(1.0, std::abs(k[d]));
+      if (!eq || !space.has(bi, ki) || !std::isfinite(y_of(bi, ki))) continue;
+      PlotSeries& s = r.power_peak_w > cap_w || r.cap_exceeded ? over : under;
+      s.x.push_back(r.power_peak_w);
+      s.y.push_back(y_of(bi, ki));
+    }
+  }
+  if (!under.x.empty()) p.series.push_back(std::move(under));
+  if (!over.x.empty()) p.series.push_back(std::move(over));
   p.vlines = {cap_w};
   p.vline_titles = {"cap " + cap_label(cap_w)};
-  double lo = cap_w, hi = cap_w;
+  if (fs.guard > 0) {  // the margin the policies chose under
+    p.vlines.push_back(fs.choose_w(cap_w));
+    p.vline_titles.push_back(fmt::format("margin cap x (1 - {:g}) = {:.3g} W", fs.guard, fs.choose_w(cap_w)));
+    p.vline_colors = {"", "#e69f00"};
+  }
+  double lo = std::min(cap_w, fs.choose_w(cap_w)), hi = cap_w;
   for (const auto& s : p.series)
     for (double x : s.x) {
       lo = std::min(lo, x);
@@ -435,6 +469,7 @@ void budget_figure(ReportOutput& out, const fs::path& dir, const std::string& pr
 void sweep_figures(ReportOutput& out, const fs::path& out_dir, traces::Store& store, const fs::path& path,
                    const std::string& n, const traces::SweepResult& sweep, const std::string& pname,
                    const std::vector<double>& validated, const ReportOptions& opt) {
+  std::vector<traces::ValidationRow> runs;  // the store's validation runs of this profile's workload (Figure 1)
   const auto profiles = traces::split_list(sweep.profile);
   if (!store.has<traces::ProfileTable>(pname)) {
     out.skipped.push_back(
@@ -442,6 +477,10 @@ void sweep_figures(ReportOutput& out, const fs::path& out_dir, traces::Store& st
     return;
   }
   const auto prof = store.read<traces::ProfileTable>(pname);
+  for (const auto& vn : store.list<traces::ValidationResult>()) {
+    const auto v = store.read<traces::ValidationResult>(vn);
+    if (v.workload == prof.workload || v.workload.empty()) runs.insert(runs.end(), v.rows.begin(), v.rows.end());
+  }
   std::vector<traces::SweepRow> rows;
   for (const auto& r : sweep.rows)
     if (profiles.size() == 1 || r.workload == prof.workload) rows.push_back(r);
@@ -487,7 +526,7 @@ void sweep_figures(ReportOutput& out, const fs::path& out_dir, traces::Store& st
     if (target) target_rel = explore::Relation::from_set(*target, fs.space);
     for (double cap : pick)
       figure1(out, out_dir, prefix, prof, fs, proxy_rel, target_rel ? &*target_rel : nullptr, cap, policies,
-              opt.labels);
+              opt.labels, runs);
   } else {
     out.skipped.push_back(fmt::format("{}: Figure 1 for '{}' needs the sweep's proxy relation '{}' in the store",
                                       path.string(), prefix, sweep.relation));
@@ -513,7 +552,7 @@ void sweep_figures(ReportOutput& out, const fs::path& out_dir, traces::Store& st
 }  // namespace
 
 std::string report_figures_help() {
-  return "  Figure 1 (NAME-fig1-time-vs-power-CAP): time vs power of every (knob, b), the cap, each policy's choice\n"
+  return "  Figure 1 (NAME-fig1-time-vs-power-CAP): time vs power of every (knob, b), the cap and the margin cap x (1 - guard), each policy's choice, the measured peaks of the validation runs\n"
          "  Figure 2 (NAME-fig2-tta-per-batch): time to accuracy per batch size under several caps, knob labels\n"
          "  Figure 4 (VALIDATION-fig4-energy): energy to accuracy per policy and cap, error bars one std\n"
          "  Figure 5 (NAME-fig5-proxy-x-target-CAP): % time over the fastest configuration, proxy x target\n"

@@ -27,6 +27,7 @@ struct Acc {
   int censored = 0;
   int infeasible = 0;
   int over_cap = 0;
+  double peak_w = traces::kNaN;
   double given_std = traces::kNaN;  // a single value's own spread (a replay over seeds)
   Cell cell() const {
     Cell c;
@@ -34,6 +35,7 @@ struct Acc {
     c.censored = censored;
     c.infeasible = infeasible;
     c.over_cap = over_cap;
+    c.peak_w = peak_w;
     if (values.empty()) return c;
     c.mean = base::mean(values);
     c.std = values.size() > 1 ? base::sample_std(values) : (std::isfinite(given_std) ? given_std : 0.0);
@@ -122,10 +124,12 @@ const Style kLatex{" $\\pm$ ", tex_bold, "$^\\dagger$", "---", "$^\\ddagger$"};
 std::string cell_text(const Cell& c, const Style& st, bool best) {
   if (c.runs == 0) return "";
   if (c.infeasible == c.runs) return st.infeasible;
-  if (!std::isfinite(c.mean)) return fmt::format("not reached ({}/{})", c.censored, c.runs - c.infeasible);
+  // A run above the cap is marked whatever else the cell says (a run the watchdog stopped is not reached).
+  const std::string over = c.over_cap ? st.over_cap : std::string();
+  if (!std::isfinite(c.mean)) return fmt::format("not reached ({}/{}){}", c.censored, c.runs - c.infeasible, over);
   std::string s = fmt_value(c.mean) + st.pm + fmt_value(c.std);
   if (best) s = st.bold(s);
-  if (c.over_cap) s += st.over_cap;
+  s += over;
   if (c.censored) s += st.censored.empty() ? fmt::format(" ({} censored)", c.censored) : st.censored;
   return s;
 }
@@ -231,6 +235,7 @@ ResultTable validation_table(const std::vector<traces::ValidationResult>& result
       return;
     }
     if (r.cap_exceeded) ++acc.over_cap;
+    if (std::isfinite(r.power_peak_w)) acc.peak_w = std::isnan(acc.peak_w) ? r.power_peak_w : std::max(acc.peak_w, r.power_peak_w);
     if (r.reached)
       acc.values.push_back(value(r));
     else
@@ -525,16 +530,17 @@ std::string to_latex(const ResultTable& t) {
 
 std::string to_csv(const ResultTable& t) {
   std::string out =
-      fmt::format("dataset,cap[W],policy,mean[{0}],std[{0}],runs,censored,infeasible,over_cap\n", t.unit);
+      fmt::format("dataset,cap[W],policy,mean[{0}],std[{0}],runs,censored,infeasible,over_cap,peak[W]\n", t.unit);
   for (size_t c = 0; c < t.columns.size(); ++c)
     for (size_t r = 0; r < t.rows.size(); ++r) {
       const Cell& cell = t.cells[r][c];
       const double cap = c < t.caps.size() ? t.caps[c] : traces::kNaN;
-      out += fmt::format("{},{},{},{},{},{},{},{},{}\n", traces::csv_field(t.groups[c]),
+      out += fmt::format("{},{},{},{},{},{},{},{},{},{}\n", traces::csv_field(t.groups[c]),
                          no_cap(cap) ? "inf" : fmt::format("{:.6g}", cap), traces::csv_field(t.rows[r]),
                          std::isfinite(cell.mean) ? fmt::format("{:.6g}", cell.mean) : "",
                          std::isfinite(cell.std) ? fmt::format("{:.6g}", cell.std) : "", cell.runs, cell.censored,
-                         cell.infeasible, cell.over_cap);
+                         cell.infeasible, cell.over_cap,
+                         std::isfinite(cell.peak_w) ? fmt::format("{:.4g}", cell.peak_w) : "");
     }
   return out;
 }

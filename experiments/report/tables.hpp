@@ -23,6 +23,7 @@ struct Cell {
   int censored = 0;    // runs that missed the target within the budget (excluded from mean)
   int infeasible = 0;  // selections with no feasible configuration at the cap
   int over_cap = 0;    // runs whose measured power went above the cap
+  double peak_w = traces::kNaN;  // the highest measured peak power of the runs behind it (validations)
 };
 
 struct ResultTable {
@@ -65,8 +66,10 @@ std::vector<std::vector<bool>> best_cells(const ResultTable& t);
 
 std::string to_markdown(const ResultTable& t);
 std::string to_latex(const ResultTable& t);
-// One line per (dataset, cap, policy): dataset,cap[W],policy,mean[UNIT],std[UNIT],... ; cap[W] is a
-// number, "inf" for the uncapped column (as `pacer export` writes a sweep's cap).
+// One line per (dataset, cap, policy): dataset,cap[W],policy,mean[UNIT],std[UNIT],runs,censored,
+// infeasible,over_cap,peak[W]; cap[W] is a number, "inf" for the uncapped column (as `pacer export`
+// writes a sweep's cap); over_cap counts the runs whose measured power went above the cap (0: none)
+// and peak[W] is the highest measured peak of the cell's runs (empty: nothing measured, a simulation).
 std::string to_csv(const ResultTable& t);
 // Characters a LaTeX tabular line of `to_latex` may take to fit one column of a two-column paper
 // (at \small with 3 pt column separation); wider tables are split into parts.

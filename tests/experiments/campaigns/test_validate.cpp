@@ -453,3 +453,79 @@ TEST_F(Validate, CensoredRunsAreReportedAsNotReachedNotAsZeroSeconds) {
             std::string::npos)
       << r.out;
 }
+
+// Probe before commit: a model that under-predicts the power puts the chosen configurations under
+// the cap when the device's true power is above it. Without the probe the runs exceed the cap; with
+// it every chosen point the store never measured is profiled first, the ones above cap x (1 - guard)
+// give way to the policy's next choice, the probes land in the store's measured profile, the rows
+// say which choice was replaced and why, and no run exceeds the cap.
+TEST_F(Validate, AProbeReplacesAChoiceWhoseTruePowerIsOverTheCap) {
+  const std::string store = (dir / "s.h5").string();
+  const std::string data = "idx:" + (dir / "idx").string();
+  ASSERT_NO_FATAL_FAILURE(profile_and_proxy(store));
+  const auto real = traces::Store::open(store).read<traces::ProfileTable>("cnn@1x12x12");
+  double lo = INFINITY, hi = 0, f_min = INFINITY;
+  for (const auto& p : real.points) {
+    lo = std::min(lo, p.power_peak_w);
+    hi = std::max(hi, p.power_peak_w);
+    f_min = std::min(f_min, p.knob.at(0));
+  }
+  const double cap = std::round((lo + 0.5 * (hi - lo)) * 100) / 100;
+  size_t kept = 0;
+  {
+    auto s = traces::Store::open(store);
+    auto predicted = real;  // a model that predicts 60 % of the true power everywhere
+    for (auto& p : predicted.points) {
+      p.power_peak_w *= 0.6;
+      p.power_mean_w *= 0.6;
+    }
+    s.write(predicted, "cnn@1x12x12-predicted");
+    auto measured = real;  // the store measured only the lowest frequency
+    std::erase_if(measured.points, [&](const traces::ProfilePoint& p) { return p.knob.at(0) != f_min; });
+    kept = measured.points.size();
+    s.write(measured, "cnn@1x12x12", traces::Replace::always);
+  }
+  const std::string common = fmt::format(
+      "validate --store {} --profile cnn@1x12x12-predicted --proxy proxy --target-dataset {} --checkpoint none "
+      "--threads 1 --eval-every 64 --lr 0.002 --target 0.9 --budget 4096 --seeds 0 --sensor-rate 100Hz "
+      "--power-limits {}W --watchdog-time 0 ",
+      store, data, cap);
+  // Without the probe: the prediction alone carries some run over the cap (the test's premise).
+  auto r = pacer(common + "--probe-batches 0 --name unprobed");
+  ASSERT_EQ(r.code, 0) << r.err;
+  {
+    const auto v = traces::Store::open(store).read<traces::ValidationResult>("unprobed");
+    EXPECT_TRUE(std::any_of(v.rows.begin(), v.rows.end(), [](auto& row) { return row.cap_exceeded; }));
+    EXPECT_EQ(traces::Store::open(store).read<traces::ProfileTable>("cnn@1x12x12").points.size(), kept);
+  }
+  r = pacer(common + "--name probed");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("probe before commit: "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("replaced: cap "), std::string::npos) << r.out;
+  auto s = traces::Store::open(store);
+  const auto v = s.read<traces::ValidationResult>("probed");
+  const auto measured = s.read<traces::ProfileTable>("cnn@1x12x12");
+  EXPECT_GT(measured.points.size(), kept);  // the probes are in the measured profile
+  int runs = 0, replaced = 0;
+  for (const auto& row : v.rows) {
+    replaced += !row.probe.empty();
+    if (row.batch_size == 0) continue;  // no feasible measured point: no run
+    ++runs;
+    EXPECT_FALSE(row.cap_exceeded) << row.policy << " peak " << row.power_peak_w << " W, cap " << cap;
+    EXPECT_LE(row.power_peak_w, cap) << row.policy;
+    // Every trained configuration stands on a measured point under cap x (1 - guard).
+    const auto* pt = measured.find(row.knob, row.batch_size);
+    ASSERT_NE(pt, nullptr) << row.policy << ": trained a configuration that was never measured";
+    EXPECT_LE(pt->power_peak_w, cap * (1 - 0.03)) << row.policy;
+  }
+  EXPECT_GT(runs, 0);
+  EXPECT_GT(replaced, 0);
+  EXPECT_TRUE(std::any_of(v.rows.begin(), v.rows.end(), [](auto& row) {
+    return row.probe.find("power") != std::string::npos && row.probe.find("above cap x (1 - 0.03)") != std::string::npos;
+  }));
+  // Run again: the probes are in the store, nothing is measured or trained again, the record is the same.
+  r = pacer(common + "--name probed");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out.find("probe before commit: "), std::string::npos) << r.out;
+  EXPECT_EQ(traces::Store::open(store).read<traces::ValidationResult>("probed").rows, v.rows);
+}

@@ -89,9 +89,10 @@ TEST(Tables, CsvAndLatexCarryEveryCell) {
   const auto t = experiments::time_table({fixture_validation()});
   const std::string csv = experiments::to_csv(t);
   // Caps as numbers in a column whose heading carries the unit (issue 24), not "5 W" strings.
-  EXPECT_EQ(csv.rfind("dataset,cap[W],policy,mean[s],std[s],runs,censored,infeasible,over_cap\n", 0), 0u) << csv;
-  EXPECT_NE(csv.find("fmnist-target-a,5,Baseline 1,21,1.41421,2,0,0,0\n"), std::string::npos) << csv;
-  EXPECT_NE(csv.find("fmnist-target-a,5,Baseline 2,15,0,2,1,0,0\n"), std::string::npos) << csv;
+  EXPECT_EQ(csv.rfind("dataset,cap[W],policy,mean[s],std[s],runs,censored,infeasible,over_cap,peak[W]\n", 0), 0u)
+      << csv;
+  EXPECT_NE(csv.find("fmnist-target-a,5,Baseline 1,21,1.41421,2,0,0,0,\n"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("fmnist-target-a,5,Baseline 2,15,0,2,1,0,0,\n"), std::string::npos) << csv;
   EXPECT_EQ(csv.find(" W,"), std::string::npos) << csv;
   const std::string tex = experiments::to_latex(t);
   EXPECT_NE(tex.find("\\toprule"), std::string::npos);
@@ -102,6 +103,45 @@ TEST(Tables, CsvAndLatexCarryEveryCell) {
             std::string::npos)
       << tex;
   EXPECT_NE(tex.find("Ours & \\textbf{11.0 $\\pm$ 1.41} & \\textbf{6.00 $\\pm$ 0.00} \\\\"), std::string::npos) << tex;
+}
+
+// A run whose measured peak went above the cap is marked in every table and format: the dagger in
+// Markdown and LaTeX (also on a cell whose runs the watchdog stopped, so none reached the target),
+// and in the CSV the count of such runs and the highest measured peak.
+TEST(Tables, AnOverCapRunIsMarkedInEveryTableAndFormat) {
+  traces::ValidationResult v = fixture_validation();
+  for (auto& r : v.rows) r.power_peak_w = 0.9 * r.cap_w;
+  v.rows[0].power_peak_w = 5.4;  // Ours at 5 W, seed 0
+  v.rows[0].cap_exceeded = true;
+  for (auto& r : v.rows)
+    if (r.policy == "baseline1" && r.cap_w == 8) {  // stopped by the watchdog: not reached
+      r.power_peak_w = 8.9;
+      r.cap_exceeded = true;
+      r.reached = false;
+      r.status = "stopped: power watchdog";
+    }
+  for (const auto& t : {experiments::time_table({v}), experiments::energy_table({v})}) {
+    const std::string md = experiments::to_markdown(t);
+    EXPECT_NE(md.find("** †"), std::string::npos) << md;  // Ours at 5 W, the best value, marked
+    EXPECT_NE(md.find("not reached (1/1) †"), std::string::npos) << md;
+    EXPECT_NE(md.find("† measured peak power above the cap"), std::string::npos) << md;
+    const std::string tex = experiments::to_latex(t);
+    EXPECT_NE(tex.find("not reached (1/1)$^\\dagger$"), std::string::npos) << tex;
+    EXPECT_NE(tex.find("}$^\\dagger$"), std::string::npos) << tex;  // after the bold best value
+    const std::string csv = experiments::to_csv(t);
+    // The CSV line of (cap, policy) without its mean and std: runs,censored,infeasible,over_cap,peak[W].
+    auto counts = [&](const std::string& head) {
+      const auto at = csv.find("fmnist-target-a," + head + ",");
+      if (at == std::string::npos) return std::string("missing");
+      const std::string line = csv.substr(at, csv.find('\n', at) - at);
+      size_t cut = line.size();
+      for (int k = 0; k < 5; ++k) cut = line.rfind(',', cut - 1);
+      return line.substr(cut + 1);
+    };
+    EXPECT_EQ(counts("5,Ours"), "2,0,0,1,5.4") << csv;
+    EXPECT_EQ(counts("8,Baseline 1"), "1,1,0,1,8.9") << csv;
+    EXPECT_EQ(counts("8,Ours"), "1,0,0,0,7.2") << csv;  // under the cap: 0, and its peak
+  }
 }
 
 TEST(Report, RegeneratesTablesAndNonEmptyFiguresFromAStore) {
@@ -248,6 +288,100 @@ TEST(Report, RegeneratesTablesAndNonEmptyFiguresFromAStore) {
       << trace;
   EXPECT_NE(trace.find("set key below"), std::string::npos);
   if (!std::getenv("PACER_TEST_KEEP")) fs::remove_all(dir);  // set it to look at the figures
+}
+
+// Figure 1 draws, beside the cap, the margin cap x (1 - guard) that the policies chose under and the
+// measured peak of each validation run at that cap, the runs above the cap as a series of their own.
+TEST(Report, FigureOneDrawsTheMarginAndTheMeasuredValidationPeaks) {
+  const auto dir = temp_dir("fig1-peaks");
+  auto store = traces::Store::open_or_create(dir / "c.h5");
+  traces::ProfileTable prof;
+  prof.workload = "cnn";
+  prof.device = "jetson-nano";
+  prof.emulated = true;
+  for (double f : {307.2e6, 614.4e6, 921.6e6})
+    for (int b : {8, 32}) {
+      traces::ProfilePoint p;
+      p.knob = {f};
+      p.batch_size = b;
+      p.time_per_batch_mean_s = b * 1e-3 * 921.6e6 / f;
+      p.power_peak_w = 2 + f / 921.6e6 * (b == 32 ? 6 : 4);
+      p.power_mean_w = p.power_peak_w - 0.3;
+      prof.points.push_back(p);
+    }
+  store.write(prof, "cnn");
+  for (const char* name : {"p", "t"}) {
+    traces::RelationSet r;
+    r.name = name;
+    r.workload = "cnn";
+    r.dataset = name;
+    r.metric = "accuracy";
+    r.target = 0.8;
+    for (int b : {8, 32}) {
+      traces::RelationRun run;
+      run.batch_size = b;
+      run.reached = true;
+      run.samples = 1000;
+      r.runs.push_back(run);
+    }
+    store.write(r);
+  }
+  traces::SweepResult sw;
+  sw.name = "sweep-a";
+  sw.profile = "cnn";
+  sw.relation = "p";
+  sw.target = "t";
+  sw.feasibility = "peak";
+  sw.guard = 0.05;
+  for (double cap : {4.0, 6.0, 8.0}) {
+    traces::SweepRow r;
+    r.cap_w = cap;
+    r.workload = "cnn";
+    r.policy = "ours";
+    r.feasible = true;
+    r.knob = {614.4e6};
+    r.batch_size = 8;
+    r.replayed_time_mean_s = 10 / cap;
+    sw.rows.push_back(r);
+  }
+  store.write(sw);
+  traces::ValidationResult v = fixture_validation();
+  v.rows.clear();
+  auto run = [](const std::string& policy, double f, int b, double peak) {
+    traces::ValidationRow r;
+    r.cap_w = 8;
+    r.policy = policy;
+    r.knob = {f};
+    r.batch_size = b;
+    r.reached = true;
+    r.device_time_s = 10;
+    r.energy_j = 70;
+    r.power_peak_w = peak;
+    r.cap_exceeded = peak > 8;
+    return r;
+  };
+  v.rows = {run("ours", 614.4e6, 8, 6.25), run("baseline1", 921.6e6, 32, 8.375)};
+  store.write(v);
+
+  experiments::ReportOptions opt;
+  opt.stores = {dir / "c.h5"};
+  opt.out_dir = dir / "out";
+  experiments::make_report(opt);
+  const std::string gp = slurp(dir / "out" / "c-sweep-a-fig1-time-vs-power-8W.gp");
+  const std::string dat = slurp(dir / "out" / "c-sweep-a-fig1-time-vs-power-8W.dat");
+  EXPECT_NE(gp.find("set arrow from 8,graph 0"), std::string::npos) << gp;    // the cap
+  EXPECT_NE(gp.find("set arrow from 7.6,graph 0"), std::string::npos) << gp;  // the margin, 8 W x 0.95
+  EXPECT_NE(gp.find("margin cap x (1 - 0.05) = 7.6 W"), std::string::npos) << gp;
+  EXPECT_NE(gp.find("title 'validation runs at 8 W: measured peak'"), std::string::npos) << gp;
+  EXPECT_NE(gp.find("title 'validation runs at 8 W: measured peak above the cap'"), std::string::npos) << gp;
+  // Each peak at its measured power, in its own series: under the cap, above it.
+  const auto under = dat.find("# validation runs at 8 W: measured peak\n");
+  const auto over = dat.find("# validation runs at 8 W: measured peak above the cap\n");
+  ASSERT_NE(under, std::string::npos) << dat;
+  ASSERT_NE(over, std::string::npos) << dat;
+  EXPECT_EQ(dat.compare(dat.find('\n', under) + 1, 5, "6.25 "), 0) << dat;
+  EXPECT_EQ(dat.compare(dat.find('\n', over) + 1, 6, "8.375 "), 0) << dat;
+  if (!std::getenv("PACER_TEST_KEEP")) fs::remove_all(dir);
 }
 
 // The explorer's policy ids get their labels in the tables, so that a reader sees the paper's names
@@ -547,8 +681,8 @@ TEST(Tables, OverCapAndInfeasibleCellsAreMarkedWithALegendAndNoCapIsTheLastColum
   // The uncapped column: "N/A" in the headings, inf in the CSV's cap[W] column (a number to a reader).
   EXPECT_NE(tex.find("& N/A"), std::string::npos) << tex;
   const std::string csv = experiments::to_csv(t);
-  EXPECT_NE(csv.find("fmnist-target-a,inf,Ours,4,0,1,0,0,0\n"), std::string::npos) << csv;
-  EXPECT_NE(csv.find("fmnist-target-a,8,Fastest configuration,5.5,0,1,0,0,1\n"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("fmnist-target-a,inf,Ours,4,0,1,0,0,0,\n"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("fmnist-target-a,8,Fastest configuration,5.5,0,1,0,0,1,\n"), std::string::npos) << csv;
 }
 
 TEST(Tables, LatexHasALabelAUnitInTheHeadingsAndACaptionWithoutOne) {

@@ -163,15 +163,19 @@ TEST(StoreFormat, WritingTheSameRecordsGivesTheSameLayout) {
   auto now = layout(dir / "s.h5");
   const auto before = layout(kGolden);
   // Optional columns declared after the golden store was written (node and board_model of profile
-  // points and validation rows, docs/cluster.md): each must be there now, and is left out below.
+  // points and validation rows, docs/cluster.md; probe of validation rows, docs/explore.md): each
+  // must be there now, and is left out below.
   for (const std::string record : {"profiles/", "validations/"}) {
+    const std::vector<std::string> columns = record == "validations/"
+                                                 ? std::vector<std::string>{"/node", "/board_model", "/probe"}
+                                                 : std::vector<std::string>{"/node", "/board_model"};
     int groups = 0;
     for (const auto& [name, description] : before)
       if (name.rfind(record, 0) == 0 && name.find('/', record.size()) == std::string::npos &&
           description.rfind("group", 0) == 0)
         ++groups;
     int added = 0;
-    for (const std::string column : {"/node", "/board_model"})
+    for (const std::string& column : columns)
       for (auto it = now.begin(); it != now.end();)
         if (it->first.rfind(record, 0) == 0 && it->first.size() > column.size() &&
             it->first.compare(it->first.size() - column.size(), column.size(), column) == 0 &&
@@ -181,7 +185,7 @@ TEST(StoreFormat, WritingTheSameRecordsGivesTheSameLayout) {
         } else {
           ++it;
         }
-    EXPECT_EQ(added, 2 * groups) << record;
+    EXPECT_EQ(added, static_cast<int>(columns.size()) * groups) << record;
     EXPECT_GT(groups, 0) << record;
   }
   // Optional attributes declared after the golden store was written (read as their default from
@@ -232,11 +236,11 @@ TEST(StoreFormat, CsvHeadersFollowTheColumnTables) {
   EXPECT_NE(v.find("\ncap[W],policy,gpu_freq[Hz],batch_size[samples],seed[1],reached[bool],samples[samples],"
                    "device_time[s],wall_time[s],energy[J],power_peak[W],power_mean[W],cap_exceeded[bool],"
                    "time_over_cap[s],predicted_time[s],predicted_energy[J],final_metric[accuracy],series,status,node,"
-                   "board_model\n"),
+                   "board_model,probe\n"),
             std::string::npos)
       << v;
   EXPECT_NE(v.find("\n5,oracle,614400000,32,2,0,4096,31.5,,,,,1,0.2,,,,val-ours-5W-s2,\"stopped: power watchdog, "
-                   "\"\"test\"\"\",,\n"),
+                   "\"\"test\"\"\",,,\n"),
             std::string::npos)
       << v;
   const auto sw = to_csv(pacer::testing::sample_sweep());
