@@ -61,8 +61,10 @@ std::string relative(double x, double ref) {
 // time-per-batch error (1 sigma, independent in log) where the space comes from a model.
 std::string interval_line(const Problem& pb, const Selection& choice) {
   double lo = choice.predicted_time_lo_s, hi = choice.predicted_time_hi_s;
-  std::string parts = "the proxy mean's uncertainty, the seeds' spread, x" + fmt::format("{:g}", kIntervalInflation) +
-                      " for the proxy->target gap (docs/explore.md)";
+  std::string parts = fmt::format(
+      "the proxy mean's uncertainty and the seeds' spread, x{:g} as calibrated on held-back Zeus runs; a target "
+      "data set that learns faster or slower than the proxy is outside it (docs/explore.md)",
+      kIntervalInflation);
   const double t = pb.model_uncertainty ? pb.model_uncertainty->time_rel : traces::kNaN;
   if (std::isfinite(t) && t > 0 && lo > 0 && hi > lo) {
     const double centre = std::sqrt(lo * hi), half = std::log(hi / lo) / 2, add = kInterval90Z * std::log1p(t);
@@ -145,15 +147,17 @@ std::string format_choice(const Problem& pb, const ChoiceReport& r) {
       continue;
     }
     const double proxy_t = proxy_time_s(pb, s);
+    const double energy =
+        s.policy == Policy::Oracle ? space.energy_power_w(s.batch_index, s.knob_index) * proxy_t : s.predicted_energy_j;
     out += fmt::format("{:<12} {:>16} {:>7} {:>12} {:>12} {:>12} {:>12} {:>12}\n", to_string(s.policy),
                        space.describe_knob(s.knob), s.batch_size, secs(proxy_t),
-                       relative(proxy_t, choice.predicted_time_s), joules(s.predicted_energy_j), secs(c.target_time_s),
+                       relative(proxy_t, choice.predicted_time_s), joules(energy), secs(c.target_time_s),
                        relative(c.target_time_s, choice_target));
   }
   out +=
       "(proxy TT: predicted from the proxy relation (pacer: its expected samples; the oracle's configuration with "
-      "the proxy's means); target TT: the same configuration with the target relation; each 'vs' column against the "
-      "choice's time of its own kind)\n";
+      "the proxy's means), energy with it; target TT: the same configuration with the target relation; each 'vs' "
+      "column against the choice's time of its own kind)\n";
   return out;
 }
 

@@ -17,9 +17,10 @@
 // Its interval is of another quantity: the *target's* mean samples-to-target at b (what a run of
 // the target at this configuration measures over as many seeds as the proxy has at b). It adds to
 // the uncertainty of the proxy's mean at b (the posterior of step 3 with the prior's own
-// uncertainty counted, shrink 1: `proxy_log_var`) the seed spread of the target's mean (s^2/n_b),
-// and widens the result by kIntervalInflation for the proxy->target gap the seeds do not show
-// (chosen on the Zeus traces, docs/explore.md "Intervals").
+// uncertainty counted, shrink 1: `proxy_log_var`) the seed spread of the target's mean (s^2/n_b,
+// floored by counting whole evaluation intervals), and widens the result by kIntervalInflation for
+// what the seeds do not show, calibrated on held-back Zeus runs (docs/explore.md "Intervals"). A
+// target data set that learns faster or slower than the proxy at every b is outside it.
 #include <vector>
 
 #include "traces/records.hpp"

@@ -70,7 +70,10 @@ Command make() {
       "regret over all folds, and every grid point on all the data (explore/relation_model.hpp: the\n"
       "constants the code uses). With --resplits N, also scores pacer (the code's constants), Algorithm 1 and\n"
       "Ours-robust on N random draws of the proxy's half of the runs per GPU: how often each misses the\n"
-      + fmt::format("goal (mean <= {:g} %, max <= {:g} %) because of which runs the proxy drew.",
+      + fmt::format("goal (mean <= {:g} %, max <= {:g} %) because of which runs the proxy drew; the coverage of pacer's\n"
+                    "90 % interval of the target's time at its choice (held-back runs' mean; the inflation chosen\n"
+                    "leaving one GPU and one workload out); and the leave-one-workload-out choice of the threshold at\n"
+                    "which pacer departs from Algorithm 1's batch size.",
                     100 * experiments::kRegretGoalMean, 100 * experiments::kRegretGoalMax);
   const experiments::PolicyBenchOptions d0;
   c.add_options = [d0](po::options_description& d) {

@@ -82,6 +82,14 @@ TEST(PolicyBench, ResplitsCountTheSplitsWhereTheProxyDrawMisleads) {
   EXPECT_EQ(workload_rows, 1);
   EXPECT_NE(result.markdown().find("Random proxy halves (40 splits per GPU"), std::string::npos);
   EXPECT_NE(result.resplits_csv().find("toy,,ours,40,"), std::string::npos);
+  // pacer's 90 % interval of the target's time at its choice against the held-back runs' mean: on a
+  // misleading split both b look exact (identical proxy runs), pacer takes b = 16 at 4 epochs and the
+  // held-back runs need 12, outside its interval (one epoch of quantisation wide); on every other
+  // split it takes b = 8, whose held-back runs need the proxy's 6 epochs, inside.
+  ASSERT_GT(result.coverage.choices, 0);
+  EXPECT_EQ(result.coverage.choices % o.resplits, 0);
+  EXPECT_NEAR(result.coverage.coverage, 1 - share, 1e-12);
+  EXPECT_NE(result.markdown().find("coverage of pacer's 90 % interval"), std::string::npos);
   fs::remove_all(dir);
 }
 
