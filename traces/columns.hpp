@@ -166,7 +166,7 @@ inline constexpr std::array<Field<ValidationResult>, 9> kValidationResultAttribu
     {"feasibility", "", &ValidationResult::feasibility},
     {"guard", "", &ValidationResult::guard, true},  // added with the report's guard band
 }};
-inline constexpr std::array<Field<ValidationRow>, 22> kValidationRowColumns{{
+inline constexpr std::array<Field<ValidationRow>, 23> kValidationRowColumns{{
     {"cap", "W", &ValidationRow::cap_w},
     {"policy", "", &ValidationRow::policy},
     {"knob", kKnobUnit, &ValidationRow::knob},
