@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <random>
 #include <set>
 
 #include "base/error.hpp"
@@ -326,6 +327,11 @@ AdaptivePlan plan_round(const AdaptiveProblem& problem, const std::vector<Adapti
                        : fmt::format("{}; its runs spent their budget without reaching the target", why)});
     }
   }
+  // Most-needed first (a campaign with a budget trains them in this order): by the regret the b's
+  // uncertainty costs at its worst cap, then ascending b.
+  std::stable_sort(plan.orders.begin(), plan.orders.end(), [&](const AdaptiveOrder& a, const AdaptiveOrder& b) {
+    return why_contender[a.batch_size].first > why_contender[b.batch_size].first;
+  });
   if (plan.orders.empty()) {
     plan.verdict = AdaptiveVerdict::Budget;
     plan.reason = "nothing left to train: every contender has all its seeds at the target or its run budget spent";
@@ -336,6 +342,117 @@ AdaptivePlan plan_round(const AdaptiveProblem& problem, const std::vector<Adapti
                               plan.caps.size(), plan.orders.size());
   }
   return plan;
+}
+
+std::string adaptive_cut_label(double budget_share) {
+  if (!(budget_share > 0) || budget_share >= 1) return "adaptive";
+  return fmt::format("adaptive, {:g}% budget", 100 * budget_share);
+}
+
+bool is_adaptive_cut(std::string_view label) {
+  return label.substr(0, 8) == "adaptive";
+}
+
+namespace {
+
+uint64_t mix(uint64_t x) {  // splitmix64's finaliser
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+}  // namespace
+
+ReplayResult replay_adaptive(const AdaptiveProblem& problem, const ReplayPool& pool, const ReplayOptions& options) {
+  // The pool: per b, its runs in the order seeds are drawn, with their curves.
+  struct PoolRun {
+    const traces::RelationRun* run;
+    int64_t end = 0;  // samples it trains at most: to the target, or its budget
+    std::vector<std::pair<int64_t, double>> curve;
+  };
+  std::map<int, std::vector<PoolRun>> by_b;
+  ReplayResult result;
+  int64_t longest = 0;
+  for (const auto& r : pool.runs.runs) {
+    PoolRun p{&r, r.reached ? r.samples : std::max(r.samples, r.budget_samples), {}};
+    for (const auto& pt : pool.curve.points)
+      if (pt.batch_size == r.batch_size && pt.seed == r.seed) p.curve.emplace_back(pt.samples, pt.metric);
+    std::sort(p.curve.begin(), p.curve.end());
+    result.compute_full += static_cast<double>(p.end);
+    longest = std::max(longest, p.end);
+    by_b[r.batch_size].push_back(std::move(p));
+  }
+  if (by_b.empty()) throw Error(fmt::format("relation '{}': no runs to replay", pool.runs.name));
+  size_t fewest = SIZE_MAX;
+  uint64_t name_hash = 1469598103934665603ULL;  // FNV-1a of the relation's name: orders differ per workload
+  for (char c : pool.runs.name) name_hash = (name_hash ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
+  for (auto& [b, runs] : by_b) {
+    std::sort(runs.begin(), runs.end(), [](const PoolRun& x, const PoolRun& y) { return x.run->seed < y.run->seed; });
+    if (options.order_seed != 0) {
+      std::mt19937_64 rng(mix(options.order_seed ^ mix(name_hash ^ static_cast<uint64_t>(b))));
+      std::shuffle(runs.begin(), runs.end(), rng);
+    }
+    fewest = std::min(fewest, runs.size());
+  }
+  AdaptiveOptions engine = options.engine;
+  if (engine.run_budget_samples <= 0) engine.run_budget_samples = longest;
+  if (engine.max_seeds <= 0) engine.max_seeds = static_cast<int>(fewest);
+  engine.initial_seeds = std::min(engine.initial_seeds, engine.max_seeds);
+  const double budget = options.budget_share > 0 ? options.budget_share * result.compute_full : 0;
+  if (budget > 0 && (engine.compute_budget_samples <= 0 || engine.compute_budget_samples > budget))
+    engine.compute_budget_samples = budget;
+
+  std::vector<AdaptiveRun> runs;
+  std::map<std::pair<int, int>, size_t> at;  // (b, seed) -> index in runs
+  bool out_of_budget = false;
+  for (int round = 0; round <= options.max_rounds; ++round) {
+    AdaptivePlan plan = plan_round(problem, runs, round, engine);
+    result.log.insert(result.log.end(), plan.decisions.begin(), plan.decisions.end());
+    result.rounds = round;
+    if (plan.verdict != AdaptiveVerdict::Continue || out_of_budget || round == options.max_rounds) {
+      if (plan.verdict == AdaptiveVerdict::Continue) {
+        plan.verdict = AdaptiveVerdict::Budget;
+        plan.reason = out_of_budget ? fmt::format("compute budget spent: {:.4g} of {:.4g} samples",
+                                                  result.compute_used, budget)
+                                    : fmt::format("stopped after {} rounds", options.max_rounds);
+        plan.orders.clear();
+      }
+      result.final = std::move(plan);
+      break;
+    }
+    for (const auto& o : plan.orders) {
+      const auto pit = by_b.find(o.batch_size);
+      if (pit == by_b.end() || o.seed < 0 || static_cast<size_t>(o.seed) >= pit->second.size()) continue;
+      const PoolRun& p = pit->second[static_cast<size_t>(o.seed)];
+      auto [it, fresh] = at.try_emplace({o.batch_size, o.seed}, runs.size());
+      if (fresh) runs.push_back({o.batch_size, o.seed, 0, false, false, 0, {}});
+      AdaptiveRun& r = runs[it->second];
+      int64_t to = std::min(o.train_to_samples, p.end);
+      if (budget > 0) {
+        const double left = budget - result.compute_used;
+        if (left < static_cast<double>(to - r.samples)) {
+          to = r.samples + std::max<int64_t>(0, static_cast<int64_t>(std::floor(left)));
+          out_of_budget = true;
+        }
+      }
+      if (to <= r.samples) {
+        if (out_of_budget) break;
+        continue;
+      }
+      result.compute_used += static_cast<double>(to - r.samples);
+      r.samples = to;
+      r.last_round = round + 1;
+      r.reached = p.run->reached && p.run->samples <= to;
+      if (r.reached) r.samples = p.run->samples;
+      r.exhausted = !r.reached && to >= p.end;
+      r.curve.clear();
+      for (const auto& pt : p.curve)
+        if (pt.first <= r.samples) r.curve.push_back(pt);
+      if (out_of_budget) break;
+    }
+  }
+  return result;
 }
 
 std::string format_decisions(const std::vector<AdaptiveDecision>& decisions) {

@@ -119,7 +119,7 @@ struct AdaptivePlan {
   AdaptiveVerdict verdict = AdaptiveVerdict::Continue;
   std::string reason;  // "decided: expected regret <= 0.5 % at all 10 caps", ...
   std::vector<AdaptiveCap> caps;
-  std::vector<AdaptiveOrder> orders;  // empty unless Continue
+  std::vector<AdaptiveOrder> orders;  // empty unless Continue; most-needed first
   std::vector<AdaptiveDecision> decisions;
   double compute_used = 0;  // samples trained by all runs so far
   // The runs as the policies use them: reached runs as they are, unfinished runs with their
@@ -133,6 +133,42 @@ struct AdaptivePlan {
 // Throws Error on a problem without a space or caps, or options out of range.
 AdaptivePlan plan_round(const AdaptiveProblem& problem, const std::vector<AdaptiveRun>& runs, int round,
                         const AdaptiveOptions& options);
+
+// ---------------------------------------------------------------------------------------------
+// Replay: an adaptive campaign run on a finished relation campaign's runs (the pool) instead of
+// training. Seed k of batch size b is the k-th run of b's pool in a random order (order_seed; 0:
+// ascending seed); training it to n samples reveals its learning curve up to n and reaches the target
+// when its count is at most n; a run stops at its own end (the target, or its budget). The compute
+// of a run is the samples it was trained to (a continued run pays only its new samples).
+struct ReplayPool {
+  traces::RelationSet runs;     // every run of the campaign (to the target or its budget)
+  traces::LearningCurve curve;  // their learning curves (same batch sizes and seeds)
+};
+
+struct ReplayOptions {
+  AdaptiveOptions engine;  // run_budget_samples 0: the pool's longest run; max_seeds 0: the pool's
+                           // fewest runs at any b
+  double budget_share = 0;  // of the pool's compute: the replay trains no further (0: no budget)
+  uint64_t order_seed = 0;  // 0: the pool's own seed order
+  int max_rounds = 1000;
+};
+
+struct ReplayResult {
+  AdaptivePlan final;  // the engine's state on everything bought (its relation is what the policies use)
+  std::vector<AdaptiveDecision> log;  // every round's decisions
+  int rounds = 0;
+  double compute_used = 0;  // samples bought
+  double compute_full = 0;  // samples of every pool run (as explore::CutRelation::compute_full)
+  double share() const { return compute_full > 0 ? compute_used / compute_full : traces::kNaN; }
+};
+
+// `problem.relation` may be the pool's runs (its header is used).
+ReplayResult replay_adaptive(const AdaptiveProblem& problem, const ReplayPool& pool, const ReplayOptions& options);
+
+// The cut label of an adaptive replay in budget records ("adaptive" or "adaptive, 25% budget"), and
+// whether a label is one (the report draws them as a curve beside the fixed cuts).
+std::string adaptive_cut_label(double budget_share);
+bool is_adaptive_cut(std::string_view label);
 
 // Readable decision log, one line per decision: "round 2  b=64    stop      not a contender ...".
 std::string format_decisions(const std::vector<AdaptiveDecision>& decisions);
