@@ -245,7 +245,16 @@ AdaptivePlan plan_round(const AdaptiveProblem& problem, const std::vector<Adapti
     std::sort(ac.contenders.begin(), ac.contenders.end());
     if (ac.expected_regret > options.tolerance) {
       all_decided = false;
-      for (int b : ac.contenders) contenders_undecided.insert(b);
+      // The runs go where the regret is: a contender whose share of the expected regret is below
+      // tolerance / contenders would leave the cap decided on its own; b* trains with any other.
+      const double share = options.tolerance / static_cast<double>(ac.contenders.size());
+      bool any = false;
+      for (const auto& [b, term] : terms)
+        if (term > share) {
+          contenders_undecided.insert(b);
+          any = true;
+        }
+      if (any || terms.empty()) contenders_undecided.insert(s.batch_size);
       const auto note = [&](int b, double term, const std::string& why) {
         auto& w = why_contender[b];
         if (w.second.empty() || term > w.first) w = {term, why};
@@ -316,14 +325,17 @@ AdaptivePlan plan_round(const AdaptiveProblem& problem, const std::vector<Adapti
         longest = std::max(longest, r->samples);
       }
     }
-    if (any_reached && static_cast<int>(rs.size()) < options.max_seeds) {
+    const auto limit = options.seeds_by_batch.find(b);
+    const int seeds = limit == options.seeds_by_batch.end() ? options.max_seeds
+                                                            : std::min(options.max_seeds, limit->second);
+    if (any_reached && static_cast<int>(rs.size()) < seeds) {
       const int64_t to = std::min<int64_t>(options.run_budget_samples, std::llround(options.growth * longest));
       plan.orders.push_back({b, next_seed, to, true});
       plan.decisions.push_back({b, round, "add-seed", why});
     } else {
       plan.decisions.push_back(
           {b, round, "done",
-           any_reached ? fmt::format("{}; it has all {} seeds", why, options.max_seeds)
+           any_reached ? fmt::format("{}; it has all {} seeds", why, seeds)
                        : fmt::format("{}; its runs spent their budget without reaching the target", why)});
     }
   }
@@ -384,7 +396,6 @@ ReplayResult replay_adaptive(const AdaptiveProblem& problem, const ReplayPool& p
     by_b[r.batch_size].push_back(std::move(p));
   }
   if (by_b.empty()) throw Error(fmt::format("relation '{}': no runs to replay", pool.runs.name));
-  size_t fewest = SIZE_MAX;
   uint64_t name_hash = 1469598103934665603ULL;  // FNV-1a of the relation's name: orders differ per workload
   for (char c : pool.runs.name) name_hash = (name_hash ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
   for (auto& [b, runs] : by_b) {
@@ -393,19 +404,17 @@ ReplayResult replay_adaptive(const AdaptiveProblem& problem, const ReplayPool& p
       std::mt19937_64 rng(mix(options.order_seed ^ mix(name_hash ^ static_cast<uint64_t>(b))));
       std::shuffle(runs.begin(), runs.end(), rng);
     }
-    fewest = std::min(fewest, runs.size());
   }
   AdaptiveOptions engine = options.engine;
   if (engine.run_budget_samples <= 0) engine.run_budget_samples = longest;
-  if (engine.max_seeds <= 0) engine.max_seeds = static_cast<int>(fewest);
-  engine.initial_seeds = std::min(engine.initial_seeds, engine.max_seeds);
+  for (const auto& [b, runs] : by_b) engine.seeds_by_batch[b] = static_cast<int>(runs.size());
   const double budget = options.budget_share > 0 ? options.budget_share * result.compute_full : 0;
   if (budget > 0 && (engine.compute_budget_samples <= 0 || engine.compute_budget_samples > budget))
     engine.compute_budget_samples = budget;
 
   std::vector<AdaptiveRun> runs;
   std::map<std::pair<int, int>, size_t> at;  // (b, seed) -> index in runs
-  bool out_of_budget = false;
+  bool out_of_budget = false, pool_empty = false;
   for (int round = 0; round <= options.max_rounds; ++round) {
     AdaptivePlan plan = plan_round(problem, runs, round, engine);
     result.log.insert(result.log.end(), plan.decisions.begin(), plan.decisions.end());
@@ -413,7 +422,8 @@ ReplayResult replay_adaptive(const AdaptiveProblem& problem, const ReplayPool& p
     if (plan.verdict != AdaptiveVerdict::Continue || out_of_budget || round == options.max_rounds) {
       if (plan.verdict == AdaptiveVerdict::Continue) {
         plan.verdict = AdaptiveVerdict::Budget;
-        plan.reason = out_of_budget ? fmt::format("compute budget spent: {:.4g} of {:.4g} samples",
+        plan.reason = pool_empty      ? std::string("the pool has no run left that the engine asks for")
+                      : out_of_budget ? fmt::format("compute budget spent: {:.4g} of {:.4g} samples",
                                                   result.compute_used, budget)
                                     : fmt::format("stopped after {} rounds", options.max_rounds);
         plan.orders.clear();
@@ -421,6 +431,7 @@ ReplayResult replay_adaptive(const AdaptiveProblem& problem, const ReplayPool& p
       result.final = std::move(plan);
       break;
     }
+    bool bought = false;
     for (const auto& o : plan.orders) {
       const auto pit = by_b.find(o.batch_size);
       if (pit == by_b.end() || o.seed < 0 || static_cast<size_t>(o.seed) >= pit->second.size()) continue;
@@ -441,6 +452,7 @@ ReplayResult replay_adaptive(const AdaptiveProblem& problem, const ReplayPool& p
         continue;
       }
       result.compute_used += static_cast<double>(to - r.samples);
+      bought = true;
       r.samples = to;
       r.last_round = round + 1;
       r.reached = p.run->reached && p.run->samples <= to;
@@ -450,6 +462,10 @@ ReplayResult replay_adaptive(const AdaptiveProblem& problem, const ReplayPool& p
       for (const auto& pt : p.curve)
         if (pt.first <= r.samples) r.curve.push_back(pt);
       if (out_of_budget) break;
+    }
+    if (!bought) {  // nothing the pool can give: stop with what was bought
+      out_of_budget = true;
+      pool_empty = true;
     }
   }
   return result;

@@ -27,6 +27,7 @@
 //     `max_seeds`), trained to the run budget. Batch sizes that are no contender anywhere stop:
 //     their runs stay (censored where unfinished) and may resume when they become contenders again.
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -61,6 +62,7 @@ struct AdaptiveOptions {
   double seed_var = kAdaptiveSeedVar;
   int initial_seeds = 1;  // seeds per batch size in round 1
   int max_seeds = 3;      // seeds per batch size at most
+  std::map<int, int> seeds_by_batch;  // per b, fewer seeds where it has fewer (a replay's pool); absent: max_seeds
 };
 
 // One run so far: a (b, seed) trained up to `samples`.
@@ -146,8 +148,7 @@ struct ReplayPool {
 };
 
 struct ReplayOptions {
-  AdaptiveOptions engine;  // run_budget_samples 0: the pool's longest run; max_seeds 0: the pool's
-                           // fewest runs at any b
+  AdaptiveOptions engine;  // run_budget_samples 0: the pool's longest run; seeds_by_batch: the pool's
   double budget_share = 0;  // of the pool's compute: the replay trains no further (0: no budget)
   uint64_t order_seed = 0;  // 0: the pool's own seed order
   int max_rounds = 1000;

@@ -86,6 +86,13 @@ Outcome adaptive(const Case& c, const AdaptiveConstants& k, uint64_t order, doub
   ro.budget_share = budget_share;
   const explore::ReplayResult r =
       explore::replay_adaptive(adaptive_problem(c), {c.w.proxy, c.w.proxy_curve}, ro);
+  if (getenv("ADEBUG") && order == 1 && budget_share == 0) {
+    fprintf(stderr, "== %s %s share %.3f rounds %d verdict %s\n%s", c.gpu.c_str(), c.w.name.c_str(), r.share(), r.rounds,
+            r.final.reason.c_str(), explore::format_decisions(r.log).c_str());
+    for (const auto& cap : r.final.caps) fprintf(stderr, "cap %.0f choice %d regret %.4f contenders %zu\n", cap.cap_w, cap.choice, cap.expected_regret, cap.contenders.size());
+    const auto& bs = c.space->batch_sizes();
+    for (size_t i = 0; i < bs.size(); ++i) fprintf(stderr, "b %d m %.3f sd %.3f\n", bs[i], r.final.log_mean[i], std::sqrt(r.final.log_var[i]));
+  }
   const auto* looser = r.final.looser ? &*r.final.looser : nullptr;
   const explore::Relation rel = explore::Relation::from_set(r.final.relation, *c.space, looser);
   Outcome o = score(c, rel, r.share());
