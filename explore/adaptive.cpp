@@ -21,6 +21,9 @@ namespace {
 // Variance of a log count estimated from a ratio fitted to fewer than three runs, or from the run's
 // own curve: wide (a factor of 1.65 at one standard deviation), not tuned.
 constexpr double kLooseEstimateVar = 0.25;
+// Variance of a log count from the common level's shared ratio (the learning curves' shape differs
+// across b: on the Zeus traces the last step is 1.6x at b = 16 and 3.5x at b = 4096), not tuned.
+constexpr double kCommonRatioVar = 0.05;
 
 bool better_or_equal(double metric, double level, bool higher_is_better) {
   return higher_is_better ? metric >= level : metric <= level;
@@ -58,8 +61,38 @@ struct Estimate {
 };
 
 // Step 1: an unfinished run's samples-to-target from the runs that reached it.
+// Before any run reached the target: the highest level every unfinished run reached and the median
+// over those runs of log(own extrapolation / samples to that level) (explore/proxy_budget.hpp's
+// shared ratio). The common factor cancels in every comparison of batch sizes; the ranking comes
+// from the measured samples to the common level.
+struct CommonLevel {
+  double level = traces::kNaN;
+  double log_ratio = 0;
+  bool valid() const { return !std::isnan(level); }
+};
+
+CommonLevel common_level(const std::vector<AdaptiveRun>& runs, const traces::RelationSet& header) {
+  const bool hib = header.higher_is_better;
+  CommonLevel c;
+  for (const auto& r : runs) {
+    if (r.reached) return {};  // the finished runs give the ratios
+    const double best = best_metric(r.curve, hib);
+    if (std::isnan(best)) continue;
+    c.level = std::isnan(c.level) ? best : hib ? std::min(c.level, best) : std::max(c.level, best);
+  }
+  if (!c.valid()) return c;
+  std::vector<double> ratios;
+  for (const auto& r : runs) {
+    const int64_t at = first_reaching(r.curve, c.level, hib);
+    const double n = extrapolate_samples(r.curve, header.target, hib);
+    if (at > 0 && std::isfinite(n)) ratios.push_back(std::log(n / static_cast<double>(at)));
+  }
+  c.log_ratio = ratios.empty() ? 0.0 : std::max(0.0, base::median(ratios));
+  return c;
+}
+
 Estimate estimate_run(const AdaptiveRun& run, const std::vector<const AdaptiveRun*>& finished,
-                      const traces::RelationSet& header) {
+                      const traces::RelationSet& header, const CommonLevel& common) {
   const bool hib = header.higher_is_better;
   const double level = best_metric(run.curve, hib);
   Estimate e;
@@ -74,6 +107,14 @@ Estimate estimate_run(const AdaptiveRun& run, const std::vector<const AdaptiveRu
     log_ratio.push_back(std::log(static_cast<double>(f->samples) / static_cast<double>(f_at)));
   }
   const double floor = std::log(static_cast<double>(std::max<int64_t>(1, run.samples)));
+  if (log_ratio.empty() && common.valid()) {  // no run reached the target: the shared ratio at the common level
+    const int64_t at_common = first_reaching(run.curve, common.level, hib);
+    if (at_common > 0) {
+      e.log_samples = std::max(floor, std::log(static_cast<double>(at_common)) + common.log_ratio);
+      e.var = kCommonRatioVar;
+      return e;
+    }
+  }
   if (log_ratio.empty()) {  // no run reached the target past this level: the run's own curve
     const double n = extrapolate_samples(run.curve, header.target, hib);
     if (!std::isfinite(n)) return e;
@@ -149,6 +190,7 @@ AdaptivePlan plan_round(const AdaptiveProblem& problem, const std::vector<Adapti
   std::vector<const AdaptiveRun*> finished;
   for (const auto& r : runs)
     if (r.reached && r.samples > 0) finished.push_back(&r);
+  const CommonLevel common = common_level(runs, header);
   std::map<int, std::vector<double>> extra_var;  // per b: the estimates' variances
   std::map<int, int> runs_at;
   for (const auto& r : runs) {
@@ -162,7 +204,7 @@ AdaptivePlan plan_round(const AdaptiveProblem& problem, const std::vector<Adapti
       rr.samples = r.samples;
       extra_var[r.batch_size].push_back(0);
     } else {
-      const Estimate e = estimate_run(r, finished, header);
+      const Estimate e = estimate_run(r, finished, header, common);
       rr.reached = !std::isnan(e.log_samples);
       rr.samples = rr.reached ? std::max<int64_t>(r.samples, std::llround(std::exp(e.log_samples))) : r.samples;
       extra_var[r.batch_size].push_back(rr.reached ? e.var : kLooseEstimateVar);
