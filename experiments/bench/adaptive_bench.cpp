@@ -195,16 +195,35 @@ AdaptiveBenchResult run_adaptive_bench(const AdaptiveBenchOptions& options) {
     }
     return std::make_tuple(mean(shares), mean(regrets), mean(maxima));
   };
+  // The full campaign's regret per case (the bar of goal (a) on the training folds).
+  std::vector<std::vector<double>> full_regrets;
+  for (const auto& c : cases) {
+    const auto* looser = c->w.proxy_looser.runs.empty() ? nullptr : &c->w.proxy_looser;
+    full_regrets.push_back(score(*c, explore::Relation::from_set(c->w.proxy, *c->space, looser), 1.0).regrets);
+  }
+  const auto full_mean = [&](const std::string& name, bool held) {
+    std::vector<double> v;
+    for (size_t i = 0; i < cases.size(); ++i)
+      if ((cases[i]->w.name == name) == held) v.insert(v.end(), full_regrets[i].begin(), full_regrets[i].end());
+    return mean(v);
+  };
+  for (size_t g = 0; g < grid.size(); ++g) {
+    const auto [share, m, mx] = pooled(g, "", false);
+    result.grid.push_back({grid[g], share, m, mx});
+  }
   std::vector<double> held_share, held_mean, held_max;
   if (grid.size() > 1)
     for (const auto& name : workloads) {
-      size_t best = 0;
+      // The cheapest point whose mean regret on the other workloads is at most the full campaign's
+      // there (goal (a)'s bar, to 1e-4); none: the least mean regret, then the least share.
+      const double bar = std::round(full_mean(name, false) * 1e4);
       const auto key = [&](size_t g) {
         const auto [share, m, mx] = pooled(g, name, false);
-        const bool within = share <= kAdaptiveGoalShare;
-        return std::make_tuple(!within, within ? std::round(m * 1e4) : std::round(share * 1e4),
-                               std::round(mx * 1e4));
+        const double rm = std::round(m * 1e4);
+        const bool meets = rm <= bar;
+        return std::make_tuple(!meets, meets ? share : rm, meets ? rm : share);
       };
+      size_t best = 0;
       for (size_t g = 1; g < grid.size(); ++g)
         if (key(g) < key(best)) best = g;
       const auto [share, m, mx] = pooled(best, name, true);
@@ -294,6 +313,17 @@ std::string AdaptiveBenchResult::markdown() const {
                         100 * f.mean_regret, 100 * f.max_regret);
     md += fmt::format("| **all folds** (mean over folds) | | **{:.1f} %** | **{:.2f} %** | **{:.2f} %** |\n\n",
                       100 * held_out_share, 100 * held_out_mean, 100 * held_out_max);
+    md += "Every grid point on all the data (* = the code's constants):\n\n"
+          "| constants | compute | mean regret | max regret (mean over orders) |\n|---|---|---|---|\n";
+    const AdaptiveConstants code;
+    for (const auto& p : grid)
+      md += fmt::format("| {}{} | {:.1f} % | {:.2f} % | {:.2f} % |\n", p.constants.label(),
+                        p.constants.tolerance == code.tolerance && p.constants.initial_fraction == code.initial_fraction &&
+                                p.constants.z == code.z
+                            ? " *"
+                            : "",
+                        100 * p.share, 100 * p.mean_regret, 100 * p.max_regret);
+    md += "\n";
   }
   md += fmt::format(
       "### Adaptive against full and fixed campaigns (pacer policy; constants: {}; adaptive rows over {} orders)\n\n"
