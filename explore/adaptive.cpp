@@ -398,9 +398,8 @@ AdaptivePlan plan_round(const AdaptiveProblem& problem, const std::vector<Adapti
   return plan;
 }
 
-std::string adaptive_cut_label(double budget_share) {
-  if (!(budget_share > 0) || budget_share >= 1) return "adaptive";
-  return fmt::format("adaptive, {:g}% budget", 100 * budget_share);
+std::string adaptive_cut_label(const std::string& budget_of) {
+  return budget_of.empty() ? "adaptive" : "adaptive at the compute of " + budget_of;
 }
 
 bool is_adaptive_cut(std::string_view label) {

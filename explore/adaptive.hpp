@@ -42,7 +42,7 @@ namespace pacer::explore {
 // The constants, chosen by leave-one-workload-out on the Zeus traces (docs/explore.md, "Adaptive
 // relation campaigns"; `pacer bench adaptive --tune`).
 // Expected regret (fraction of the best time) at or below which a cap's choice is decided.
-inline constexpr double kAdaptiveTolerance = 0.005;
+inline constexpr double kAdaptiveTolerance = 0.01;
 // Round 1 trains every batch size for this fraction of the run budget.
 inline constexpr double kAdaptiveInitialFraction = 0.05;
 // z of the contender intervals (two-sided 90 %).
@@ -166,9 +166,10 @@ struct ReplayResult {
 // `problem.relation` may be the pool's runs (its header is used).
 ReplayResult replay_adaptive(const AdaptiveProblem& problem, const ReplayPool& pool, const ReplayOptions& options);
 
-// The cut label of an adaptive replay in budget records ("adaptive" or "adaptive, 25% budget"), and
-// whether a label is one (the report draws them as a curve beside the fixed cuts).
-std::string adaptive_cut_label(double budget_share);
+// The cut label of an adaptive replay in budget records: "adaptive" (until decided) or "adaptive at
+// the compute of <a fixed cut's label>"; and whether a label is one (the report draws them as a
+// curve beside the fixed cuts).
+std::string adaptive_cut_label(const std::string& budget_of = "");
 bool is_adaptive_cut(std::string_view label);
 
 // Readable decision log, one line per decision: "round 2  b=64    stop      not a contender ...".

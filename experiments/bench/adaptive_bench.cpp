@@ -23,8 +23,6 @@ namespace {
 namespace fs = std::filesystem;
 using base::mean;
 
-const std::string kAtComputeOf = "adaptive at the compute of ";
-
 double largest(const std::vector<double>& v) {
   return v.empty() ? traces::kNaN : *std::max_element(v.begin(), v.end());
 }
@@ -86,13 +84,6 @@ Outcome adaptive(const Case& c, const AdaptiveConstants& k, uint64_t order, doub
   ro.budget_share = budget_share;
   const explore::ReplayResult r =
       explore::replay_adaptive(adaptive_problem(c), {c.w.proxy, c.w.proxy_curve}, ro);
-  if (getenv("ADEBUG") && order == 1 && budget_share == 0) {
-    fprintf(stderr, "== %s %s share %.3f rounds %d verdict %s\n%s", c.gpu.c_str(), c.w.name.c_str(), r.share(), r.rounds,
-            r.final.reason.c_str(), explore::format_decisions(r.log).c_str());
-    for (const auto& cap : r.final.caps) fprintf(stderr, "cap %.0f choice %d regret %.4f contenders %zu\n", cap.cap_w, cap.choice, cap.expected_regret, cap.contenders.size());
-    const auto& bs = c.space->batch_sizes();
-    for (size_t i = 0; i < bs.size(); ++i) fprintf(stderr, "b %d m %.3f sd %.3f\n", bs[i], r.final.log_mean[i], std::sqrt(r.final.log_var[i]));
-  }
   const auto* looser = r.final.looser ? &*r.final.looser : nullptr;
   const explore::Relation rel = explore::Relation::from_set(r.final.relation, *c.space, looser);
   Outcome o = score(c, rel, r.share());
@@ -257,13 +248,13 @@ AdaptiveBenchResult run_adaptive_bench(const AdaptiveBenchOptions& options) {
     Outcome full = score(*c, proxy, 1.0);
     c->full_choice = full.choices;
     add(explore::ProxyCut{}.label(), {full});
-    add(explore::adaptive_cut_label(0), orders_of(*c, 0));
+    add(explore::adaptive_cut_label(), orders_of(*c, 0));
     for (const auto& cut : explore::default_cuts(c->w.proxy_curve)) {
       if (cut.stop == explore::ProxyCut::Stop::none && cut.seeds == 0) continue;
       const auto cr = explore::cut_relation(c->w.proxy, c->w.proxy_curve, cut);
       const explore::Relation rel = explore::Relation::from_set(cr.set, *c->space);
       add(cut.label(), {score(*c, rel, cr.share())});
-      add(kAtComputeOf + cut.label(), orders_of(*c, cr.share()));
+      add(explore::adaptive_cut_label(cut.label()), orders_of(*c, cr.share()));
     }
   }
   std::vector<std::string> groups = result.gpus;
@@ -288,10 +279,10 @@ AdaptiveBenchResult run_adaptive_bench(const AdaptiveBenchOptions& options) {
     }
     if (!goal_group) continue;
     const auto& full_row = by_campaign[explore::ProxyCut{}.label()];
-    const auto& ad_row = by_campaign[explore::adaptive_cut_label(0)];
+    const auto& ad_row = by_campaign[explore::adaptive_cut_label()];
     result.goal_a = ad_row.mean_regret <= full_row.mean_regret + 1e-12 && ad_row.share <= kAdaptiveGoalShare;
     for (const auto& [campaign, row] : by_campaign) {
-      const auto it = by_campaign.find(kAtComputeOf + campaign);
+      const auto it = by_campaign.find(explore::adaptive_cut_label(campaign));
       if (it == by_campaign.end()) continue;
       ++result.goal_b_cuts;
       result.goal_b_met += it->second.max_regret < row.max_regret;

@@ -26,7 +26,7 @@ struct AdaptiveBenchOptions {
   int caps_per_workload = 10;
   int orders = 20;  // random orders of the pool per workload (seeds 1..orders)
   // The grid of the leave-one-workload-out choice; one value each: no choice, those constants.
-  std::vector<double> tolerances = {0.0025, 0.005, 0.01};
+  std::vector<double> tolerances = {0.005, 0.01, 0.02};
   std::vector<double> initial_fractions = {0.02, 0.05, 0.1};
   std::vector<double> zs = {1.0, 1.645, 2.5};
 };
