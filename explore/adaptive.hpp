@@ -42,9 +42,9 @@ namespace pacer::explore {
 // The constants, chosen by leave-one-workload-out on the Zeus traces (docs/explore.md, "Adaptive
 // relation campaigns"; `pacer bench adaptive --tune`).
 // Expected regret (fraction of the best time) at or below which a cap's choice is decided.
-inline constexpr double kAdaptiveTolerance = 0.01;
+inline constexpr double kAdaptiveTolerance = 0.005;
 // Round 1 trains every batch size for this fraction of the run budget.
-inline constexpr double kAdaptiveInitialFraction = 0.05;
+inline constexpr double kAdaptiveInitialFraction = 0.02;
 // z of the contender intervals (two-sided 90 %).
 inline constexpr double kAdaptiveZ = 1.6448536269514722;
 // Each round a continued run trains this many times its samples so far.
