@@ -3,8 +3,8 @@
 // A campaign in rounds, in the spirit of successive halving and racing. The engine is stateless:
 // given the device's design space, the caps of interest and every run so far, it says which batch
 // sizes can still be the pacer policy's choice at some cap, whether the campaign is done, and what
-// the next round trains. A campaign (real training: `pacer relation --adaptive`; replay of stored
-// runs: experiments/bench/adaptive_bench.hpp) calls plan_round after every round, trains the
+// the next round trains. A campaign (real training: the relation campaign's adaptive mode; replay of
+// stored runs: replay_adaptive below) calls plan_round after every round, trains the
 // orders, adds the runs and calls it again, until the verdict is not Continue.
 //
 // The rule, per round:
@@ -21,10 +21,11 @@
 //     contender when its time's z-interval overlaps b*'s; the expected regret of b* is the sum over
 //     the other b of E[max(0, T(b*)/T(b) - 1)] under the two normals.
 //  4. Decided when the expected regret is at most `tolerance` at every cap; Budget when the compute
-//     used reaches `compute_budget_samples` (or no order is left); else Continue with orders: every
-//     contender of an undecided cap whose runs are unfinished trains `growth` times further (to the
-//     run budget at most); a contender whose runs all reached the target gets one more seed (up to
-//     `max_seeds`), trained to the run budget. Batch sizes that are no contender anywhere stop:
+//     used reaches `compute_budget_samples` (or no order is left); else Continue with orders: at
+//     every undecided cap, the contenders whose regret term exceeds tolerance / contenders (and b*
+//     with them): unfinished runs train `growth` times further (to the run budget at most); a b
+//     whose runs all reached the target gets one more seed (up to `max_seeds`), trained to `growth`
+//     times its longest run. Batch sizes that are no contender anywhere stop:
 //     their runs stay (censored where unfinished) and may resume when they become contenders again.
 #include <cstdint>
 #include <map>
@@ -40,7 +41,7 @@
 namespace pacer::explore {
 
 // The constants, chosen by leave-one-workload-out on the Zeus traces (docs/explore.md, "Adaptive
-// relation campaigns"; `pacer bench adaptive --tune`).
+// relation campaigns"; `pacer bench adaptive`).
 // Expected regret (fraction of the best time) at or below which a cap's choice is decided.
 inline constexpr double kAdaptiveTolerance = 0.005;
 // Round 1 trains every batch size for this fraction of the run budget.

@@ -395,7 +395,7 @@ void trace_plot(ReportOutput& out, const fs::path& dir, const traces::PowerSerie
 
 // The compute-versus-regret figure of a proxy-budget campaign (`pacer budget`): each policy's mean
 // and max regret against the share of the proxy's compute its cut used, one point per cut (the
-// adaptive campaign's replays, `pacer budget --adaptive`, as a curve), and the same table as CSV.
+// adaptive campaign's replays of `pacer budget`, as a curve), and the same table as CSV.
 void budget_figure(ReportOutput& out, const fs::path& dir, const std::string& prefix, const std::string& budget,
                    const std::vector<explore::BudgetPoint>& points) {
   Plot p;
