@@ -172,8 +172,8 @@ AdaptivePlan plan_round(const AdaptiveProblem& problem, const std::vector<Adapti
   plan.relation.runs.clear();
 
   if (runs.empty()) {  // round 1: every batch size, a short budget
-    const int64_t first = std::max<int64_t>(
-        1, std::llround(options.initial_fraction * static_cast<double>(options.run_budget_samples)));
+    const int64_t first =
+        std::max<int64_t>(1, std::llround(options.initial_fraction * static_cast<double>(options.run_budget_samples)));
     for (int b : batches) {
       for (int s = 0; s < options.initial_seeds; ++s) plan.orders.push_back({b, s, first, true});
       plan.decisions.push_back({b, round, "start",
@@ -280,7 +280,8 @@ AdaptivePlan plan_round(const AdaptiveProblem& problem, const std::vector<Adapti
       const double mu = log_time(p), v = plan.log_var[p.batch_index];
       const double term = expected_excess(mu_star - mu, v_star + v);
       ac.expected_regret += term;
-      if (mu - options.z * std::sqrt(v) <= mu_star + options.z * std::sqrt(v_star)) terms.emplace_back(p.batch_size, term);
+      if (mu - options.z * std::sqrt(v) <= mu_star + options.z * std::sqrt(v_star))
+        terms.emplace_back(p.batch_size, term);
     }
     ac.contenders.push_back(s.batch_size);
     for (const auto& [b, term] : terms) ac.contenders.push_back(b);
@@ -325,8 +326,8 @@ AdaptivePlan plan_round(const AdaptiveProblem& problem, const std::vector<Adapti
   };
   if (all_decided) {
     plan.verdict = AdaptiveVerdict::Decided;
-    plan.reason = fmt::format("decided: expected regret <= {} at all {} caps", pct(options.tolerance),
-                              problem.caps_w.size());
+    plan.reason =
+        fmt::format("decided: expected regret <= {} at all {} caps", pct(options.tolerance), problem.caps_w.size());
   } else if (options.compute_budget_samples > 0 && plan.compute_used >= options.compute_budget_samples) {
     plan.verdict = AdaptiveVerdict::Budget;
     plan.reason = fmt::format("compute budget spent: {:.4g} of {:.4g} samples", plan.compute_used,
@@ -368,17 +369,17 @@ AdaptivePlan plan_round(const AdaptiveProblem& problem, const std::vector<Adapti
       }
     }
     const auto limit = options.seeds_by_batch.find(b);
-    const int seeds = limit == options.seeds_by_batch.end() ? options.max_seeds
-                                                            : std::min(options.max_seeds, limit->second);
+    const int seeds =
+        limit == options.seeds_by_batch.end() ? options.max_seeds : std::min(options.max_seeds, limit->second);
     if (any_reached && static_cast<int>(rs.size()) < seeds) {
       const int64_t to = std::min<int64_t>(options.run_budget_samples, std::llround(options.growth * longest));
       plan.orders.push_back({b, next_seed, to, true});
       plan.decisions.push_back({b, round, "add-seed", why});
     } else {
-      plan.decisions.push_back(
-          {b, round, "done",
-           any_reached ? fmt::format("{}; it has all {} seeds", why, seeds)
-                       : fmt::format("{}; its runs spent their budget without reaching the target", why)});
+      plan.decisions.push_back({b, round, "done",
+                                any_reached
+                                    ? fmt::format("{}; it has all {} seeds", why, seeds)
+                                    : fmt::format("{}; its runs spent their budget without reaching the target", why)});
     }
   }
   // Most-needed first (a campaign with a budget trains them in this order): by the regret the b's
@@ -390,10 +391,11 @@ AdaptivePlan plan_round(const AdaptiveProblem& problem, const std::vector<Adapti
     plan.verdict = AdaptiveVerdict::Budget;
     plan.reason = "nothing left to train: every contender has all its seeds at the target or its run budget spent";
   } else {
-    plan.reason = fmt::format("continue: {} of {} caps undecided, {} runs ordered",
-                              std::count_if(plan.caps.begin(), plan.caps.end(),
-                                            [&](const AdaptiveCap& c) { return c.expected_regret > options.tolerance; }),
-                              plan.caps.size(), plan.orders.size());
+    plan.reason =
+        fmt::format("continue: {} of {} caps undecided, {} runs ordered",
+                    std::count_if(plan.caps.begin(), plan.caps.end(),
+                                  [&](const AdaptiveCap& c) { return c.expected_regret > options.tolerance; }),
+                    plan.caps.size(), plan.orders.size());
   }
   return plan;
 }
@@ -463,10 +465,10 @@ ReplayResult replay_adaptive(const AdaptiveProblem& problem, const ReplayPool& p
     if (plan.verdict != AdaptiveVerdict::Continue || out_of_budget || round == options.max_rounds) {
       if (plan.verdict == AdaptiveVerdict::Continue) {
         plan.verdict = AdaptiveVerdict::Budget;
-        plan.reason = pool_empty      ? std::string("the pool has no run left that the engine asks for")
-                      : out_of_budget ? fmt::format("compute budget spent: {:.4g} of {:.4g} samples",
-                                                  result.compute_used, budget)
-                                    : fmt::format("stopped after {} rounds", options.max_rounds);
+        plan.reason = pool_empty ? std::string("the pool has no run left that the engine asks for")
+                      : out_of_budget
+                          ? fmt::format("compute budget spent: {:.4g} of {:.4g} samples", result.compute_used, budget)
+                          : fmt::format("stopped after {} rounds", options.max_rounds);
         plan.orders.clear();
       }
       result.final = std::move(plan);

@@ -61,8 +61,8 @@ struct AdaptiveOptions {
   double z = kAdaptiveZ;
   double growth = kAdaptiveGrowth;
   double seed_var = kAdaptiveSeedVar;
-  int initial_seeds = 1;  // seeds per batch size in round 1
-  int max_seeds = 3;      // seeds per batch size at most
+  int initial_seeds = 1;              // seeds per batch size in round 1
+  int max_seeds = 3;                  // seeds per batch size at most
   std::map<int, int> seeds_by_batch;  // per b, fewer seeds where it has fewer (a replay's pool); absent: max_seeds
 };
 
@@ -149,14 +149,14 @@ struct ReplayPool {
 };
 
 struct ReplayOptions {
-  AdaptiveOptions engine;  // run_budget_samples 0: the pool's longest run; seeds_by_batch: the pool's
+  AdaptiveOptions engine;   // run_budget_samples 0: the pool's longest run; seeds_by_batch: the pool's
   double budget_share = 0;  // of the pool's compute: the replay trains no further (0: no budget)
   uint64_t order_seed = 0;  // 0: the pool's own seed order
   int max_rounds = 1000;
 };
 
 struct ReplayResult {
-  AdaptivePlan final;  // the engine's state on everything bought (its relation is what the policies use)
+  AdaptivePlan final;                 // the engine's state on everything bought (its relation is what the policies use)
   std::vector<AdaptiveDecision> log;  // every round's decisions
   int rounds = 0;
   double compute_used = 0;  // samples bought

@@ -82,8 +82,7 @@ Outcome adaptive(const Case& c, const AdaptiveConstants& k, uint64_t order, doub
   ro.engine.z = k.z;
   ro.order_seed = order;
   ro.budget_share = budget_share;
-  const explore::ReplayResult r =
-      explore::replay_adaptive(adaptive_problem(c), {c.w.proxy, c.w.proxy_curve}, ro);
+  const explore::ReplayResult r = explore::replay_adaptive(adaptive_problem(c), {c.w.proxy, c.w.proxy_curve}, ro);
   const auto* looser = r.final.looser ? &*r.final.looser : nullptr;
   const explore::Relation rel = explore::Relation::from_set(r.final.relation, *c.space, looser);
   Outcome o = score(c, rel, r.share());
@@ -92,8 +91,9 @@ Outcome adaptive(const Case& c, const AdaptiveConstants& k, uint64_t order, doub
 }
 
 // A campaign's outcomes over cases (and orders), summarised as one table row.
-AdaptiveBenchRow summarize_campaign(const std::string& gpu, const std::string& campaign, const std::vector<const Case*>& cases,
-                           const std::vector<std::vector<Outcome>>& per_case) {
+AdaptiveBenchRow summarize_campaign(const std::string& gpu, const std::string& campaign,
+                                    const std::vector<const Case*>& cases,
+                                    const std::vector<std::vector<Outcome>>& per_case) {
   AdaptiveBenchRow row{gpu, campaign};
   std::vector<double> all, shares, order_max;
   int same = 0, compared = 0, decided = 0, runs = 0;
@@ -230,7 +230,7 @@ AdaptiveBenchResult run_adaptive_bench(const AdaptiveBenchOptions& options) {
   // The table with the code's constants (or the one grid point given): each case's outcomes once.
   const AdaptiveConstants used = grid.size() == 1 ? grid.front() : AdaptiveConstants{};
   result.used = used;
-  std::vector<std::string> campaigns;  // in table order
+  std::vector<std::string> campaigns;                                 // in table order
   std::map<std::string, std::vector<std::vector<Outcome>>> outcomes;  // campaign -> case -> orders
   const auto add = [&](const std::string& campaign, std::vector<Outcome> per_order) {
     if (std::find(campaigns.begin(), campaigns.end(), campaign) == campaigns.end()) campaigns.push_back(campaign);
@@ -304,13 +304,14 @@ std::string AdaptiveBenchResult::markdown() const {
                         100 * f.mean_regret, 100 * f.max_regret);
     md += fmt::format("| **all folds** (mean over folds) | | **{:.1f} %** | **{:.2f} %** | **{:.2f} %** |\n\n",
                       100 * held_out_share, 100 * held_out_mean, 100 * held_out_max);
-    md += "Every grid point on all the data (* = the code's constants):\n\n"
-          "| constants | compute | mean regret | max regret (mean over orders) |\n|---|---|---|---|\n";
+    md +=
+        "Every grid point on all the data (* = the code's constants):\n\n"
+        "| constants | compute | mean regret | max regret (mean over orders) |\n|---|---|---|---|\n";
     const AdaptiveConstants code;
     for (const auto& p : grid)
       md += fmt::format("| {}{} | {:.1f} % | {:.2f} % | {:.2f} % |\n", p.constants.label(),
-                        p.constants.tolerance == code.tolerance && p.constants.initial_fraction == code.initial_fraction &&
-                                p.constants.z == code.z
+                        p.constants.tolerance == code.tolerance &&
+                                p.constants.initial_fraction == code.initial_fraction && p.constants.z == code.z
                             ? " *"
                             : "",
                         100 * p.share, 100 * p.mean_regret, 100 * p.max_regret);
@@ -339,8 +340,8 @@ std::string AdaptiveBenchResult::csv() const {
   std::string out =
       "gpu,campaign,compute_share[1],mean_regret[1],max_regret[1],worst_regret[1],same_choice[1],decided[1]\n";
   for (const auto& r : rows)
-    out += fmt::format("{},{},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g}\n", r.gpu, traces::csv_field(r.campaign), r.share,
-                       r.mean_regret, r.max_regret, r.worst_regret, r.same_choice, r.decided);
+    out += fmt::format("{},{},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g}\n", r.gpu, traces::csv_field(r.campaign),
+                       r.share, r.mean_regret, r.max_regret, r.worst_regret, r.same_choice, r.decided);
   return out;
 }
 

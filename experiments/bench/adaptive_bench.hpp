@@ -7,8 +7,8 @@
 // against the target (all runs) exactly as `pacer sweep` does (10 caps per workload). The engine's
 // constants are chosen by leave-one-workload-out over a grid (all GPUs of a workload held out
 // together): the fold's choice is the cheapest grid point whose mean regret on the other workloads
-// is at most the full campaign's there (goal (a)'s bar); none: the least mean regret. Prints the folds, the table (full, every fixed cut, the adaptive
-// campaign unbounded and at each fixed cut's compute) and the two goal lines.
+// is at most the full campaign's there (goal (a)'s bar); none: the least mean regret. Prints the folds, the table
+// (full, every fixed cut, the adaptive campaign unbounded and at each fixed cut's compute) and the two goal lines.
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -47,13 +47,13 @@ struct AdaptiveBenchFold {
 // One line of the table, on one GPU (or "all").
 struct AdaptiveBenchRow {
   std::string gpu;
-  std::string campaign;      // "full", a fixed cut's label, "adaptive", "adaptive at <cut>'s compute"
-  double share = 0;          // mean over workloads (and orders) of the compute share
-  double mean_regret = 0;    // pacer, over every row (of every order)
-  double max_regret = 0;     // fixed: the max over the rows; adaptive: the mean over orders of each order's max
-  double worst_regret = 0;   // the max over every row of every order
-  double same_choice = 0;    // share of (workload, cap, order) whose choice equals the full campaign's
-  double decided = 0;        // adaptive: share of (workload, order) replays that stopped decided
+  std::string campaign;     // "full", a fixed cut's label, "adaptive", "adaptive at <cut>'s compute"
+  double share = 0;         // mean over workloads (and orders) of the compute share
+  double mean_regret = 0;   // pacer, over every row (of every order)
+  double max_regret = 0;    // fixed: the max over the rows; adaptive: the mean over orders of each order's max
+  double worst_regret = 0;  // the max over every row of every order
+  double same_choice = 0;   // share of (workload, cap, order) whose choice equals the full campaign's
+  double decided = 0;       // adaptive: share of (workload, order) replays that stopped decided
 };
 
 struct AdaptiveBenchPoint {

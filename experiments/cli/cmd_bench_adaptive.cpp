@@ -61,10 +61,11 @@ Command make() {
       "random orders of that pool, and scores the pacer policy on what it bought against the target (all runs),\n"
       "10 caps per workload. The engine's constants are chosen leave-one-workload-out over the grid (with one\n"
       "value each: those constants, no choice). Prints the folds, the table (the full campaign, every fixed cut of\n"
-      "`pacer budget`, the adaptive campaign until decided and at each fixed cut's compute) and two goal lines:\n"
-      + fmt::format("(a) the full campaign's mean regret at <= {:g} % of its compute, (b) a lower max regret than "
-                    "every fixed cut at equal compute.",
-                    100 * experiments::kAdaptiveGoalShare);
+      "`pacer budget`, the adaptive campaign until decided and at each fixed cut's compute) and two goal lines:\n" +
+      fmt::format(
+          "(a) the full campaign's mean regret at <= {:g} % of its compute, (b) a lower max regret than "
+          "every fixed cut at equal compute.",
+          100 * experiments::kAdaptiveGoalShare);
   const experiments::AdaptiveBenchOptions d0;
   c.add_options = [d0](po::options_description& d) {
     d.add_options()("zeus-dir", po::value<std::string>()->default_value(d0.zeus_dir.string())->value_name("DIR"),

@@ -187,7 +187,8 @@ ReplayPool near_tie_pool() {
   pool.curve.metric = "accuracy";
   pool.curve.source = "evaluations";
   for (int b : kBatches) {
-    const std::vector<double> factors = b == 64 ? std::vector<double>{1.12, 0.94, 0.94} : std::vector<double>{1.0, 0.97, 1.03};
+    const std::vector<double> factors =
+        b == 64 ? std::vector<double>{1.12, 0.94, 0.94} : std::vector<double>{1.0, 0.97, 1.03};
     for (int s = 0; s < 3; ++s) {
       const AdaptiveRun r = done(b, s, factors[static_cast<size_t>(s)]);
       traces::RelationRun rr;
