@@ -1,0 +1,179 @@
+#pragma once
+// Adaptive relation campaigns (docs/explore.md, "Adaptive relation campaigns"): the decision engine.
+// A campaign in rounds, in the spirit of successive halving and racing. The engine is stateless:
+// given the device's design space, the caps of interest and every run so far, it says which batch
+// sizes can still be the pacer policy's choice at some cap, whether the campaign is done, and what
+// the next round trains. A campaign (real training: the relation campaign's adaptive mode; replay of
+// stored runs: replay_adaptive below) calls plan_round after every round, trains the
+// orders, adds the runs and calls it again, until the verdict is not Continue.
+//
+// The rule, per round:
+//  1. every unfinished run (below the target) gets an estimated samples-to-target from its learning
+//     curve: its samples to the best level it reached times the ratio target/level of the runs that
+//     did reach the target (median, the nearest batch sizes in log b first), else its own curve
+//     (extrapolate_samples); the spread of those ratios widens its interval. A run with no
+//     estimate is censored at its samples (explore/relation_model.hpp uses it as a lower bound).
+//  2. the pacer policy's posterior (Relation::from_set on those counts, explore/relation_model.hpp)
+//     gives each b's log samples-to-target as a normal; its variance is floored by a prior seed
+//     variance over the b's runs (one seed per b says nothing about the seed spread) and widened
+//     by the extrapolation's.
+//  3. at every cap (x (1 - guard)), the choice b* is the pacer policy's on that posterior; b is a
+//     contender when its time's z-interval overlaps b*'s; the expected regret of b* is the sum over
+//     the other b of E[max(0, T(b*)/T(b) - 1)] under the two normals.
+//  4. Decided when the expected regret is at most `tolerance` at every cap; Budget when the compute
+//     used reaches `compute_budget_samples` (or no order is left); else Continue with orders: at
+//     every undecided cap, the contenders whose regret term exceeds tolerance / contenders (and b*
+//     with them): unfinished runs train `growth` times further (to the run budget at most); a b
+//     whose runs all reached the target gets one more seed (up to `max_seeds`), trained to `growth`
+//     times its longest run. Batch sizes that are no contender anywhere stop:
+//     their runs stay (censored where unfinished) and may resume when they become contenders again.
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "explore/space.hpp"
+#include "traces/records.hpp"
+
+namespace pacer::explore {
+
+// The constants, chosen by leave-one-workload-out on the Zeus traces (docs/explore.md, "Adaptive
+// relation campaigns"; `pacer bench adaptive`).
+// Expected regret (fraction of the best time) at or below which a cap's choice is decided.
+inline constexpr double kAdaptiveTolerance = 0.005;
+// Round 1 trains every batch size for this fraction of the run budget.
+inline constexpr double kAdaptiveInitialFraction = 0.02;
+// z of the contender intervals (two-sided 90 %).
+inline constexpr double kAdaptiveZ = 1.6448536269514722;
+// Each round a continued run trains this many times its samples so far.
+inline constexpr double kAdaptiveGrowth = 2.0;
+// Prior variance of one run's log samples-to-target (the seed spread before the runs show theirs).
+inline constexpr double kAdaptiveSeedVar = 0.01;
+
+struct AdaptiveOptions {
+  int64_t run_budget_samples = 0;     // the most one run may train (required, > 0)
+  double compute_budget_samples = 0;  // the campaign's total; 0: no budget
+  double tolerance = kAdaptiveTolerance;
+  double initial_fraction = kAdaptiveInitialFraction;
+  double z = kAdaptiveZ;
+  double growth = kAdaptiveGrowth;
+  double seed_var = kAdaptiveSeedVar;
+  int initial_seeds = 1;              // seeds per batch size in round 1
+  int max_seeds = 3;                  // seeds per batch size at most
+  std::map<int, int> seeds_by_batch;  // per b, fewer seeds where it has fewer (a replay's pool); absent: max_seeds
+};
+
+// One run so far: a (b, seed) trained up to `samples`.
+struct AdaptiveRun {
+  int batch_size = 0;
+  int seed = 0;
+  int64_t samples = 0;     // samples trained (its samples-to-target when reached)
+  bool reached = false;    // reached the relation's target
+  bool exhausted = false;  // will train no further (its run budget spent, or it failed): censored for good
+  int last_round = 0;      // the round it last trained in (0: unknown, taken as the round just trained)
+  std::vector<std::pair<int64_t, double>> curve;  // (samples, metric) evaluations so far
+};
+
+struct AdaptiveProblem {
+  const Index* index = nullptr;  // the device profile's design space (its batch sizes are the candidates)
+  std::vector<double> caps_w;    // caps of interest (explore::cap_grid_w over the profile's power range)
+  double guard = 0;              // choices under cap x (1 - guard), as in sweeps
+  // The relation's header (name, workload, metric, higher_is_better, target, samples_per_epoch);
+  // its runs are ignored.
+  traces::RelationSet relation;
+  // The learning-curve level of the pacer policy's looser-level blend (Problem::proxy_looser_set's
+  // target); NaN: none.
+  double looser_level = traces::kNaN;
+};
+
+enum class AdaptiveVerdict { Continue, Decided, Budget };
+std::string_view to_string(AdaptiveVerdict v);  // "continue", "decided", "budget"
+
+// What the next round trains: run (b, seed) up to `train_to_samples` (it stops earlier at the
+// target). A new seed starts from scratch; an existing run continues from where it stopped.
+struct AdaptiveOrder {
+  int batch_size = 0;
+  int seed = 0;
+  int64_t train_to_samples = 0;
+  bool new_seed = false;
+};
+
+// One line of the decision log: what the engine did with batch size b after round `round`.
+struct AdaptiveDecision {
+  int batch_size = 0;
+  int round = 0;
+  std::string action;  // "start", "continue", "add-seed", "stop", "done"
+  std::string why;     // "contender at 150 W: its interval overlaps b=256's", ...
+};
+
+// The state at one cap.
+struct AdaptiveCap {
+  double cap_w = 0;
+  int choice = 0;               // b*: the pacer policy's choice on the current posterior (0: none feasible)
+  std::vector<int> contenders;  // b whose interval overlaps b*'s (b* included), ascending
+  double expected_regret = 0;   // of b*, a fraction of the best time
+};
+
+struct AdaptivePlan {
+  int round = 0;  // the round these runs complete (0: nothing trained yet)
+  AdaptiveVerdict verdict = AdaptiveVerdict::Continue;
+  std::string reason;  // "decided: expected regret <= 0.5 % at all 10 caps", ...
+  std::vector<AdaptiveCap> caps;
+  std::vector<AdaptiveOrder> orders;  // empty unless Continue; most-needed first
+  std::vector<AdaptiveDecision> decisions;
+  double compute_used = 0;  // samples trained by all runs so far
+  // The runs as the policies use them: reached runs as they are, unfinished runs with their
+  // estimated count (stored as reached, as explore/proxy_budget.hpp's cuts do) or censored.
+  traces::RelationSet relation;
+  std::optional<traces::RelationSet> looser;  // the runs at looser_level (the policy's blend)
+  std::vector<double> log_mean, log_var;      // per batch size of the space: the engine's posterior
+};
+
+// The engine: one call per round. `round` is the number of rounds trained (0 before any run).
+// Throws Error on a problem without a space or caps, or options out of range.
+AdaptivePlan plan_round(const AdaptiveProblem& problem, const std::vector<AdaptiveRun>& runs, int round,
+                        const AdaptiveOptions& options);
+
+// ---------------------------------------------------------------------------------------------
+// Replay: an adaptive campaign run on a finished relation campaign's runs (the pool) instead of
+// training. Seed k of batch size b is the k-th run of b's pool in a random order (order_seed; 0:
+// ascending seed); training it to n samples reveals its learning curve up to n and reaches the target
+// when its count is at most n; a run stops at its own end (the target, or its budget). The compute
+// of a run is the samples it was trained to (a continued run pays only its new samples).
+struct ReplayPool {
+  traces::RelationSet runs;     // every run of the campaign (to the target or its budget)
+  traces::LearningCurve curve;  // their learning curves (same batch sizes and seeds)
+};
+
+struct ReplayOptions {
+  AdaptiveOptions engine;   // run_budget_samples 0: the pool's longest run; seeds_by_batch: the pool's
+  double budget_share = 0;  // of the pool's compute: the replay trains no further (0: no budget)
+  uint64_t order_seed = 0;  // 0: the pool's own seed order
+  int max_rounds = 1000;
+};
+
+struct ReplayResult {
+  AdaptivePlan final;                 // the engine's state on everything bought (its relation is what the policies use)
+  std::vector<AdaptiveDecision> log;  // every round's decisions
+  int rounds = 0;
+  double compute_used = 0;  // samples bought
+  double compute_full = 0;  // samples of every pool run (as explore::CutRelation::compute_full)
+  double share() const { return compute_full > 0 ? compute_used / compute_full : traces::kNaN; }
+};
+
+// `problem.relation` may be the pool's runs (its header is used).
+ReplayResult replay_adaptive(const AdaptiveProblem& problem, const ReplayPool& pool, const ReplayOptions& options);
+
+// The cut label of an adaptive replay in budget records: "adaptive" (until decided) or "adaptive at
+// the compute of <a fixed cut's label>"; and whether a label is one (the report draws them as a
+// curve beside the fixed cuts).
+std::string adaptive_cut_label(const std::string& budget_of = "");
+bool is_adaptive_cut(std::string_view label);
+
+// Readable decision log, one line per decision: "round 2  b=64    stop      not a contender ...".
+std::string format_decisions(const std::vector<AdaptiveDecision>& decisions);
+
+}  // namespace pacer::explore
