@@ -35,6 +35,7 @@
 #include <utility>
 #include <vector>
 
+#include "explore/decide.hpp"
 #include "explore/space.hpp"
 #include "traces/records.hpp"
 
@@ -80,7 +81,7 @@ struct AdaptiveRun {
 struct AdaptiveProblem {
   const Index* index = nullptr;  // the device profile's design space (its batch sizes are the candidates)
   std::vector<double> caps_w;    // caps of interest (explore::cap_grid_w over the profile's power range)
-  double guard = 0;              // choices under cap x (1 - guard), as in sweeps
+  ChoiceRule rule{};             // the one choice rule (explore/decide.hpp): choices under cap x (1 - guard)
   // The relation's header (name, workload, metric, higher_is_better, target, samples_per_epoch);
   // its runs are ignored.
   traces::RelationSet relation;

@@ -380,7 +380,7 @@ BudgetResult budget_sweep(const std::vector<const Problem*>& problems, const std
           ap.caps_w = req.caps_w.empty()
                           ? cap_grid_w(p.space->min_power_w(), p.space->max_power_w(), req.caps_per_workload)
                           : req.caps_w;
-          ap.guard = req.options.guard;
+          ap.rule = req.options.rule;
           ap.relation = p.proxy_set;
           ap.looser_level = p.proxy_looser_set ? p.proxy_looser_set->target : traces::kNaN;
           ReplayOptions ro;

@@ -31,6 +31,7 @@ const std::vector<Known>& run_columns() {
       {"b", {"samples"}},         {"seed", {"1"}},           {"reached", {"bool"}},
       {"samples", {"samples"}},   {"epochs", {"epochs"}},    {"budget", {"samples", "epochs"}},
       {"wall_time", {}, true},    {"final_metric", {"*"}},   {"learning_rate", {"1"}},
+      {"threads", {"1"}},
   };
   return k;
 }
@@ -158,7 +159,7 @@ RelationSet import_relation_text(const std::string& csv, const std::string& orig
   const Found& count = count_column(cols, o, origin, in_epochs);
   const auto optional = [&](const std::string& role) { return cols.count(role) ? cols.at(role) : Found{}; };
   const Found budget = optional("budget"), wall = optional("wall_time"), metric = optional("final_metric"),
-              lr = optional("learning_rate");
+              lr = optional("learning_rate"), threads = optional("threads");
   const bool budget_in_epochs = budget.present() && (budget.unit == "epochs" || (budget.unit.empty() && in_epochs));
   if (budget_in_epochs && o.samples_per_epoch < 1)
     throw Error(fmt::format("{}: a budget in epochs needs the samples in one epoch (samples per epoch)", origin));
@@ -200,6 +201,12 @@ RelationSet import_relation_text(const std::string& csv, const std::string& orig
       run.learning_rate = import::parse_number(cell(row, lr), origin, line, "learning_rate");
       if (!(run.learning_rate > 0))
         throw Error(fmt::format("{}:{}: learning_rate holds '{}', not a positive number", origin, line, cell(row, lr)));
+    }
+    if (threads.present() && !cell(row, threads).empty()) {  // a pacer export's (0: not recorded)
+      const double v = import::parse_number(cell(row, threads), origin, line, "threads");
+      if (!(v >= 0) || v != std::floor(v) || v > 1e6)
+        throw Error(fmt::format("{}:{}: threads holds '{}', not a whole number >= 0", origin, line, cell(row, threads)));
+      run.threads = static_cast<int>(v);
     }
     if (!seen.insert({run.batch_size, run.seed}).second)
       throw Error(fmt::format("{}:{}: the run b={} seed={} appears twice", origin, line, run.batch_size, run.seed));

@@ -113,6 +113,7 @@ for o in rows:
     ASSERT_GT(row.batch_size, 0) << row.policy << ": no feasible configuration";
     EXPECT_TRUE(row.reached) << row.policy << " seed " << row.seed;
     EXPECT_GE(row.final_metric, 0.9);
+    EXPECT_EQ(row.threads, 1) << row.policy;  // the threads it trained on, which its numerics depend on
     // Energy integrates the sampled power over the whole run.
     EXPECT_NEAR(row.energy_j, row.power_mean_w * row.device_time_s, 0.1 * row.energy_j) << row.policy;
     // Device time is the emulator's: samples / b mini-batches at the profiled time per mini-batch.

@@ -93,10 +93,11 @@ TEST(ImportRelation, BadInputIsOneErrorNamingTheRowAndColumn) {
                "runs.csv:2: reached holds 'maybe', not 1/0, true/false, yes/no or reached/censored");
   expect_error("b,seed,reached,samples\n0,0,1,4000\n", "runs.csv:2: b holds '0', not a whole number >= 1");
   expect_error("b,seed,reached,samples\n8,-1,1,4000\n", "runs.csv:2: seed holds '-1', not a whole number >= 0");
+  expect_error("b,seed,reached,samples,threads\n8,0,1,4000,1.5\n", "runs.csv:2: threads holds '1.5', not a whole number >= 0");
   expect_error("b,seed,reached,samples\n8,0,1,4000\n8,0,1,5000\n", "runs.csv:3: the run b=8 seed=0 appears twice");
   expect_error("b,seed,reached,samples,loss\n8,0,1,4000,2\n",
                "runs.csv: unknown column 'loss' (known: b, seed, reached, samples, epochs, budget, wall_time, "
-               "final_metric, learning_rate)");
+               "final_metric, learning_rate, threads)");
   expect_error("b,seed,reached,samples[s]\n8,0,1,4000\n", "runs.csv: column samples takes [samples], found [s]");
   expect_error("b,seed,reached,samples,wall_time[W]\n8,0,1,4000,3\n",
                "runs.csv: column wall_time has unit [W], not a unit of time (e.g. [s], [ms])");

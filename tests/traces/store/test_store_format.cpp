@@ -163,12 +163,15 @@ TEST(StoreFormat, WritingTheSameRecordsGivesTheSameLayout) {
   auto now = layout(dir / "s.h5");
   const auto before = layout(kGolden);
   // Optional columns declared after the golden store was written (node and board_model of profile
-  // points and validation rows, docs/cluster.md; probe of validation rows, docs/explore.md): each
-  // must be there now, and is left out below.
-  for (const std::string record : {"profiles/", "validations/"}) {
-    const std::vector<std::string> columns = record == "validations/"
-                                                 ? std::vector<std::string>{"/node", "/board_model", "/probe"}
-                                                 : std::vector<std::string>{"/node", "/board_model"};
+  // points and validation rows, docs/cluster.md; the threads of relation runs and validation rows,
+  // docs/reliability.md; probe of validation rows,
+  // docs/explore.md): each must be there now, and is left out below.
+  const std::pair<std::string, std::vector<std::string>> added_columns[] = {
+      {"profiles/", {"/node", "/board_model"}},
+      {"validations/", {"/node", "/board_model", "/threads", "/probe"}},
+      {"relations/", {"/threads"}},
+  };
+  for (const auto& [record, columns] : added_columns) {
     int groups = 0;
     for (const auto& [name, description] : before)
       if (name.rfind(record, 0) == 0 && name.find('/', record.size()) == std::string::npos &&
@@ -236,17 +239,17 @@ TEST(StoreFormat, CsvHeadersFollowTheColumnTables) {
   EXPECT_NE(v.find("\ncap[W],policy,gpu_freq[Hz],batch_size[samples],seed[1],reached[bool],samples[samples],"
                    "device_time[s],wall_time[s],energy[J],power_peak[W],power_mean[W],cap_exceeded[bool],"
                    "time_over_cap[s],predicted_time[s],predicted_energy[J],final_metric[accuracy],series,status,node,"
-                   "board_model,probe\n"),
+                   "board_model,threads[1],probe\n"),
             std::string::npos)
       << v;
   EXPECT_NE(v.find("\n5,oracle,614400000,32,2,0,4096,31.5,,,,,1,0.2,,,,val-ours-5W-s2,\"stopped: power watchdog, "
-                   "\"\"test\"\"\",,,\n"),
+                   "\"\"test\"\"\",,,0,\n"),
             std::string::npos)
       << v;
   const auto sw = to_csv(pacer::testing::sample_sweep());
   EXPECT_NE(sw.find("\n1,w,ours,0,,0,,,,,,\n"), std::string::npos) << sw;  // infeasible: empty knob and costs
   const auto r = to_csv(pacer::testing::sample_relation());
-  EXPECT_NE(r.find("\n64,1,0,100000,100000,20,0.8,0.001\n"), std::string::npos) << r;
+  EXPECT_NE(r.find("\n64,1,0,100000,100000,20,0.8,0.001,0\n"), std::string::npos) << r;
   const auto p = to_csv(modes_profile());
   EXPECT_NE(p.find("cpu_cores[1],cpu_freq[Hz],gpu_freq[Hz],mem_freq[Hz],batch_size[samples]"), std::string::npos) << p;
 }
