@@ -16,16 +16,18 @@ namespace {
 std::pair<double, std::string> auto_guard(const Problem& pb) {
   const PointOrigin& o = pb.origin;
   if (o.basis == PointBasis::Measured)
-    return {kDefaultGuard, fmt::format("sensor noise: every point's power is measured")};
+    return pb.space->basis() == PowerBasis::Peak
+               ? std::pair<double, std::string>{kDefaultGuard, "sensor noise: every point's peak power is measured"}
+               : std::pair<double, std::string>{0.0, "none: every point's mean power is measured (no sampled peak)"};
   const std::string where =
       o.basis == PointBasis::Mixed ? fmt::format("{} of {} points predicted", o.points - o.measured, o.points)
                                    : std::string("every point predicted");
-  if (!std::isfinite(o.model_peak_error))
+  if (!std::isfinite(o.model_power_error))
     return {kDefaultGuard, fmt::format("{}; no held-out peak error known for the model: sensor noise only", where)};
-  const double g = std::clamp(o.model_peak_error, kDefaultGuard, kAutoGuardMax);
-  return {g, fmt::format("{}; model {}'s held-out peak-power error, {:g}th percentile {:.1f}%{}", where, o.model,
-                         100 * models::kPeakErrorQuantile, 100 * o.model_peak_error,
-                         g != o.model_peak_error ? fmt::format(", kept within [{:g}%, {:g}%]", 100 * kDefaultGuard,
+  const double g = std::clamp(o.model_power_error, kDefaultGuard, kAutoGuardMax);
+  return {g, fmt::format("{}; model {}'s held-out {}-power error, {:g}th percentile {:.1f}%{}", where, o.model,
+                         to_string(pb.space->basis()), 100 * models::kPeakErrorQuantile, 100 * o.model_power_error,
+                         g != o.model_power_error ? fmt::format(", kept within [{:g}%, {:g}%]", 100 * kDefaultGuard,
                                                                100 * kAutoGuardMax)
                                                  : std::string())};
 }

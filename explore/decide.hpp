@@ -6,8 +6,10 @@
 // - feasibility: the Space's basis power (peak where the data has it, else mean), where a measured
 //   profile point wins over the model's prediction (load_problem overlays it: explore/problem.hpp);
 // - guard: every policy chooses under cap x (1 - guard); the user's guard when given, else the
-//   calibrated model's held-out peak-power error at kGuardQuantile where the space has points only
-//   the model predicts, else kDefaultGuard (sensor noise: every point measured);
+//   calibrated model's held-out error of the basis power at models::kPeakErrorQuantile where the
+//   space has points only the model predicts, else kDefaultGuard (sensor noise: every point's peak
+//   measured), or 0 where every point's measured power is a mean (Zeus, NVML traces: no sampled
+//   peak; the cap is compared with the mean, as in their replay protocol);
 // - ties: those of the policy itself (explore/policy.hpp), nothing added.
 // Records keep the rule: `guard` and `feasibility` (describe_feasibility) in sweep and validation records.
 #include <optional>

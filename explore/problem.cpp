@@ -82,15 +82,15 @@ PointOrigin measured_wins(const traces::Store& store, const std::string& name, b
   // this workload and device when several could be it).
   if (from_model) {
     const auto record = store.read<traces::ModelRecord>(name);
-    o.model_peak_error = models::peak_error_quantile(record);
+    o.model_power_error = models::peak_error_quantile(record, space.basis() == PowerBasis::Peak);
     o.model = name;
   } else {
     for (const auto& m : store.list<traces::ModelRecord>()) {
       const auto record = store.read<traces::ModelRecord>(m);
       if (record.workload != workload || record.device != device) continue;
-      const double e = models::peak_error_quantile(record);
-      if (o.model.empty() || (std::isfinite(e) && !(e <= o.model_peak_error))) {
-        o.model_peak_error = e;
+      const double e = models::peak_error_quantile(record, space.basis() == PowerBasis::Peak);
+      if (o.model.empty() || (std::isfinite(e) && !(e <= o.model_power_error))) {
+        o.model_power_error = e;
         o.model = m;
       }
     }

@@ -37,9 +37,10 @@ struct ProblemSpec {
 struct PointOrigin {
   PointBasis basis = PointBasis::Measured;
   size_t measured = 0, points = 0;  // configurations with a measured power, of all configurations
-  // The calibrated model's held-out peak-power error at models::kPeakErrorQuantile (a fraction;
-  // NaN: no model, or none with held-out errors): the automatic guard where points are predicted.
-  double model_peak_error = traces::kNaN;
+  // The calibrated model's held-out error of the space's basis power (peak, else mean) at
+  // models::kPeakErrorQuantile (a fraction; NaN: no model, or none with held-out errors): the
+  // automatic guard where points are predicted.
+  double model_power_error = traces::kNaN;
   std::string model;  // the model record it came from ("" : none)
 };
 

@@ -134,7 +134,7 @@ ErrorSummary cross_validate(const std::vector<traces::ProfilePoint>& points, con
   if (folds <= 0) folds = n <= 30 ? n : 10;
   folds = std::min(folds, n);
   PooledErrors pooled;
-  std::vector<double> peak_errors;
+  std::vector<double> peak_errors, mean_errors;
   for (int fold = 0; fold < folds; ++fold) {
     std::vector<traces::ProfilePoint> train, test;
     for (int i = 0; i < n; ++i) (i % folds == fold ? test : train).push_back(points[static_cast<size_t>(i)]);
@@ -148,14 +148,17 @@ ErrorSummary cross_validate(const std::vector<traces::ProfilePoint>& points, con
       continue;
     }
     pooled.add(mape(*model, test));
-    for (const auto& p : test)
-      if (p.power_peak_w > 0) {
-        const double predicted = model->predict(p.knob, p.batch_size).power_peak_w;
-        if (std::isfinite(predicted)) peak_errors.push_back(std::abs(predicted / p.power_peak_w - 1));
-      }
+    for (const auto& p : test) {
+      const auto predicted = model->predict(p.knob, p.batch_size);
+      if (p.power_peak_w > 0 && std::isfinite(predicted.power_peak_w))
+        peak_errors.push_back(std::abs(predicted.power_peak_w / p.power_peak_w - 1));
+      if (p.power_mean_w > 0 && std::isfinite(predicted.power_mean_w))
+        mean_errors.push_back(std::abs(predicted.power_mean_w / p.power_mean_w - 1));
+    }
   }
   auto out = pooled.summary();
   out.power_peak_abs_errors = std::move(peak_errors);
+  out.power_mean_abs_errors = std::move(mean_errors);
   return out;
 }
 
@@ -170,6 +173,8 @@ void put_metrics(traces::ModelRecord& record, const ErrorSummary& fit, const Err
   record.metrics["cv_points"] = cv.points;
   if (!cv.power_peak_abs_errors.empty())
     record.metrics["power_peak_abs_err_q95_cv"] = 100 * base::quantile(cv.power_peak_abs_errors, kPeakErrorQuantile);
+  if (!cv.power_mean_abs_errors.empty())
+    record.metrics["power_mean_abs_err_q95_cv"] = 100 * base::quantile(cv.power_mean_abs_errors, kPeakErrorQuantile);
   record.metrics["cv_folds"] = cv_folds;
 }
 
@@ -621,13 +626,14 @@ std::string predictions_csv(const DeviceModel& model, const traces::KnobSpace& k
   return out;
 }
 
-double peak_error_quantile(const traces::ModelRecord& record) {
+double peak_error_quantile(const traces::ModelRecord& record, bool peak) {
   const auto metric = [&](const char* name) {
     const auto it = record.metrics.find(name);
     return it == record.metrics.end() ? traces::kNaN : it->second;
   };
-  if (std::isfinite(metric("power_peak_abs_err_q95_cv"))) return metric("power_peak_abs_err_q95_cv") / 100;
-  const double mape_pct = metric("power_peak_mape_cv");
+  const char* quantile_metric = peak ? "power_peak_abs_err_q95_cv" : "power_mean_abs_err_q95_cv";
+  if (std::isfinite(metric(quantile_metric))) return metric(quantile_metric) / 100;
+  const double mape_pct = metric(peak ? "power_peak_mape_cv" : "power_mean_mape_cv");
   if (!std::isfinite(mape_pct)) return traces::kNaN;
   // |e| of a zero-mean Gaussian: P(|e| <= z sigma) = 0.95 at z = 1.96; sigma = MAPE sqrt(pi / 2).
   static_assert(kPeakErrorQuantile == 0.95);

@@ -29,8 +29,8 @@ struct ErrorSummary {
   double power_mean_mape = traces::kNaN;
   double power_peak_mape = traces::kNaN;
   int points = 0;
-  // cross_validate only: |predicted / measured - 1| of the peak power of every held-out point.
-  std::vector<double> power_peak_abs_errors{};
+  // cross_validate only: |predicted / measured - 1| of the peak and mean power of every held-out point.
+  std::vector<double> power_peak_abs_errors{}, power_mean_abs_errors{};
 };
 ErrorSummary mape(const DeviceModel& model, const std::vector<traces::ProfilePoint>& points);
 
@@ -162,12 +162,13 @@ traces::ProfileTable predict_table(const DeviceModel& model, const traces::Profi
 // (explore/decide.hpp): a choice whose predicted peak is this error under the cap stays under it
 // in 19 of 20 cases (docs/explore.md says why 95%).
 inline constexpr double kPeakErrorQuantile = 0.95;
-// The kPeakErrorQuantile-quantile of a calibrated model's held-out relative peak-power error, as a
-// fraction: the record's metric `power_peak_abs_err_q95_cv` (calibration stores the quantile of the
-// cross-validated errors, R's type 7); for an older record, that quantile of a zero-mean Gaussian
-// whose mean absolute error is the record's `power_peak_mape_cv` (1.96 * sqrt(pi/2) * MAPE). NaN
-// when the record has neither.
-double peak_error_quantile(const traces::ModelRecord& record);
+// The kPeakErrorQuantile-quantile of a calibrated model's held-out relative peak-power error (mean
+// power with `peak` false), as a fraction: the record's metric `power_peak_abs_err_q95_cv`
+// (`power_mean_abs_err_q95_cv`; calibration stores the quantile of the cross-validated errors, R's
+// type 7); for an older record, that quantile of a zero-mean Gaussian whose mean absolute error is
+// the record's `power_peak_mape_cv` (`power_mean_mape_cv`): 1.96 * sqrt(pi/2) * MAPE. NaN when the
+// record has neither.
+double peak_error_quantile(const traces::ModelRecord& record, bool peak = true);
 
 // The name of the predicted table that calibration writes beside measured profile `measured_name`
 // ("<name>-predicted"): the model's output for a whole grid, never a measurement.

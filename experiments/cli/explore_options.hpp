@@ -79,8 +79,9 @@ inline void add_guard_option(po::options_description& d) {
                   fmt::format("every policy chooses under cap x (1 - guard) so that sensor noise and model error keep "
                               "the measured peak under the cap: auto = the calibrated model's held-out peak-power "
                               "error ({:g}th percentile, kept within {:g}%..{:g}%) where some point's power is "
-                              "predicted, {:g}% (sensor noise) where every point is measured; or a fraction or "
-                              "percentage (0.05, 5%; 0: none) [fraction]",
+                              "predicted, {:g}% (sensor noise) where every point's peak is measured, 0 where the "
+                              "measured power is a mean (Zeus, NVML); or a fraction or percentage (0.05, 5%; 0: "
+                              "none) [fraction]",
                               100 * models::kPeakErrorQuantile, 100 * explore::kDefaultGuard,
                               100 * explore::kAutoGuardMax, 100 * explore::kDefaultGuard)
                       .c_str());
