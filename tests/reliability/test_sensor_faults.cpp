@@ -65,12 +65,14 @@ class SensorFaultsCli : public ::testing::Test {
   }
   // Profiles three points (76.8, 230.4, 307.2 MHz at b = 8); returns the wait status. The sensor
   // timeout is a hang guard (5 s) where reads return; the blocked-read test gives 0.5 s, which its
-  // read, blocked for good, always meets.
+  // read, blocked for good, always meets. The frozen-sensor check is off: at time scale 0.05 a pause
+  // of 0.25 s of the busy emulator's updates is 5 s of device time, no frozen sensor.
   int profile(const std::string& sensor_timeout = "5s") {
     const pid_t pid = spawn({"profile", "--device", "jetson", "--sysfs-root", root_.string(), "--state-file",
                              state().string(), "--workload", "cnn@1x28x28", "--batch-sizes", "8", "--freqs",
                              "76.8,230.4,307.2", "--warmup-batches", "1", "--measured-batches", "10",
-                             "--sensor-rate", "50Hz", "--sensor-timeout", sensor_timeout, "--store", store().string()},
+                             "--sensor-rate", "50Hz", "--sensor-timeout", sensor_timeout, "--sensor-frozen", "0", "--store",
+                             store().string()},
                             dir_ / "profile.out", dir_ / "profile.err");
     return wait_status(pid);
   }

