@@ -13,6 +13,7 @@
 #include "models/analytical.hpp"
 #include "models/device_model.hpp"
 #include "models/learned.hpp"
+#include "models/planner.hpp"
 #include "traces/records.hpp"
 
 namespace pacer::models {
@@ -58,6 +59,23 @@ FitFunction mode_fit(const std::vector<traces::ProfilePoint>& used, const std::v
                      const traces::KnobSpace& knob, const traces::DeviceSpec& device,
                      const AnalyticalFitOptions& analytical, std::map<std::string, double>& metrics,
                      std::map<std::string, std::string>& settings);
+
+// A prediction's 1 sigma (relative, per target) from few points and their leave-one-out fits, for a
+// model fitted on `points` that predicts the configurations `grid` (the device's grid):
+//   sigma^2 = mean_i(r_i e_i) + mean_grid(jackknife variance of the prediction),
+// with r_i the in-sample and e_i the leave-one-out log residual of point i. For a linear fit
+// r_i = (1 - h_ii) e_i, so r_i e_i = r_i^2 / (1 - h_ii) is an unbiased estimate of the noise that
+// does not grow with the leverage h_ii -- plain leave-one-out MAPE does, and on a design of corners
+// it overstates the error of interior predictions 2-3x. The jackknife term is the parameters' share
+// (what a prediction inherits from the few points), averaged over the grid. NaN per target with
+// fewer than `min_train` + 2 points or no such measurement.
+struct TargetSigmas {
+  double time_rel = traces::kNaN;
+  double power_mean_rel = traces::kNaN;
+  double power_peak_rel = traces::kNaN;
+};
+TargetSigmas few_point_sigma(const std::vector<traces::ProfilePoint>& points, const FitFunction& fit,
+                             const std::vector<PlanPoint>& grid, int min_train);
 
 // Writes "<what>_mape_fit" and "<what>_mape_cv" metrics (percent) into the record.
 void put_metrics(traces::ModelRecord& record, const ErrorSummary& fit, const ErrorSummary& cv, int cv_folds);
@@ -130,6 +148,13 @@ struct Calibration {
   std::vector<traces::ProfilePoint> used;  // the points the model was fitted on
   std::vector<traces::ProfilePoint> all;   // every usable point of the profile
 };
+
+// The model's calibrated relative error of peak power that a prediction stays below with
+// probability `level` (one-sided, e.g. 0.95): kZ(level) x its stated 1 sigma of peak power
+// (models/uncertainty.hpp; the mean power's where the profile had no peak). 0.05 = 5%. This is what a
+// guard band of the power cap should pay for. Throws Error for a level outside (0.5, 1) and for a
+// calibration without a stated uncertainty.
+double power_error_quantile(const Calibration& calibration, double level);
 
 // Fits the chosen model. Throws Error for too few points for the model, or a reference that is
 // missing or uses another knob.
