@@ -36,20 +36,27 @@ double PowerParams::capacitance(int batch_size) const {
 double PowerParams::at(double freq_hz, double volt_v, int batch_size, const TimeParams& time) const {
   const double b = batch_size;
   const double t = time.at(freq_hz, batch_size);
-  const double work = time.work_cycles + time.work_per_sample_cycles * b;
+  const double work = time.work(batch_size);
   return idle_w + leak_w_per_v * volt_v + capacitance(batch_size) * freq_hz * volt_v * volt_v +
          (busy_j_per_cycle_v2 * volt_v * volt_v * work + traffic_j_per_sample * b) / t;
 }
 
+double TimeParams::work(int batch_size) const {
+  const double b = batch_size;
+  return work_cycles + work_per_sample_cycles * b + work_log_cycles * std::log(b);
+}
+
 double TimeParams::at(double freq_hz, int batch_size) const {
   const double b = batch_size;
-  return fixed_s + fixed_per_sample_s * b + (work_cycles + work_per_sample_cycles * b) / freq_hz;
+  return fixed_s + fixed_per_sample_s * b + fixed_log_s * std::log(b) + work(batch_size) / freq_hz;
 }
 
 namespace {
 
-constexpr const char* kTimeNames[] = {"time_fixed_s", "time_fixed_per_sample_s", "time_work_cycles",
-                                      "time_work_per_sample_cycles"};
+constexpr const char* kTimeNames[] = {"time_fixed_s",          "time_fixed_per_sample_s",
+                                      "time_work_cycles",      "time_work_per_sample_cycles",
+                                      "time_fixed_log_s",      "time_work_log_cycles"};
+constexpr int kTimeParams = 6;
 constexpr const char* kPowerSuffixes[] = {
     "idle_w",     "leak_w_per_v",        "cap_base_w_per_hz_v2", "cap_sat_w_per_hz_v2",
     "batch_half", "busy_j_per_cycle_v2", "traffic_j_per_sample", "cap_log_w_per_hz_v2"};
@@ -149,7 +156,7 @@ Eigen::MatrixXd power_design(const std::vector<Obs>& obs, const VoltageCurve& v,
     x(r, 2) = s * f * volt * volt;
     x(r, 3) = s * f * volt * volt * (log_cap ? std::log(b) : b / (b + batch_half));
     const double t = time.at(f * s, obs[i].batch);
-    x(r, 4) = volt * volt * (time.work_cycles + time.work_per_sample_cycles * b) / t;
+    x(r, 4) = volt * volt * time.work(obs[i].batch) / t;
     x(r, 5) = b / t;
     for (Eigen::Index j = 0; j < k; ++j) x(r, 6 + j) = (*obs[i].extra)[static_cast<size_t>(j)];
   }
@@ -331,8 +338,9 @@ traces::ModelRecord AnalyticalModel::to_record() const {
   r.param_values.clear();
   r.param_stderr.clear();
   const auto& t = params_.time;
-  const double tv[] = {t.fixed_s, t.fixed_per_sample_s, t.work_cycles, t.work_per_sample_cycles};
-  for (int i = 0; i < 4; ++i) push(r, kTimeNames[i], tv[i], err(kTimeNames[i]));
+  const double tv[] = {t.fixed_s,     t.fixed_per_sample_s, t.work_cycles,
+                       t.work_per_sample_cycles, t.fixed_log_s, t.work_log_cycles};
+  for (int i = 0; i < kTimeParams; ++i) push(r, kTimeNames[i], tv[i], err(kTimeNames[i]));
   const auto power = [&](const std::string& prefix, const PowerParams& p) {
     PowerParams e;
     e.idle_w = err(prefix + kPowerSuffixes[0]);
@@ -362,7 +370,7 @@ traces::ModelRecord AnalyticalModel::to_record() const {
   }
   // (a std::string, not a ternary of literals: GCC 12 warns falsely on the latter with -Wrestrict)
   r.settings["has_peak"] = std::string(params_.has_peak ? "1" : "0");
-  r.settings["time_form"] = "t = t0 + t1*b + (w0 + w1*b)/f";
+  r.settings["time_form"] = "t = t0 + t1*b + t2*ln(b) + (w0 + w1*b + w2*ln(b))/f";
   r.settings["power_form"] =
       "P = P_idle + k_leak*V(f) + (c_base + c_sat*b/(b + b_half) + c_log*ln(b))*f*V(f)^2 + (busy*V(f)^2*w(b) + "
       "traffic*b)/t(f,b)";
@@ -435,6 +443,8 @@ FitInputs check_inputs(const std::vector<traces::ProfilePoint>& points, const An
     throw Error(
         "the analytical model needs points at 2 or more GPU frequencies to separate the frequency-bound "
         "part of the time from the rest");
+  if (options.time_form != "affine" && options.time_form != "log")
+    throw OptionError("time-form", fmt::format("'{}' is not a form of t(f, b): use affine or log", options.time_form));
   if (options.cap_form != "saturating" && options.cap_form != "log")
     throw OptionError("cap-form", fmt::format("'{}' is not a form of c(b): use saturating or log", options.cap_form));
   if (options.voltage != "auto" && options.voltage != "catalog" && options.voltage != "fit")
@@ -446,16 +456,22 @@ FitInputs check_inputs(const std::vector<traces::ProfilePoint>& points, const An
 }
 
 // Time: t = t0 + t1·b + w0/f + w1·b/f, linear; t1 and w0 carry the weak priors (extra columns too).
-TimeParams fit_time(const std::vector<Obs>& time_obs, double prior_weight, FitExtras* extras,
+TimeParams fit_time(const std::vector<Obs>& time_obs, double prior_weight, bool log_time, FitExtras* extras,
                     traces::ModelRecord& record) {
   const Eigen::Index kt =
       extras && !extras->time_columns.empty() ? static_cast<Eigen::Index>(extras->time_columns.front().size()) : 0;
-  Eigen::MatrixXd x(static_cast<Eigen::Index>(time_obs.size()), 4 + kt);
+  const Eigen::Index kl = log_time ? 2 : 0;  // t2·ln b and w2·ln b / f
+  Eigen::MatrixXd x(static_cast<Eigen::Index>(time_obs.size()), 4 + kt + kl);
   std::vector<bool> time_shrink = {false, true, true, false};
-  time_shrink.resize(static_cast<size_t>(4 + kt), true);
+  time_shrink.resize(static_cast<size_t>(4 + kt + kl), true);
   for (size_t i = 0; i < time_obs.size(); ++i) {
     for (Eigen::Index j = 0; j < kt; ++j)
       x(static_cast<Eigen::Index>(i), 4 + j) = extras->time_columns[i].at(static_cast<size_t>(j));
+    if (log_time) {
+      const double lb = std::log(static_cast<double>(time_obs[i].batch));
+      x(static_cast<Eigen::Index>(i), 4 + kt) = lb;
+      x(static_cast<Eigen::Index>(i), 5 + kt) = lb / (time_obs[i].freq_hz * time_obs[i].share);
+    }
     const auto r = static_cast<Eigen::Index>(i);
     const double b = time_obs[i].batch;
     const double f = time_obs[i].freq_hz * time_obs[i].share;
@@ -466,8 +482,15 @@ TimeParams fit_time(const std::vector<Obs>& time_obs, double prior_weight, FitEx
   }
   const auto ts = solve_relative(x, targets(time_obs), time_shrink, prior_weight, true, weights(time_obs));
   if (extras) extras->time_coef.assign(ts.beta.data() + 4, ts.beta.data() + 4 + kt);
-  for (int i = 0; i < 4; ++i) push(record, kTimeNames[i], ts.beta(i), ts.stderr(i));
-  return {ts.beta(0), ts.beta(1), ts.beta(2), ts.beta(3)};
+  TimeParams t{ts.beta(0), ts.beta(1), ts.beta(2), ts.beta(3)};
+  const double nan = traces::kNaN;
+  if (log_time) t.fixed_log_s = ts.beta(4 + kt), t.work_log_cycles = ts.beta(5 + kt);
+  const double se[] = {ts.stderr(0), ts.stderr(1), ts.stderr(2), ts.stderr(3), log_time ? ts.stderr(4 + kt) : nan,
+                       log_time ? ts.stderr(5 + kt) : nan};
+  const double v[] = {t.fixed_s, t.fixed_per_sample_s, t.work_cycles, t.work_per_sample_cycles, t.fixed_log_s,
+                      t.work_log_cycles};
+  for (int i = 0; i < kTimeParams; ++i) push(record, kTimeNames[i], v[i], se[i]);
+  return t;
 }
 
 // V(f) relative to its floor (the scale of V is not identifiable from power, only its shape): a
@@ -533,7 +556,15 @@ std::unique_ptr<AnalyticalModel> fit_analytical(const std::vector<traces::Profil
   traces::ModelRecord record;
   record.kind = to_string(traces::ModelKind::analytical);
   const double pw = options.prior_weight;
-  params.time = fit_time(in.time_obs, pw, extras, record);
+  // Points count by their weight (a transfer prior's pseudo-points weigh a fraction of a point).
+  std::set<int> batches;
+  double n_eff = 0;
+  for (const auto& o : in.time_obs) {
+    n_eff += o.weight;
+    if (o.weight >= 0.5) batches.insert(o.batch);
+  }
+  const bool log_time = options.time_form == "log" && n_eff >= kMinPointsLogTime - 1e-9 && batches.size() >= 3;
+  params.time = fit_time(in.time_obs, pw, log_time, extras, record);
   const double half_prior = std::sqrt(static_cast<double>(in.b_min) * in.b_max);
   const double lh_lo = std::log(std::max(0.25, in.b_min / 8.0));
   const double lh_hi = std::log(in.b_max * 8.0);
@@ -569,6 +600,7 @@ std::unique_ptr<AnalyticalModel> fit_analytical(const std::vector<traces::Profil
 
   record.settings["prior_weight"] = fmt::format("{:g}", pw);
   record.settings["cap_form"] = options.cap_form;
+  record.settings["time_b_form"] = log_time ? "log" : "affine";
   return std::make_unique<AnalyticalModel>(std::move(params), std::move(record));
 }
 
@@ -585,6 +617,9 @@ std::unique_ptr<AnalyticalModel> analytical_from_record(const traces::ModelRecor
   };
   AnalyticalParams a;
   a.time = {get(kTimeNames[0]), get(kTimeNames[1]), get(kTimeNames[2]), get(kTimeNames[3])};
+  // The concave part in b is optional: older records hold none.
+  if (p.count(kTimeNames[4])) a.time.fixed_log_s = p.at(kTimeNames[4]);
+  if (p.count(kTimeNames[5])) a.time.work_log_cycles = p.at(kTimeNames[5]);
   const auto power = [&](const std::string& prefix) {
     // The two coupled energy terms and the log form of c(b) are optional: older records hold none.
     const auto opt = [&](const std::string& n) { return p.count(n) ? p.at(n) : 0.0; };

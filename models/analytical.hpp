@@ -35,7 +35,11 @@ struct TimeParams {
   double fixed_per_sample_s = 0;  // frequency-independent (memory-bound) time per sample
   double work_cycles = 0;         // per mini-batch compute, in GPU cycles
   double work_per_sample_cycles = 0;
+  // The concave part in b (AnalyticalFitOptions::time_form "log"): t2·ln b + w2·ln b / f.
+  double fixed_log_s = 0;
+  double work_log_cycles = 0;
 
+  double work(int batch_size) const;  // GPU cycles per mini-batch, w(b)
   double at(double freq_hz, int batch_size) const;
 };
 
@@ -97,8 +101,15 @@ struct AnalyticalFitOptions {
   // The form of c(b): "saturating", c_base + c_sat·b/(b + b_half) (b_half searched, nonlinear), or
   // "log", c_base + c_log·ln b (linear: one parameter fewer, nothing to search with few points).
   std::string cap_form = "saturating";
+  // The form of t(f, b): "affine", t0 + t1·b + (w0 + w1·b)/f, or "log" (the default), which adds a
+  // concave part t2·ln b + w2·ln b / f (a batching server's time per batch rises fastest at small b;
+  // docs/models.md gives the held-out gain). The log part is fitted only from kMinPointsLogTime points
+  // at 3 or more batch sizes: below that the 6 time parameters are not determined and the affine
+  // form is fitted.
+  std::string time_form = "log";
 };
 inline constexpr double kMaxPriorWeight = 1.0;
+inline constexpr int kMinPointsLogTime = 6;  // the time model's parameters with the log part
 
 // What a model over power-mode caps (models/mode_model.hpp) adds to the fit, per point: the powered
 // share s of the GPU's TPCs (empty: 1; its compute runs at f*s and its leakage and switched

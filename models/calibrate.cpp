@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numbers>
+#include <array>
 #include <set>
 #include <string_view>
 
@@ -159,6 +161,65 @@ ErrorSummary cross_validate(const std::vector<traces::ProfilePoint>& points, con
   auto out = pooled.summary();
   out.power_peak_abs_errors = std::move(peak_errors);
   out.power_mean_abs_errors = std::move(mean_errors);
+  return out;
+}
+
+TargetSigmas few_point_sigma(const std::vector<traces::ProfilePoint>& points, const FitFunction& fit,
+                             const std::vector<PlanPoint>& grid, int min_train) {
+  TargetSigmas out;
+  const size_t n = points.size();
+  if (static_cast<int>(n) < min_train + 2 || grid.empty()) return out;
+  const auto logs = [](const Prediction& p) {
+    return std::array<double, 3>{std::log(p.time_per_batch_s), std::log(p.power_mean_w), std::log(p.power_peak_w)};
+  };
+  const auto measured = [](const traces::ProfilePoint& p) {
+    return std::array<double, 3>{std::log(p.time_per_batch_mean_s), std::log(p.power_mean_w), std::log(p.power_peak_w)};
+  };
+  const auto full = fit(points);
+  std::array<double, 3> noise{0, 0, 0};
+  std::array<int, 3> noise_n{0, 0, 0};
+  std::vector<std::vector<std::array<double, 3>>> jack;  // per leave-one-out model, per grid point
+  for (size_t i = 0; i < n; ++i) {
+    auto train = points;
+    train.erase(train.begin() + static_cast<std::ptrdiff_t>(i));
+    std::unique_ptr<DeviceModel> m;
+    try {
+      m = fit(train);
+    } catch (const Error& e) {
+      spdlog::debug("few-point sigma: leaving out point {} leaves no model: {}", i, e.what());
+      continue;
+    }
+    const auto y = measured(points[i]);
+    const auto r = logs(full->predict(points[i].knob, points[i].batch_size));
+    const auto e = logs(m->predict(points[i].knob, points[i].batch_size));
+    for (int t = 0; t < 3; ++t) {
+      const double ri = r[t] - y[t], ei = e[t] - y[t];
+      if (!std::isfinite(ri) || !std::isfinite(ei)) continue;
+      // r·e = r² / (1 - h) for a linear fit; never below r² (a constrained fit can move the other way).
+      noise[t] += std::max(ri * ei, ri * ri);
+      ++noise_n[t];
+    }
+    std::vector<std::array<double, 3>> row;
+    for (const auto& g : grid) row.push_back(logs(m->predict(g.knob, g.batch_size)));
+    jack.push_back(std::move(row));
+  }
+  const double nj = static_cast<double>(jack.size());
+  if (jack.size() < 2) return out;
+  std::array<double, 3> var{0, 0, 0};
+  std::array<int, 3> var_n{0, 0, 0};
+  for (size_t g = 0; g < grid.size(); ++g)
+    for (int t = 0; t < 3; ++t) {
+      double mean = 0;
+      for (const auto& row : jack) mean += row[g][t] / nj;
+      double v = 0;
+      for (const auto& row : jack) v += (row[g][t] - mean) * (row[g][t] - mean);
+      if (!std::isfinite(v)) continue;
+      var[t] += v * (nj - 1) / nj;  // the jackknife variance
+      ++var_n[t];
+    }
+  double* targets[3] = {&out.time_rel, &out.power_mean_rel, &out.power_peak_rel};
+  for (int t = 0; t < 3; ++t)
+    if (noise_n[t] >= 2 && var_n[t] > 0) *targets[t] = std::sqrt(noise[t] / noise_n[t] + var[t] / var_n[t]);
   return out;
 }
 
@@ -536,6 +597,22 @@ Calibration calibrate(const traces::ProfileTable& table, const traces::DeviceSpe
       folds == 1 ? 1 : (folds <= 0 ? (out.used.size() <= 30 ? static_cast<int>(out.used.size()) : 10) : folds);
   put_metrics(record, mape(*model, out.used), cv, used_folds);
   record_errors(record, *model, all, out.used);
+  if (kind == ModelKind::analytical && used_folds == static_cast<int>(out.used.size()) && out.used.size() >= 2) {
+    // Leave-one-out: the few-point sigma, stored as the MAPE a Gaussian of that sigma shows (basis "loo").
+    std::vector<PlanPoint> grid;
+    std::vector<std::vector<double>> settings;
+    if (device && table.knob.kind == KnobKind::gpu_freq && !device->gpu_freqs_hz.empty())
+      for (double f : device->gpu_freqs_hz) settings.push_back({f});
+    else
+      for (const auto& p : all)
+        if (std::find(settings.begin(), settings.end(), p.knob) == settings.end()) settings.push_back(p.knob);
+    grid = grid_points(settings, table.batch_sizes());
+    const auto s = few_point_sigma(out.used, fit, grid, min_points);
+    const double to_mape = 100 * std::sqrt(2 / std::numbers::pi);
+    record.metrics["time_mape_loo"] = to_mape * s.time_rel;
+    record.metrics["power_mean_mape_loo"] = to_mape * s.power_mean_rel;
+    record.metrics["power_peak_mape_loo"] = to_mape * s.power_peak_rel;
+  }
   for (const auto& [k, v] : extra_metrics) record.metrics[k] = v;
   for (const auto& [k, v] : extra_settings) record.settings[k] = v;
   record.settings["selection"] = options.points > 0 ? fmt::format("planner k={}", options.points) : "all";

@@ -13,6 +13,7 @@
 #include "models/analytical.hpp"
 #include "models/device_model.hpp"
 #include "models/learned.hpp"
+#include "models/planner.hpp"
 #include "traces/records.hpp"
 
 namespace pacer::models {
@@ -60,6 +61,23 @@ FitFunction mode_fit(const std::vector<traces::ProfilePoint>& used, const std::v
                      const traces::KnobSpace& knob, const traces::DeviceSpec& device,
                      const AnalyticalFitOptions& analytical, std::map<std::string, double>& metrics,
                      std::map<std::string, std::string>& settings);
+
+// A prediction's 1 sigma (relative, per target) from few points and their leave-one-out fits, for a
+// model fitted on `points` that predicts the configurations `grid` (the device's grid):
+//   sigma^2 = mean_i(r_i e_i) + mean_grid(jackknife variance of the prediction),
+// with r_i the in-sample and e_i the leave-one-out log residual of point i. For a linear fit
+// r_i = (1 - h_ii) e_i, so r_i e_i = r_i^2 / (1 - h_ii) is an unbiased estimate of the noise that
+// does not grow with the leverage h_ii -- plain leave-one-out MAPE does, and on a design of corners
+// it overstates the error of interior predictions 2-3x. The jackknife term is the parameters' share
+// (what a prediction inherits from the few points), averaged over the grid. NaN per target with
+// fewer than `min_train` + 2 points or no such measurement.
+struct TargetSigmas {
+  double time_rel = traces::kNaN;
+  double power_mean_rel = traces::kNaN;
+  double power_peak_rel = traces::kNaN;
+};
+TargetSigmas few_point_sigma(const std::vector<traces::ProfilePoint>& points, const FitFunction& fit,
+                             const std::vector<PlanPoint>& grid, int min_train);
 
 // Writes "<what>_mape_fit" and "<what>_mape_cv" metrics (percent) into the record.
 void put_metrics(traces::ModelRecord& record, const ErrorSummary& fit, const ErrorSummary& cv, int cv_folds);

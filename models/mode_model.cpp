@@ -57,7 +57,7 @@ std::vector<double> power_columns(const Features& f) {
 Prediction gpu_at(const AnalyticalParams& a, double f, double s, int b) {
   const double t = a.time.at(f * s, b);
   const double v = a.voltage.at(f);
-  const double work = a.time.work_cycles + a.time.work_per_sample_cycles * b;
+  const double work = a.time.work(b);
   const auto power = [&](const PowerParams& p) {
     return p.idle_w + s * (p.leak_w_per_v * v + p.capacitance(b) * f * v * v) +
            (p.busy_j_per_cycle_v2 * v * v * work + p.traffic_j_per_sample * b) / t;

@@ -7,6 +7,8 @@
 #include <map>
 #include <numbers>
 
+#include "base/error.hpp"
+
 namespace pacer::models {
 namespace {
 
@@ -129,6 +131,17 @@ double prediction_sigma(double mape_pct, double spread_rel) {
   return std::isfinite(spread_rel) ? std::max(error_sigma, spread_rel) : error_sigma;
 }
 
+double normal_quantile(double p) {
+  if (!(p > 0 && p < 1)) throw Error(fmt::format("normal_quantile: probability {:g} is not in (0, 1)", p));
+  // Bisection on the CDF 0.5 erfc(-x / sqrt 2): 200 halvings of [-40, 40] reach double precision.
+  double lo = -40, hi = 40;
+  for (int i = 0; i < 200 && hi - lo > 1e-15; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    (0.5 * std::erfc(-mid / std::sqrt(2.0)) < p ? lo : hi) = mid;
+  }
+  return 0.5 * (lo + hi);
+}
+
 Coverage coverage(const std::vector<double>& rel_errors, double sigma_rel) {
   Coverage c;
   if (!(sigma_rel > 0)) return c;
@@ -150,7 +163,7 @@ void store_uncertainty(traces::ModelRecord& record, const NoiseFloor& floor, con
   ModelUncertainty u;
   u.floor = floor;
   u.floating_clocks = floating_clocks;
-  for (const char* basis : {"heldout", "lomo", "cv"})
+  for (const char* basis : {"heldout", "lomo", "loo", "cv"})
     if (std::isfinite(metric(record, std::string("time_mape_") + basis))) {
       u.basis = basis;
       break;

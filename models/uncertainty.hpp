@@ -42,7 +42,9 @@ struct ModelUncertainty {
   double time_rel = traces::kNaN;
   double power_mean_rel = traces::kNaN;
   double power_peak_rel = traces::kNaN;
-  std::string basis;                    // "heldout" | "lomo" | "cv" | "" (no error off the fitted points)
+  // "heldout" | "lomo" | "loo" (few_point_sigma, models/calibrate.hpp) | "cv" | "" (no error off the
+  // fitted points)
+  std::string basis;
   double time_mape_pct = traces::kNaN;  // the basis's MAPE behind the sigmas
   double power_mean_mape_pct = traces::kNaN;
   NoiseFloor floor;
@@ -57,6 +59,8 @@ double prediction_sigma(double mape_pct, double spread_rel);
 // predicted / measured - 1 of points the model was not fitted on; `sigma_rel` the stated 1 sigma.
 // Nominal rates: 68.3% inside 1 sigma, 90% inside the 90% interval (+-1.645 sigma).
 inline constexpr double kZ90 = 1.6448536269514722;
+// The standard normal quantile: normal_quantile(0.95) = kZ90. Throws Error outside (0, 1).
+double normal_quantile(double p);
 struct Coverage {
   double within_1sigma = traces::kNaN;  // fraction, 0..1
   double within_90 = traces::kNaN;
