@@ -48,6 +48,10 @@ struct DemoOptions {
   // peak-power error, between kDefaultGuard and kAutoGuardMax (3% and 25%, validate.hpp), so a
   // model that is less sure of its peaks keeps further from the cap.
   double guard = NAN;
+  // The proxy relation as an adaptive campaign (adaptive_relation.hpp) for the profiled board and
+  // the experiment's caps: only the batch sizes that can still win are trained to the target. Its
+  // proxy stage then runs whole (its rounds are not sharded within an experiment).
+  bool adaptive = false;
   // The stage to run ("" : the whole pipeline) and, with a stage, the shard of its jobs (written to
   // the shard's own store beside NAME.h5, which is only read).
   std::string stage;

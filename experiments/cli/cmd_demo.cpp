@@ -25,6 +25,10 @@ void common_options(po::options_description& d, const std::string& default_out) 
                   "{:g}%)",
                   100 * experiments::kDefaultGuard, 100 * experiments::kAutoGuardMax)
           .c_str());
+  d.add_options()("adaptive", po::bool_switch()->default_value(false),
+                  "the proxy relation as an adaptive campaign (`pacer relation --adaptive`): only the batch sizes "
+                  "that can still win at the experiment's caps on the profiled board are trained on; its decisions are "
+                  "stored and printed");
   add_threads_option(d, experiments::DemoOptions{}.threads,
                      "CPU intra-op threads of the training (default: the CPUs free now)", "");
   add_shard_options(d, experiments::experiment_stages());
@@ -44,6 +48,7 @@ experiments::DemoOptions common(const po::variables_map& vm) {
   o.out_dir = vm["out"].as<std::string>();
   o.device = vm["device"].as<std::string>();
   o.threads = vm["threads"].as<int>();
+  o.adaptive = vm["adaptive"].as<bool>();
   const std::string guard = vm["guard"].as<std::string>();
   if (guard == "0" || guard == "0%") {
     o.guard = 0;
