@@ -356,7 +356,11 @@ CampaignReport run_adaptive_round(const RelationCampaign& c, const dnn::data::Da
     traces::RelationSet add = header;
     add.runs = {run};
     here = store.add_rows(add);
+    // The points after what the store holds of the run (a run trained again from the start, its
+    // state lost, repeats the earlier ones, whose estimates may differ in their last digits).
     traces::LearningCurve points = r.curve;
+    const int64_t stored_to = before ? before->samples : -1;
+    std::erase_if(points.points, [&](const traces::CurvePoint& p) { return p.samples <= stored_to; });
     if (!points.points.empty()) store.add_rows(points);
     fs::rename(part, state);
     ++report.new_runs;

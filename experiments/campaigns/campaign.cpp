@@ -120,7 +120,8 @@ CampaignReport run_relation_campaign(const RelationCampaign& c, const dnn::data:
       report.eval_time_s += r.eval_time_s;
       spdlog::info("{} {}: b={:<4} seed={:<3} {} after {} samples ({} {:.4f}, lr {:.3g}, {:.1f} s, {:.0f} samples/s)",
                    progress->next(), set.name, b, seed, r.reached ? "reached" : "CENSORED", r.samples, set.metric, r.final_metric,
-                   r.learning_rate, r.wall_time_s, r.samples / std::max(1e-9, r.wall_time_s - r.eval_time_s));
+                   r.learning_rate, r.wall_time_s,
+                   (r.samples - r.resumed_samples) / std::max(1e-9, r.wall_time_s - r.eval_time_s));
       if (on_run) on_run(run);
     }
   return report;

@@ -62,8 +62,8 @@ class AdaptiveRelation : public ::testing::Test {
   pacer::testing::RunResult pacer(const std::string& args) const { return pacer::testing::run_pacer(args, dir); }
   std::string common() const {
     return "relation --adaptive --dataset idx:" + (dir / "idx").string() +
-           " --checkpoint none --threads 1 --eval-every 64 --lr 0.002 --batch-sizes 8,16,32 --seeds 0,1 "
-           "--target 0.9 --budget 4096 --first-round 12.5% --caps 4 --name q --profile-store " +
+           " --checkpoint none --threads 1 --eval-every 32 --eval-stop full --lr 0.002 --batch-sizes 8,16,32 --seeds 0,1 "
+           "--target 0.95 --budget 4096 --first-round 2% --caps 4 --name q --profile-store " +
            (dir / "device.h5").string() + " --out " + (dir / "s.h5").string();
   }
   AdaptiveLog log() const { return Store::open(dir / "s.h5").read<AdaptiveLog>("q"); }
@@ -88,12 +88,12 @@ TEST_F(AdaptiveRelation, StopsTheBatchSizeThatCannotWinAndStoresEveryDecision) {
   const auto r = pacer(common());
   ASSERT_EQ(r.code, 0) << r.err << r.out;
   const AdaptiveLog l = log();
-  // Round 1: every batch size, one seed, 12.5 % of the run budget.
+  // Round 1: every batch size, one seed, 2 % of the run budget (82 samples).
   for (const int b : {8, 16, 32}) EXPECT_TRUE(has(l, 1, "train", b)) << b;
   for (const auto& d : l.decisions)
     if (d.round == 1 && d.action == "train") {
       EXPECT_EQ(d.seed, 0);
-      EXPECT_EQ(d.budget_samples, 512);
+      EXPECT_EQ(d.budget_samples, 82);
     }
   // b=8 stops after round 1 and never trains again; its run stays, censored at round 1's budget.
   EXPECT_TRUE(has(l, 1, "stop", 8)) << r.out;
@@ -105,7 +105,8 @@ TEST_F(AdaptiveRelation, StopsTheBatchSizeThatCannotWinAndStoresEveryDecision) {
   const RelationRun* b8 = find(set, 8, 0);
   ASSERT_NE(b8, nullptr);
   EXPECT_FALSE(b8->reached);
-  EXPECT_EQ(b8->budget_samples, 512);
+  EXPECT_EQ(b8->budget_samples, 82);
+  EXPECT_EQ(b8->samples, 88);  // 11 batches of 8
   EXPECT_EQ(find(set, 8, 1), nullptr);
   // The campaign ended and says how; the log and the compute are printed.
   EXPECT_FALSE(l.outcome().empty());

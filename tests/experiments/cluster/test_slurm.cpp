@@ -490,7 +490,7 @@ fs::path write_adaptive_spec(const std::string& name, const std::string& slurm) 
   }
   const fs::path spec = g_dir / (name + ".ini");
   write_text(spec, std::string("[relation]\n") + kCampaign +
-                       "adaptive = true\nmax-rounds = 3\nfirst-round = 12.5%\ncaps = 4\nprofile-store = " +
+                       "adaptive = true\neval-stop = full\nmax-rounds = 3\nfirst-round = 12.5%\ncaps = 4\nprofile-store = " +
                        profile.string() + "\nout = " + (g_dir / name / "relations.h5").string() + "\n[slurm]\n" +
                        slurm);
   return spec;

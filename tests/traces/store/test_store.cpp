@@ -209,8 +209,8 @@ TEST(Store, EveryGroupReadsBackAsItsRecordTypeAndExportsAsItsCsv) {
   EXPECT_EQ(format_store_contents(store), listing);
   EXPECT_EQ(export_csv(store, "device"), provenance_lines(current_run()) + to_csv(find_device("jetson-nano")));
   EXPECT_EQ(export_record_forms(),
-            "profiles/NAME, relations/NAME, curves/NAME, models/NAME, sweeps/NAME, runs/NAME, validations/NAME or "
-            "device");
+            "profiles/NAME, relations/NAME, curves/NAME, models/NAME, sweeps/NAME, runs/NAME, validations/NAME, "
+            "decisions/NAME or device");
 
   EXPECT_FALSE(find_store_group("device"));
   EXPECT_THROW((void)store.read_record("device", "x"), Error);
@@ -219,7 +219,8 @@ TEST(Store, EveryGroupReadsBackAsItsRecordTypeAndExportsAsItsCsv) {
     ADD_FAILURE() << "an unknown group was exported";
   } catch (const UsageError& e) {
     EXPECT_STREQ(e.what(),
-                 "unknown group 'traces' (profiles, relations, curves, models, sweeps, runs, validations, device)");
+                 "unknown group 'traces' (profiles, relations, curves, models, sweeps, runs, validations, decisions, "
+                 "device)");
   }
   EXPECT_THROW((void)export_csv(store, "profiles"), UsageError);
   EXPECT_THROW((void)export_csv(store, "profiles/missing"), Error);
