@@ -56,7 +56,7 @@ void profile(const AdaptiveTrainBenchOptions& o, const std::string& workload, co
   p.batch_sizes = o.batch_sizes;
   p.store = store;
   p.device_spec = board.spec;
-  p.source = "pacer bench train --adaptive";
+  p.source = "the adaptive campaigns benchmark";
   hw::run_profile(*board.device, executor, p);
 }
 
