@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <random>
 #include <set>
 
 #include "base/error.hpp"
@@ -20,6 +21,9 @@ namespace {
 // Variance of a log count estimated from a ratio fitted to fewer than three runs, or from the run's
 // own curve: wide (a factor of 1.65 at one standard deviation), not tuned.
 constexpr double kLooseEstimateVar = 0.25;
+// Variance of a log count from the common level's shared ratio (the learning curves' shape differs
+// across b: on the Zeus traces the last step is 1.6x at b = 16 and 3.5x at b = 4096), not tuned.
+constexpr double kCommonRatioVar = 0.05;
 
 bool better_or_equal(double metric, double level, bool higher_is_better) {
   return higher_is_better ? metric >= level : metric <= level;
@@ -57,8 +61,38 @@ struct Estimate {
 };
 
 // Step 1: an unfinished run's samples-to-target from the runs that reached it.
+// Before any run reached the target: the highest level every unfinished run reached and the median
+// over those runs of log(own extrapolation / samples to that level) (explore/proxy_budget.hpp's
+// shared ratio). The common factor cancels in every comparison of batch sizes; the ranking comes
+// from the measured samples to the common level.
+struct CommonLevel {
+  double level = traces::kNaN;
+  double log_ratio = 0;
+  bool valid() const { return !std::isnan(level); }
+};
+
+CommonLevel common_level(const std::vector<AdaptiveRun>& runs, const traces::RelationSet& header) {
+  const bool hib = header.higher_is_better;
+  CommonLevel c;
+  for (const auto& r : runs) {
+    if (r.reached) return {};  // the finished runs give the ratios
+    const double best = best_metric(r.curve, hib);
+    if (std::isnan(best)) continue;
+    c.level = std::isnan(c.level) ? best : hib ? std::min(c.level, best) : std::max(c.level, best);
+  }
+  if (!c.valid()) return c;
+  std::vector<double> ratios;
+  for (const auto& r : runs) {
+    const int64_t at = first_reaching(r.curve, c.level, hib);
+    const double n = extrapolate_samples(r.curve, header.target, hib);
+    if (at > 0 && std::isfinite(n)) ratios.push_back(std::log(n / static_cast<double>(at)));
+  }
+  c.log_ratio = ratios.empty() ? 0.0 : std::max(0.0, base::median(ratios));
+  return c;
+}
+
 Estimate estimate_run(const AdaptiveRun& run, const std::vector<const AdaptiveRun*>& finished,
-                      const traces::RelationSet& header) {
+                      const traces::RelationSet& header, const CommonLevel& common) {
   const bool hib = header.higher_is_better;
   const double level = best_metric(run.curve, hib);
   Estimate e;
@@ -73,6 +107,14 @@ Estimate estimate_run(const AdaptiveRun& run, const std::vector<const AdaptiveRu
     log_ratio.push_back(std::log(static_cast<double>(f->samples) / static_cast<double>(f_at)));
   }
   const double floor = std::log(static_cast<double>(std::max<int64_t>(1, run.samples)));
+  if (log_ratio.empty() && common.valid()) {  // no run reached the target: the shared ratio at the common level
+    const int64_t at_common = first_reaching(run.curve, common.level, hib);
+    if (at_common > 0) {
+      e.log_samples = std::max(floor, std::log(static_cast<double>(at_common)) + common.log_ratio);
+      e.var = kCommonRatioVar;
+      return e;
+    }
+  }
   if (log_ratio.empty()) {  // no run reached the target past this level: the run's own curve
     const double n = extrapolate_samples(run.curve, header.target, hib);
     if (!std::isfinite(n)) return e;
@@ -130,8 +172,8 @@ AdaptivePlan plan_round(const AdaptiveProblem& problem, const std::vector<Adapti
   plan.relation.runs.clear();
 
   if (runs.empty()) {  // round 1: every batch size, a short budget
-    const int64_t first = std::max<int64_t>(
-        1, std::llround(options.initial_fraction * static_cast<double>(options.run_budget_samples)));
+    const int64_t first =
+        std::max<int64_t>(1, std::llround(options.initial_fraction * static_cast<double>(options.run_budget_samples)));
     for (int b : batches) {
       for (int s = 0; s < options.initial_seeds; ++s) plan.orders.push_back({b, s, first, true});
       plan.decisions.push_back({b, round, "start",
@@ -148,6 +190,7 @@ AdaptivePlan plan_round(const AdaptiveProblem& problem, const std::vector<Adapti
   std::vector<const AdaptiveRun*> finished;
   for (const auto& r : runs)
     if (r.reached && r.samples > 0) finished.push_back(&r);
+  const CommonLevel common = common_level(runs, header);
   std::map<int, std::vector<double>> extra_var;  // per b: the estimates' variances
   std::map<int, int> runs_at;
   for (const auto& r : runs) {
@@ -161,7 +204,7 @@ AdaptivePlan plan_round(const AdaptiveProblem& problem, const std::vector<Adapti
       rr.samples = r.samples;
       extra_var[r.batch_size].push_back(0);
     } else {
-      const Estimate e = estimate_run(r, finished, header);
+      const Estimate e = estimate_run(r, finished, header, common);
       rr.reached = !std::isnan(e.log_samples);
       rr.samples = rr.reached ? std::max<int64_t>(r.samples, std::llround(std::exp(e.log_samples))) : r.samples;
       extra_var[r.batch_size].push_back(rr.reached ? e.var : kLooseEstimateVar);
@@ -237,14 +280,24 @@ AdaptivePlan plan_round(const AdaptiveProblem& problem, const std::vector<Adapti
       const double mu = log_time(p), v = plan.log_var[p.batch_index];
       const double term = expected_excess(mu_star - mu, v_star + v);
       ac.expected_regret += term;
-      if (mu - options.z * std::sqrt(v) <= mu_star + options.z * std::sqrt(v_star)) terms.emplace_back(p.batch_size, term);
+      if (mu - options.z * std::sqrt(v) <= mu_star + options.z * std::sqrt(v_star))
+        terms.emplace_back(p.batch_size, term);
     }
     ac.contenders.push_back(s.batch_size);
     for (const auto& [b, term] : terms) ac.contenders.push_back(b);
     std::sort(ac.contenders.begin(), ac.contenders.end());
     if (ac.expected_regret > options.tolerance) {
       all_decided = false;
-      for (int b : ac.contenders) contenders_undecided.insert(b);
+      // The runs go where the regret is: a contender whose share of the expected regret is below
+      // tolerance / contenders would leave the cap decided on its own; b* trains with any other.
+      const double share = options.tolerance / static_cast<double>(ac.contenders.size());
+      bool any = false;
+      for (const auto& [b, term] : terms)
+        if (term > share) {
+          contenders_undecided.insert(b);
+          any = true;
+        }
+      if (any || terms.empty()) contenders_undecided.insert(s.batch_size);
       const auto note = [&](int b, double term, const std::string& why) {
         auto& w = why_contender[b];
         if (w.second.empty() || term > w.first) w = {term, why};
@@ -273,8 +326,8 @@ AdaptivePlan plan_round(const AdaptiveProblem& problem, const std::vector<Adapti
   };
   if (all_decided) {
     plan.verdict = AdaptiveVerdict::Decided;
-    plan.reason = fmt::format("decided: expected regret <= {} at all {} caps", pct(options.tolerance),
-                              problem.caps_w.size());
+    plan.reason =
+        fmt::format("decided: expected regret <= {} at all {} caps", pct(options.tolerance), problem.caps_w.size());
   } else if (options.compute_budget_samples > 0 && plan.compute_used >= options.compute_budget_samples) {
     plan.verdict = AdaptiveVerdict::Budget;
     plan.reason = fmt::format("compute budget spent: {:.4g} of {:.4g} samples", plan.compute_used,
@@ -315,27 +368,150 @@ AdaptivePlan plan_round(const AdaptiveProblem& problem, const std::vector<Adapti
         longest = std::max(longest, r->samples);
       }
     }
-    if (any_reached && static_cast<int>(rs.size()) < options.max_seeds) {
+    const auto limit = options.seeds_by_batch.find(b);
+    const int seeds =
+        limit == options.seeds_by_batch.end() ? options.max_seeds : std::min(options.max_seeds, limit->second);
+    if (any_reached && static_cast<int>(rs.size()) < seeds) {
       const int64_t to = std::min<int64_t>(options.run_budget_samples, std::llround(options.growth * longest));
       plan.orders.push_back({b, next_seed, to, true});
       plan.decisions.push_back({b, round, "add-seed", why});
     } else {
-      plan.decisions.push_back(
-          {b, round, "done",
-           any_reached ? fmt::format("{}; it has all {} seeds", why, options.max_seeds)
-                       : fmt::format("{}; its runs spent their budget without reaching the target", why)});
+      plan.decisions.push_back({b, round, "done",
+                                any_reached
+                                    ? fmt::format("{}; it has all {} seeds", why, seeds)
+                                    : fmt::format("{}; its runs spent their budget without reaching the target", why)});
     }
   }
+  // Most-needed first (a campaign with a budget trains them in this order): by the regret the b's
+  // uncertainty costs at its worst cap, then ascending b.
+  std::stable_sort(plan.orders.begin(), plan.orders.end(), [&](const AdaptiveOrder& a, const AdaptiveOrder& b) {
+    return why_contender[a.batch_size].first > why_contender[b.batch_size].first;
+  });
   if (plan.orders.empty()) {
     plan.verdict = AdaptiveVerdict::Budget;
     plan.reason = "nothing left to train: every contender has all its seeds at the target or its run budget spent";
   } else {
-    plan.reason = fmt::format("continue: {} of {} caps undecided, {} runs ordered",
-                              std::count_if(plan.caps.begin(), plan.caps.end(),
-                                            [&](const AdaptiveCap& c) { return c.expected_regret > options.tolerance; }),
-                              plan.caps.size(), plan.orders.size());
+    plan.reason =
+        fmt::format("continue: {} of {} caps undecided, {} runs ordered",
+                    std::count_if(plan.caps.begin(), plan.caps.end(),
+                                  [&](const AdaptiveCap& c) { return c.expected_regret > options.tolerance; }),
+                    plan.caps.size(), plan.orders.size());
   }
   return plan;
+}
+
+std::string adaptive_cut_label(const std::string& budget_of) {
+  return budget_of.empty() ? "adaptive" : "adaptive at the compute of " + budget_of;
+}
+
+bool is_adaptive_cut(std::string_view label) {
+  return label.substr(0, 8) == "adaptive";
+}
+
+namespace {
+
+uint64_t mix(uint64_t x) {  // splitmix64's finaliser
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+}  // namespace
+
+ReplayResult replay_adaptive(const AdaptiveProblem& problem, const ReplayPool& pool, const ReplayOptions& options) {
+  // The pool: per b, its runs in the order seeds are drawn, with their curves.
+  struct PoolRun {
+    const traces::RelationRun* run;
+    int64_t end = 0;  // samples it trains at most: to the target, or its budget
+    std::vector<std::pair<int64_t, double>> curve;
+  };
+  std::map<int, std::vector<PoolRun>> by_b;
+  ReplayResult result;
+  int64_t longest = 0;
+  for (const auto& r : pool.runs.runs) {
+    PoolRun p{&r, r.reached ? r.samples : std::max(r.samples, r.budget_samples), {}};
+    for (const auto& pt : pool.curve.points)
+      if (pt.batch_size == r.batch_size && pt.seed == r.seed) p.curve.emplace_back(pt.samples, pt.metric);
+    std::sort(p.curve.begin(), p.curve.end());
+    result.compute_full += static_cast<double>(p.end);
+    longest = std::max(longest, p.end);
+    by_b[r.batch_size].push_back(std::move(p));
+  }
+  if (by_b.empty()) throw Error(fmt::format("relation '{}': no runs to replay", pool.runs.name));
+  uint64_t name_hash = 1469598103934665603ULL;  // FNV-1a of the relation's name: orders differ per workload
+  for (char c : pool.runs.name) name_hash = (name_hash ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
+  for (auto& [b, runs] : by_b) {
+    std::sort(runs.begin(), runs.end(), [](const PoolRun& x, const PoolRun& y) { return x.run->seed < y.run->seed; });
+    if (options.order_seed != 0) {
+      std::mt19937_64 rng(mix(options.order_seed ^ mix(name_hash ^ static_cast<uint64_t>(b))));
+      std::shuffle(runs.begin(), runs.end(), rng);
+    }
+  }
+  AdaptiveOptions engine = options.engine;
+  if (engine.run_budget_samples <= 0) engine.run_budget_samples = longest;
+  for (const auto& [b, runs] : by_b) engine.seeds_by_batch[b] = static_cast<int>(runs.size());
+  const double budget = options.budget_share > 0 ? options.budget_share * result.compute_full : 0;
+  if (budget > 0 && (engine.compute_budget_samples <= 0 || engine.compute_budget_samples > budget))
+    engine.compute_budget_samples = budget;
+
+  std::vector<AdaptiveRun> runs;
+  std::map<std::pair<int, int>, size_t> at;  // (b, seed) -> index in runs
+  bool out_of_budget = false, pool_empty = false;
+  for (int round = 0; round <= options.max_rounds; ++round) {
+    AdaptivePlan plan = plan_round(problem, runs, round, engine);
+    result.log.insert(result.log.end(), plan.decisions.begin(), plan.decisions.end());
+    result.rounds = round;
+    if (plan.verdict != AdaptiveVerdict::Continue || out_of_budget || round == options.max_rounds) {
+      if (plan.verdict == AdaptiveVerdict::Continue) {
+        plan.verdict = AdaptiveVerdict::Budget;
+        plan.reason = pool_empty ? std::string("the pool has no run left that the engine asks for")
+                      : out_of_budget
+                          ? fmt::format("compute budget spent: {:.4g} of {:.4g} samples", result.compute_used, budget)
+                          : fmt::format("stopped after {} rounds", options.max_rounds);
+        plan.orders.clear();
+      }
+      result.final = std::move(plan);
+      break;
+    }
+    bool bought = false;
+    for (const auto& o : plan.orders) {
+      const auto pit = by_b.find(o.batch_size);
+      if (pit == by_b.end() || o.seed < 0 || static_cast<size_t>(o.seed) >= pit->second.size()) continue;
+      const PoolRun& p = pit->second[static_cast<size_t>(o.seed)];
+      auto [it, fresh] = at.try_emplace({o.batch_size, o.seed}, runs.size());
+      if (fresh) runs.push_back({o.batch_size, o.seed, 0, false, false, 0, {}});
+      AdaptiveRun& r = runs[it->second];
+      int64_t to = std::min(o.train_to_samples, p.end);
+      if (budget > 0) {
+        const double left = budget - result.compute_used;
+        if (left < static_cast<double>(to - r.samples)) {
+          to = r.samples + std::max<int64_t>(0, static_cast<int64_t>(std::floor(left)));
+          out_of_budget = true;
+        }
+      }
+      if (to <= r.samples) {
+        if (out_of_budget) break;
+        continue;
+      }
+      result.compute_used += static_cast<double>(to - r.samples);
+      bought = true;
+      r.samples = to;
+      r.last_round = round + 1;
+      r.reached = p.run->reached && p.run->samples <= to;
+      if (r.reached) r.samples = p.run->samples;
+      r.exhausted = !r.reached && to >= p.end;
+      r.curve.clear();
+      for (const auto& pt : p.curve)
+        if (pt.first <= r.samples) r.curve.push_back(pt);
+      if (out_of_budget) break;
+    }
+    if (!bought) {  // nothing the pool can give: stop with what was bought
+      out_of_budget = true;
+      pool_empty = true;
+    }
+  }
+  return result;
 }
 
 std::string format_decisions(const std::vector<AdaptiveDecision>& decisions) {

@@ -3,8 +3,8 @@
 // A campaign in rounds, in the spirit of successive halving and racing. The engine is stateless:
 // given the device's design space, the caps of interest and every run so far, it says which batch
 // sizes can still be the pacer policy's choice at some cap, whether the campaign is done, and what
-// the next round trains. A campaign (real training: `pacer relation --adaptive`; replay of stored
-// runs: experiments/bench/adaptive_bench.hpp) calls plan_round after every round, trains the
+// the next round trains. A campaign (real training: the relation campaign's adaptive mode; replay of
+// stored runs: replay_adaptive below) calls plan_round after every round, trains the
 // orders, adds the runs and calls it again, until the verdict is not Continue.
 //
 // The rule, per round:
@@ -21,12 +21,14 @@
 //     contender when its time's z-interval overlaps b*'s; the expected regret of b* is the sum over
 //     the other b of E[max(0, T(b*)/T(b) - 1)] under the two normals.
 //  4. Decided when the expected regret is at most `tolerance` at every cap; Budget when the compute
-//     used reaches `compute_budget_samples` (or no order is left); else Continue with orders: every
-//     contender of an undecided cap whose runs are unfinished trains `growth` times further (to the
-//     run budget at most); a contender whose runs all reached the target gets one more seed (up to
-//     `max_seeds`), trained to the run budget. Batch sizes that are no contender anywhere stop:
+//     used reaches `compute_budget_samples` (or no order is left); else Continue with orders: at
+//     every undecided cap, the contenders whose regret term exceeds tolerance / contenders (and b*
+//     with them): unfinished runs train `growth` times further (to the run budget at most); a b
+//     whose runs all reached the target gets one more seed (up to `max_seeds`), trained to `growth`
+//     times its longest run. Batch sizes that are no contender anywhere stop:
 //     their runs stay (censored where unfinished) and may resume when they become contenders again.
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -39,11 +41,11 @@
 namespace pacer::explore {
 
 // The constants, chosen by leave-one-workload-out on the Zeus traces (docs/explore.md, "Adaptive
-// relation campaigns"; `pacer bench adaptive --tune`).
+// relation campaigns"; `pacer bench adaptive`).
 // Expected regret (fraction of the best time) at or below which a cap's choice is decided.
 inline constexpr double kAdaptiveTolerance = 0.005;
 // Round 1 trains every batch size for this fraction of the run budget.
-inline constexpr double kAdaptiveInitialFraction = 0.05;
+inline constexpr double kAdaptiveInitialFraction = 0.02;
 // z of the contender intervals (two-sided 90 %).
 inline constexpr double kAdaptiveZ = 1.6448536269514722;
 // Each round a continued run trains this many times its samples so far.
@@ -59,8 +61,9 @@ struct AdaptiveOptions {
   double z = kAdaptiveZ;
   double growth = kAdaptiveGrowth;
   double seed_var = kAdaptiveSeedVar;
-  int initial_seeds = 1;  // seeds per batch size in round 1
-  int max_seeds = 3;      // seeds per batch size at most
+  int initial_seeds = 1;              // seeds per batch size in round 1
+  int max_seeds = 3;                  // seeds per batch size at most
+  std::map<int, int> seeds_by_batch;  // per b, fewer seeds where it has fewer (a replay's pool); absent: max_seeds
 };
 
 // One run so far: a (b, seed) trained up to `samples`.
@@ -119,7 +122,7 @@ struct AdaptivePlan {
   AdaptiveVerdict verdict = AdaptiveVerdict::Continue;
   std::string reason;  // "decided: expected regret <= 0.5 % at all 10 caps", ...
   std::vector<AdaptiveCap> caps;
-  std::vector<AdaptiveOrder> orders;  // empty unless Continue
+  std::vector<AdaptiveOrder> orders;  // empty unless Continue; most-needed first
   std::vector<AdaptiveDecision> decisions;
   double compute_used = 0;  // samples trained by all runs so far
   // The runs as the policies use them: reached runs as they are, unfinished runs with their
@@ -133,6 +136,42 @@ struct AdaptivePlan {
 // Throws Error on a problem without a space or caps, or options out of range.
 AdaptivePlan plan_round(const AdaptiveProblem& problem, const std::vector<AdaptiveRun>& runs, int round,
                         const AdaptiveOptions& options);
+
+// ---------------------------------------------------------------------------------------------
+// Replay: an adaptive campaign run on a finished relation campaign's runs (the pool) instead of
+// training. Seed k of batch size b is the k-th run of b's pool in a random order (order_seed; 0:
+// ascending seed); training it to n samples reveals its learning curve up to n and reaches the target
+// when its count is at most n; a run stops at its own end (the target, or its budget). The compute
+// of a run is the samples it was trained to (a continued run pays only its new samples).
+struct ReplayPool {
+  traces::RelationSet runs;     // every run of the campaign (to the target or its budget)
+  traces::LearningCurve curve;  // their learning curves (same batch sizes and seeds)
+};
+
+struct ReplayOptions {
+  AdaptiveOptions engine;   // run_budget_samples 0: the pool's longest run; seeds_by_batch: the pool's
+  double budget_share = 0;  // of the pool's compute: the replay trains no further (0: no budget)
+  uint64_t order_seed = 0;  // 0: the pool's own seed order
+  int max_rounds = 1000;
+};
+
+struct ReplayResult {
+  AdaptivePlan final;                 // the engine's state on everything bought (its relation is what the policies use)
+  std::vector<AdaptiveDecision> log;  // every round's decisions
+  int rounds = 0;
+  double compute_used = 0;  // samples bought
+  double compute_full = 0;  // samples of every pool run (as explore::CutRelation::compute_full)
+  double share() const { return compute_full > 0 ? compute_used / compute_full : traces::kNaN; }
+};
+
+// `problem.relation` may be the pool's runs (its header is used).
+ReplayResult replay_adaptive(const AdaptiveProblem& problem, const ReplayPool& pool, const ReplayOptions& options);
+
+// The cut label of an adaptive replay in budget records: "adaptive" (until decided) or "adaptive at
+// the compute of <a fixed cut's label>"; and whether a label is one (the report draws them as a
+// curve beside the fixed cuts).
+std::string adaptive_cut_label(const std::string& budget_of = "");
+bool is_adaptive_cut(std::string_view label);
 
 // Readable decision log, one line per decision: "round 2  b=64    stop      not a contender ...".
 std::string format_decisions(const std::vector<AdaptiveDecision>& decisions);

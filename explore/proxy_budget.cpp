@@ -10,6 +10,7 @@
 #include "base/error.hpp"
 #include "base/stats.hpp"
 #include "base/units.hpp"
+#include "explore/adaptive.hpp"
 #include "traces/csv.hpp"
 
 namespace pacer::explore {
@@ -353,6 +354,55 @@ BudgetResult budget_sweep(const std::vector<const Problem*>& problems, const std
     s.proxy_cut = cuts[i].label();
     s.proxy_share = share_sum / static_cast<double>(problems.size());
     result.sweeps.push_back(std::move(s));
+  }
+  if (request.adaptive_orders > 0) {
+    // Per problem, the share of every cut below the full proxy: the adaptive replays' budgets.
+    std::vector<std::pair<std::string, std::vector<double>>> budgets{{"", std::vector<double>(problems.size(), 0)}};
+    for (const auto& cut : cuts) {
+      if (is_full(cut)) continue;
+      std::vector<double> shares;
+      for (size_t j = 0; j < problems.size(); ++j)
+        shares.push_back(cut_relation(problems[j]->proxy_set, curves[j], cut, request.extrapolation).share());
+      budgets.emplace_back(cut.label(), std::move(shares));
+    }
+    for (const auto& [budget_of, shares] : budgets) {
+      traces::SweepResult merged;
+      double share_sum = 0;
+      for (int order = 1; order <= request.adaptive_orders; ++order) {
+        std::vector<Relation> relations;
+        relations.reserve(problems.size());
+        SweepRequest req = request.sweep;
+        req.name = fmt::format("{}@{}", request.name, result.sweeps.size());
+        for (size_t j = 0; j < problems.size(); ++j) {
+          const Problem& p = *problems[j];
+          AdaptiveProblem ap;
+          ap.index = p.index.get();
+          ap.caps_w = req.caps_w.empty()
+                          ? cap_grid_w(p.space->min_power_w(), p.space->max_power_w(), req.caps_per_workload)
+                          : req.caps_w;
+          ap.guard = req.options.guard;
+          ap.relation = p.proxy_set;
+          ap.looser_level = p.proxy_looser_set ? p.proxy_looser_set->target : traces::kNaN;
+          ReplayOptions ro;
+          ro.order_seed = static_cast<uint64_t>(order);
+          ro.budget_share = shares[j];
+          const ReplayResult r = replay_adaptive(ap, {p.proxy_set, curves[j]}, ro);
+          relations.push_back(
+              Relation::from_set(r.final.relation, *p.space, r.final.looser ? &*r.final.looser : nullptr));
+          req.proxies.push_back(&relations.back());
+          share_sum += r.share();
+        }
+        traces::SweepResult s = sweep_record(problems, req);
+        if (order == 1)
+          merged = std::move(s);
+        else
+          merged.rows.insert(merged.rows.end(), s.rows.begin(), s.rows.end());
+      }
+      merged.budget = request.name;
+      merged.proxy_cut = adaptive_cut_label(budget_of);
+      merged.proxy_share = share_sum / static_cast<double>(problems.size() * request.adaptive_orders);
+      result.sweeps.push_back(std::move(merged));
+    }
   }
   result.points = budget_points(result.sweeps);
   return result;

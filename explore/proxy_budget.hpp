@@ -88,6 +88,10 @@ struct BudgetRequest {
   std::vector<ProxyCut> cuts;   // empty: default_cuts of the first problem's curve's source
   Extrapolation extrapolation = kDefaultExtrapolation;
   SweepRequest sweep;  // caps and policies (default: pacer, ours and the oracle)
+  // Adaptive relation campaigns (explore/adaptive.hpp) replayed on the proxy's runs, beside the
+  // cuts: one sweep record until decided and one at each cut's compute (per workload, that cut's
+  // share), each over this many random orders of the pool (their rows together); 0: none.
+  int adaptive_orders = 0;
 };
 
 // One cut x policy over every problem.

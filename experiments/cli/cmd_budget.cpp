@@ -41,6 +41,7 @@ int run_budget(const po::variables_map& vm) {
   for (const auto& text : split_list(vm["cuts"].as<std::string>()))
     request.cuts.push_back(explore::parse_cut(text, "cuts"));
   request.extrapolation = explore::parse_extrapolation(vm["extrapolation"].as<std::string>(), "extrapolation");
+  request.adaptive_orders = vm["adaptive"].as<int>();
   const auto csv = vm["csv"].as<std::string>();
   if (!csv.empty()) traces::check_output_file(csv, "csv");
   const auto curves = explore::read_curves(store, views);
@@ -78,7 +79,9 @@ Command make() {
       "used. Needs the proxy's learning curve (curves/<proxy>: written by `pacer relation` and `pacer\n"
       "import zeus`). Default cuts: the full proxy, then for level curves (Zeus) 1 to 6 metric levels\n"
       "looser than the target (each workload's own levels), for evaluation curves 2-50 % of the longest\n"
-      "run's samples; each with all seeds and with one.";
+      "run's samples; each with all seeds and with one. With --adaptive N, also replays the adaptive relation\n"
+      "campaign (explore/adaptive.hpp) on the proxy's runs over N random orders of them: until decided, and at\n"
+      "each cut's compute (records tagged \"adaptive ...\", drawn as a curve beside the cuts by `pacer report`).";
   c.add_options = [](po::options_description& d) {
     add_problem_options(d, false);
     d.add_options()("profile", po::value<std::string>()->default_value("all"), "profile to sweep, or all")(
@@ -98,6 +101,9 @@ Command make() {
         "name of the campaign: sweep records <name>@0, <name>@1, ... in the store")(
         "csv", po::value<std::string>()->default_value("")->value_name("FILE"),
         "also write the cut x policy table as CSV to this file")(
+        "adaptive", bounded(0, 0, 1000, "adaptive"),
+        "also replay the adaptive relation campaign over this many random orders of the proxy's runs [orders; 0: "
+        "none]")(
         "replace", "replace sweep records of these names even when they have more rows");
   };
   c.positional = {"store"};

@@ -21,6 +21,7 @@
 #include "experiments/report/html.hpp"
 #include "experiments/report/plot.hpp"
 #include "experiments/report/tables.hpp"
+#include "explore/adaptive.hpp"
 #include "explore/policy.hpp"
 #include "explore/proxy_budget.hpp"
 #include "explore/space.hpp"
@@ -393,8 +394,8 @@ void trace_plot(ReportOutput& out, const fs::path& dir, const traces::PowerSerie
 }
 
 // The compute-versus-regret figure of a proxy-budget campaign (`pacer budget`): each policy's mean
-// and max regret against the share of the proxy's compute its cut used, one point per cut, and the
-// same table as CSV.
+// and max regret against the share of the proxy's compute its cut used, one point per cut (the
+// adaptive campaign's replays of `pacer budget`, as a curve), and the same table as CSV.
 void budget_figure(ReportOutput& out, const fs::path& dir, const std::string& prefix, const std::string& budget,
                    const std::vector<explore::BudgetPoint>& points) {
   Plot p;
@@ -406,18 +407,36 @@ void budget_figure(ReportOutput& out, const fs::path& dir, const std::string& pr
   std::vector<std::string> policies;
   for (const auto& pt : points)
     if (std::find(policies.begin(), policies.end(), pt.policy) == policies.end()) policies.push_back(pt.policy);
+  // The fixed cuts as points; the adaptive campaign's replays (explore::is_adaptive_cut) as a curve
+  // over compute beside them.
   for (const auto& policy : policies)
     for (const bool max : {false, true}) {
       PlotSeries s;
       s.title = fmt::format("{}: {} regret", policy_label(policy), max ? "max" : "mean");
       s.style = max ? "points pt 6 ps 1.2" : "points pt 7 ps 1.2";
+      std::vector<std::pair<double, double>> adaptive;
       for (const auto& pt : points) {
         if (pt.policy != policy || std::isnan(pt.share)) continue;
+        const double y = 100 * (max ? pt.max_regret : pt.mean_regret);
+        if (explore::is_adaptive_cut(pt.cut)) {
+          adaptive.emplace_back(100 * pt.share, y);
+          continue;
+        }
         s.x.push_back(100 * pt.share);
-        s.y.push_back(100 * (max ? pt.max_regret : pt.mean_regret));
+        s.y.push_back(y);
         if (!max && policy == policies.front()) s.labels.push_back(pt.cut);
       }
       p.series.push_back(std::move(s));
+      if (adaptive.empty()) continue;
+      std::sort(adaptive.begin(), adaptive.end());
+      PlotSeries a;
+      a.title = fmt::format("{}: {} regret, adaptive campaign", policy_label(policy), max ? "max" : "mean");
+      a.style = max ? "linespoints dt 2 pt 4 ps 1" : "linespoints pt 5 ps 1";
+      for (const auto& [x, y] : adaptive) {
+        a.x.push_back(x);
+        a.y.push_back(y);
+      }
+      p.series.push_back(std::move(a));
     }
   p.vlines = {10};
   p.vline_titles = {"10 %"};

@@ -3,6 +3,7 @@
 // problems and on the real Zeus traces when they are present.
 #include "explore/proxy_budget.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -10,6 +11,7 @@
 #include <filesystem>
 
 #include "base/error.hpp"
+#include "explore/adaptive.hpp"
 #include "explore/pacer_policy.hpp"
 #include "tests/support/temp_store.hpp"
 #include "traces/import/zeus.hpp"
@@ -201,25 +203,28 @@ TEST(ProxyBudget, DefaultCutsFollowTheCurvesSource) {
   EXPECT_EQ(cut_relation(f.proxy, f.curve, budgets[1]).set, cut_relation(f.proxy, f.curve, two).set);
 }
 
+// The V100 Zeus import in a store at `path`, as `pacer import zeus` writes it.
+void write_zeus_store(const fs::path& path) {
+  const fs::path dir = fs::path(PACER_SOURCE_DIR) / "data" / "zeus";
+  ASSERT_TRUE(fs::exists(dir / "summary_train.csv")) << "no Zeus traces under " << dir;
+  traces::zeus::ImportOptions o;
+  o.data_dir = dir;
+  o.gpu = "v100";
+  auto store = traces::Store::open_or_create(path);
+  for (const auto& w : traces::zeus::import_traces(o).workloads) {
+    store.write(w.profile, w.name);
+    store.write(w.proxy);
+    store.write(w.target);
+    store.write(w.proxy_looser);
+    store.write(w.proxy_curve);
+  }
+}
+
 // On the real Zeus traces: the full cut is exactly `pacer sweep`'s pacer and ours; cutting at looser
 // levels uses less of the proxy's compute.
 TEST(ProxyBudget, ZeusFullCutIsTheSweepAndLooserLevelsCostLess) {
-  const fs::path dir = fs::path(PACER_SOURCE_DIR) / "data" / "zeus";
-  ASSERT_TRUE(fs::exists(dir / "summary_train.csv")) << "no Zeus traces under " << dir;
   const testing::TempStore store_path("budget");
-  {
-    traces::zeus::ImportOptions o;
-    o.data_dir = dir;
-    o.gpu = "v100";
-    auto store = traces::Store::open_or_create(store_path);
-    for (const auto& w : traces::zeus::import_traces(o).workloads) {
-      store.write(w.profile, w.name);
-      store.write(w.proxy);
-      store.write(w.target);
-      store.write(w.proxy_looser);
-      store.write(w.proxy_curve);
-    }
-  }
+  ASSERT_NO_FATAL_FAILURE(write_zeus_store(store_path));
   const auto store = traces::Store::open(store_path);
   const auto problems = load_problems(store, ProblemSpec{});
   std::vector<const Problem*> views;
@@ -239,6 +244,40 @@ TEST(ProxyBudget, ZeusFullCutIsTheSweepAndLooserLevelsCostLess) {
     if (p.cut == "full") {
       EXPECT_DOUBLE_EQ(p.same_choice, 1.0);
     }
+}
+
+// `--adaptive`: the adaptive campaign's replays are budget records beside the cuts, one until decided
+// and one at each cut's compute (never above it), each pooling its orders' rows; the same orders
+// give the same records.
+TEST(ProxyBudget, AdaptiveReplaysAreRecordsBesideTheCuts) {
+  const testing::TempStore store_path("budget-adaptive");
+  ASSERT_NO_FATAL_FAILURE(write_zeus_store(store_path));
+  const auto store = traces::Store::open(store_path);
+  const auto problems = load_problems(store, ProblemSpec{});
+  std::vector<const Problem*> views;
+  for (const auto& p : problems) views.push_back(p.get());
+  BudgetRequest req;
+  req.cuts = {parse_cut("full", "cuts"), parse_cut("looser:1", "cuts")};
+  req.sweep.options.policies = {Policy::Pacer, Policy::Oracle};
+  req.adaptive_orders = 2;
+  const auto curves = read_curves(store, views);
+  const auto result = budget_sweep(views, curves, req);
+  ASSERT_EQ(result.sweeps.size(), 4u);
+  EXPECT_EQ(result.sweeps[2].proxy_cut, adaptive_cut_label());
+  EXPECT_EQ(result.sweeps[3].proxy_cut, adaptive_cut_label(parse_cut("looser:1", "cuts").label()));
+  for (size_t i = 2; i < 4; ++i) {
+    EXPECT_TRUE(is_adaptive_cut(result.sweeps[i].proxy_cut));
+    EXPECT_EQ(result.sweeps[i].budget, "budget");
+    EXPECT_EQ(result.sweeps[i].name, fmt::format("budget@{}", i));
+    EXPECT_EQ(result.sweeps[i].rows.size(), 2 * result.sweeps[0].rows.size());  // two orders
+    EXPECT_GT(result.sweeps[i].proxy_share, 0.0);
+    EXPECT_LT(result.sweeps[i].proxy_share, 1.0);
+  }
+  EXPECT_FALSE(is_adaptive_cut(result.sweeps[1].proxy_cut));
+  EXPECT_LE(result.sweeps[3].proxy_share, result.sweeps[1].proxy_share + 1e-9);
+  const auto again = budget_sweep(views, curves, req);
+  EXPECT_EQ(again.sweeps[3].rows, result.sweeps[3].rows);
+  EXPECT_DOUBLE_EQ(again.sweeps[3].proxy_share, result.sweeps[3].proxy_share);
 }
 
 }  // namespace

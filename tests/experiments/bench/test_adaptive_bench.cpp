@@ -1,0 +1,50 @@
+// `pacer bench adaptive` on the shipped Zeus traces (V100, one order, the code's constants): the
+// full row is the full proxy, every adaptive replay spends less than the full campaign and never
+// more than the fixed cut whose compute it was given, and the two goal lines are printed.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+#include <string>
+
+#include "experiments/bench/adaptive_bench.hpp"
+
+namespace pacer::experiments {
+namespace {
+
+namespace fs = std::filesystem;
+
+TEST(AdaptiveBench, ReplaysSpendLessThanTheFullCampaignAndNoMoreThanTheirCut) {
+  const fs::path dir = fs::path(PACER_SOURCE_DIR) / "data" / "zeus";
+  ASSERT_TRUE(fs::exists(dir / "summary_train.csv")) << "no Zeus traces under " << dir;
+  AdaptiveBenchOptions o;
+  o.zeus_dir = dir;
+  o.gpus = {"v100"};
+  o.orders = 1;
+  o.tolerances = {explore::kAdaptiveTolerance};
+  o.initial_fractions = {explore::kAdaptiveInitialFraction};
+  o.zs = {explore::kAdaptiveZ};
+  const AdaptiveBenchResult r = run_adaptive_bench(o);
+  EXPECT_TRUE(r.folds.empty());  // one grid point: no choice to make
+  std::map<std::string, const AdaptiveBenchRow*> by;
+  for (const auto& row : r.rows) by[row.campaign] = &row;
+  ASSERT_TRUE(by.count("full") && by.count(explore::adaptive_cut_label()));
+  EXPECT_DOUBLE_EQ(by["full"]->share, 1.0);
+  EXPECT_DOUBLE_EQ(by["full"]->same_choice, 1.0);
+  EXPECT_LT(by[explore::adaptive_cut_label()]->share, 1.0);
+  int budgeted = 0;
+  for (const auto& [campaign, row] : by) {
+    const auto at = by.find(explore::adaptive_cut_label(campaign));
+    if (at == by.end()) continue;
+    ++budgeted;
+    EXPECT_LE(at->second->share, row->share + 1e-9) << campaign;
+  }
+  EXPECT_EQ(budgeted, r.goal_b_cuts);
+  EXPECT_GT(budgeted, 0);
+  const std::string md = r.markdown();
+  EXPECT_NE(md.find("goal (a)"), std::string::npos);
+  EXPECT_NE(md.find("goal (b)"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace pacer::experiments
