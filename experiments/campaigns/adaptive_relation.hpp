@@ -20,7 +20,9 @@
 #include "dnn/data/samples.hpp"
 #include "dnn/train.hpp"
 #include "experiments/campaigns/campaign.hpp"
+#include "experiments/campaigns/validate.hpp"
 #include "experiments/cluster/shard.hpp"
+#include "explore/adaptive.hpp"
 #include "traces/records.hpp"
 
 namespace pacer::experiments {
@@ -31,9 +33,9 @@ struct AdaptiveSettings {
   std::filesystem::path profile_store;
   std::string profile;
   int caps = 10;              // caps spread over the profile's power range
-  double guard = 0.03;        // choices under cap x (1 - guard), as in sweeps (validate.hpp kDefaultGuard)
-  double tolerance = 0.005;   // expected regret at which a cap's choice is decided
-  double initial_fraction = 0.05;  // round 1: this fraction of the run budget
+  double guard = kDefaultGuard;  // choices under cap x (1 - guard), as in sweeps
+  double tolerance = explore::kAdaptiveTolerance;  // expected regret at which a cap's choice is decided
+  double initial_fraction = explore::kAdaptiveInitialFraction;  // round 1: this fraction of the run budget
   // The compute budget: samples in all (> 0), or else this share of the full campaign's most
   // (batch sizes x seeds x run budget); neither: none.
   int64_t budget_samples = 0;
