@@ -121,6 +121,12 @@ struct TrainOptions {
   int64_t budget_samples = 200000;  // censored when the target is not reached within it
   std::string init_checkpoint;      // start from these weights ("" : fresh initialisation)
   std::string save_checkpoint;      // write the final weights here ("" : do not)
+  // A run that can be continued (an adaptive campaign's, docs/explore.md): when this file exists
+  // the run continues from it (weights, optimizer state, samples trained; init_checkpoint is not
+  // read) up to the new budget or target, and it is written (atomically) when the run ends. The data
+  // order follows from (seed, epoch) and the networks draw no random numbers while training, so a
+  // run continued from its state trains exactly as one run to the larger budget. "" : none.
+  std::string run_state;
 };
 
 struct TrainResult {
@@ -132,7 +138,8 @@ struct TrainResult {
   double final_metric = NAN;
   double learning_rate = NAN;
   int threads = 0;  // libtorch's intra-op threads the run trained on (its numerics depend on them)
-  std::vector<Evaluation> history;
+  int64_t resumed_samples = 0;  // samples the run had trained before (TrainOptions::run_state); 0: a fresh run
+  std::vector<Evaluation> history;  // this process's evaluations (a continued run: those after resumed_samples)
 };
 
 // Trains `options.workload` on data.train, evaluating on data.eval every eval_every_samples (and

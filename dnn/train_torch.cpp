@@ -166,6 +166,52 @@ void load_checkpoint(Network& net, const std::string& path) {
   }
 }
 
+// A continued run's state (TrainOptions::run_state): weights, optimizer state and samples trained.
+void save_run_state(Network& net, torch::optim::Optimizer& optimizer, int64_t samples, double metric,
+                    const std::string& path) {
+  torch::serialize::OutputArchive archive, weights, moments;
+  net.module().save(weights);
+  optimizer.save(moments);
+  archive.write("weights", weights);
+  archive.write("optimizer", moments);
+  archive.write("pacer_workload", c10::IValue(net.spec().name));
+  archive.write("samples", c10::IValue(samples));
+  archive.write("metric", c10::IValue(metric));
+  std::ostringstream out;
+  archive.save_to(out);
+  traces::write_file_atomic(path, out.str());
+}
+
+struct RunState {
+  int64_t samples = 0;
+  double metric = NAN;
+};
+
+RunState load_run_state(Network& net, torch::optim::Optimizer& optimizer, const std::string& path) {
+  require_readable(path);
+  torch::serialize::InputArchive archive, weights, moments;
+  c10::IValue samples, metric;
+  try {
+    archive.load_from(path);
+  } catch (const c10::Error&) {
+    throw Error(fmt::format("{}: cannot read the run's state (corrupt file: delete it to train the run afresh)", path));
+  }
+  const std::string stored = checkpoint_workload(archive, path);
+  if (stored != net.spec().name)
+    throw Error(fmt::format("{}: the run's state holds {} weights, not {}", path, stored, net.spec().name));
+  try {
+    if (!archive.try_read("weights", weights) || !archive.try_read("optimizer", moments) ||
+        !archive.try_read("samples", samples) || !archive.try_read("metric", metric))
+      throw Error(fmt::format("{}: not a run's state (delete it to train the run afresh)", path));
+    net.module().load(weights);
+    optimizer.load(moments);
+  } catch (const c10::Error& e) {
+    throw Error(fmt::format("{}: the run's state does not match {} ({})", path, net.spec().name,
+                            std::string(e.what_without_backtrace()).substr(0, 120)));
+  }
+  return {samples.toInt(), metric.toDouble()};
+}
+
 }  // namespace
 
 bool evaluation_cannot_reach(double correct, double labels, int64_t done, int64_t n, double target, double z) {
@@ -473,7 +519,8 @@ TrainResult train_to_target_in_torch(const TrainOptions& o, const data::DataSpli
   const int threads = set_threads(o.threads);
   torch::manual_seed(static_cast<uint64_t>(o.seed));
   auto net = build_network(spec);
-  if (!o.init_checkpoint.empty()) load_checkpoint(*net, o.init_checkpoint);
+  const bool resume = !o.run_state.empty() && std::filesystem::exists(o.run_state);
+  if (!o.init_checkpoint.empty() && !resume) load_checkpoint(*net, o.init_checkpoint);
   net->module().to(device);
   net->module().train();
 
@@ -481,6 +528,11 @@ TrainResult train_to_target_in_torch(const TrainOptions& o, const data::DataSpli
   result.threads = threads;
   result.learning_rate = scaled_learning_rate(o.base_lr, o.base_batch, o.batch_size);
   auto optimizer = make_optimizer(net->module(), o.optimizer, result.learning_rate, o.weight_decay);
+  RunState from;
+  if (resume) {
+    from = load_run_state(*net, *optimizer, o.run_state);
+    result.resumed_samples = from.samples;
+  }
   const TensorSet train = to_tensors(data.train, device);
   const TensorSet eval = to_tensors(data.eval, device);
 
@@ -513,16 +565,31 @@ TrainResult train_to_target_in_torch(const TrainOptions& o, const data::DataSpli
     return used == full_n && reached(r.metric);
   };
 
-  int64_t samples = 0, last_eval = 0;
-  bool done = run_eval(0, false);
-  result.reached = done;
+  int64_t samples = from.samples, last_eval = 0;
+  // The evaluations a continued run makes are those of one run to the larger budget: the last one
+  // before its state is where that run's schedule had its last one.
+  for (int64_t s = o.batch_size; s <= from.samples; s += o.batch_size)
+    if (s - last_eval >= o.eval_every_samples) last_eval = s;
+  // A continued run starts where it stopped: its last evaluation (at its samples) is the state's.
+  bool done = false;
+  if (resume) {
+    result.final_metric = from.metric;
+    done = from.samples >= o.budget_samples || reached(from.metric);
+    result.reached = reached(from.metric);
+  } else {
+    done = run_eval(0, false);
+    result.reached = done;
+  }
   const int64_t batches_per_epoch = train.size / o.batch_size;
   // Each epoch draws a fresh order from (seed, epoch); the incomplete last batch is dropped so every
-  // step has exactly b samples (the device's time per batch is measured at b).
-  for (int64_t epoch = 0; !done; ++epoch) {
+  // step has exactly b samples (the device's time per batch is measured at b). A continued run
+  // skips the batches it trained before.
+  const int64_t first_batch = samples / o.batch_size;
+  for (int64_t epoch = first_batch / batches_per_epoch; !done; ++epoch) {
     const auto order = data::permutation(train.size, static_cast<uint64_t>(o.seed) * 1000003ULL + epoch);
     auto order_t = torch::from_blob(const_cast<int64_t*>(order.data()), {train.size}, torch::kInt64).to(device);
-    for (int64_t bi = 0; bi < batches_per_epoch && !done; ++bi) {
+    for (int64_t bi = epoch == first_batch / batches_per_epoch ? first_batch % batches_per_epoch : 0;
+         bi < batches_per_epoch && !done; ++bi) {
       auto idx = order_t.slice(0, bi * o.batch_size, (bi + 1) * o.batch_size);
       optimizer->zero_grad();
       auto loss = loss_of(net->forward(train.inputs.index_select(0, idx)), train.labels.index_select(0, idx));
@@ -545,6 +612,7 @@ TrainResult train_to_target_in_torch(const TrainOptions& o, const data::DataSpli
   result.wall_time_s = seconds_since(t0);
   result.eval_time_s = eval_s;
   if (!o.save_checkpoint.empty()) save_checkpoint(*net, o.save_checkpoint);
+  if (!o.run_state.empty()) save_run_state(*net, *optimizer, samples, result.final_metric, o.run_state);
   return result;
 }
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 
 #include "base/error.hpp"
 #include "explore/problem.hpp"
@@ -12,11 +13,10 @@
 namespace pacer::explore {
 namespace {
 
-// The automatic guard of one problem, with its reason.
-std::pair<double, std::string> auto_guard(const Problem& pb) {
-  const PointOrigin& o = pb.origin;
+// The automatic guard of one space whose points' power came from `o`, with its reason.
+std::pair<double, std::string> auto_guard(const Space& space, const PointOrigin& o) {
   if (o.basis == PointBasis::Measured)
-    return pb.space->basis() == PowerBasis::Peak
+    return space.basis() == PowerBasis::Peak
                ? std::pair<double, std::string>{kDefaultGuard, "sensor noise: every point's peak power is measured"}
                : std::pair<double, std::string>{0.0, "none: every point's mean power is measured (no sampled peak)"};
   const std::string where =
@@ -26,7 +26,7 @@ std::pair<double, std::string> auto_guard(const Problem& pb) {
     return {kDefaultGuard, fmt::format("{}; no held-out peak error known for the model: sensor noise only", where)};
   const double g = std::clamp(o.model_power_error, kDefaultGuard, kAutoGuardMax);
   return {g, fmt::format("{}; model {}'s held-out {}-power error, {:g}th percentile {:.1f}%{}", where, o.model,
-                         to_string(pb.space->basis()), 100 * models::kPeakErrorQuantile, 100 * o.model_power_error,
+                         to_string(space.basis()), 100 * models::kPeakErrorQuantile, 100 * o.model_power_error,
                          g != o.model_power_error ? fmt::format(", kept within [{:g}%, {:g}%]", 100 * kDefaultGuard,
                                                                100 * kAutoGuardMax)
                                                  : std::string())};
@@ -46,6 +46,20 @@ std::string_view to_string(PointBasis basis) {
     case PointBasis::Mixed: return "model, measured where profiled";
   }
   return "?";
+}
+
+ChoiceRule choice_rule(const Space& space, const PointOrigin& origin, std::optional<double> guard) {
+  ChoiceRule rule;
+  rule.power = space.basis();
+  rule.points = origin.basis;
+  if (guard) {
+    check_guard(*guard);
+    rule.guard = *guard;
+    rule.guard_source = "given";
+  } else {
+    std::tie(rule.guard, rule.guard_source) = auto_guard(space, origin);
+  }
+  return rule;
 }
 
 ChoiceRule choice_rule(const Problem& problem, std::optional<double> guard) {
@@ -69,7 +83,7 @@ ChoiceRule choice_rule(const std::vector<const Problem*>& problems, std::optiona
   }
   rule.guard = -1;
   for (const auto* p : problems) {
-    const auto [g, why] = auto_guard(*p);
+    const auto [g, why] = auto_guard(*p->space, p->origin);
     if (g > rule.guard) {
       rule.guard = g;
       rule.guard_source = problems.size() > 1 ? fmt::format("{}: {}", p->workload, why) : why;

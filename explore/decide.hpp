@@ -23,6 +23,7 @@
 namespace pacer::explore {
 
 struct Problem;
+struct PointOrigin;
 
 // The guard band when every point of the space is measured: it covers the power sensor's noise and
 // the run-to-run spread of a peak (a few percent on the INA3221 at 10 Hz), not a model's error.
@@ -53,6 +54,9 @@ inline double guarded_cap_w(double cap_w, double guard) {
 
 // The rule for a problem: `guard` when given (checked), else the automatic one described above.
 ChoiceRule choice_rule(const Problem& problem, std::optional<double> guard = std::nullopt);
+// The rule for one space whose points' power came from `origin` (explore::measured_wins): a
+// campaign that has a device profile but no relation yet (the adaptive relation campaign).
+ChoiceRule choice_rule(const Space& space, const PointOrigin& origin, std::optional<double> guard = std::nullopt);
 // Over several problems (a sweep of several workloads): the largest automatic guard, so that one
 // guard holds for all of them.
 ChoiceRule choice_rule(const std::vector<const Problem*>& problems, std::optional<double> guard = std::nullopt);

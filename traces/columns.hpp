@@ -108,6 +108,25 @@ inline constexpr std::array<Field<CurvePoint>, 4> kCurvePointColumns{{
 }};
 
 // ---------------------------------------------------------------------------------------------
+// AdaptiveLog
+inline constexpr std::array<Field<AdaptiveLog>, 4> kAdaptiveLogAttributes{{
+    {"name", "", &AdaptiveLog::name},
+    {"tolerance", "1", &AdaptiveLog::tolerance},
+    {"compute_budget", "samples", &AdaptiveLog::compute_budget},
+    {"profile", "", &AdaptiveLog::profile},
+}};
+inline constexpr std::array<Field<AdaptiveLogRow>, 8> kAdaptiveLogRowColumns{{
+    {"round", "1", &AdaptiveLogRow::round},
+    {"action", "", &AdaptiveLogRow::action},
+    {"batch_size", "samples", &AdaptiveLogRow::batch_size},
+    {"seed", "1", &AdaptiveLogRow::seed},
+    {"budget", "samples", &AdaptiveLogRow::budget_samples},
+    {"compute", "samples", &AdaptiveLogRow::compute_samples},
+    {"expected_regret", "1", &AdaptiveLogRow::expected_regret},
+    {"reason", "", &AdaptiveLogRow::reason},
+}};
+
+// ---------------------------------------------------------------------------------------------
 // ModelRecord (its parameters, metrics, settings and blob have their own layout: codecs.cpp)
 inline constexpr std::array<Field<ModelRecord>, 4> kModelRecordAttributes{{
     {"name", "", &ModelRecord::name},

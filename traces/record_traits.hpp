@@ -33,6 +33,8 @@
 //   merge_key(row)    rows of one key from several stores are one row (equal, or an error); an
 //                     entry whose key depends on the rest of the record declares merge_key(r, row)
 //   row_text(row), header_text(r)  how a row and the rest of a record read in an error
+//   continues(a, b)   optional: row b is row a continued further (a relation's censored run trained
+//                     on by an adaptive campaign's later round); b replaces a instead of conflicting
 //   merge_cost        optional: a member summed over the inputs that brought new rows
 //   board             optional: a member naming the record's board model, which inputs must agree on
 //   row_board         optional: a row member naming its board model; one record's rows must agree
@@ -125,6 +127,10 @@ struct StoreGroup<1> {
   }
 
   static std::pair<int, int> merge_key(const RelationRun& r) { return {r.batch_size, r.seed}; }
+  // A censored run trained further (to a larger budget) by an adaptive campaign's later round.
+  static bool continues(const RelationRun& a, const RelationRun& b) {
+    return !a.reached && b.budget_samples > a.budget_samples && b.samples >= a.samples;
+  }
   static std::string row_text(const RelationRun& r) {
     return fmt::format("b={} seed={} {} after {} samples (metric {:.6g})", r.batch_size, r.seed,
                        r.reached ? "reached" : "censored", r.samples, r.final_metric);
@@ -247,6 +253,36 @@ struct StoreGroup<6> {
     return fmt::format("board {}, workload {}, dataset {}, target {:g}", v.device, v.workload, v.dataset, v.target);
   }
   static constexpr auto row_board = &ValidationRow::board_model;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Added with adaptive relation campaigns: a store written before has no such group (read as none).
+template <>
+struct StoreGroup<7> {
+  using Record = AdaptiveLog;
+  static constexpr std::string_view group = "decisions";
+  static constexpr std::string_view what = "decision log";
+  static std::string name(const AdaptiveLog& l) { return l.name; }
+  static constexpr auto rows = &AdaptiveLog::decisions;
+
+  static constexpr std::string_view type = "AdaptiveLog";
+  static constexpr const auto& attributes = kAdaptiveLogAttributes;
+  static constexpr const auto& columns = kAdaptiveLogRowColumns;
+  static std::string csv_title(const AdaptiveLog& l) {
+    return fmt::format("# decisions name={} tolerance={} compute_budget={} profile={}\n", l.name,
+                       csv_number(l.tolerance), l.compute_budget, l.profile);
+  }
+
+  // (round, action, b, seed): one decision of a kind per run and round.
+  static std::tuple<int, std::string, int, int> merge_key(const AdaptiveLogRow& d) {
+    return {d.round, d.action, d.batch_size, d.seed};
+  }
+  static std::string row_text(const AdaptiveLogRow& d) {
+    return fmt::format("round {} {} b={} seed={}: {}", d.round, d.action, d.batch_size, d.seed, d.reason);
+  }
+  static std::string header_text(const AdaptiveLog& l) {
+    return fmt::format("tolerance {:g}, compute budget {}, profile {}", l.tolerance, l.compute_budget, l.profile);
+  }
 };
 
 // ---------------------------------------------------------------------------------------------

@@ -107,6 +107,26 @@ bool LearningCurve::operator==(const LearningCurve& o) const {
   return fields_equal(kLearningCurveAttributes, *this, o) && points == o.points;
 }
 
+bool AdaptiveLogRow::operator==(const AdaptiveLogRow& o) const {
+  return fields_equal(kAdaptiveLogRowColumns, *this, o);
+}
+
+bool AdaptiveLog::operator==(const AdaptiveLog& o) const {
+  return fields_equal(kAdaptiveLogAttributes, *this, o) && decisions == o.decisions;
+}
+
+std::string AdaptiveLog::outcome() const {
+  for (const auto& d : decisions)
+    if (d.action == "decided" || d.action == "budget" || d.action == "rounds") return d.action;
+  return "";
+}
+
+int AdaptiveLog::rounds() const {
+  int r = 0;
+  for (const auto& d : decisions) r = std::max(r, d.round);
+  return r;
+}
+
 int64_t LearningCurve::first_reaching(int batch_size, int seed, double level) const {
   int64_t first = 0;
   for (const auto& p : points)

@@ -231,6 +231,39 @@ struct LearningCurve {
 };
 
 // ---------------------------------------------------------------------------------------------
+// The decisions of an adaptive relation campaign (docs/explore.md, "Adaptive relation campaigns"),
+// stored under the relation's name (/decisions/<relation>). One row per decision, round by round:
+// which run a round trains and to how many samples ("train"), what the engine did with each batch
+// size after a round ("start", "continue", "add-seed", "stop": its runs stay in the relation,
+// censored where they did not reach the target; "done"), and how the campaign ends ("decided": the
+// choice at every cap is within the tolerance; "budget": the compute budget is spent; "rounds": the
+// last round ran). The "train" rows of round k are what the round's jobs (and its shards,
+// docs/cluster.md) run.
+struct AdaptiveLogRow {
+  int round = 0;                  // 1, 2, ...
+  std::string action;             // "train" | start/continue/add-seed/stop/done | decided/budget/rounds
+  int batch_size = 0;             // 0 for the campaign's end
+  int seed = -1;                  // "train": the run's seed; -1 otherwise
+  int64_t budget_samples = 0;     // "train": the samples the run trains up to (or to the target)
+  int64_t compute_samples = 0;    // samples every run of the campaign had trained when it was decided
+  double expected_regret = kNaN;  // the engine's expected regret of the choice (the campaign's end: the worst cap)
+  std::string reason;             // in words
+  bool operator==(const AdaptiveLogRow& o) const;
+};
+
+struct AdaptiveLog {
+  std::string name;  // the relation's name
+  double tolerance = kNaN;        // the expected regret below which a cap's choice is decided
+  int64_t compute_budget = 0;     // samples the campaign may train in all (0: none)
+  std::string profile;            // the device profile (or model) whose caps it decided for
+  std::vector<AdaptiveLogRow> decisions;
+  bool operator==(const AdaptiveLog& o) const;
+  // The campaign's end ("decided" | "budget" | "rounds"); "" while it runs.
+  std::string outcome() const;
+  int rounds() const;  // the last round with a decision, 0: none
+};
+
+// ---------------------------------------------------------------------------------------------
 // A calibrated model: named parameters with standard errors and fit metrics; learned models keep
 // their weights as an opaque blob.
 struct ModelRecord {

@@ -14,13 +14,8 @@
 
 namespace pacer::experiments {
 
-CampaignReport run_relation_campaign(const RelationCampaign& c, const dnn::data::DataSplit& data,
-                                     const dnn::TrainHooks& hooks,
-                                     const std::function<void(const traces::RelationRun&)>& on_run,
-                                     dnn::HeldOutMargins* margins, base::Progress* progress) {
-  if (c.batch_sizes.empty() || c.seeds.empty()) throw Error("a relation campaign needs batch sizes and seeds");
-  CampaignReport report;
-  traces::RelationSet& set = report.set;
+traces::RelationSet relation_header(const RelationCampaign& c) {
+  traces::RelationSet set;
   set.name = c.name;
   set.workload = c.train.workload;
   set.dataset = c.dataset;
@@ -31,6 +26,36 @@ CampaignReport run_relation_campaign(const RelationCampaign& c, const dnn::data:
   set.base_lr = c.train.base_lr;
   set.base_batch = c.train.base_batch;
   set.optimizer = c.train.optimizer;
+  return set;
+}
+
+std::optional<traces::RelationSet> stored_relation(const std::filesystem::path& path,
+                                                   const traces::RelationSet& header) {
+  const traces::Store s = traces::Store::open(path);
+  if (!s.has<traces::RelationSet>(header.name)) return std::nullopt;
+  traces::RelationSet old = s.read<traces::RelationSet>(header.name);
+  auto differs = [&](const std::string& what, const std::string& a, const std::string& b) {
+    if (a != b)
+      throw SettingError("name", fmt::format("{} already holds relation '{}' with {} {} (now {}): choose another "
+                                             "relation name or store",
+                                             path.string(), header.name, what, a, b));
+  };
+  differs("workload", old.workload, header.workload);
+  differs("dataset", old.dataset, header.dataset);
+  differs("target", fmt::format("{:g}", old.target), fmt::format("{:g}", header.target));
+  differs("learning-rate rule", old.lr_rule, header.lr_rule);
+  differs("optimizer", old.optimizer, header.optimizer);
+  return old;
+}
+
+CampaignReport run_relation_campaign(const RelationCampaign& c, const dnn::data::DataSplit& data,
+                                     const dnn::TrainHooks& hooks,
+                                     const std::function<void(const traces::RelationRun&)>& on_run,
+                                     dnn::HeldOutMargins* margins, base::Progress* progress) {
+  if (c.batch_sizes.empty() || c.seeds.empty()) throw Error("a relation campaign needs batch sizes and seeds");
+  CampaignReport report;
+  traces::RelationSet& set = report.set;
+  set = relation_header(c);
   traces::LearningCurve& curve = report.curve;
   curve.name = set.name;
   curve.metric = set.metric;
@@ -39,24 +64,7 @@ CampaignReport run_relation_campaign(const RelationCampaign& c, const dnn::data:
 
   std::optional<traces::Store> store;
   std::set<std::pair<int, int>> done;
-  // The relation of this name in `path`, checked to be of this campaign's settings; nullopt: none.
-  auto stored = [&](const std::filesystem::path& path) -> std::optional<traces::RelationSet> {
-    const traces::Store s = traces::Store::open(path);
-    if (!s.has<traces::RelationSet>(set.name)) return std::nullopt;
-    traces::RelationSet old = s.read<traces::RelationSet>(set.name);
-    auto differs = [&](const std::string& what, const std::string& a, const std::string& b) {
-      if (a != b)
-        throw SettingError("name", fmt::format("{} already holds relation '{}' with {} {} (now {}): choose another "
-                                               "relation name or store",
-                                               path.string(), set.name, what, a, b));
-    };
-    differs("workload", old.workload, set.workload);
-    differs("dataset", old.dataset, set.dataset);
-    differs("target", fmt::format("{:g}", old.target), fmt::format("{:g}", set.target));
-    differs("learning-rate rule", old.lr_rule, set.lr_rule);
-    differs("optimizer", old.optimizer, set.optimizer);
-    return old;
-  };
+  auto stored = [&](const std::filesystem::path& path) { return stored_relation(path, set); };
   if (!c.store.empty()) {
     store = traces::Store::open_or_create(c.store);
     if (const auto old = stored(c.store)) {
@@ -113,7 +121,8 @@ CampaignReport run_relation_campaign(const RelationCampaign& c, const dnn::data:
       report.eval_time_s += r.eval_time_s;
       spdlog::info("{} {}: b={:<4} seed={:<3} {} after {} samples ({} {:.4f}, lr {:.3g}, {:.1f} s, {:.0f} samples/s)",
                    progress->next(), set.name, b, seed, r.reached ? "reached" : "CENSORED", r.samples, set.metric, r.final_metric,
-                   r.learning_rate, r.wall_time_s, r.samples / std::max(1e-9, r.wall_time_s - r.eval_time_s));
+                   r.learning_rate, r.wall_time_s,
+                   (r.samples - r.resumed_samples) / std::max(1e-9, r.wall_time_s - r.eval_time_s));
       if (on_run) on_run(run);
     }
   return report;

@@ -4,6 +4,7 @@
 // Used by `pacer relation`, `pacer validate` (the oracle's true relation) and `pacer demo`.
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -59,6 +60,13 @@ CampaignReport run_relation_campaign(const RelationCampaign& campaign, const dnn
                                      const dnn::TrainHooks& hooks = {},
                                      const std::function<void(const traces::RelationRun&)>& on_run = {},
                                      dnn::HeldOutMargins* margins = nullptr, base::Progress* progress = nullptr);
+
+// The relation a campaign writes, without runs: name, workload, data, target, lr rule, optimizer.
+traces::RelationSet relation_header(const RelationCampaign& campaign);
+// The relation named as `header` in the store at `path`, checked to be of its settings (SettingError
+// for the option "name" otherwise); nullopt: the store has none.
+std::optional<traces::RelationSet> stored_relation(const std::filesystem::path& path,
+                                                   const traces::RelationSet& header);
 
 // A dataset name as a record name: '/' (paths of idx:DIR, text:FILE ...) becomes '_'.
 std::string record_name(std::string dataset);

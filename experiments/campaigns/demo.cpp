@@ -13,6 +13,7 @@
 #include "dnn/data/datasets.hpp"
 #include "dnn/nets.hpp"
 #include "dnn/train.hpp"
+#include "experiments/campaigns/adaptive_relation.hpp"
 #include "experiments/campaigns/campaign.hpp"
 #include "experiments/campaigns/validate.hpp"
 #include "experiments/cluster/shard.hpp"
@@ -262,15 +263,36 @@ RelationCampaign proxy_campaign(const Demo& d) {
   return c;
 }
 
+// The adaptive campaign's settings in an experiment: the measured profile of its board, its caps
+// and guard.
+AdaptiveSettings adaptive_settings(const Demo& d, const Profiled& pr) {
+  AdaptiveSettings a;
+  a.profile_store = d.store_path;
+  a.profile = pr.measured.workload;
+  if (d.set.caps > 0) a.caps = d.set.caps;
+  a.guard = d.opt->guard;
+  return a;
+}
+
 // 4. Proxy relation.
-CampaignReport proxy_relation(const Demo& d, const RelationCampaign& c) {
+CampaignReport proxy_relation(const Demo& d, const Profiled& pr, const RelationCampaign& c) {
   const DemoOptions& opt = *d.opt;
   const auto step = Clock::now();
   const auto proxy_info = dnn::data::dataset_info(opt.proxy_dataset);
   const auto proxy_data = dnn::data::load_dataset(opt.proxy_dataset, d.dopt);
-  auto proxy = run_relation_campaign(c, proxy_data);
-  std::cout << fmt::format("[4/7] proxy relation ({} new runs, {:.0f} s):\n{}", proxy.new_runs, since(step),
-                           format_relation(proxy.set));
+  CampaignReport proxy;
+  std::string decisions;
+  if (opt.adaptive) {
+    const AdaptiveReport a = run_adaptive_campaign(c, proxy_data, adaptive_settings(d, pr));
+    proxy = a.campaign;
+    decisions = format_adaptive_log(a.log) +
+                fmt::format("compute: {:.0f} samples, {:.1f}% of the full campaign's most\n", a.compute_used,
+                            100 * a.compute_used / std::max(1.0, a.compute_most));
+  } else {
+    proxy = run_relation_campaign(c, proxy_data);
+  }
+  std::cout << fmt::format("[4/7] proxy relation{} ({} new runs, {:.0f} s):\n{}{}", opt.adaptive ? ", adaptive" : "",
+                           proxy.new_runs, since(step), format_relation(proxy.set), decisions);
   if (proxy.set.relation_vector().empty())
     throw Error(fmt::format("no proxy run reached {} {:g} within {} samples: lower the target or raise the budget",
                             proxy_info.metric, c.train.target, d.set.budget));
@@ -391,6 +413,14 @@ void run_stage(const Demo& d, const fs::path& out, const std::vector<size_t>& jo
     return;
   }
   RelationCampaign c = proxy_campaign(d);
+  if (opt.stage == kStageProxy && opt.adaptive) {
+    if (opt.shard)
+      throw UsageError(
+          "an adaptive proxy relation runs its rounds whole within an experiment: run its proxy stage without "
+          "shards");
+    proxy_relation(d, read_profiled(d), c);
+    return;
+  }
   if (opt.stage == kStageProxy) {
     c.store = out;
     if (out != d.store_path) c.resume_from = d.store_path;
@@ -456,7 +486,7 @@ int run_demo(const DemoOptions& opt) {
   pretrain(d);
   const Profiled pr = profile_and_calibrate(d, d.store_path);
   const RelationCampaign c = proxy_campaign(d);
-  const auto proxy = proxy_relation(d, c);
+  const auto proxy = proxy_relation(d, pr, c);
   const std::vector<double> caps = caps_for(d, pr);
   const auto validations = validate_targets(d, pr, c, caps);
   sweep_targets(d, pr, proxy.set.name, validations, caps);

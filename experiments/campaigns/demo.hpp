@@ -47,6 +47,10 @@ struct DemoOptions {
   // Policies choose under cap x (1 - guard). nullopt (auto): explore::choice_rule's, the same in the
   // validation and the sweep (explore/decide.hpp).
   std::optional<double> guard;
+  // The proxy relation as an adaptive campaign (adaptive_relation.hpp) for the profiled board and
+  // the experiment's caps: only the batch sizes that can still win are trained to the target. Its
+  // proxy stage then runs whole (its rounds are not sharded within an experiment).
+  bool adaptive = false;
   // The stage to run ("" : the whole pipeline) and, with a stage, the shard of its jobs (written to
   // the shard's own store beside NAME.h5, which is only read).
   std::string stage;

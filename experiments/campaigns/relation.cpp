@@ -124,6 +124,12 @@ JobList relation_jobs(const RelationRequest& r) {
                            r.seeds);
 }
 
+std::vector<JobList> relation_job_lists(const RelationRequest& r) {
+  if (!r.adaptive) return {relation_jobs(r)};
+  return adaptive_job_lists(r.name.empty() ? record_name(r.dataset) : r.name, r.store, campaign_batch_sizes(r), r.seeds,
+                            r.adaptive_settings.max_rounds);
+}
+
 RelationOutcome run_relation(const RelationRequest& r, const dnn::TrainHooks& hooks) {
   const std::vector<int> batch_sizes = campaign_batch_sizes(r);
   RelationOutcome out;
@@ -161,6 +167,26 @@ RelationOutcome run_relation(const RelationRequest& r, const dnn::TrainHooks& ho
   out.store = c.store;
   ensure_parent(c.store);
   const auto t0 = std::chrono::steady_clock::now();
+  if (r.adaptive) {
+    if (r.shard) c.store = shard_store(r.store, *r.shard, r.stage);
+    out.store = c.store;
+    const AdaptiveSettings& a = r.adaptive_settings;
+    if (r.stage.empty()) {
+      const AdaptiveReport rep = run_adaptive_campaign(c, s.data, a, hooks, r.run_round);
+      out.report = rep.campaign;
+      out.decisions = rep.log;
+      out.compute_used = rep.compute_used;
+      out.compute_most = rep.compute_most;
+    } else if (const int round = stage_round(r.stage, a.max_rounds); r.decide) {
+      out.decisions = decide_adaptive_round(c, a, round);
+    } else if (r.shard) {
+      record_shard_outcome(c.store, [&] { out.report = run_adaptive_round(c, s.data, a, round, r.shard, hooks); });
+    } else {
+      out.report = run_adaptive_round(c, s.data, a, round, std::nullopt, hooks);
+    }
+    out.wall_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return out;
+  }
   out.report = r.shard ? run_relation_shard(c, s.data, *r.shard, hooks) : run_relation_campaign(c, s.data, hooks);
   out.wall_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return out;

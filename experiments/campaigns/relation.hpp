@@ -4,12 +4,14 @@
 // initialisers are the command's defaults; the CLI reads them from here.
 #include <cmath>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "dnn/data/datasets.hpp"
 #include "dnn/train.hpp"
+#include "experiments/campaigns/adaptive_relation.hpp"
 #include "experiments/campaigns/campaign.hpp"
 #include "experiments/cluster/shard.hpp"
 
@@ -35,6 +37,15 @@ struct RelationRequest {
   // Run only this shard of the (b, seed) jobs, into the shard's own store beside `store`
   // (shard_store); runs already in `store` are not run again.
   std::optional<Shard> shard;
+  // An adaptive campaign in rounds (adaptive_relation.hpp) instead of every (b, seed) to the target.
+  bool adaptive = false;
+  AdaptiveSettings adaptive_settings;
+  // Adaptive: only this round ("round-K"; "" : the whole campaign), and with `decide`, only the
+  // decision after it (no training). `run_round`: trains a round elsewhere (local shard processes)
+  // and merges it into `store` (unset: here).
+  std::string stage;
+  bool decide = false;
+  std::function<void(int round)> run_round;
 
   // A campaign's training settings: campaign_training(), with a 250-sample screen when evaluations
   // stop by screening (eval_stop "screened"; the default, "hardest-first", is exact and needs none).
@@ -50,6 +61,9 @@ struct RelationOutcome {
   std::string name;             // the record written
   std::filesystem::path store;  // where: the request's store, or its shard's
   double wall_time_s = 0;
+  std::optional<traces::AdaptiveLog> decisions;  // an adaptive campaign's log (absent otherwise)
+  double compute_used = 0;  // adaptive: samples every run trained
+  double compute_most = 0;  // adaptive: the full campaign's most (batch sizes x seeds x budget)
 };
 
 struct PretrainOutcome {
@@ -70,6 +84,8 @@ RelationOutcome run_relation(const RelationRequest& request, const dnn::TrainHoo
 
 // The campaign's independent (b, seed) jobs, in the order shards are dealt (docs/cluster.md).
 JobList relation_jobs(const RelationRequest& request);
+// Its stages: the one list of relation_jobs, or an adaptive campaign's rounds (adaptive_job_lists).
+std::vector<JobList> relation_job_lists(const RelationRequest& request);
 
 // Trains request.workload from scratch (or request.init) on the pre-training split and writes
 // the checkpoint.

@@ -9,6 +9,7 @@
 #include "base/cpu_threads.hpp"
 #include "base/error.hpp"
 #include "base/units.hpp"
+#include "experiments/bench/adaptive_train_bench.hpp"
 #include "experiments/bench/train_bench.hpp"
 #include "experiments/cli/cli.hpp"
 #include "experiments/cli/options.hpp"
@@ -49,7 +50,35 @@ experiments::TrainBenchOptions options_from(const po::variables_map& vm) {
   return sw;
 }
 
+// --adaptive: the adaptive relation campaign against the full one (experiments/bench/adaptive_train_bench.hpp).
+experiments::AdaptiveTrainBenchOptions adaptive_options_from(const po::variables_map& vm) {
+  experiments::AdaptiveTrainBenchOptions a;
+  for (const char* other : {"campaign", "baseline", "csv", "contention"})
+    if (vm.count(other) && !vm[other].defaulted())
+      throw UsageError(fmt::format("--{}: does not apply to --adaptive (which prints its own table)", other));
+  if (!vm["workloads"].defaulted()) a.workloads = split_list(vm["workloads"].as<std::string>());
+  if (!vm["batch-sizes"].defaulted())
+    a.batch_sizes = parse_int_list(vm["batch-sizes"].as<std::string>(), "--batch-sizes");
+  if (!vm["threads"].defaulted()) a.threads = parse_int_list(vm["threads"].as<std::string>(), "--threads").front();
+  a.seeds = parse_seeds(vm["seeds"].as<std::string>(), "--seeds");
+  a.max_train = vm["max-train"].as<int64_t>();
+  a.budget = vm["budget"].as<int64_t>();
+  a.eval_every = vm["eval-every"].as<int64_t>();
+  a.eval_samples = vm["eval-samples"].as<int64_t>();
+  a.image_target = parse_fraction(vm["image-target"].as<std::string>(), "--image-target");
+  a.text_target = parse_fraction(vm["text-target"].as<std::string>(), "--text-target");
+  a.adaptive.caps = vm["caps"].as<int>();
+  a.adaptive.tolerance = parse_fraction(vm["tolerance"].as<std::string>(), "--tolerance");
+  if (vm.count("adaptive-budget")) a.adaptive.budget_share = parse_fraction(vm["adaptive-budget"].as<std::string>(), "--adaptive-budget");
+  a.out = vm["out"].as<std::string>();
+  return a;
+}
+
 int run_bench(const po::variables_map& vm) {
+  if (vm["adaptive"].as<bool>()) {
+    experiments::run_adaptive_train_bench(adaptive_options_from(vm), std::cout);
+    return 0;
+  }
   experiments::run_train_bench(options_from(vm), std::cout);
   return 0;
 }
@@ -90,6 +119,27 @@ Command make() {
                     "passive, or a spin count (pacer's own: {})",
                     base::kOpenMpSpinCount)
             .c_str());
+    const experiments::AdaptiveTrainBenchOptions a;
+    d.add_options()("adaptive", po::bool_switch()->default_value(false),
+                    "instead: the adaptive relation campaign against the full one, both trained for real at equal "
+                    "seeds per workload (default cnn and chartransformer-tiny, b 8,16,32,64, one thread): compute "
+                    "used and the share of caps with the full campaign's choice (minutes)")(
+        "seeds", po::value<std::string>()->default_value("0-2"), "--adaptive: seeds of both campaigns");
+    add_count_option(d, "max-train", a.max_train, int64_t{0}, kMaxSamples, "--adaptive: training samples, 0: all");
+    add_count_option(d, "budget", a.budget, int64_t{1}, kMaxSamples, "--adaptive: run budget [samples]");
+    add_count_option(d, "eval-every", a.eval_every, int64_t{1}, kMaxSamples, "--adaptive: evaluation cadence [samples]");
+    add_count_option(d, "eval-samples", a.eval_samples, int64_t{0}, kMaxSamples, "--adaptive: held-out samples");
+    add_count_option(d, "caps", a.adaptive.caps, 1, 1000, "--adaptive: caps over the board's power range");
+    d.add_options()("image-target", po::value<std::string>()->default_value(fmt::format("{:g}", a.image_target)),
+                    "--adaptive: the image task's target accuracy (from scratch on fmnist-proxy)")(
+        "text-target", po::value<std::string>()->default_value(fmt::format("{:g}", a.text_target)),
+        "--adaptive: the text task's target character accuracy (from scratch on austen-proxy)")(
+        "tolerance", po::value<std::string>()->default_value(fmt::format("{:g}%", 100 * a.adaptive.tolerance)),
+        "--adaptive: expected regret at which a cap is decided")(
+        "adaptive-budget", po::value<std::string>(),
+        "--adaptive: compute budget of the adaptive campaign, a share of the full campaign's most (default: none)")(
+        "out", po::value<std::string>()->default_value(a.out.string()),
+        "--adaptive: folder of the stores (one per workload; a rerun resumes)");
   };
   c.input_files = {"baseline"};
   c.output_files = {{"csv", ""}};

@@ -21,6 +21,10 @@ void common_options(po::options_description& d, const std::string& default_out) 
       "output folder (trace store, checkpoint, report)")(
       "device", po::value<std::string>()->default_value("jetson-nano"), "catalog device to emulate (`pacer devices`)");
   add_guard_option(d);
+  d.add_options()("adaptive", po::bool_switch()->default_value(false),
+                  "the proxy relation as an adaptive campaign (`pacer relation --adaptive`): only the batch sizes "
+                  "that can still win at the experiment's caps on the profiled board are trained on; its decisions are "
+                  "stored and printed");
   add_threads_option(d, experiments::DemoOptions{}.threads,
                      "CPU intra-op threads of the training; another count than the default changes the numerics", "");
   add_shard_options(d, experiments::experiment_stages());
@@ -40,6 +44,7 @@ experiments::DemoOptions common(const po::variables_map& vm) {
   o.out_dir = vm["out"].as<std::string>();
   o.device = vm["device"].as<std::string>();
   o.threads = vm["threads"].as<int>();
+  o.adaptive = vm["adaptive"].as<bool>();
   o.guard = parse_guard(vm);
   return o;
 }

@@ -6,11 +6,14 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cmath>
 #include <iostream>
 
 #include "base/error.hpp"
+#include "base/units.hpp"
 #include "experiments/campaigns/relation.hpp"
 #include "experiments/cli/cli.hpp"
+#include "experiments/cli/explore_options.hpp"
 #include "experiments/cli/options.hpp"
 #include "experiments/cli/shard_options.hpp"
 #include "traces/store/store.hpp"
@@ -61,6 +64,37 @@ experiments::RelationRequest request_from(const po::variables_map& vm) {
   r.pretrain_batch = vm["pretrain-batch"].as<int>();
   r.pretrain_seed = vm["pretrain-seed"].as<int>();
   if (vm.count("init")) r.init = vm["init"].as<std::string>();
+  r.adaptive = vm["adaptive"].as<bool>();
+  const bool adaptive_set = !vm["max-rounds"].defaulted() || vm.count("adaptive-budget") ||
+                            !vm["tolerance"].defaulted() || !vm["first-round"].defaulted() ||
+                            vm.count("profile-store") || vm.count("profile") || !vm["caps"].defaulted() ||
+                            !vm["guard"].defaulted() || vm["decide"].as<bool>();
+  if (adaptive_set && !r.adaptive)
+    throw UsageError(
+        "--max-rounds, --adaptive-budget, --tolerance, --first-round, --profile-store, --profile, --caps, --guard and "
+        "--decide apply to --adaptive campaigns only");
+  if (r.adaptive && vm["pretrain"].as<bool>()) throw UsageError("--adaptive and --pretrain do not go together");
+  auto& a = r.adaptive_settings;
+  a.max_rounds = vm["max-rounds"].as<int>();
+  a.tolerance = parse_fraction(vm["tolerance"].as<std::string>(), "--tolerance");
+  a.initial_fraction = parse_fraction(vm["first-round"].as<std::string>(), "--first-round");
+  if (vm.count("adaptive-budget")) {
+    const std::string b = vm["adaptive-budget"].as<std::string>();
+    if (b.find('%') != std::string::npos)
+      a.budget_share = parse_fraction(b, "--adaptive-budget");
+    else
+      a.budget_samples = units::to_integer(b, 1).value_or(0);
+    if (a.budget_samples == 0 && std::isnan(a.budget_share))
+      throw UsageError(fmt::format("--adaptive-budget: '{}' is neither a count of samples nor a percentage", b));
+  }
+  if (vm.count("profile-store")) a.profile_store = vm["profile-store"].as<std::string>();
+  if (vm.count("profile")) a.profile = vm["profile"].as<std::string>();
+  a.caps = vm["caps"].as<int>();
+  a.guard = parse_guard(vm);
+  r.stage = stage_option(vm);
+  r.decide = vm["decide"].as<bool>();
+  if (r.decide && r.stage.empty()) throw UsageError("--decide needs --stage: the round whose decision to make");
+  if (r.adaptive && !r.stage.empty()) experiments::stage_round(r.stage, a.max_rounds);
   return r;
 }
 
@@ -74,11 +108,32 @@ dnn::TrainHooks progress_hooks() {
   return hooks;
 }
 
+void print_decisions(const experiments::RelationOutcome& out) {
+  if (!out.decisions) return;
+  std::cout << experiments::format_adaptive_log(*out.decisions);
+  if (out.compute_most > 0)
+    std::cout << fmt::format("compute: {:.0f} samples trained, {:.1f}% of the full campaign's most ({:.0f})\n",
+                             out.compute_used, 100 * out.compute_used / out.compute_most, out.compute_most);
+}
+
 int run_relation(const po::variables_map& vm) {
   experiments::RelationRequest r = request_from(vm);
-  if (!vm["pretrain"].as<bool>()) {
-    const experiments::JobList jobs = experiments::relation_jobs(r);
-    if (const auto done = run_shard_front(vm, {jobs})) {
+  const int jobs_n = vm["jobs"].as<int>();
+  if (r.adaptive && jobs_n > 1 && !vm.count("shard") && r.stage.empty() && !vm["list-jobs"].as<bool>()) {
+    // --jobs N: each round in N local shard processes, merged, then decided here.
+    if (jobs_n > 4096) throw UsageError("--jobs must be between 1 and 4096");
+    const auto lists = experiments::relation_job_lists(r);
+    const bool threads = vm["threads"].defaulted();
+    r.run_round = [lists, jobs_n, threads](int round) {
+      run_stage_locally(lists.at(static_cast<size_t>(round - 1)), jobs_n, true, threads);
+    };
+  } else if (!vm["pretrain"].as<bool>()) {
+    const auto lists = experiments::relation_job_lists(r);
+    const experiments::JobList& jobs = lists.front();
+    if (r.decide) {
+      // the decision needs no shard machinery
+    } else if (const auto done = run_shard_front(vm, lists)) {
+      if (r.adaptive) return *done;
       // --jobs N: the shards printed one line each; the merged relation is printed once, here.
       if (*done == 0 && vm["jobs"].as<int>() > 1 && !vm["list-jobs"].as<bool>() && !vm.count("shard")) {
         const auto store = traces::Store::open(jobs.store);
@@ -108,18 +163,26 @@ int run_relation(const po::variables_map& vm) {
     }
   }();
   const auto& report = out.report;
-  if (report.new_runs > 0)
+  if (r.run_round || r.decide) {
+    // the rounds' shard processes printed their runs; a decision trains nothing
+  } else if (report.new_runs > 0)
     spdlog::info("{} runs in {:.1f} s; evaluation took {:.1f}% of training time", report.new_runs, out.wall_time_s,
                  100 * report.eval_time_s / std::max(1e-9, report.train_time_s));
   else
     spdlog::info("nothing to do: every (b, seed) is already in {}", out.store.string());
+  if (r.adaptive && r.decide) {
+    print_decisions(out);
+    return 0;
+  }
   if (r.shard) {  // a shard's part of the table is not the relation: the merge prints that
     std::cout << fmt::format("shard {}/{}: {} of the relation's runs stored as relations/{} in {}\n", r.shard->index,
                              r.shard->count, report.set.runs.size(), out.name, out.store.string());
     return 0;
   }
   std::cout << experiments::format_relation(report.set);
-  std::cout << fmt::format("stored as relations/{} in {}\n", out.name, out.store.string());
+  print_decisions(out);
+  std::cout << fmt::format("stored as relations/{} in {}{}\n", out.name, out.store.string(),
+                           out.decisions ? fmt::format(" (decisions: decisions/{})", out.name) : "");
   return 0;
 }
 
@@ -137,7 +200,15 @@ Command make() {
       "Datasets: fmnist-pretrain | fmnist-proxy | fmnist-target-a | fmnist-target-b (classes 0-4 pre-train,\n"
       "5-9 proxy/targets, disjoint images), austen-pretrain | austen-proxy | austen-emma | austen-persuasion |\n"
       "austen-sense, text:FILE, idx:DIR, cifar10:DIR, cifar100:DIR, cinic:DIR (PNG folders by class, CINIC-10\n"
-      "layout); see `pacer workloads --datasets`.";
+      "layout); see `pacer workloads --datasets`.\n"
+      "--adaptive runs the campaign in rounds for the device of --profile-store/--profile: round 1 trains every\n"
+      "batch size (one seed) for --first-round of --budget; after each round the batch sizes that cannot be the\n"
+      "pacer policy's choice at any of --caps caps stop (their runs stay, censored), the contenders' runs go on\n"
+      "from where they stopped or get another seed, until the choice at every cap is decided (expected regret\n"
+      "within --tolerance), --adaptive-budget is spent or --max-rounds ran. Every decision is stored as\n"
+      "decisions/NAME and printed. With --jobs N each round runs in N local processes; on Slurm each round is an\n"
+      "array after the decision of the round before (stages round-1, round-2, ...; `--stage round-K --decide`\n"
+      "makes a round's decision). See docs/explore.md.";
   c.add_options = [](po::options_description& d) {
     // The library request's defaults are the command's.
     const experiments::RelationRequest r;
@@ -194,7 +265,29 @@ Command make() {
     add_count_option(d, "pretrain-batch", r.pretrain_batch, 1, kMaxBatchSize, "batch size of --pretrain");
     d.add_options()("pretrain-seed", po::value<int>()->default_value(r.pretrain_seed), "seed of --pretrain")(
         "init", po::value<std::string>(), "--pretrain: start from these weights instead of a fresh initialisation");
-    add_shard_options(d);
+    const experiments::AdaptiveSettings a;
+    d.add_options()("adaptive", po::bool_switch()->default_value(false),
+                    "an adaptive campaign in rounds: train only the batch sizes that can still win (see above)");
+    add_count_option(d, "max-rounds", a.max_rounds, 1, 1000, "--adaptive: rounds at most");
+    d.add_options()("adaptive-budget", po::value<std::string>(),
+                    "--adaptive: compute budget, samples in all or a percentage of the full campaign's most "
+                    "(batch sizes x seeds x --budget), e.g. 10% (default: none)")(
+        "tolerance", po::value<std::string>()->default_value(fmt::format("{:g}%", 100 * a.tolerance)),
+        "--adaptive: a cap's choice is decided when its expected regret is at most this [fraction or %]")(
+        "first-round", po::value<std::string>()->default_value(fmt::format("{:g}%", 100 * a.initial_fraction)),
+        "--adaptive: round 1 trains every batch size for this share of --budget [fraction or %]")(
+        "profile-store", po::value<std::string>(),
+        "--adaptive: the store holding the device's profile (default: --out)")(
+        "profile", po::value<std::string>(), "--adaptive: the device's profile in it (default: its only one)");
+    add_count_option(d, "caps", a.caps, 1, 1000, "--adaptive: caps over the profile's power range");
+    add_guard_option(d);
+    d.add_options()(
+        "decide", po::bool_switch()->default_value(false),
+        "--adaptive with --stage round-K: only make the decision after round K (what Slurm's decision job runs)");
+    std::vector<std::string> rounds;
+    for (int k = 1; k <= 3; ++k) rounds.push_back(experiments::round_stage(k));
+    rounds.push_back("... (--adaptive)");
+    add_shard_options(d, rounds);
   };
   c.output_files = {{"out", ""}, {"checkpoint", ""}};
   c.run = run_relation;

@@ -51,8 +51,6 @@ std::filesystem::path store_for(const po::variables_map& vm, const std::filesyst
   return shard ? experiments::shard_store(store, *shard, stage_option(vm)) : store;
 }
 
-namespace {
-
 // Runs one stage as n local shard processes, each this command again with --shard i/n (and
 // --stage when the campaign has stages), and merges them into the campaign's store. Each shard
 // trains on the threads this command was given (its own default when none: base::kTrainingThreads),
@@ -74,8 +72,6 @@ void run_stage_locally(const experiments::JobList& list, int jobs, bool add_stag
   std::cout << fmt::format("{}{} shards in {:.1f} s (merge {:.2f} s)\n",
                            list.stage.empty() ? "" : "stage " + list.stage + ": ", n, r.wall_time_s, r.merge_time_s);
 }
-
-}  // namespace
 
 std::optional<int> run_shard_front(const po::variables_map& vm, const std::vector<experiments::JobList>& stages) {
   const bool staged = stages.size() > 1 || (!stages.empty() && !stages.front().stage.empty());

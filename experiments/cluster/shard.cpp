@@ -61,9 +61,9 @@ std::vector<fs::path> shard_stores(const fs::path& store, int count, const std::
 
 // The job-list format: header lines "KEY: value", then "job J: LABEL" per job.
 std::string format_job_list(const JobList& list) {
-  std::string s = fmt::format("campaign: {}\n{}record: {}\nstore: {}\njobs: {}\n", list.campaign,
-                              list.stage.empty() ? "" : fmt::format("stage: {}\n", list.stage), list.record,
-                              list.store.string(), list.jobs.size());
+  std::string s = fmt::format("campaign: {}\n{}{}record: {}\nstore: {}\njobs: {}\n", list.campaign,
+                              list.stage.empty() ? "" : fmt::format("stage: {}\n", list.stage),
+                              list.decide ? "decide: yes\n" : "", list.record, list.store.string(), list.jobs.size());
   for (size_t j = 0; j < list.jobs.size(); ++j) s += fmt::format("job {}: {}\n", j, list.jobs[j]);
   return s;
 }
@@ -129,7 +129,7 @@ JobList parse_job_list(const std::string& text) {
   std::istringstream in(text);
   std::string line;
   long declared = -1;
-  static const std::regex header(R"((campaign|stage|record|store|jobs): (.*))"), job(R"(job (\d+): (.*))");
+  static const std::regex header(R"((campaign|stage|decide|record|store|jobs): (.*))"), job(R"(job (\d+): (.*))");
   while (std::getline(in, line)) {
     std::smatch m;
     if (std::regex_match(line, m, job)) {
@@ -140,6 +140,7 @@ JobList parse_job_list(const std::string& text) {
       const std::string key = m[1].str(), value = m[2].str();
       if (key == "campaign") list.campaign = value;
       if (key == "stage") list.stage = value;
+      if (key == "decide") list.decide = value == "yes";
       if (key == "record") list.record = value;
       if (key == "store") list.store = value;
       if (key == "jobs") declared = units::to_integer(value, 0, INT32_MAX).value_or(-1);

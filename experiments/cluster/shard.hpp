@@ -44,6 +44,9 @@ struct JobList {
   std::filesystem::path store;    // the campaign's store (the merge target)
   std::vector<std::string> jobs;  // one label per job, in job order ("b=4 seed=0")
   std::string stage;              // "" : the campaign has one stage; else this stage's name
+  // The stage is a round of an adaptive campaign: once merged, the campaign decides what the next
+  // round trains (`CAMPAIGN --stage STAGE --decide`), and the next stage waits for that decision.
+  bool decide = false;
 };
 std::string format_job_list(const JobList& list);
 JobList parse_job_list(const std::string& text);  // throws Error when the text is not a job list

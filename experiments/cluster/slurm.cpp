@@ -246,6 +246,17 @@ std::string merge_script(const SlurmOptions& o, const JobList& jobs, int shards)
   return merge + "\n";
 }
 
+// The decision after a round of an adaptive campaign (JobList::decide): what the next round trains.
+std::string decide_script(const SlurmOptions& o, const JobList& jobs) {
+  const std::string name = script_stem(jobs);
+  std::string s = sbatch_header(o, jobs, fmt::format("pacer-decide-{}", name), name + "-decide-%j.out", 1);
+  s += fmt::format("# Once {} is merged into {}: the campaign's decision after it (the next round's runs, or its end).\n",
+                   jobs.stage, base::printable(jobs.store.string()));
+  s += fmt::format("exec {} {} --config {} --stage {} --decide\n", shell_quote(pacer_binary(o).string()),
+                   shell_quote(o.campaign), shell_quote(fs::absolute(o.spec).string()), shell_quote(jobs.stage));
+  return s;
+}
+
 // A campaign of several stages ends with its whole command: every job is done, it completes and reports.
 std::string finish_script(const SlurmOptions& o, const JobList& jobs) {
   std::string s = sbatch_header(o, jobs, fmt::format("pacer-{}-{}-finish", o.campaign, stem(jobs)),
@@ -283,6 +294,10 @@ SlurmScripts write_slurm_scripts(const SlurmOptions& o, const SlurmStatus& st,
     s.merge = dir / (script_stem(stage.jobs) + "-merge.sbatch");
     write_script(s.array, array_script(o, stage.jobs, stage.shards, s.tasks));
     write_script(s.merge, merge_script(o, stage.jobs, stage.shards));
+    if (stage.jobs.decide) {
+      s.decide = dir / (script_stem(stage.jobs) + "-decide.sbatch");
+      write_script(s.decide, decide_script(o, stage.jobs));
+    }
     out.stages.push_back(s);
   }
   if (st.stages.size() > 1 || !first.stage.empty()) {
@@ -309,7 +324,10 @@ SubmitReport slurm_submit(const SlurmOptions& o) {
   }
   r.scripts = write_slurm_scripts(o, st, todo);
   std::vector<std::string> files;
-  for (const auto& s : r.scripts.stages) files.insert(files.end(), {s.array.string(), s.merge.string()});
+  for (const auto& s : r.scripts.stages) {
+    files.insert(files.end(), {s.array.string(), s.merge.string()});
+    if (!s.decide.empty()) files.push_back(s.decide.string());
+  }
   if (!r.scripts.finish.empty()) files.push_back(r.scripts.finish.string());
   r.text += fmt::format("scripts: {}\n", fmt::join(files, " and "));
   if (o.dry_run) {
@@ -339,12 +357,21 @@ SubmitReport slurm_submit(const SlurmOptions& o) {
     r.array_jobs.push_back(array);
     r.merge_jobs.push_back(merge);
     after = merge;
+    if (!r.scripts.stages[k].decide.empty()) {  // the next round's array waits for this round's decision
+      const std::string decide = submit_script(r.scripts.stages[k].decide, merge);
+      dependents.push_back(decide);
+      r.decide_jobs.push_back(decide);
+      after = decide;
+    }
     const std::string prefix = stage.jobs.stage.empty() ? "" : fmt::format("stage {}: ", stage.jobs.stage);
     r.text += array.empty() ? fmt::format("{}submitted merge job {}\n", prefix, merge)
                             : fmt::format(
                                   "{}submitted array job {} ({} tasks) and merge job {} (after the array "
                                   "succeeds)\n",
                                   prefix, array, todo[k].size(), merge);
+    if (!r.scripts.stages[k].decide.empty())
+      r.text += fmt::format("{}submitted decision job {} (after the merge; the next round waits for it)\n", prefix,
+                            r.decide_jobs.back());
   }
   if (!r.scripts.finish.empty()) {
     r.finish_job = submit_script(r.scripts.finish, after);

@@ -8,9 +8,10 @@
 // (experiments/cluster/shard.hpp), from which `status` tells done / failed (with the message) / missing
 // shards; submitting again submits only the shards that are not done (and the merge).
 //
-// A campaign of several stages (validate: oracle, runs; experiment: prepare, proxy, oracle, runs)
-// gets one array script and one merge script per stage (STEM-STAGE-array.sbatch, ...), each array
-// depending on the previous stage's merge, and a last job (STEM-finish.sbatch) that runs the whole
+// A campaign of several stages (validate: oracle, runs; experiment: prepare, proxy, oracle, runs;
+// an adaptive relation: its rounds) gets one array script and one merge script per stage
+// (STEM-STAGE-array.sbatch, ...), each array depending on the previous stage's merge (a round of an
+// adaptive campaign: on its decision job, STEM-STAGE-decide.sbatch, which runs after the merge), and a last job (STEM-finish.sbatch) that runs the whole
 // command once every stage is merged: it finds every job done and only completes and reports.
 #include <filesystem>
 #include <string>
@@ -64,6 +65,7 @@ SlurmStatus slurm_status(const SlurmOptions& options);
 struct StageScripts {
   std::string stage;
   std::filesystem::path array, merge;
+  std::filesystem::path decide;  // a round of an adaptive campaign: its decision ("" : none)
   std::vector<int> tasks;  // shard indices in the array
 };
 struct SlurmScripts {
@@ -81,6 +83,7 @@ struct SubmitReport {
   SlurmScripts scripts;
   std::vector<std::string> array_jobs;  // Slurm job ids per stage ("" : none submitted for that stage)
   std::vector<std::string> merge_jobs;
+  std::vector<std::string> decide_jobs;  // one per stage with a decision (adaptive rounds), in order
   std::string finish_job;
   std::string text;  // what was done, the job ids and where the result will be
 };

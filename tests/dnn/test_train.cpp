@@ -288,6 +288,58 @@ TEST(Train, CheckpointsRoundTripAndNameTheirWorkload) {
   fs::remove(bad);
 }
 
+// An adaptive campaign's run trained in parts (dnn::TrainOptions::run_state): stopped at a first
+// budget that is not on its evaluation schedule and crosses an epoch (336 samples, 21 batches of
+// 16; an epoch is 20), then continued, it trains exactly as one run would: the same samples, the
+// same outcome, the same evaluations (losses) after the stop and the same final metric. Continued
+// again, a run that has ended trains no more.
+TEST(Train, ARunContinuedFromItsStateTrainsAsOneRun) {
+  const auto data = quadrants(400);
+  auto one = quick(16, 2);
+  one.target = NAN;  // no target: the run trains its budget (the data is learnt within 256 samples)
+  one.budget_samples = 704;
+  const auto whole = pacer::dnn::train_to_target(one, data);
+  ASSERT_GT(whole.samples, 336) << "the test needs a run longer than its first part";
+  const fs::path state = temp_file("state.pt");
+  fs::remove(state);
+  auto first = one;
+  first.run_state = state.string();
+  first.budget_samples = 336;
+  const auto a = pacer::dnn::train_to_target(first, data);
+  EXPECT_FALSE(a.reached);
+  EXPECT_EQ(a.samples, 336);
+  EXPECT_EQ(a.resumed_samples, 0);
+  ASSERT_TRUE(fs::exists(state));
+  auto rest = one;
+  rest.run_state = state.string();
+  const auto b = pacer::dnn::train_to_target(rest, data);
+  EXPECT_EQ(b.resumed_samples, 336);
+  EXPECT_EQ(b.reached, whole.reached);
+  EXPECT_EQ(b.samples, whole.samples);
+  EXPECT_DOUBLE_EQ(b.final_metric, whole.final_metric);
+  ASSERT_FALSE(b.history.empty());
+  EXPECT_GT(b.history.front().samples, 336);  // no evaluation at the start of a continued run
+  for (const auto& e : b.history) {
+    const auto it = std::find_if(whole.history.begin(), whole.history.end(),
+                                 [&](const pacer::dnn::Evaluation& w) { return w.samples == e.samples; });
+    ASSERT_NE(it, whole.history.end()) << e.samples;
+    EXPECT_DOUBLE_EQ(it->metric, e.metric) << e.samples;
+    // The mean loss is summed in the hardest-first order, which the evaluations before set: the
+    // same weights give it up to the float rounding of that sum.
+    EXPECT_NEAR(it->loss, e.loss, 1e-6 * it->loss) << e.samples;
+  }
+  const auto c = pacer::dnn::train_to_target(rest, data);
+  EXPECT_EQ(c.reached, whole.reached);
+  EXPECT_EQ(c.samples, whole.samples);
+  EXPECT_TRUE(c.history.empty());
+  // A state of other weights is refused in one line.
+  auto other = one;
+  other.workload = "cnn-w0.5";
+  other.run_state = state.string();
+  EXPECT_THROW(pacer::dnn::train_to_target(other, data), pacer::Error);
+  fs::remove(state);
+}
+
 TEST(Train, WorkloadMustFitTheData) {
   auto o = quick(16, 0);
   o.workload = "chartransformer-tiny";

@@ -110,6 +110,13 @@ class RecordMerge {
                               E::header_text(record)));
     }
     bool brought_new = false;
+    // A row that is the other one continued further (the entry's `continues`) replaces it.
+    const auto continues = [](const Row& before, const Row& after) {
+      if constexpr (requires { E::continues(before, after); })
+        return E::continues(before, after);
+      else
+        return false;
+    };
     for (auto& row : rows) {
       if constexpr (requires { E::row_board; }) check_row_board(m, name, row, from);
       const Key k = row_merge_key(record, row);
@@ -119,6 +126,11 @@ class RecordMerge {
         m.order.push_back(k);
         brought_new = true;
       } else if (found->second.first == row) {
+        ++report.duplicates;
+      } else if (continues(found->second.first, row)) {  // the same run, trained further: the longer one
+        found->second = std::make_pair(std::move(row), from);
+        brought_new = true;
+      } else if (continues(row, found->second.first)) {
         ++report.duplicates;
       } else {
         throw Error(

@@ -33,6 +33,8 @@
 #include <thread>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "tests/support/run_pacer.hpp"
 #include "traces/store/store.hpp"
 
@@ -474,3 +476,86 @@ TEST_F(Campaign, SlurmValidationInStagesEqualsTheWholeValidation) {
 }
 
 }  // namespace
+
+namespace {
+
+// The tiny campaign as an adaptive one in at most three rounds, for the emulated Nano's profile.
+fs::path write_adaptive_spec(const std::string& name, const std::string& slurm) {
+  const fs::path profile = g_dir / "adaptive-profile.h5";
+  if (!fs::exists(profile)) {
+    const auto r = run_pacer(
+        "profile --device emulated:jetson-nano --workload cnn-w0.5@1x28x28 --batch-sizes 8,16,32 --store " +
+            profile.string(),
+        g_dir);
+    EXPECT_EQ(r.code, 0) << r.err;
+  }
+  const fs::path spec = g_dir / (name + ".ini");
+  write_text(spec, std::string("[relation]\n") + kCampaign +
+                       "adaptive = true\neval-stop = full\nmax-rounds = 3\nfirst-round = 12.5%\ncaps = 4\nprofile-store = " +
+                       profile.string() + "\nout = " + (g_dir / name / "relations.h5").string() + "\n[slurm]\n" +
+                       slurm);
+  return spec;
+}
+
+// The decisions that matter (what each round trains, what stopped, the end), without wall times.
+std::vector<std::string> decisions(const fs::path& store) {
+  std::vector<std::string> out;
+  for (const auto& d : Store::open(store).read<pacer::traces::AdaptiveLog>("proxy").decisions)
+    out.push_back(fmt::format("{} {} b={} seed={} {}", d.round, d.action, d.batch_size, d.seed, d.budget_samples));
+  return out;
+}
+
+}  // namespace
+
+// Every round of an adaptive campaign is an array, a merge and a decision job; the next round's
+// array waits for that decision (afterok).
+TEST_F(Campaign, AdaptiveDryRunWritesADecisionJobPerRound) {
+  const fs::path spec = write_adaptive_spec("adry", "shards = 2\n");
+  const auto r = run_pacer("slurm submit --dry-run --config " + spec.string(), g_dir);
+  ASSERT_EQ(r.code, 0) << r.err;
+  for (const std::string round : {"round-1", "round-2", "round-3"}) {
+    const std::string decide = slurp(g_dir / "adry" / "slurm" / ("relations-" + round + "-decide.sbatch"));
+    EXPECT_NE(decide.find("relation --config " + spec.string() + " --stage " + round + " --decide\n"),
+              std::string::npos)
+        << decide;
+    const std::string array = slurp(g_dir / "adry" / "slurm" / ("relations-" + round + "-array.sbatch"));
+    EXPECT_NE(array.find(" --stage " + round + " --shard \"${SLURM_ARRAY_TASK_ID}/2\""), std::string::npos) << array;
+  }
+  EXPECT_FALSE(fs::exists(g_dir / "adry" / "slurm" / "relations-round-4-array.sbatch"));
+}
+
+TEST_F(Campaign, SlurmAdaptiveRoundsEachAfterTheDecisionBeforeEqualTheSerialCampaign) {
+  if (::geteuid() != 0) GTEST_SKIP() << "a local Slurm cluster needs root (slurmd runs the tasks as root)";
+  Cluster cluster(g_dir / "acluster");
+  if (const std::string why = cluster.start(); !why.empty()) GTEST_SKIP() << why;
+  const fs::path serial = write_adaptive_spec("aserial", "");
+  auto r = run_pacer("relation --config " + serial.string(), g_dir);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto want = decisions(g_dir / "aserial" / "relations.h5");
+  ASSERT_GT(std::count_if(want.begin(), want.end(), [](const std::string& d) { return d.rfind("2 train", 0) == 0; }),
+            0)
+      << "the campaign needs a second round to test its dependency";
+
+  const fs::path spec = write_adaptive_spec("aarray", "shards = 2\n");
+  r = run_pacer("slurm submit --config " + spec.string(), g_dir);
+  ASSERT_EQ(r.code, 0) << r.err << r.out;
+  EXPECT_NE(r.out.find("stage round-1: submitted decision job"), std::string::npos) << r.out;
+  const std::string finish = job_id(r.out, "finish");
+  ASSERT_FALSE(finish.empty()) << r.out;
+  ASSERT_TRUE(Cluster::wait_for([&] { return Cluster::shell("squeue -h -o %i").empty(); }, 400))
+      << Cluster::shell("squeue");
+  const fs::path store = g_dir / "aarray" / "relations.h5";
+  ASSERT_TRUE(fs::exists(store)) << slurp(g_dir / "aarray" / "slurm" / "logs" / ("relations-finish-" + finish + ".out"));
+  EXPECT_EQ(decisions(store), want);
+  RelationSet got = read_relation(store), serial_set = read_relation(g_dir / "aserial" / "relations.h5");
+  ASSERT_EQ(got.runs.size(), serial_set.runs.size());
+  for (const auto& w : serial_set.runs) {
+    const auto it = std::find_if(got.runs.begin(), got.runs.end(), [&](const RelationRun& x) {
+      return x.batch_size == w.batch_size && x.seed == w.seed;
+    });
+    ASSERT_NE(it, got.runs.end()) << w.batch_size << " " << w.seed;
+    EXPECT_EQ(it->samples, w.samples);
+    EXPECT_EQ(it->reached, w.reached);
+    EXPECT_EQ(it->budget_samples, w.budget_samples);
+  }
+}

@@ -199,6 +199,33 @@ TEST(Merge, ConflictingValuesNameBothFiles) {
   EXPECT_NE(header.find((dir / "c.h5").string()), std::string::npos) << header;
 }
 
+// An adaptive campaign's later round continues a censored run to a larger budget: the continued
+// run replaces it whichever store comes first; two different results for one budget still conflict.
+TEST(Merge, ACensoredRunContinuedFurtherReplacesItInEitherOrder) {
+  TempDir dir;
+  RelationSet before = serial_relation();
+  before.runs = {before.runs[0]};
+  before.runs[0].reached = false;
+  before.runs[0].samples = before.runs[0].budget_samples = 512;
+  RelationSet after = before;
+  after.runs[0].reached = true;
+  after.runs[0].samples = 1536;
+  after.runs[0].budget_samples = 2048;
+  write_store(dir / "round1.h5", before);
+  write_store(dir / "round2.h5", after);
+  for (const auto& inputs : {std::vector<fs::path>{dir / "round1.h5", dir / "round2.h5"},
+                             std::vector<fs::path>{dir / "round2.h5", dir / "round1.h5"}}) {
+    fs::remove(dir / "out.h5");
+    merge_stores(dir / "out.h5", inputs);
+    EXPECT_EQ(Store::open(dir / "out.h5").read<RelationSet>("proxy"), after);
+  }
+  RelationSet other = after;
+  other.runs[0].samples = 1600;
+  write_store(dir / "other.h5", other);
+  const std::string msg = merge_error(dir / "out2.h5", {dir / "round2.h5", dir / "other.h5"});
+  EXPECT_NE(msg.find("two different results"), std::string::npos) << msg;
+}
+
 TEST(Merge, DifferentDevicesRefuse) {
   TempDir dir;
   const RelationSet serial = serial_relation();

@@ -171,8 +171,16 @@ TEST(Store, EveryGroupReadsBackAsItsRecordTypeAndExportsAsItsCsv) {
   curve.metric = "accuracy";
   curve.source = "evaluations";
   curve.points = {{8, 0, 1000, 0.4}, {8, 0, 2000, 0.61}};
-  const std::vector<StoreRecord> written = {sample_profile(), sample_relation(),  curve, sample_model(), sample_sweep(),
-                                            sample_series(),  sample_validation()};
+  AdaptiveLog log;
+  log.name = "fmnist-proxy";
+  log.tolerance = 0.005;
+  log.compute_budget = 50000;
+  log.profile = "cnn@1x28x28";
+  log.decisions = {{1, "train", 8, 0, 512, 0, NAN, "a new seed"},
+                   {1, "stop", 8, -1, 0, 1536, NAN, "not a contender at any undecided cap"},
+                   {2, "decided", 0, -1, 0, 4096, 0.001, "decided: expected regret <= 0.5 % at all 10 caps"}};
+  const std::vector<StoreRecord> written = {sample_profile(), sample_relation(),   curve, sample_model(), sample_sweep(),
+                                            sample_series(),  sample_validation(), log};
   store.write(std::get<ProfileTable>(written[0]), "p");
   store.write(std::get<RelationSet>(written[1]));
   store.write(std::get<LearningCurve>(written[2]));
@@ -180,6 +188,7 @@ TEST(Store, EveryGroupReadsBackAsItsRecordTypeAndExportsAsItsCsv) {
   store.write(std::get<SweepResult>(written[4]));
   store.write(std::get<PowerSeries>(written[5]));
   store.write(std::get<ValidationResult>(written[6]));
+  store.write(std::get<AdaptiveLog>(written[7]));
   store.write_device(find_device("jetson-nano"));
 
   // Each record carries the provenance of the run that wrote it (this test's: no command line).
@@ -200,8 +209,8 @@ TEST(Store, EveryGroupReadsBackAsItsRecordTypeAndExportsAsItsCsv) {
   EXPECT_EQ(format_store_contents(store), listing);
   EXPECT_EQ(export_csv(store, "device"), provenance_lines(current_run()) + to_csv(find_device("jetson-nano")));
   EXPECT_EQ(export_record_forms(),
-            "profiles/NAME, relations/NAME, curves/NAME, models/NAME, sweeps/NAME, runs/NAME, validations/NAME or "
-            "device");
+            "profiles/NAME, relations/NAME, curves/NAME, models/NAME, sweeps/NAME, runs/NAME, validations/NAME, "
+            "decisions/NAME or device");
 
   EXPECT_FALSE(find_store_group("device"));
   EXPECT_THROW((void)store.read_record("device", "x"), Error);
@@ -210,7 +219,8 @@ TEST(Store, EveryGroupReadsBackAsItsRecordTypeAndExportsAsItsCsv) {
     ADD_FAILURE() << "an unknown group was exported";
   } catch (const UsageError& e) {
     EXPECT_STREQ(e.what(),
-                 "unknown group 'traces' (profiles, relations, curves, models, sweeps, runs, validations, device)");
+                 "unknown group 'traces' (profiles, relations, curves, models, sweeps, runs, validations, decisions, "
+                 "device)");
   }
   EXPECT_THROW((void)export_csv(store, "profiles"), UsageError);
   EXPECT_THROW((void)export_csv(store, "profiles/missing"), Error);

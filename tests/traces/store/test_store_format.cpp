@@ -196,6 +196,9 @@ TEST(StoreFormat, WritingTheSameRecordsGivesTheSameLayout) {
   // apart from them the layout is the old one.
   ASSERT_EQ(now.count("curves"), 1u);
   now.erase("curves");
+  // The adaptive campaigns' decision logs, added since (a store without the group reads as none).
+  ASSERT_EQ(now.count("decisions"), 1u);
+  now.erase("decisions");
   const std::pair<std::string, std::vector<std::string>> added_attributes[] = {
       {" @guard:1", {"sweeps/", "validations/"}},
       {" @budget:3", {"sweeps/"}},
@@ -261,6 +264,7 @@ TEST(StoreFormat, TheSchemaDocumentListsEveryDeclaredColumnWithItsUnit) {
       {"SweepRow", column_list(kSweepRowColumns)},         {"ValidationRow", column_list(kValidationRowColumns)},
       {"PowerModeSpec", column_list(kPowerModeColumns)},   {"RailSpec", column_list(kRailColumns)},
       {"VoltagePoint", column_list(kVoltageColumns)},      {"CurvePoint", column_list(kCurvePointColumns)},
+      {"AdaptiveLogRow", column_list(kAdaptiveLogRowColumns)},
   };
   const std::pair<std::string, std::string> attributes[] = {
       {"ProfileTable", column_list(kProfileTableAttributes)},
@@ -271,6 +275,7 @@ TEST(StoreFormat, TheSchemaDocumentListsEveryDeclaredColumnWithItsUnit) {
       {"PowerSeries", column_list(kPowerSeriesAttributes)},
       {"ValidationResult", column_list(kValidationResultAttributes)},
       {"DeviceSpec", column_list(kDeviceSpecAttributes)},
+      {"AdaptiveLog", column_list(kAdaptiveLogAttributes)},
   };
   for (const auto& [record, list] : attributes)
     EXPECT_NE(doc.find("Attributes (" + record + "): " + list + "\n"), std::string::npos)

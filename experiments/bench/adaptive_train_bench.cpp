@@ -1,0 +1,176 @@
+#include "experiments/bench/adaptive_train_bench.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include "base/error.hpp"
+#include "base/stats.hpp"
+#include "dnn/data/datasets.hpp"
+#include "experiments/campaigns/relation.hpp"
+#include "explore/decide.hpp"
+#include "explore/problem.hpp"
+#include "explore/policy.hpp"
+#include "explore/space.hpp"
+#include "explore/sweep.hpp"
+#include "hw/executor.hpp"
+#include "hw/open_device.hpp"
+#include "hw/profiler.hpp"
+#include "models/workloads/net_spec.hpp"
+#include "models/workloads/workload.hpp"
+#include "traces/catalog/catalog.hpp"
+#include "traces/store/store.hpp"
+
+namespace pacer::experiments {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+double compute_of(const traces::RelationSet& set) {
+  double s = 0;
+  for (const auto& r : set.runs) s += static_cast<double>(r.samples);
+  return s;
+}
+
+struct Row {
+  std::string workload, dataset;
+  double full_compute = 0, adaptive_compute = 0;
+  int caps = 0, same = 0;
+  double max_regret = 0, mean_regret = 0;
+  std::string outcome;
+  int rounds = 0;
+  double full_s = 0, adaptive_s = 0;
+};
+
+// The workload's profile on the emulated board (virtual time), written into `store` once.
+void profile(const AdaptiveTrainBenchOptions& o, const std::string& workload, const fs::path& store) {
+  if (fs::exists(store) && !traces::Store::open(store).list<traces::ProfileTable>().empty()) return;
+  hw::DeviceRequest req;
+  req.spec = "emulated:" + o.device;
+  req.workload = models::describe_workload(workload);
+  hw::OpenedDevice board = hw::open_device(req);
+  hw::VirtualExecutor executor(*board.emulated);
+  hw::ProfileOptions p;
+  p.workload = workload;
+  p.batch_sizes = o.batch_sizes;
+  p.store = store;
+  p.device_spec = board.spec;
+  p.source = "the adaptive campaigns benchmark";
+  hw::run_profile(*board.device, executor, p);
+}
+
+RelationRequest request(const AdaptiveTrainBenchOptions& o, const std::string& workload, const std::string& dataset,
+                        double target, const fs::path& store, const std::string& name) {
+  RelationRequest r;
+  r.workload = workload;
+  r.dataset = dataset;
+  r.checkpoint = "none";
+  r.batch_sizes = o.batch_sizes;
+  r.seeds = o.seeds;
+  r.target = target;
+  r.train.threads = o.threads;
+  r.train.eval_every_samples = o.eval_every;
+  r.train.eval_max_samples = o.eval_samples;
+  r.train.budget_samples = o.budget;
+  r.data.max_train = o.max_train;
+  r.name = name;
+  r.store = store;
+  return r;
+}
+
+}  // namespace
+
+void run_adaptive_train_bench(const AdaptiveTrainBenchOptions& o, std::ostream& out) {
+  fs::create_directories(o.out);
+  out << fmt::format(
+      "adaptive vs full relation campaign, real training on this machine ({} threads): b {} x seeds {}, {} training "
+      "samples, run budget {} samples, {} caps on an emulated {} (virtual-time profile), tolerance {:g} %\n",
+      o.threads, fmt::join(o.batch_sizes, ","), fmt::join(o.seeds, ","), o.max_train, o.budget, o.adaptive.caps,
+      o.device, 100 * o.adaptive.tolerance);
+  out << fmt::format("{:<24} {:<14} {:>12} {:>12} {:>8} {:>7} {:>10} {:>10} {:>10} {:>9} {:>9}\n", "workload",
+                     "dataset", "full", "adaptive", "share", "same", "max regret", "mean regr", "end", "full s",
+                     "adapt s");
+  std::vector<Row> rows;
+  for (const std::string& w : o.workloads) {
+    const models::NetSpec spec = models::parse_workload(w);
+    const std::string dataset = spec.task == "text" ? "austen-proxy" : "fmnist-proxy";
+    const double target = spec.task == "text" ? o.text_target : o.image_target;
+    const fs::path store = o.out / (spec.base + ".h5");
+    Row row;
+    row.workload = w;
+    row.dataset = dataset;
+    // The full campaign (every batch size and seed to the target or the budget).
+    auto t0 = std::chrono::steady_clock::now();
+    const RelationOutcome full = run_relation(request(o, w, dataset, target, store, "full"));
+    row.full_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    profile(o, full.report.set.workload, store);
+    // The adaptive one, on its own runs (trained again: nothing is shared with the full campaign).
+    RelationRequest a = request(o, w, dataset, target, store, "adaptive");
+    a.adaptive = true;
+    a.adaptive_settings = o.adaptive;
+    a.adaptive_settings.profile_store = store;
+    a.adaptive_settings.profile.clear();
+    t0 = std::chrono::steady_clock::now();
+    const RelationOutcome adaptive = run_relation(a);
+    row.adaptive_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    row.outcome = adaptive.decisions ? adaptive.decisions->outcome() : "";
+    row.rounds = adaptive.decisions ? adaptive.decisions->rounds() : 0;
+    row.full_compute = compute_of(full.report.set);
+    row.adaptive_compute = compute_of(adaptive.report.set);
+
+    // The pacer policy's choice at each cap on either relation; regret under the full relation.
+    const auto st = traces::Store::open(store);
+    const auto table = st.read<traces::ProfileTable>(st.list<traces::ProfileTable>().front());
+    explore::Space space = explore::Space::from_profile(table);
+    const explore::Index index(space);
+    const explore::ChoiceRule rule = explore::choice_rule(
+        space, explore::measured_wins(st, st.list<traces::ProfileTable>().front(), false, table.workload, table.device, space),
+        o.adaptive.guard);
+    const explore::Relation rf = explore::Relation::from_set(full.report.set, space);
+    const explore::Relation ra = explore::Relation::from_set(adaptive.report.set, space);
+    const auto time_full = [&](const explore::Selection& s) {
+      return space.time_per_batch_s(s.batch_index, s.knob_index) * rf.expected_samples_by_batch[s.batch_index] /
+             s.batch_size;
+    };
+    double regret_sum = 0;
+    for (const double cap : base::cap_grid_w(space.min_power_w(), space.max_power_w(), o.adaptive.caps)) {
+      explore::PolicyContext cf{&index, &rf}, ca{&index, &ra};
+      const explore::Selection sf = explore::decide(explore::Policy::Pacer, cf, cap, rule);
+      const explore::Selection sa = explore::decide(explore::Policy::Pacer, ca, cap, rule);
+      if (!sf.feasible) continue;
+      ++row.caps;
+      const bool same = sa.feasible && sa.batch_size == sf.batch_size && sa.knob == sf.knob;
+      row.same += same;
+      const double regret = sa.feasible ? time_full(sa) / time_full(sf) - 1 : traces::kNaN;
+      if (!std::isnan(regret)) {
+        row.max_regret = std::max(row.max_regret, regret);
+        regret_sum += regret;
+      }
+    }
+    row.mean_regret = row.caps > 0 ? regret_sum / row.caps : traces::kNaN;
+    out << fmt::format("{:<24} {:<14} {:>12.0f} {:>12.0f} {:>7.1f}% {:>3}/{:<3} {:>9.2f}% {:>9.2f}% {:>10} {:>9.0f} {:>9.0f}\n",
+                       full.report.set.workload, dataset, row.full_compute, row.adaptive_compute,
+                       100 * row.adaptive_compute / std::max(1.0, row.full_compute), row.same, row.caps,
+                       100 * row.max_regret, 100 * row.mean_regret, row.outcome, row.full_s, row.adaptive_s);
+    out.flush();
+    rows.push_back(row);
+  }
+  double full = 0, used = 0;
+  int caps = 0, same = 0;
+  for (const auto& r : rows) {
+    full += r.full_compute;
+    used += r.adaptive_compute;
+    caps += r.caps;
+    same += r.same;
+  }
+  const double share = used / std::max(1.0, full), agree = caps > 0 ? static_cast<double>(same) / caps : 0;
+  out << fmt::format("same choices: {} of {} (task, cap) pairs, {:.1f}% (goal >= 95%: {})\n", same, caps, 100 * agree,
+                     agree >= 0.95 ? "met" : "missed");
+  out << fmt::format("compute: {:.0f} of {:.0f} samples, {:.1f}% of the full campaigns' (goal <= 10%: {})\n", used,
+                     full, 100 * share, share <= 0.10 ? "met" : "missed");
+}
+
+}  // namespace pacer::experiments

@@ -1,0 +1,41 @@
+#pragma once
+// `pacer bench train --adaptive`: the adaptive relation campaign (experiments/campaigns/
+// adaptive_relation.hpp) against the full one, both trained for real on this machine at equal seeds,
+// per task (Fashion-MNIST with a CNN, Jane Austen with the character transformer): the compute each
+// used (samples trained) and the share of caps at which the pacer policy's choice on the adaptive
+// campaign's relation is the full campaign's, with the regret of the other choices under the full
+// relation. The device is an emulated board profiled in virtual time (its caps are the campaign's).
+// The replay of the same campaigns on the Zeus traces is `pacer bench adaptive`.
+#include <cstdint>
+#include <filesystem>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "experiments/campaigns/adaptive_relation.hpp"
+
+namespace pacer::experiments {
+
+struct AdaptiveTrainBenchOptions {
+  // Workloads; each trains on its task's proxy split (images: fmnist-proxy, text: austen-proxy).
+  std::vector<std::string> workloads = {"cnn", "chartransformer-tiny"};
+  std::vector<int> batch_sizes = {8, 16, 32, 64};
+  std::vector<int> seeds = {0, 1, 2};
+  int threads = 1;
+  std::string device = "jetson-nano";  // catalog device, emulated
+  // Small settings that finish in minutes: training samples, held-out samples, evaluation cadence,
+  // run budget and the target per task (from scratch).
+  int64_t max_train = 4000;
+  int64_t eval_samples = 500;
+  int64_t eval_every = 256;
+  int64_t budget = 24000;
+  double image_target = 0.85;
+  double text_target = 0.40;
+  AdaptiveSettings adaptive;  // its profile_store and profile are the bench's own
+  std::filesystem::path out = "pacer-out/bench-adaptive";  // one store per workload, kept: a rerun resumes
+};
+
+// Prints one row per workload and the goal lines. Throws Error when a campaign fails.
+void run_adaptive_train_bench(const AdaptiveTrainBenchOptions& options, std::ostream& out);
+
+}  // namespace pacer::experiments

@@ -1,0 +1,229 @@
+// `pacer relation --adaptive` end to end on a small IDX dataset the test writes and a hand-made
+// device profile in which batch size 8 is sixty times slower per sample than 16 and 32 at every
+// setting, so that it can never be the choice: round 1 trains every batch size for a short
+// budget, b=8 stops (its run stays in the relation, censored), the contenders go on; every
+// decision is in the store; a campaign interrupted mid-round resumes without retraining what is
+// stored; the rounds' job lists, a round's decision and a round run before its decision.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <string>
+
+#include "tests/support/run_pacer.hpp"
+#include "traces/store/store.hpp"
+
+namespace fs = std::filesystem;
+using pacer::traces::AdaptiveLog;
+using pacer::traces::ProfilePoint;
+using pacer::traces::ProfileTable;
+using pacer::traces::RelationRun;
+using pacer::traces::RelationSet;
+using pacer::traces::Store;
+
+namespace {
+
+class AdaptiveRelation : public ::testing::Test {
+ protected:
+  fs::path dir;
+  void SetUp() override {
+    dir = fs::temp_directory_path() / ("pacer-test-adaptive-" + std::to_string(::getpid()) + "-" +
+                                       ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir / "idx");
+    pacer::testing::write_quadrant_idx(dir / "idx", 480);
+    write_profile(dir / "device.h5");
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+  }
+  // Two GPU frequencies; at each, b=16 and b=32 take the same time per sample, b=8 sixty times more.
+  static void write_profile(const fs::path& path) {
+    ProfileTable t;
+    t.workload = "cnn@1x12x12";
+    t.device = "hand-made";
+    t.source = "test";
+    for (const int b : {8, 16, 32})
+      for (const double f : {500e6, 1000e6}) {
+        ProfilePoint p;
+        p.knob = {f};
+        p.batch_size = b;
+        const double per_sample = (f > 600e6 ? 1e-3 : 2e-3) * (b == 8 ? 60 : 1);
+        p.time_per_batch_mean_s = per_sample * b;
+        p.time_per_batch_std_s = 0;
+        p.power_peak_w = p.power_mean_w = f > 600e6 ? 10 : 5;
+        p.samples = 100 * b;
+        t.points.push_back(p);
+      }
+    Store::open_or_create(path).write(t);
+  }
+  pacer::testing::RunResult pacer(const std::string& args) const { return pacer::testing::run_pacer(args, dir); }
+  std::string common() const {
+    return "relation --adaptive --dataset idx:" + (dir / "idx").string() +
+           " --checkpoint none --threads 1 --eval-every 32 --eval-stop full --lr 0.002 --batch-sizes 8,16,32 --seeds 0,1 "
+           "--target 0.95 --budget 4096 --first-round 2% --caps 4 --name q --profile-store " +
+           (dir / "device.h5").string() + " --out " + (dir / "s.h5").string();
+  }
+  AdaptiveLog log() const { return Store::open(dir / "s.h5").read<AdaptiveLog>("q"); }
+  RelationSet relation() const { return Store::open(dir / "s.h5").read<RelationSet>("q"); }
+};
+
+const RelationRun* find(const RelationSet& set, int b, int seed) {
+  for (const auto& r : set.runs)
+    if (r.batch_size == b && r.seed == seed) return &r;
+  return nullptr;
+}
+
+bool has(const AdaptiveLog& log, int round, const std::string& action, int b) {
+  return std::any_of(log.decisions.begin(), log.decisions.end(), [&](const auto& d) {
+    return d.round == round && d.action == action && d.batch_size == b;
+  });
+}
+
+}  // namespace
+
+TEST_F(AdaptiveRelation, StopsTheBatchSizeThatCannotWinAndStoresEveryDecision) {
+  const auto r = pacer(common());
+  ASSERT_EQ(r.code, 0) << r.err << r.out;
+  const AdaptiveLog l = log();
+  // Round 1: every batch size, one seed, 2 % of the run budget (82 samples).
+  for (const int b : {8, 16, 32}) EXPECT_TRUE(has(l, 1, "train", b)) << b;
+  for (const auto& d : l.decisions)
+    if (d.round == 1 && d.action == "train") {
+      EXPECT_EQ(d.seed, 0);
+      EXPECT_EQ(d.budget_samples, 82);
+    }
+  // b=8 stops after round 1 and never trains again; its run stays, censored at round 1's budget.
+  EXPECT_TRUE(has(l, 1, "stop", 8)) << r.out;
+  for (const auto& d : l.decisions)
+    if (d.action == "train") {
+      EXPECT_TRUE(d.batch_size != 8 || d.round == 1) << d.round;
+    }
+  const RelationSet set = relation();
+  const RelationRun* b8 = find(set, 8, 0);
+  ASSERT_NE(b8, nullptr);
+  EXPECT_FALSE(b8->reached);
+  EXPECT_EQ(b8->budget_samples, 82);
+  EXPECT_EQ(b8->samples, 88);  // 11 batches of 8
+  EXPECT_EQ(find(set, 8, 1), nullptr);
+  // The campaign ended and says how; the log and the compute are printed.
+  EXPECT_FALSE(l.outcome().empty());
+  EXPECT_NE(r.out.find("decisions of the adaptive campaign 'q'"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("round 1  stop     b=8"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("ended: "), std::string::npos) << r.out;
+  double used = 0;
+  for (const auto& run : set.runs) used += static_cast<double>(run.samples);
+  EXPECT_LT(used, 3 * 2 * 4096.0);
+  // The curve holds every evaluation of every run, continued runs included.
+  const auto curve = Store::open(dir / "s.h5").read<pacer::traces::LearningCurve>("q");
+  for (const auto& run : set.runs) {
+    int64_t last = -1;
+    for (const auto& p : curve.points)
+      if (p.batch_size == run.batch_size && p.seed == run.seed) last = std::max(last, p.samples);
+    EXPECT_EQ(last, run.samples) << run.batch_size << " " << run.seed;
+  }
+
+  // Rerunning finds the campaign ended: nothing is trained again.
+  const auto again = pacer(common());
+  ASSERT_EQ(again.code, 0) << again.err;
+  EXPECT_EQ(again.err.find("reached after"), std::string::npos) << again.err;
+  EXPECT_EQ(again.err.find("CENSORED after"), std::string::npos) << again.err;
+  EXPECT_EQ(relation(), set);
+  EXPECT_EQ(log(), l);
+}
+
+TEST_F(AdaptiveRelation, ResumesAnInterruptedRoundWithoutRetrainingWhatIsStored) {
+  // The whole campaign once, as the reference.
+  auto r = pacer(common());
+  ASSERT_EQ(r.code, 0) << r.err;
+  const RelationSet whole = relation();
+  const AdaptiveLog whole_log = log();
+  fs::remove(dir / "s.h5");
+  fs::remove_all(dir / "s.adaptive");
+
+  // Round 1 alone, then as if killed during round 2's second run: round 2 is run and one of its
+  // runs is taken out of the store again (with its state file, as a kill before the run was stored).
+  r = pacer(common() + " --stage round-2");
+  EXPECT_EQ(r.code, 1) << "round 2 before round 1's decision";
+  EXPECT_NE(r.err.find("not planned yet"), std::string::npos) << r.err;
+  r = pacer(common() + " --stage round-1");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_FALSE(Store::open(dir / "s.h5").has<AdaptiveLog>("q")) << "running a round decides nothing";
+  const RelationSet after1 = relation();
+  r = pacer(common() + " --stage round-1 --decide");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(has(log(), 1, "stop", 8)) << r.out;
+  const AdaptiveLog decided = log();
+  ASSERT_TRUE(decided.outcome().empty()) << "the test needs a second round";
+  r = pacer(common() + " --stage round-2");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const RelationSet after2 = relation();
+  std::vector<RelationRun> round2;
+  for (const auto& d : decided.decisions)
+    if (d.round == 2 && d.action == "train") round2.push_back(*find(after2, d.batch_size, d.seed));
+  ASSERT_GE(round2.size(), 1u);
+  // The last run of round 2 as round 1 left it (or not at all when round 2 started it), and without
+  // its state file: as after a kill before it was stored, with a state lost too.
+  const RelationRun lost = round2.back();
+  RelationSet cut = after2;
+  std::erase_if(cut.runs, [&](const RelationRun& x) { return x.batch_size == lost.batch_size && x.seed == lost.seed; });
+  if (const RelationRun* before = find(after1, lost.batch_size, lost.seed)) cut.runs.push_back(*before);
+  Store::open(dir / "s.h5").write(cut, "", pacer::traces::Replace::always);
+  fs::remove(dir / "s.adaptive" / "q" /
+             ("b" + std::to_string(lost.batch_size) + "-seed" + std::to_string(lost.seed) + ".pt"));
+
+  // The same command again: round 2's stored runs are not trained again, the lost one is.
+  r = pacer(common());
+  ASSERT_EQ(r.code, 0) << r.err;
+  const RelationSet resumed = relation();
+  EXPECT_NE(r.err.find("b=" + std::to_string(lost.batch_size)), std::string::npos) << r.err;
+  for (const auto& kept : after2.runs) {  // round 2's other runs: as they were (wall time included)
+    if (kept.batch_size == lost.batch_size && kept.seed == lost.seed) continue;
+    const RelationRun* now = find(resumed, kept.batch_size, kept.seed);
+    ASSERT_NE(now, nullptr);
+    if (kept.reached || kept.batch_size == 8) {
+      EXPECT_EQ(*now, kept) << kept.batch_size << " " << kept.seed;
+    }
+  }
+  // The result is the uninterrupted campaign's: the same decisions and the same runs (wall times aside).
+  const AdaptiveLog l = log();
+  ASSERT_EQ(l.decisions.size(), whole_log.decisions.size());
+  for (size_t i = 0; i < l.decisions.size(); ++i) {
+    EXPECT_EQ(l.decisions[i].action, whole_log.decisions[i].action) << i;
+    EXPECT_EQ(l.decisions[i].batch_size, whole_log.decisions[i].batch_size) << i;
+    EXPECT_EQ(l.decisions[i].budget_samples, whole_log.decisions[i].budget_samples) << i;
+  }
+  ASSERT_EQ(resumed.runs.size(), whole.runs.size());
+  for (const auto& w : whole.runs) {
+    const RelationRun* now = find(resumed, w.batch_size, w.seed);
+    ASSERT_NE(now, nullptr);
+    EXPECT_EQ(now->samples, w.samples) << w.batch_size << " " << w.seed;
+    EXPECT_EQ(now->reached, w.reached);
+    EXPECT_DOUBLE_EQ(now->final_metric, w.final_metric);
+  }
+}
+
+TEST_F(AdaptiveRelation, ListsItsRoundsAsStagesWithDecisionsAndRefusesBadInput) {
+  auto r = pacer(common() + " --max-rounds 3 --list-jobs");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("stage: round-1\ndecide: yes\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("stage: round-3\n"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("stage: round-4\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("job 5: b=32 seed=1"), std::string::npos) << r.out;
+
+  r = pacer(common() + " --stage round-9 --max-rounds 3");
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("round-9"), std::string::npos) << r.err;
+  // A profile without one of the campaign's batch sizes: one line, nothing trained, no store.
+  r = pacer("relation --adaptive --dataset idx:" + (dir / "idx").string() +
+            " --checkpoint none --threads 1 --batch-sizes 8,64 --profile-store " + (dir / "device.h5").string() +
+            " --out " + (dir / "t.h5").string());
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.err.find("batch size 64"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir / "t.h5"));
+  r = pacer("relation --max-rounds 2 --dataset idx:" + (dir / "idx").string());
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--adaptive"), std::string::npos) << r.err;
+}
