@@ -123,9 +123,8 @@ int run_relation(const po::variables_map& vm) {
     // --jobs N: each round in N local shard processes, merged, then decided here.
     if (jobs_n > 4096) throw UsageError("--jobs must be between 1 and 4096");
     const auto lists = experiments::relation_job_lists(r);
-    const bool threads = vm["threads"].defaulted();
-    r.run_round = [lists, jobs_n, threads](int round) {
-      run_stage_locally(lists.at(static_cast<size_t>(round - 1)), jobs_n, true, threads);
+    r.run_round = [lists, jobs_n](int round) {
+      run_stage_locally(lists.at(static_cast<size_t>(round - 1)), jobs_n, true);
     };
   } else if (!vm["pretrain"].as<bool>()) {
     const auto lists = experiments::relation_job_lists(r);

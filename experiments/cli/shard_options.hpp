@@ -31,9 +31,9 @@ std::filesystem::path store_for(const po::variables_map& vm, const std::filesyst
 // code when that was the whole command, nothing when the command should run (whole, as --stage,
 // or as its shard).
 // Runs one stage as `jobs` local shard processes (this command again with --shard i/n, and --stage
-// when `add_stage`; each with its share of the free CPU threads when `set_threads`) and merges them
-// into the campaign's store.
-void run_stage_locally(const experiments::JobList& list, int jobs, bool add_stage, bool set_threads);
+// when `add_stage`; each on the threads this command was given) and merges them into the
+// campaign's store.
+void run_stage_locally(const experiments::JobList& list, int jobs, bool add_stage);
 
 std::optional<int> run_shard_front(const po::variables_map& vm, const std::vector<experiments::JobList>& stages);
 
