@@ -25,7 +25,8 @@ namespace pacer::explore {
 struct Problem;
 
 // The guard band when every point of the space is measured: it covers the power sensor's noise and
-// the run-to-run spread of a peak (a few percent on the INA3221 at 10 Hz), not a model's error.
+// the run-to-run spread of a peak (a few percent on the INA3221 at 10 Hz), not a model's error; the
+// measured points' own spread can ask for more (sample_count_guard below).
 inline constexpr double kDefaultGuard = 0.03;
 // Valid guards are [0, kGuardLimit) (a guard of one half would choose under half the cap).
 inline constexpr double kGuardLimit = 0.5;

@@ -198,9 +198,9 @@ void figure1(ReportOutput& out, const fs::path& dir, const std::string& prefix, 
   if (!over.x.empty()) p.series.push_back(std::move(over));
   p.vlines = {cap_w};
   p.vline_titles = {"cap " + cap_label(cap_w)};
-  if (fs.guard > 0) {  // the margin the policies chose under
+  if (fs.rule.guard > 0) {  // the margin the policies chose under
     p.vlines.push_back(fs.choose_w(cap_w));
-    p.vline_titles.push_back(fmt::format("margin cap x (1 - {:g}) = {:.3g} W", fs.guard, fs.choose_w(cap_w)));
+    p.vline_titles.push_back(fmt::format("margin cap x (1 - {:g}) = {:.3g} W", fs.rule.guard, fs.choose_w(cap_w)));
     p.vline_colors = {"", "#e69f00"};
   }
   double lo = std::min(cap_w, fs.choose_w(cap_w)), hi = cap_w;

@@ -523,9 +523,15 @@ TEST_F(Validate, AProbeReplacesAChoiceWhoseTruePowerIsOverTheCap) {
   EXPECT_TRUE(std::any_of(v.rows.begin(), v.rows.end(), [](auto& row) {
     return row.probe.find("power") != std::string::npos && row.probe.find("above cap x (1 - 0.03)") != std::string::npos;
   }));
-  // Run again: the probes are in the store, nothing is measured or trained again, the record is the same.
+  // Run again: the probes are in the store and their spread joins the guard's sample-count term
+  // (explore/decide.hpp sample_count_guard: a probe's few samples project a high run peak), so the
+  // second run may choose lower and probe once more; once the measured points stop changing, a run
+  // measures and trains nothing again and writes the same record.
+  r = pacer(common + "--name probed");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto settled = traces::Store::open(store).read<traces::ValidationResult>("probed").rows;
   r = pacer(common + "--name probed");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.out.find("probe before commit: "), std::string::npos) << r.out;
-  EXPECT_EQ(traces::Store::open(store).read<traces::ValidationResult>("probed").rows, v.rows);
+  EXPECT_EQ(traces::Store::open(store).read<traces::ValidationResult>("probed").rows, settled);
 }
