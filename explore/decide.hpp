@@ -9,7 +9,9 @@
 //   calibrated model's held-out error of the basis power at models::kPeakErrorQuantile where the
 //   space has points only the model predicts, else kDefaultGuard (sensor noise: every point's peak
 //   measured), or 0 where every point's measured power is a mean (Zeus, NVML traces: no sampled
-//   peak; the cap is compared with the mean, as in their replay protocol);
+//   peak; the cap is compared with the mean, as in their replay protocol); in every case at least the
+//   largest sample-count guard of the measured peaks (sample_count_guard: a run's peak over more
+//   samples than the profile's);
 // - ties: those of the policy itself (explore/policy.hpp), nothing added.
 // Records keep the rule: `guard` and `feasibility` (describe_feasibility) in sweep and validation records.
 #include <optional>
@@ -26,12 +28,26 @@ struct Problem;
 struct PointOrigin;
 
 // The guard band when every point of the space is measured: it covers the power sensor's noise and
-// the run-to-run spread of a peak (a few percent on the INA3221 at 10 Hz), not a model's error.
+// the run-to-run spread of a peak (a few percent on the INA3221 at 10 Hz), not a model's error; the
+// measured points' own spread can ask for more (sample_count_guard below).
 inline constexpr double kDefaultGuard = 0.03;
 // Valid guards are [0, kGuardLimit) (a guard of one half would choose under half the cap).
 inline constexpr double kGuardLimit = 0.5;
 // The automatic guard is at most this: a model that is off by more needs measuring, not a guard.
 inline constexpr double kAutoGuardMax = 0.25;
+// The sample-count term of a measured point's guard (docs/explore.md, "The guard"): a profile
+// point's peak is the max of its m power samples; a run of n samples peaks higher, as the max of n
+// noisy samples grows with n. Per-sample power ~ mean + sigma x N(0, 1), sigma read from the point's
+// spread: sigma = (peak - mean) / z(m, 1/2) (z(k, q) = the q-quantile of the max of k standard
+// normals, Phi^-1(q^(1/k))). The run's projected peak is mean + sigma x z(n, kRunPeakQuantile) with
+// n = kRunSamplesPerProfileSample x m (a run ten times the profile's measurement: 31 samples at
+// 10 Hz -> 310, a 31 s run); the point needs guard 1 - peak / projected peak.
+inline constexpr double kRunPeakQuantile = 0.95;
+inline constexpr double kRunSamplesPerProfileSample = 10;
+// The q-quantile of the max of k independent standard normal draws.
+double max_of_normals_quantile(double k, double q);
+// That guard for one point; 0 without a spread (peak <= mean) or with fewer than 2 samples.
+double sample_count_guard(double peak_w, double mean_w, double power_samples);
 // Throws OptionError("guard") unless 0 <= guard < kGuardLimit.
 void check_guard(double guard);
 

@@ -525,9 +525,19 @@ TEST_F(Validate, AProbeReplacesAChoiceWhoseTruePowerIsOverTheCap) {
   EXPECT_TRUE(std::any_of(v.rows.begin(), v.rows.end(), [](auto& row) {
     return row.probe.find("power") != std::string::npos && row.probe.find("above cap x (1 - 0.03)") != std::string::npos;
   }));
-  // Run again: the probes are in the store, nothing is measured or trained again, the record is the same.
-  r = pacer(common + "--name probed");
-  ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_EQ(r.out.find("probe before commit: "), std::string::npos) << r.out;
-  EXPECT_EQ(traces::Store::open(store).read<traces::ValidationResult>("probed").rows, v.rows);
+  // Run again: the probes are in the store and their spread joins the guard's sample-count term
+  // (explore/decide.hpp sample_count_guard: a probe's few samples project a high run peak), so a
+  // rerun may choose lower and probe once more, or keep its choices under another recorded guard and
+  // train them again; once the measured points stop changing (the term grows with them, up to
+  // kAutoGuardMax), a run measures and trains nothing again and writes the same record.
+  auto previous = v.rows;
+  bool settled = false;
+  for (int i = 0; i < 4 && !settled; ++i) {
+    r = pacer(common + "--name probed");
+    ASSERT_EQ(r.code, 0) << r.err;
+    const auto rows = traces::Store::open(store).read<traces::ValidationResult>("probed").rows;
+    settled = r.out.find("probe before commit: ") == std::string::npos && rows == previous;
+    previous = rows;
+  }
+  EXPECT_TRUE(settled) << "four reruns still measured or trained something";
 }
