@@ -234,16 +234,17 @@ AdaptivePlan plan_round(const AdaptiveProblem& problem, const std::vector<Adapti
   plan.log_mean.assign(batches.size(), traces::kNaN);
   plan.log_var.assign(batches.size(), traces::kNaN);
   for (size_t bi = 0; bi < batches.size(); ++bi) {
-    if (bi >= rel.samples_lo_by_batch.size()) break;
-    const double lo = rel.samples_lo_by_batch[bi], hi = rel.samples_hi_by_batch[bi];
-    if (!(lo > 0 && hi > 0)) continue;
-    const double m = 0.5 * (std::log(lo) + std::log(hi));
-    const double sd = (std::log(hi) - std::log(lo)) / (2 * kInterval90Z);
+    // The proxy mean's posterior (what more proxy runs narrow), not the target interval around it.
+    if (bi >= rel.proxy_log_mean_by_batch.size()) break;
+    // An unknown variance (one seed per b: no spread to estimate) is left to the floor below.
+    const double m = rel.proxy_log_mean_by_batch[bi];
+    const double var = std::isfinite(rel.proxy_log_var_by_batch[bi]) ? rel.proxy_log_var_by_batch[bi] : 0.0;
+    if (!std::isfinite(m)) continue;
     const int n = std::max(1, runs_at[batches[bi]]);
     double ev = 0;
     for (double v : extra_var[batches[bi]]) ev += v;
     plan.log_mean[bi] = m;
-    plan.log_var[bi] = std::max(sd * sd, options.seed_var / n) + ev / (static_cast<double>(n) * n);
+    plan.log_var[bi] = std::max(var, options.seed_var / n) + ev / (static_cast<double>(n) * n);
   }
 
   // Step 3: choice, contenders and expected regret per cap.

@@ -10,6 +10,7 @@
 
 #include "base/error.hpp"
 #include "base/stats.hpp"
+#include "base/units.hpp"
 #include "explore/adaptive.hpp"
 #include "explore/decide.hpp"
 #include "explore/problem.hpp"
@@ -225,7 +226,7 @@ int stage_round(const std::string& stage, int max_rounds) {
   static const std::regex form(R"(round-([1-9][0-9]{0,3}))");
   std::smatch m;
   if (std::regex_match(stage, m, form)) {
-    const int k = std::stoi(m[1].str());
+    const int k = static_cast<int>(units::to_integer(m[1].str(), 1).value_or(0));
     if (k <= max_rounds) return k;
   }
   throw OptionError("stage", fmt::format("'{}' is not a round of this campaign (round-1 to {})", stage,

@@ -16,29 +16,17 @@
 namespace pacer::cli {
 namespace {
 
-std::vector<double> parse_numbers(const std::string& text, const std::string& option) {
-  std::vector<double> out;
-  for (const auto& item : split_list(text)) {
-    const auto v = units::to_number(item);
-    if (!v || !(*v > 0) || !std::isfinite(*v))
-      throw UsageError(fmt::format("{}: '{}' is not a positive number", option, item));
-    out.push_back(*v);
-  }
-  if (out.empty()) throw UsageError(fmt::format("{}: give at least one value", option));
-  return out;
-}
-
 int run_bench_adaptive(const po::variables_map& vm) {
   experiments::AdaptiveBenchOptions o;
   o.zeus_dir = vm["zeus-dir"].as<std::string>();
   o.gpus = split_list(vm["gpus"].as<std::string>());
   o.caps_per_workload = vm["caps-per-workload"].as<int>();
   o.orders = vm["orders"].as<int>();
-  o.tolerances = parse_numbers(vm["tolerances"].as<std::string>(), "--tolerances");
-  o.initial_fractions = parse_numbers(vm["initial-fractions"].as<std::string>(), "--initial-fractions");
+  o.tolerances = parse_positive_numbers(vm["tolerances"].as<std::string>(), "--tolerances");
+  o.initial_fractions = parse_positive_numbers(vm["initial-fractions"].as<std::string>(), "--initial-fractions");
   for (double f : o.initial_fractions)
     if (f > 1) throw UsageError(fmt::format("--initial-fractions: {:g} is above 1", f));
-  o.zs = parse_numbers(vm["zs"].as<std::string>(), "--zs");
+  o.zs = parse_positive_numbers(vm["zs"].as<std::string>(), "--zs");
   const std::string csv = vm["csv"].as<std::string>();
   if (!csv.empty()) traces::check_output_file(csv, "csv");
   const auto result = experiments::run_adaptive_bench(o);

@@ -16,26 +16,14 @@
 namespace pacer::cli {
 namespace {
 
-std::vector<double> parse_numbers(const std::string& text, const std::string& option) {
-  std::vector<double> out;
-  for (const auto& item : split_list(text)) {
-    const auto v = units::to_number(item);
-    if (!v || !(*v > 0) || !std::isfinite(*v))
-      throw UsageError(fmt::format("{}: '{}' is not a positive number", option, item));
-    out.push_back(*v);
-  }
-  if (out.empty()) throw UsageError(fmt::format("{}: give at least one value", option));
-  return out;
-}
-
 int run_bench_policy(const po::variables_map& vm) {
   experiments::PolicyBenchOptions o;
   o.zeus_dir = vm["zeus-dir"].as<std::string>();  // "": zeus/ of the data folder
   o.gpus = split_list(vm["gpus"].as<std::string>());
-  o.own_weights = parse_numbers(vm["own-weights"].as<std::string>(), "--own-weights");
+  o.own_weights = parse_positive_numbers(vm["own-weights"].as<std::string>(), "--own-weights");
   for (double w : o.own_weights)
     if (w > 1) throw UsageError(fmt::format("--own-weights: {:g} is above 1", w));
-  o.shrinks = parse_numbers(vm["shrinks"].as<std::string>(), "--shrinks");
+  o.shrinks = parse_positive_numbers(vm["shrinks"].as<std::string>(), "--shrinks");
   o.caps_per_workload = vm["caps-per-workload"].as<int>();
   o.resplits = vm["resplits"].as<int>();
   const std::string csv = vm["csv"].as<std::string>();

@@ -99,6 +99,9 @@ std::vector<int> parse_int_list(const std::string& text, const std::string& what
 // Seeds: list "0,1,2" or inclusive range "0-4"; sorted, duplicates removed (0 is a valid seed).
 std::vector<int> parse_seeds(const std::string& text, const std::string& what);
 
+// A list of positive numbers "0.5,1,2" (at least one). Throws UsageError naming `option`.
+std::vector<double> parse_positive_numbers(const std::string& text, const std::string& option);
+
 // A fraction in (0, 1] or a percentage "85%". Throws UsageError naming `option`.
 double parse_fraction(const std::string& text, const std::string& option);
 
