@@ -37,13 +37,6 @@ int64_t first_reaching(const std::vector<std::pair<int64_t, double>>& curve, dou
   return first;
 }
 
-double curve_best_metric(const std::vector<std::pair<int64_t, double>>& curve, bool higher_is_better) {
-  double best = traces::kNaN;
-  for (const auto& [n, m] : curve)
-    if (!std::isnan(m) && (std::isnan(best) || (higher_is_better ? m > best : m < best))) best = m;
-  return best;
-}
-
 double normal_cdf(double x) {
   return 0.5 * std::erfc(-x / std::sqrt(2.0));
 }
@@ -76,7 +69,7 @@ CommonLevel common_level(const std::vector<AdaptiveRun>& runs, const traces::Rel
   CommonLevel c;
   for (const auto& r : runs) {
     if (r.reached) return {};  // the finished runs give the ratios
-    const double best = curve_best_metric(r.curve, hib);
+    const double best = best_metric(r.curve, hib);
     if (std::isnan(best)) continue;
     c.level = std::isnan(c.level) ? best : hib ? std::min(c.level, best) : std::max(c.level, best);
   }
@@ -94,7 +87,7 @@ CommonLevel common_level(const std::vector<AdaptiveRun>& runs, const traces::Rel
 Estimate estimate_run(const AdaptiveRun& run, const std::vector<const AdaptiveRun*>& finished,
                       const traces::RelationSet& header, const CommonLevel& common) {
   const bool hib = header.higher_is_better;
-  const double level = curve_best_metric(run.curve, hib);
+  const double level = best_metric(run.curve, hib);
   Estimate e;
   if (std::isnan(level)) return e;
   const int64_t at = first_reaching(run.curve, level, hib);

@@ -9,6 +9,7 @@
 #include "base/error.hpp"
 #include "explore/problem.hpp"
 #include "models/calibrate.hpp"
+#include "models/uncertainty.hpp"
 
 namespace pacer::explore {
 namespace {
@@ -68,14 +69,8 @@ std::pair<double, std::string> point_guard(const Space& space, const PointOrigin
 
 double max_of_normals_quantile(double k, double q) {
   if (!(k >= 1) || !(q > 0 && q < 1)) return traces::kNaN;
-  // Phi(z) = q^(1/k), solved by bisection on Phi(z) = erfc(-z / sqrt 2) / 2 (monotone).
-  const double p = std::pow(q, 1 / k);
-  double lo = -10, hi = 40;
-  for (int i = 0; i < 200; ++i) {
-    const double mid = (lo + hi) / 2;
-    (0.5 * std::erfc(-mid / std::sqrt(2.0)) < p ? lo : hi) = mid;
-  }
-  return (lo + hi) / 2;
+  // Phi(z) = q^(1/k); a probability that rounds to 1 is kept just below it.
+  return models::normal_quantile(std::min(std::pow(q, 1 / k), std::nextafter(1.0, 0.0)));
 }
 
 double sample_count_guard(double peak_w, double mean_w, double power_samples) {
@@ -120,25 +115,18 @@ ChoiceRule choice_rule(const Problem& problem, std::optional<double> guard) {
 
 ChoiceRule choice_rule(const std::vector<const Problem*>& problems, std::optional<double> guard) {
   if (problems.empty()) throw Error("a choice rule needs a design space");
-  ChoiceRule rule;
-  rule.power = problems.front()->space->basis();
-  rule.points = problems.front()->origin.basis;
-  for (const auto* p : problems) {
-    if (p->origin.basis != rule.points) rule.points = PointBasis::Mixed;
-    if (p->space->basis() != rule.power) rule.power_per_profile = true;
-  }
-  if (guard) {
-    check_guard(*guard);
-    rule.guard = *guard;
-    rule.guard_source = "given";
-    return rule;
-  }
+  // Each problem's own rule; together: the first's basis (mixed where they differ) and the largest
+  // guard, named with its workload when there are several.
+  ChoiceRule rule = choice_rule(*problems.front()->space, problems.front()->origin, guard);
   rule.guard = -1;
   for (const auto* p : problems) {
-    const auto [g, why] = auto_guard(*p->space, p->origin);
-    if (g > rule.guard) {
-      rule.guard = g;
-      rule.guard_source = problems.size() > 1 ? fmt::format("{}: {}", p->workload, why) : why;
+    const ChoiceRule one = choice_rule(*p->space, p->origin, guard);
+    if (one.points != rule.points) rule.points = PointBasis::Mixed;
+    if (one.power != rule.power) rule.power_per_profile = true;
+    if (one.guard > rule.guard) {
+      rule.guard = one.guard;
+      rule.guard_source = problems.size() > 1 && !guard ? fmt::format("{}: {}", p->workload, one.guard_source)
+                                                        : one.guard_source;
     }
   }
   return rule;

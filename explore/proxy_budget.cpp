@@ -118,6 +118,13 @@ ProxyCut parse_cut(const std::string& text, const std::string& option_key) {
   return c;
 }
 
+double best_metric(const std::vector<std::pair<int64_t, double>>& seen, bool higher_is_better) {
+  double best = traces::kNaN;
+  for (const auto& [n, m] : seen)
+    if (!std::isnan(m) && (std::isnan(best) || (higher_is_better ? m > best : m < best))) best = m;
+  return best;
+}
+
 double extrapolate_samples(std::vector<std::pair<int64_t, double>> points, double target, bool higher_is_better,
                            int last_points) {
   // One point per sample count, the best metric there (levels first reached at the same epoch).
@@ -167,13 +174,6 @@ struct CutRun {
   std::vector<std::pair<int64_t, double>> seen;  // its learning curve up to the cut
 };
 
-// The best metric of `seen` (the run's running best at the cut).
-double best_metric(const std::vector<std::pair<int64_t, double>>& seen, bool higher_is_better) {
-  double best = traces::kNaN;
-  for (const auto& [n, m] : seen)
-    if (!std::isnan(m) && (std::isnan(best) || (higher_is_better ? m > best : m < best))) best = m;
-  return best;
-}
 
 // Extrapolation::ratio: every unfinished run's count as its samples to a common level times one
 // shared ratio (see the header). False when no level or no ratio can be formed: the caller falls

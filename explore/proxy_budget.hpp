@@ -48,6 +48,8 @@ inline constexpr int kExtrapolationPoints = 3;
 // the metric linear in log samples through the last `last_points` points of distinct sample counts.
 // NaN when fewer than two such points or when the fitted line does not move toward the target; at
 // least the last point's samples.
+// The best metric of a learning curve (its running best at its last point); NaN: none.
+double best_metric(const std::vector<std::pair<int64_t, double>>& curve, bool higher_is_better);
 double extrapolate_samples(std::vector<std::pair<int64_t, double>> points, double target, bool higher_is_better,
                            int last_points = kExtrapolationPoints);
 
