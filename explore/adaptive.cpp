@@ -152,6 +152,7 @@ AdaptivePlan plan_round(const AdaptiveProblem& problem, const std::vector<Adapti
   if (!(options.growth > 1)) throw Error("an adaptive relation campaign needs a growth factor above 1");
   if (!(options.initial_fraction > 0 && options.initial_fraction <= 1))
     throw Error("an adaptive relation campaign needs an initial fraction in (0, 1]");
+  if (!(options.estimate_z >= 0)) throw Error("an adaptive relation campaign needs an estimate z of at least 0");
   if (options.initial_seeds < 1 || options.max_seeds < options.initial_seeds)
     throw Error("an adaptive relation campaign needs 1 <= initial seeds <= max seeds");
   const Space& space = problem.index->space();
@@ -199,7 +200,10 @@ AdaptivePlan plan_round(const AdaptiveProblem& problem, const std::vector<Adapti
     } else {
       const Estimate e = estimate_run(r, finished, header, common);
       rr.reached = !std::isnan(e.log_samples);
-      rr.samples = rr.reached ? std::max<int64_t>(r.samples, std::llround(std::exp(e.log_samples))) : r.samples;
+      // Stored at its upper end: a loose extrapolation must not make a stopped b look best.
+      rr.samples = rr.reached ? std::max<int64_t>(r.samples, std::llround(std::exp(
+                                                                 e.log_samples + options.estimate_z * std::sqrt(e.var))))
+                              : r.samples;
       extra_var[r.batch_size].push_back(rr.reached ? e.var : kLooseEstimateVar);
     }
     plan.relation.runs.push_back(rr);
@@ -444,7 +448,11 @@ ReplayResult replay_adaptive(const AdaptiveProblem& problem, const ReplayPool& p
   }
   AdaptiveOptions engine = options.engine;
   if (engine.run_budget_samples <= 0) engine.run_budget_samples = longest;
-  for (const auto& [b, runs] : by_b) engine.seeds_by_batch[b] = static_cast<int>(runs.size());
+  // Equal seeds: as many seeds at a b as the full campaign has there (the near-ties may get them all).
+  for (const auto& [b, runs] : by_b) {
+    engine.seeds_by_batch[b] = static_cast<int>(runs.size());
+    engine.max_seeds = std::max(engine.max_seeds, static_cast<int>(runs.size()));
+  }
   const double budget = options.budget_share > 0 ? options.budget_share * result.compute_full : 0;
   if (budget > 0 && (engine.compute_budget_samples <= 0 || engine.compute_budget_samples > budget))
     engine.compute_budget_samples = budget;

@@ -29,13 +29,15 @@ struct AdaptiveBenchOptions {
   std::vector<double> tolerances = {0.005, 0.01, 0.02};
   std::vector<double> initial_fractions = {0.02, 0.05, 0.1};
   std::vector<double> zs = {1.0, 1.645, 2.5};
+  std::vector<double> estimate_zs = {0.0, 1.0, 2.0};
 };
 
 struct AdaptiveConstants {
   double tolerance = explore::kAdaptiveTolerance;
   double initial_fraction = explore::kAdaptiveInitialFraction;
   double z = explore::kAdaptiveZ;
-  std::string label() const;  // "tolerance 0.5 %, round 1 at 5 %, z 1.64"
+  double estimate_z = explore::kAdaptiveEstimateZ;
+  std::string label() const;  // "tolerance 0.5 %, round 1 at 5 %, z 1.64, estimates at +1 sd"
 };
 
 struct AdaptiveBenchFold {
@@ -72,6 +74,10 @@ struct AdaptiveBenchResult {
   // The goal lines: (a) adaptive mean regret <= full's at <= 25 % of the compute; (b) lower max regret
   // than every fixed cut below the full campaign at the same compute.
   bool goal_a = false;
+  // What goal (a) asks against what any campaign must buy to choose as the full one does: the
+  // compute of the full campaign's chosen batch sizes alone (every cap's choice, all their runs to
+  // the target), a share of its compute, mean over the workloads.
+  double choices_share = 0;
   int goal_b_met = 0, goal_b_cuts = 0;
   std::string markdown() const;
   std::string csv() const;

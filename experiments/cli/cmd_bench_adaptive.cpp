@@ -27,6 +27,7 @@ int run_bench_adaptive(const po::variables_map& vm) {
   for (double f : o.initial_fractions)
     if (f > 1) throw UsageError(fmt::format("--initial-fractions: {:g} is above 1", f));
   o.zs = parse_positive_numbers(vm["zs"].as<std::string>(), "--zs");
+  o.estimate_zs = parse_positive_numbers(vm["estimate-zs"].as<std::string>(), "--estimate-zs", true);
   const std::string csv = vm["csv"].as<std::string>();
   if (!csv.empty()) traces::check_output_file(csv, "csv");
   const auto result = experiments::run_adaptive_bench(o);
@@ -71,6 +72,8 @@ Command make() {
         "grid of round 1's share of the run budget [1], comma-separated")(
         "zs", po::value<std::string>()->default_value(fmt::format("{:g}", fmt::join(d0.zs, ","))),
         "grid of the contender intervals' z [1], comma-separated")(
+        "estimate-zs", po::value<std::string>()->default_value(fmt::format("{:g}", fmt::join(d0.estimate_zs, ","))),
+        "grid of the z at which an unfinished run's estimated count is stored (its upper end) [1], comma-separated")(
         "csv", po::value<std::string>()->default_value("")->value_name("FILE"), "also write the table as CSV");
   };
   c.output_files = {{"csv", ""}};

@@ -150,12 +150,12 @@ void add_threads_option(po::options_description& d, int default_threads, const s
   add_bounded<int>(d, "threads", default_threads, zero_means.empty() ? 1 : 0, base::max_cpu_threads(), what);
 }
 
-std::vector<double> parse_positive_numbers(const std::string& text, const std::string& option) {
+std::vector<double> parse_positive_numbers(const std::string& text, const std::string& option, bool zero_ok) {
   std::vector<double> out;
   for (const auto& item : split_list(text)) {
     const auto v = units::to_number(item);
-    if (!v || !(*v > 0) || !std::isfinite(*v))
-      throw UsageError(fmt::format("{}: '{}' is not a positive number", option, item));
+    if (!v || !(zero_ok ? *v >= 0 : *v > 0) || !std::isfinite(*v))
+      throw UsageError(fmt::format("{}: '{}' is not a {} number", option, item, zero_ok ? "non-negative" : "positive"));
     out.push_back(*v);
   }
   if (out.empty()) throw UsageError(fmt::format("{}: give at least one value", option));

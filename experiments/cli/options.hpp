@@ -100,7 +100,7 @@ std::vector<int> parse_int_list(const std::string& text, const std::string& what
 std::vector<int> parse_seeds(const std::string& text, const std::string& what);
 
 // A list of positive numbers "0.5,1,2" (at least one). Throws UsageError naming `option`.
-std::vector<double> parse_positive_numbers(const std::string& text, const std::string& option);
+std::vector<double> parse_positive_numbers(const std::string& text, const std::string& option, bool zero_ok = false);
 
 // A fraction in (0, 1] or a percentage "85%". Throws UsageError naming `option`.
 double parse_fraction(const std::string& text, const std::string& option);

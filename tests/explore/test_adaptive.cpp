@@ -175,6 +175,72 @@ TEST(Adaptive, UnfinishedRunsAreUsedNotDropped) {
   EXPECT_GT(plan.log_var[bi], plan.log_var[*space.batch_index(64)]);
 }
 
+TEST(Adaptive, AnEstimateIsStoredHigherByEstimateZ) {
+  // No run reached the target yet: every count is estimated from the shared ratio at the common
+  // level (its variance is positive); estimate_z moves every stored count up, never down.
+  const Space space = space_with_times({2, 2, 1, 1.05, 2});
+  const Index index(space);
+  std::vector<AdaptiveRun> runs;
+  for (int b : kBatches) {
+    AdaptiveRun r = done(b, 0, 1.0);
+    r.reached = false;
+    r.samples = std::llround(base_samples(b) * 0.6);
+    r.curve.resize(2);  // (0.25 N, 0.5), (0.5 N, 0.7)
+    runs.push_back(r);
+  }
+  AdaptiveOptions o = options();
+  o.estimate_z = 0;
+  const AdaptivePlan at0 = plan_round(problem_for(index), runs, 2, o);
+  o.estimate_z = 2;
+  const AdaptivePlan at2 = plan_round(problem_for(index), runs, 2, o);
+  ASSERT_EQ(at0.relation.runs.size(), kBatches.size());
+  ASSERT_EQ(at2.relation.runs.size(), kBatches.size());
+  for (size_t i = 0; i < kBatches.size(); ++i) {
+    ASSERT_TRUE(at0.relation.runs[i].reached && at2.relation.runs[i].reached);
+    EXPECT_GT(static_cast<double>(at2.relation.runs[i].samples), 1.2 * static_cast<double>(at0.relation.runs[i].samples))
+        << "b=" << kBatches[i];
+  }
+  o.estimate_z = -1;
+  EXPECT_THROW(plan_round(problem_for(index), runs, 2, o), Error);
+}
+
+TEST(Adaptive, AResumedCampaignPlansTheSameRoundAndContinuesItsRuns) {
+  // The engine keeps no state: a campaign that stopped mid-way (its runs read back from the store)
+  // gets the same plan as before the stop, and an unfinished run continues from its samples.
+  const Space space = space_with_times({2, 2, 1, 1.05, 2});
+  const Index index(space);
+  std::vector<AdaptiveRun> runs;
+  for (int b : kBatches) {
+    AdaptiveRun r = done(b, 0, 1.0);
+    if (b == 32 || b == 64) {  // the contenders stopped short of the target
+      r.reached = false;
+      r.samples = std::llround(base_samples(b) * 0.6);
+      r.curve.resize(2);
+    }
+    r.last_round = 2;
+    runs.push_back(r);
+  }
+  const AdaptivePlan before = plan_round(problem_for(index), runs, 2, options());
+  std::vector<AdaptiveRun> read_back(runs.rbegin(), runs.rend());  // any order
+  const AdaptivePlan after = plan_round(problem_for(index), read_back, 2, options());
+  ASSERT_EQ(before.verdict, AdaptiveVerdict::Continue) << before.reason;
+  ASSERT_EQ(before.orders.size(), after.orders.size());
+  for (size_t i = 0; i < before.orders.size(); ++i) {
+    EXPECT_EQ(before.orders[i].batch_size, after.orders[i].batch_size);
+    EXPECT_EQ(before.orders[i].seed, after.orders[i].seed);
+    EXPECT_EQ(before.orders[i].train_to_samples, after.orders[i].train_to_samples);
+  }
+  bool continued = false;
+  for (const auto& order : before.orders)
+    for (const auto& r : runs)
+      if (!r.reached && r.batch_size == order.batch_size && r.seed == order.seed) {
+        EXPECT_FALSE(order.new_seed);
+        EXPECT_GT(order.train_to_samples, r.samples);
+        continued = true;
+      }
+  EXPECT_TRUE(continued) << format_decisions(before.decisions);
+}
+
 // The replay's pool: three seeds per b; b=64 is truly 2 % faster than b=32, but its seed 0 was
 // unlucky (12 % more samples), so one seed per b (the fixed campaign "full x 1 seed") picks b=32.
 ReplayPool near_tie_pool() {
@@ -250,6 +316,43 @@ TEST(Adaptive, TheNearTiePairGetsTheExtraRunsWhereTheFixedCampaignPicksWrong) {
   bool added_logged = false;
   for (const auto& d : r.log) added_logged |= d.action == "add-seed" && (d.batch_size == 32 || d.batch_size == 64);
   EXPECT_TRUE(added_logged) << format_decisions(r.log);
+}
+
+TEST(Adaptive, TheReplayBuysAsManySeedsAtATieAsTheFullCampaignHas) {
+  // Five seeds per b (as the Zeus pools of SQuAD and Sentiment140) and an exact tie between b=32
+  // and b=64 with a 10 % seed spread: the pair stays undecided after three seeds, and the replay
+  // (equal seeds: the pool's five, not max_seeds' default three) buys the fourth and fifth there.
+  const Space space = space_with_times({1.6, 1.6, 1.0, 1.0, 1.6});
+  const Index index(space);
+  ReplayPool pool = near_tie_pool();
+  pool.runs.runs.clear();
+  pool.curve.points.clear();
+  const std::vector<double> factors = {1.0, 0.9, 1.1, 0.95, 1.05};
+  for (int b : kBatches)
+    for (int s = 0; s < 5; ++s) {
+      const AdaptiveRun r = done(b, s, factors[static_cast<size_t>(s)]);
+      traces::RelationRun rr;
+      rr.batch_size = b;
+      rr.seed = s;
+      rr.reached = true;
+      rr.samples = r.samples;
+      rr.budget_samples = r.samples;
+      pool.runs.runs.push_back(rr);
+      for (const auto& [n, m] : r.curve) pool.curve.points.push_back({b, s, n, m});
+    }
+  ReplayOptions ro;
+  ro.engine.initial_fraction = 1.0;
+  ro.engine.run_budget_samples = 100'000;
+  ASSERT_EQ(ro.engine.max_seeds, 3);
+  const ReplayResult r = replay_adaptive(problem_for(index), pool, ro);
+  int beyond_three = 0;
+  for (const auto& run : r.final.relation.runs)
+    if (run.seed >= 3) {
+      ++beyond_three;
+      EXPECT_TRUE(run.batch_size == 32 || run.batch_size == 64) << "b=" << run.batch_size;
+    }
+  EXPECT_GT(beyond_three, 0) << format_decisions(r.log);
+  EXPECT_LT(r.compute_used, r.compute_full);  // the b that cannot win keep one seed
 }
 
 TEST(Adaptive, RejectsAProblemWithoutASpaceOrCaps) {
