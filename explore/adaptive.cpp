@@ -201,9 +201,10 @@ AdaptivePlan plan_round(const AdaptiveProblem& problem, const std::vector<Adapti
       const Estimate e = estimate_run(r, finished, header, common);
       rr.reached = !std::isnan(e.log_samples);
       // Stored at its upper end: a loose extrapolation must not make a stopped b look best.
-      rr.samples = rr.reached ? std::max<int64_t>(r.samples, std::llround(std::exp(
-                                                                 e.log_samples + options.estimate_z * std::sqrt(e.var))))
-                              : r.samples;
+      rr.samples = rr.reached
+                       ? std::max<int64_t>(
+                             r.samples, std::llround(std::exp(e.log_samples + options.estimate_z * std::sqrt(e.var))))
+                       : r.samples;
       extra_var[r.batch_size].push_back(rr.reached ? e.var : kLooseEstimateVar);
     }
     plan.relation.runs.push_back(rr);

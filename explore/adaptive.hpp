@@ -69,10 +69,11 @@ struct AdaptiveOptions {
   double z = kAdaptiveZ;
   double growth = kAdaptiveGrowth;
   double seed_var = kAdaptiveSeedVar;
-  double estimate_z = kAdaptiveEstimateZ;  // >= 0
   int initial_seeds = 1;              // seeds per batch size in round 1
   int max_seeds = 3;                  // seeds per batch size at most (a replay: the pool's most)
   std::map<int, int> seeds_by_batch;  // per b, fewer seeds where it has fewer (a replay's pool); absent: max_seeds
+  // Unfinished runs are stored this many standard deviations above their estimate (>= 0).
+  double estimate_z = kAdaptiveEstimateZ;
 };
 
 // One run so far: a (b, seed) trained up to `samples`.

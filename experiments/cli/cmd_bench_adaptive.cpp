@@ -73,7 +73,7 @@ Command make() {
         "zs", po::value<std::string>()->default_value(fmt::format("{:g}", fmt::join(d0.zs, ","))),
         "grid of the contender intervals' z [1], comma-separated")(
         "estimate-zs", po::value<std::string>()->default_value(fmt::format("{:g}", fmt::join(d0.estimate_zs, ","))),
-        "grid of the z at which an unfinished run's estimated count is stored (its upper end) [1], comma-separated")(
+        "grid of the sd above its estimate an unfinished run is stored at [1], comma-separated")(
         "csv", po::value<std::string>()->default_value("")->value_name("FILE"), "also write the table as CSV");
   };
   c.output_files = {{"csv", ""}};

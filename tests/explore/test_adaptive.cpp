@@ -197,7 +197,8 @@ TEST(Adaptive, AnEstimateIsStoredHigherByEstimateZ) {
   ASSERT_EQ(at2.relation.runs.size(), kBatches.size());
   for (size_t i = 0; i < kBatches.size(); ++i) {
     ASSERT_TRUE(at0.relation.runs[i].reached && at2.relation.runs[i].reached);
-    EXPECT_GT(static_cast<double>(at2.relation.runs[i].samples), 1.2 * static_cast<double>(at0.relation.runs[i].samples))
+    EXPECT_GT(static_cast<double>(at2.relation.runs[i].samples),
+              1.2 * static_cast<double>(at0.relation.runs[i].samples))
         << "b=" << kBatches[i];
   }
   o.estimate_z = -1;
