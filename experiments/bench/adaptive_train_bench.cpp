@@ -146,6 +146,8 @@ void run_adaptive_train_bench(const AdaptiveTrainBenchOptions& o, std::ostream& 
                        100 * row.adaptive_compute / std::max(1.0, row.full_compute), row.agreement.same,
                        row.agreement.caps, 100 * row.agreement.max_regret, 100 * row.agreement.mean_regret,
                        row.outcome, row.full_s, row.adaptive_s);
+    out << fmt::format("  b chosen at the caps: full {}, adaptive {}\n", fmt::join(row.agreement.reference_choices, ","),
+                       fmt::join(row.agreement.other_choices, ","));
     if (row.seed_drop.caps > 0)
       out << fmt::format("  the full campaign without one of its {} seeds keeps {} of {} (cap, seed) choices ({:.1f}%), "
                          "max / mean regret {:.2f} / {:.2f}%\n",

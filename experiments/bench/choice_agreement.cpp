@@ -14,6 +14,8 @@ ChoiceAgreement& ChoiceAgreement::operator+=(const ChoiceAgreement& o) {
   caps = n;
   same += o.same;
   max_regret = std::max(max_regret, o.max_regret);
+  reference_choices.insert(reference_choices.end(), o.reference_choices.begin(), o.reference_choices.end());
+  other_choices.insert(other_choices.end(), o.other_choices.begin(), o.other_choices.end());
   return *this;
 }
 
@@ -35,6 +37,8 @@ ChoiceAgreement compare_choices(const explore::Space& space, const explore::Choi
     if (!sf.feasible) continue;
     const explore::Selection so = explore::decide(explore::Policy::Pacer, co, cap, rule);
     ++a.caps;
+    a.reference_choices.push_back(sf.batch_size);
+    a.other_choices.push_back(so.feasible ? so.batch_size : 0);
     a.same += so.feasible && so.batch_size == sf.batch_size && so.knob == sf.knob;
     if (!so.feasible) continue;
     const double regret = time_ref(so) / time_ref(sf) - 1;

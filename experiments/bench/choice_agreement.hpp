@@ -17,8 +17,9 @@ struct ChoiceAgreement {
   int same = 0;             // of those, caps where the other relation's choice is the same (b, knob)
   double max_regret = 0;    // of the other choice, timed with the reference relation
   double mean_regret = 0;   // over the caps (a cap without a feasible other choice counts 0 here and not as same)
+  std::vector<int> reference_choices, other_choices;  // per such cap: the batch size chosen (0: none feasible)
   double share() const { return caps > 0 ? static_cast<double>(same) / caps : 0.0; }
-  ChoiceAgreement& operator+=(const ChoiceAgreement& o);  // pools caps (regrets weighted by caps)
+  ChoiceAgreement& operator+=(const ChoiceAgreement& o);  // pools caps (regrets weighted by caps), choices appended
 };
 
 // The pacer policy's choice at every cap on `other` against that on `reference`.

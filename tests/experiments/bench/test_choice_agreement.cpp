@@ -62,6 +62,8 @@ TEST(ChoiceAgreement, TheSameRelationAgreesEverywhereAndAnotherChoiceCostsItsReg
   const ChoiceAgreement other = compare_choices(sp, {}, caps, full, wrong);
   EXPECT_EQ(other.caps, 3);
   EXPECT_EQ(other.same, 0);
+  EXPECT_EQ(other.reference_choices, std::vector<int>({16, 16, 16}));
+  EXPECT_EQ(other.other_choices, std::vector<int>({8, 8, 8}));
   const explore::Index index(sp);
   const explore::Relation rf = explore::Relation::from_set(full, sp);
   const double expected = rf.expected_samples_by_batch[0] / rf.expected_samples_by_batch[1] - 1;
