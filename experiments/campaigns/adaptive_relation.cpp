@@ -217,9 +217,10 @@ fs::path state_path(const RelationCampaign& c, int b, int seed) {
 }
 
 // A round never trains past the compute budget: its orders, most-needed first (the engine's order),
-// keep while they fit in what the budget leaves; the first that does not is shortened to the rest
-// (when that is at least one batch), the others are dropped. Nothing left to train: the campaign
-// ends on its budget. Returns the log lines of the orders cut or dropped.
+// keep while they fit in what the budget leaves (a run's cost rounded up to whole batches); the
+// first that does not is shortened to the whole batches left (when that is at least one), the
+// others are dropped. Nothing left to train: the campaign ends on its budget. Returns the log lines
+// of the orders cut or dropped.
 std::vector<std::pair<int, std::string>> fit_to_budget(explore::AdaptivePlan& p, const traces::RelationSet& set,
                                                        int64_t budget, const std::vector<int>& seeds) {
   std::vector<std::pair<int, std::string>> cut;
@@ -229,17 +230,20 @@ std::vector<std::pair<int, std::string>> fit_to_budget(explore::AdaptivePlan& p,
   for (auto o : p.orders) {
     const traces::RelationRun* r = find_run(set, o.batch_size, seeds.at(static_cast<size_t>(o.seed)));
     const int64_t from = r && !o.new_seed ? r->samples : 0;
-    const int64_t cost = o.train_to_samples - from;
+    // A run trains whole batches until it has its samples: its cost is rounded up to one.
+    const int64_t b = o.batch_size;
+    const int64_t cost = (o.train_to_samples + b - 1) / b * b - from;
     if (cost <= left) {
       left -= cost;
       kept.push_back(o);
       continue;
     }
-    if (left >= o.batch_size) {
+    const int64_t fits = left / b * b;
+    if (fits >= b) {
       cut.emplace_back(o.batch_size, fmt::format("seed {} trains to {} samples, not {}: the compute budget leaves {}",
-                                                 seeds.at(static_cast<size_t>(o.seed)), from + left,
+                                                 seeds.at(static_cast<size_t>(o.seed)), from + fits,
                                                  o.train_to_samples, left));
-      o.train_to_samples = from + left;
+      o.train_to_samples = from + fits;
       left = 0;
       kept.push_back(o);
     } else {
@@ -352,7 +356,9 @@ CampaignReport run_adaptive_round(const RelationCampaign& c, const dnn::data::Da
     orders = orders_of(log, round);
   } else if (round == 1) {  // round 1 needs no decision: every batch size for a short budget
     const Device d = load_device(c, s);
-    for (const auto& o : plan(c, s, d, header, curve_header(header), log, 0).orders)
+    explore::AdaptivePlan p = plan(c, s, d, header, curve_header(header), log, 0);
+    fit_to_budget(p, header, compute_budget(c, s), c.seeds);  // as its decision would
+    for (const auto& o : p.orders)
       orders.push_back({o.batch_size, c.seeds.at(static_cast<size_t>(o.seed)), o.train_to_samples});
   } else {
     throw Error(fmt::format("round {} of '{}' is not planned yet: {} has no decision after round {} (make that "
