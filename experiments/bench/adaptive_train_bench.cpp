@@ -9,6 +9,7 @@
 #include "base/error.hpp"
 #include "base/stats.hpp"
 #include "dnn/data/datasets.hpp"
+#include "experiments/bench/choice_agreement.hpp"
 #include "experiments/campaigns/relation.hpp"
 #include "explore/decide.hpp"
 #include "explore/problem.hpp"
@@ -38,8 +39,9 @@ double compute_of(const traces::RelationSet& set) {
 struct Row {
   std::string workload, dataset;
   double full_compute = 0, adaptive_compute = 0;
-  int caps = 0, same = 0;
-  double max_regret = 0, mean_regret = 0;
+  ChoiceAgreement agreement;  // the adaptive campaign's choices against the full one's
+  ChoiceAgreement seed_drop;  // the full campaign's choices kept when one of its seeds is left out
+  int64_t budget = 0;         // the adaptive campaign's compute budget (0: none)
   std::string outcome;
   int rounds = 0;
   double full_s = 0, adaptive_s = 0;
@@ -87,9 +89,11 @@ void run_adaptive_train_bench(const AdaptiveTrainBenchOptions& o, std::ostream& 
   fs::create_directories(o.out);
   out << fmt::format(
       "adaptive vs full relation campaign, real training on this machine ({} threads): b {} x seeds {}, {} training "
-      "samples, run budget {} samples, {} caps on an emulated {} (virtual-time profile), tolerance {:g} %\n",
+      "samples, run budget {} samples, {} caps on an emulated {} (virtual-time profile), tolerance {:g} %{}\n",
       o.threads, fmt::join(o.batch_sizes, ","), fmt::join(o.seeds, ","), o.max_train, o.budget, o.adaptive.caps,
-      o.device, 100 * o.adaptive.tolerance);
+      o.device, 100 * o.adaptive.tolerance,
+      std::isnan(o.budget_of_full) ? ""
+                                   : fmt::format(", compute budget {:g} % of the full campaign's", 100 * o.budget_of_full));
   out << fmt::format("{:<24} {:<14} {:>12} {:>12} {:>8} {:>7} {:>10} {:>10} {:>10} {:>9} {:>9}\n", "workload",
                      "dataset", "full", "adaptive", "share", "same", "max regret", "mean regr", "end", "full s",
                      "adapt s");
@@ -113,6 +117,12 @@ void run_adaptive_train_bench(const AdaptiveTrainBenchOptions& o, std::ostream& 
     a.adaptive_settings = o.adaptive;
     a.adaptive_settings.profile_store = store;
     a.adaptive_settings.profile.clear();
+    a.adaptive_settings.budget_share = NAN;
+    a.adaptive_settings.budget_samples = 0;
+    if (!std::isnan(o.budget_of_full)) {
+      row.budget = std::max<int64_t>(1, std::llround(o.budget_of_full * compute_of(full.report.set)));
+      a.adaptive_settings.budget_samples = row.budget;
+    }
     t0 = std::chrono::steady_clock::now();
     const RelationOutcome adaptive = run_relation(a);
     row.adaptive_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -123,54 +133,41 @@ void run_adaptive_train_bench(const AdaptiveTrainBenchOptions& o, std::ostream& 
 
     // The pacer policy's choice at each cap on either relation; regret under the full relation.
     const auto st = traces::Store::open(store);
-    const auto table = st.read<traces::ProfileTable>(st.list<traces::ProfileTable>().front());
+    const std::string profile_name = st.list<traces::ProfileTable>().front();
+    const auto table = st.read<traces::ProfileTable>(profile_name);
     explore::Space space = explore::Space::from_profile(table);
-    const explore::Index index(space);
     const explore::ChoiceRule rule = explore::choice_rule(
-        space, explore::measured_wins(st, st.list<traces::ProfileTable>().front(), false, table.workload, table.device, space),
-        o.adaptive.guard);
-    const explore::Relation rf = explore::Relation::from_set(full.report.set, space);
-    const explore::Relation ra = explore::Relation::from_set(adaptive.report.set, space);
-    const auto time_full = [&](const explore::Selection& s) {
-      return space.time_per_batch_s(s.batch_index, s.knob_index) * rf.expected_samples_by_batch[s.batch_index] /
-             s.batch_size;
-    };
-    double regret_sum = 0;
-    for (const double cap : base::cap_grid_w(space.min_power_w(), space.max_power_w(), o.adaptive.caps)) {
-      explore::PolicyContext cf{&index, &rf}, ca{&index, &ra};
-      const explore::Selection sf = explore::decide(explore::Policy::Pacer, cf, cap, rule);
-      const explore::Selection sa = explore::decide(explore::Policy::Pacer, ca, cap, rule);
-      if (!sf.feasible) continue;
-      ++row.caps;
-      const bool same = sa.feasible && sa.batch_size == sf.batch_size && sa.knob == sf.knob;
-      row.same += same;
-      const double regret = sa.feasible ? time_full(sa) / time_full(sf) - 1 : traces::kNaN;
-      if (!std::isnan(regret)) {
-        row.max_regret = std::max(row.max_regret, regret);
-        regret_sum += regret;
-      }
-    }
-    row.mean_regret = row.caps > 0 ? regret_sum / row.caps : traces::kNaN;
+        space, explore::measured_wins(st, profile_name, false, table.workload, table.device, space), o.adaptive.guard);
+    const auto caps_w = base::cap_grid_w(space.min_power_w(), space.max_power_w(), o.adaptive.caps);
+    row.agreement = compare_choices(space, rule, caps_w, full.report.set, adaptive.report.set);
+    row.seed_drop = leave_one_seed_out(space, rule, caps_w, full.report.set);
     out << fmt::format("{:<24} {:<14} {:>12.0f} {:>12.0f} {:>7.1f}% {:>3}/{:<3} {:>9.2f}% {:>9.2f}% {:>10} {:>9.0f} {:>9.0f}\n",
                        full.report.set.workload, dataset, row.full_compute, row.adaptive_compute,
-                       100 * row.adaptive_compute / std::max(1.0, row.full_compute), row.same, row.caps,
-                       100 * row.max_regret, 100 * row.mean_regret, row.outcome, row.full_s, row.adaptive_s);
+                       100 * row.adaptive_compute / std::max(1.0, row.full_compute), row.agreement.same,
+                       row.agreement.caps, 100 * row.agreement.max_regret, 100 * row.agreement.mean_regret,
+                       row.outcome, row.full_s, row.adaptive_s);
+    out << fmt::format("  b chosen at the caps: full {}, adaptive {}\n", fmt::join(row.agreement.reference_choices, ","),
+                       fmt::join(row.agreement.other_choices, ","));
+    if (row.seed_drop.caps > 0)
+      out << fmt::format("  the full campaign without one of its {} seeds keeps {} of {} (cap, seed) choices ({:.1f}%), "
+                         "max / mean regret {:.2f} / {:.2f}%\n",
+                         o.seeds.size(), row.seed_drop.same, row.seed_drop.caps, 100 * row.seed_drop.share(),
+                         100 * row.seed_drop.max_regret, 100 * row.seed_drop.mean_regret);
     out.flush();
     rows.push_back(row);
   }
   double full = 0, used = 0;
-  int caps = 0, same = 0;
+  ChoiceAgreement all;
   for (const auto& r : rows) {
     full += r.full_compute;
     used += r.adaptive_compute;
-    caps += r.caps;
-    same += r.same;
+    all += r.agreement;
   }
-  const double share = used / std::max(1.0, full), agree = caps > 0 ? static_cast<double>(same) / caps : 0;
-  out << fmt::format("same choices: {} of {} (task, cap) pairs, {:.1f}% (goal >= 95%: {})\n", same, caps, 100 * agree,
-                     agree >= 0.95 ? "met" : "missed");
-  out << fmt::format("compute: {:.0f} of {:.0f} samples, {:.1f}% of the full campaigns' (goal <= 10%: {})\n", used,
-                     full, 100 * share, share <= 0.10 ? "met" : "missed");
+  const double share = used / std::max(1.0, full), agree = all.share();
+  out << fmt::format("same choices: {} of {} (task, cap) pairs, {:.1f}% (goal >= 95%): {}\n", all.same, all.caps,
+                     100 * agree, agree >= 0.95 ? "PASS" : "FAIL");
+  out << fmt::format("compute: {:.0f} of {:.0f} samples, {:.1f}% of the full campaigns' (goal <= 10%): {}\n", used,
+                     full, 100 * share, share <= 0.10 ? "PASS" : "FAIL");
 }
 
 }  // namespace pacer::experiments

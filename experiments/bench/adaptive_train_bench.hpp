@@ -6,6 +6,7 @@
 // campaign's relation is the full campaign's, with the regret of the other choices under the full
 // relation. The device is an emulated board profiled in virtual time (its caps are the campaign's).
 // The replay of the same campaigns on the Zeus traces is `pacer bench adaptive`.
+#include <cmath>
 #include <cstdint>
 #include <filesystem>
 #include <ostream>
@@ -31,11 +32,15 @@ struct AdaptiveTrainBenchOptions {
   int64_t budget = 24000;
   double image_target = 0.85;
   double text_target = 0.40;
-  AdaptiveSettings adaptive;  // its profile_store and profile are the bench's own
+  AdaptiveSettings adaptive;  // its profile_store and profile are the bench's own; its budget_share is unused
+  // The adaptive campaign's compute budget as a share of the full campaign's compute measured in the
+  // same run (samples trained; the goal's denominator); NaN: none.
+  double budget_of_full = NAN;
   std::filesystem::path out = "pacer-out/bench-adaptive";  // one store per workload, kept: a rerun resumes
 };
 
-// Prints one row per workload and the goal lines. Throws Error when a campaign fails.
+// Prints one row per workload, the full campaign's own resolution (its choices kept when one of its
+// seeds is left out) and the goal lines (PASS / FAIL). Throws Error when a campaign fails.
 void run_adaptive_train_bench(const AdaptiveTrainBenchOptions& options, std::ostream& out);
 
 }  // namespace pacer::experiments

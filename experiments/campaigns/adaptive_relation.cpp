@@ -216,6 +216,50 @@ fs::path state_path(const RelationCampaign& c, int b, int seed) {
   return home.parent_path() / (home.stem().string() + ".adaptive") / c.name / fmt::format("b{}-seed{}.pt", b, seed);
 }
 
+// A round never trains past the compute budget: its orders, most-needed first (the engine's order),
+// keep while they fit in what the budget leaves (a run's cost rounded up to whole batches); the
+// first that does not is shortened to the whole batches left (when that is at least one), the
+// others are dropped. Nothing left to train: the campaign ends on its budget. Returns the log lines
+// of the orders cut or dropped.
+std::vector<std::pair<int, std::string>> fit_to_budget(explore::AdaptivePlan& p, const traces::RelationSet& set,
+                                                       int64_t budget, const std::vector<int>& seeds) {
+  std::vector<std::pair<int, std::string>> cut;
+  if (budget <= 0 || p.verdict != explore::AdaptiveVerdict::Continue) return cut;
+  auto left = static_cast<int64_t>(std::floor(static_cast<double>(budget) - p.compute_used));
+  std::vector<explore::AdaptiveOrder> kept;
+  for (auto o : p.orders) {
+    const traces::RelationRun* r = find_run(set, o.batch_size, seeds.at(static_cast<size_t>(o.seed)));
+    const int64_t from = r && !o.new_seed ? r->samples : 0;
+    // A run trains whole batches until it has its samples: its cost is rounded up to one.
+    const int64_t b = o.batch_size;
+    const int64_t cost = (o.train_to_samples + b - 1) / b * b - from;
+    if (cost <= left) {
+      left -= cost;
+      kept.push_back(o);
+      continue;
+    }
+    const int64_t fits = left / b * b;
+    if (fits >= b) {
+      cut.emplace_back(o.batch_size, fmt::format("seed {} trains to {} samples, not {}: the compute budget leaves {}",
+                                                 seeds.at(static_cast<size_t>(o.seed)), from + fits,
+                                                 o.train_to_samples, left));
+      o.train_to_samples = from + fits;
+      left = 0;
+      kept.push_back(o);
+    } else {
+      cut.emplace_back(o.batch_size, fmt::format("seed {} not trained: the compute budget leaves {} samples",
+                                                 seeds.at(static_cast<size_t>(o.seed)), left));
+    }
+  }
+  p.orders = std::move(kept);
+  if (p.orders.empty()) {
+    p.verdict = explore::AdaptiveVerdict::Budget;
+    p.reason = fmt::format("compute budget spent: {:.4g} of {} samples, too little left for the next round's runs",
+                           p.compute_used, budget);
+  }
+  return cut;
+}
+
 }  // namespace
 
 std::string round_stage(int round) {
@@ -267,7 +311,8 @@ traces::AdaptiveLog decide_adaptive_round(const RelationCampaign& c, const Adapt
                                 "the round (or merge its shards) before its decision",
                                 k, c.name, c.store.string(), fmt::join(missing, ", ")));
     }
-    const explore::AdaptivePlan p = plan(c, s, d, set, curve, log, k);
+    explore::AdaptivePlan p = plan(c, s, d, set, curve, log, k);
+    const auto cut = fit_to_budget(p, set, compute_budget(c, s), c.seeds);
     traces::AdaptiveLog add = log;
     add.decisions.clear();
     const auto compute = static_cast<int64_t>(p.compute_used);
@@ -287,6 +332,7 @@ traces::AdaptiveLog decide_adaptive_round(const RelationCampaign& c, const Adapt
       add.decisions.push_back(
           {k, std::string(explore::to_string(p.verdict)), 0, -1, 0, compute, worst, p.reason});
     }
+    for (const auto& [b, why] : cut) add.decisions.push_back({k, "budget-cut", b, -1, 0, compute, traces::kNaN, why});
     for (const auto& row : add.decisions)
       if (row.action != kTrain || k == 0)
         spdlog::info("{}: round {} {:<8} {}{}", c.name, row.round, row.action,
@@ -310,7 +356,9 @@ CampaignReport run_adaptive_round(const RelationCampaign& c, const dnn::data::Da
     orders = orders_of(log, round);
   } else if (round == 1) {  // round 1 needs no decision: every batch size for a short budget
     const Device d = load_device(c, s);
-    for (const auto& o : plan(c, s, d, header, curve_header(header), log, 0).orders)
+    explore::AdaptivePlan p = plan(c, s, d, header, curve_header(header), log, 0);
+    fit_to_budget(p, header, compute_budget(c, s), c.seeds);  // as its decision would
+    for (const auto& o : p.orders)
       orders.push_back({o.batch_size, c.seeds.at(static_cast<size_t>(o.seed)), o.train_to_samples});
   } else {
     throw Error(fmt::format("round {} of '{}' is not planned yet: {} has no decision after round {} (make that "

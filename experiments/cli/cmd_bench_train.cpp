@@ -69,7 +69,7 @@ experiments::AdaptiveTrainBenchOptions adaptive_options_from(const po::variables
   a.text_target = parse_fraction(vm["text-target"].as<std::string>(), "--text-target");
   a.adaptive.caps = vm["caps"].as<int>();
   a.adaptive.tolerance = parse_fraction(vm["tolerance"].as<std::string>(), "--tolerance");
-  if (vm.count("adaptive-budget")) a.adaptive.budget_share = parse_fraction(vm["adaptive-budget"].as<std::string>(), "--adaptive-budget");
+  if (vm.count("adaptive-budget")) a.budget_of_full = parse_fraction(vm["adaptive-budget"].as<std::string>(), "--adaptive-budget");
   a.out = vm["out"].as<std::string>();
   return a;
 }
@@ -137,7 +137,8 @@ Command make() {
         "tolerance", po::value<std::string>()->default_value(fmt::format("{:g}%", 100 * a.adaptive.tolerance)),
         "--adaptive: expected regret at which a cap is decided")(
         "adaptive-budget", po::value<std::string>(),
-        "--adaptive: compute budget of the adaptive campaign, a share of the full campaign's most (default: none)")(
+        "--adaptive: compute budget of the adaptive campaign, a share of the full campaign's compute (samples "
+        "trained) measured in the same run (default: none)")(
         "out", po::value<std::string>()->default_value(a.out.string()),
         "--adaptive: folder of the stores (one per workload; a rerun resumes)");
   };

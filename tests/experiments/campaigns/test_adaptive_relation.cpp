@@ -205,6 +205,39 @@ TEST_F(AdaptiveRelation, ResumesAnInterruptedRoundWithoutRetrainingWhatIsStored)
   }
 }
 
+TEST_F(AdaptiveRelation, NeverTrainsARoundPastItsComputeBudget) {
+  // The campaign without a budget, as the reference: round 1's compute and round 2's runs.
+  auto r = pacer(common());
+  ASSERT_EQ(r.code, 0) << r.err;
+  const AdaptiveLog whole = log();
+  int64_t after1 = -1;
+  int round2 = 0;
+  for (const auto& d : whole.decisions) {
+    if (d.round == 1 && d.action != "train") after1 = d.compute_samples;
+    round2 += d.round == 2 && d.action == "train";
+  }
+  ASSERT_GT(after1, 0);
+  ASSERT_GE(round2, 1) << "the test needs a second round";
+  fs::remove(dir / "s.h5");
+  fs::remove_all(dir / "s.adaptive");
+
+  // A budget that leaves round 2 less than its runs ask for (each at least doubles a run of >= 88
+  // samples) but more than one batch: round 2 trains only what fits, most-needed first, and the
+  // campaign ends on its budget, not past it (a run's cost counted in whole batches).
+  const int64_t budget = after1 + 40;
+  r = pacer(common() + " --adaptive-budget " + std::to_string(budget));
+  ASSERT_EQ(r.code, 0) << r.err;
+  const AdaptiveLog l = log();
+  EXPECT_EQ(l.outcome(), "budget") << r.out;
+  EXPECT_EQ(l.compute_budget, budget);
+  EXPECT_TRUE(std::any_of(l.decisions.begin(), l.decisions.end(), [](const auto& d) { return d.action == "budget-cut"; }))
+      << r.out;
+  double used = 0;
+  for (const auto& run : relation().runs) used += static_cast<double>(run.samples);
+  EXPECT_LE(used, static_cast<double>(budget)) << r.out;
+  EXPECT_GT(used, static_cast<double>(after1)) << "round 2 trained what the budget left";
+}
+
 TEST_F(AdaptiveRelation, ListsItsRoundsAsStagesWithDecisionsAndRefusesBadInput) {
   auto r = pacer(common() + " --max-rounds 3 --list-jobs");
   ASSERT_EQ(r.code, 0) << r.err;
