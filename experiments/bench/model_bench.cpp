@@ -391,15 +391,6 @@ double power_scale_pick(const std::vector<CoverageRun>& runs) {
   return n ? std::exp(log_sum / n) : traces::kNaN;
 }
 
-// Whether a coverage is at the nominal rate within what a sigma estimated from k points can
-// promise: a sigma off by its relative standard error 1 / sqrt(2k) either way covers a Gaussian's
-// errors at P(|z| <= z_nominal (1 -+ 1 / sqrt(2k))). For k = 8: 55-79% at 1 sigma, 80-96% at 90%.
-std::pair<double, double> coverage_band(double z_nominal, int k) {
-  const double d = 1.0 / std::sqrt(2.0 * k);
-  const auto p = [](double z) { return std::erf(z / std::sqrt(2.0)); };
-  return {p(z_nominal * (1 - d)), p(z_nominal * (1 + d))};
-}
-
 // Against the model's own every-point error: the goal lines at k = close.k, the k-curve, the
 // coverage of the stated uncertainty, and transfer from the other board(s).
 std::string close_to_every_point(std::vector<ModelBenchRow>& rows, const std::vector<RealTable>& boards, size_t bi,
@@ -532,7 +523,7 @@ std::string close_to_every_point(std::vector<ModelBenchRow>& rows, const std::ve
                         100 * lt, 100 * lp, 100 * lct.within_1sigma, 100 * lcp.within_1sigma, 100 * lct.within_90,
                         100 * lcp.within_90);
       if (run.k != g.k) continue;
-      const auto b68 = coverage_band(1.0, run.k), b90 = coverage_band(models::kZ90, run.k);
+      const auto b68 = models::coverage_band(1.0, run.k), b90 = models::coverage_band(models::kZ90, run.k);
       const auto in = [](double v, std::pair<double, double> band) { return v >= band.first && v <= band.second; };
       const bool ok_t = in(ct.within_1sigma, b68) && in(ct.within_90, b90);
       const bool ok_p = in(cp.within_1sigma, b68) && in(cp.within_90, b90);
@@ -717,7 +708,7 @@ std::vector<std::filesystem::path> draw_k_curves(const std::vector<BoardCurve>& 
         if (std::isfinite(v)) s.x.push_back(c.k[j]), s.y.push_back(v);
       }
       if (s.x.empty()) continue;
-      every.title = "  every point (CV)";
+      every.title = fmt::format("{} {}, every point (CV)", c.device, power ? "P mean" : "time");
       every.style = fmt::format("lines dt 2 lw 2 lc rgb '{}'", color);
       every.x = {s.x.front(), s.x.back()};
       every.y.assign(2, power ? c.all_power : c.all_time);

@@ -118,6 +118,21 @@ TEST(FewPoints, TheFewPointSigmaCoversHeldOutPointsNearTheNominalRate) {
   EXPECT_TRUE(std::isnan(few_point_sigma(five, fit, {{{nano.gpu_freqs_hz[0]}, 2}}, 4).time_rel));
 }
 
+// The band of the bench's coverage goal: what a sigma estimated from k points can promise.
+TEST(FewPoints, CoverageBandOfASigmaFromKPoints) {
+  const auto b68 = coverage_band(1.0, 8), b90 = coverage_band(kZ90, 8);
+  EXPECT_NEAR(b68.first, std::erf(0.75 / std::sqrt(2.0)), 1e-12);  // 54.7%
+  EXPECT_NEAR(b68.second, std::erf(1.25 / std::sqrt(2.0)), 1e-12);  // 78.9%
+  EXPECT_NEAR(b90.first, 0.783, 1e-3);
+  EXPECT_NEAR(b90.second, 0.960, 1e-3);
+  // More points, a narrower band around the nominal rate.
+  const auto wide = coverage_band(1.0, 4), narrow = coverage_band(1.0, 100);
+  EXPECT_LT(wide.first, b68.first);
+  EXPECT_GT(narrow.first, 0.62);
+  EXPECT_LT(narrow.second, 0.74);
+  EXPECT_THROW(coverage_band(1.0, 0), Error);
+}
+
 TEST(FewPoints, NormalQuantile) {
   EXPECT_NEAR(normal_quantile(0.95), kZ90, 1e-12);
   EXPECT_NEAR(normal_quantile(0.975), 1.959963984540054, 1e-12);
