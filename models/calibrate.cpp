@@ -165,7 +165,7 @@ ErrorSummary cross_validate(const std::vector<traces::ProfilePoint>& points, con
 }
 
 TargetSigmas few_point_sigma(const std::vector<traces::ProfilePoint>& points, const FitFunction& fit,
-                             const std::vector<PlanPoint>& grid, int min_train) {
+                             const std::vector<PlanPoint>& grid, int min_train, double power_scale) {
   TargetSigmas out;
   const size_t n = points.size();
   if (static_cast<int>(n) < min_train + 2 || grid.empty()) return out;
@@ -219,7 +219,8 @@ TargetSigmas few_point_sigma(const std::vector<traces::ProfilePoint>& points, co
     }
   double* targets[3] = {&out.time_rel, &out.power_mean_rel, &out.power_peak_rel};
   for (int t = 0; t < 3; ++t)
-    if (noise_n[t] >= 2 && var_n[t] > 0) *targets[t] = std::sqrt(noise[t] / noise_n[t] + var[t] / var_n[t]);
+    if (noise_n[t] >= 2 && var_n[t] > 0)
+      *targets[t] = (t == 0 ? 1.0 : power_scale) * std::sqrt(noise[t] / noise_n[t] + var[t] / var_n[t]);
   return out;
 }
 

@@ -142,6 +142,13 @@ double normal_quantile(double p) {
   return 0.5 * (lo + hi);
 }
 
+std::pair<double, double> coverage_band(double z, int k) {
+  if (k < 1) throw Error(fmt::format("a coverage band needs k >= 1 points, got {}", k));
+  const double d = 1.0 / std::sqrt(2.0 * k);
+  const auto p = [](double x) { return std::erf(std::max(0.0, x) / std::sqrt(2.0)); };
+  return {p(z * (1 - d)), p(z * (1 + d))};
+}
+
 Coverage coverage(const std::vector<double>& rel_errors, double sigma_rel) {
   Coverage c;
   if (!(sigma_rel > 0)) return c;

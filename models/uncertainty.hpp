@@ -15,6 +15,7 @@
 // 0.5%), so the estimate is an upper bound of the noise, never a lower one.
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "traces/records.hpp"
@@ -67,6 +68,11 @@ struct Coverage {
   int points = 0;
 };
 Coverage coverage(const std::vector<double>& rel_errors, double sigma_rel);
+// The coverage a sigma estimated from k points can promise at the nominal level z (1 or kZ90): a
+// sigma off by its relative standard error 1 / sqrt(2k) either way covers a Gaussian's errors at
+// P(|x| <= z (1 -+ 1 / sqrt(2k))). k = 8: 55-79% at 1 sigma, 78-96% for the 90% interval. Throws
+// Error for k < 1.
+std::pair<double, double> coverage_band(double z, int k);
 
 // Adds the uncertainty to a calibrated model's record, after its error metrics: metrics
 // `<target>_noise_pct` (the spread), `<target>_sigma_pct` (the prediction's), `noise_terms`;

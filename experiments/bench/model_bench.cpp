@@ -11,6 +11,8 @@
 #include <sstream>
 
 #include "base/error.hpp"
+#include "base/stats.hpp"
+#include "experiments/report/plot.hpp"
 #include "hw/emulator/emulated.hpp"
 #include "hw/executor.hpp"
 #include "hw/profiler.hpp"
@@ -349,10 +351,51 @@ double mean_abs_pct(const std::vector<double>& e) {
 
 std::string yes_no(bool b) { return b ? "yes" : "no"; }
 
+// The few-point sigma at each k of the coverage check, its power part unscaled (power_scale 1: the
+// scale is what the leave-one-board-out pick below chooses), and the held-out errors of the model
+// fitted on the planner's k points.
+struct CoverageRun {
+  int k = 0;
+  models::TargetSigmas raw;
+  std::vector<double> et, ep;  // predicted / measured - 1 of the held-out points
+};
+std::vector<CoverageRun> coverage_runs(const RealTable& b, const ModelBenchOptions& o) {
+  const auto fit = analytical_fit(board_fit_options(b));
+  std::vector<models::PlanPoint> grid;
+  for (const auto& p : b.points) grid.push_back({p.knob, p.batch_size});
+  std::vector<CoverageRun> runs;
+  for (int k : o.coverage_ks) {
+    if (k >= static_cast<int>(b.points.size())) continue;
+    const auto split = plan_split(b, k);
+    CoverageRun r;
+    r.k = k;
+    r.raw = models::few_point_sigma(split.train, fit, grid, 4, 1.0);
+    rel_errors(*fit(split.train), split.test, r.et, r.ep);
+    runs.push_back(std::move(r));
+  }
+  return runs;
+}
+
+// The power sigma scale that puts 68.3% of a board's held-out power errors inside 1 sigma: per k,
+// the 68.3% quantile of |error| / raw sigma; the geometric mean over the k that have a sigma.
+double power_scale_pick(const std::vector<CoverageRun>& runs) {
+  double log_sum = 0;
+  int n = 0;
+  for (const auto& r : runs) {
+    if (!(r.raw.power_mean_rel > 0) || r.ep.empty()) continue;
+    std::vector<double> z;
+    for (double e : r.ep) z.push_back(std::abs(e) / r.raw.power_mean_rel);
+    log_sum += std::log(base::quantile(z, 0.6826894921370859));
+    ++n;
+  }
+  return n ? std::exp(log_sum / n) : traces::kNaN;
+}
+
 // Against the model's own every-point error: the goal lines at k = close.k, the k-curve, the
 // coverage of the stated uncertainty, and transfer from the other board(s).
 std::string close_to_every_point(std::vector<ModelBenchRow>& rows, const std::vector<RealTable>& boards, size_t bi,
-                                 const ModelBenchOptions& o) {
+                                 const ModelBenchOptions& o, const std::vector<std::vector<CoverageRun>>& cov_runs,
+                                 const std::vector<double>& scale_picks, BoardCurve& out) {
   const auto& b = boards[bi];
   const auto& g = o.close;
   const auto aopt = board_fit_options(b);
@@ -397,14 +440,21 @@ std::string close_to_every_point(std::vector<ModelBenchRow>& rows, const std::ve
       if (c.k == k) return c;
     return CurvePoint{k, traces::kNaN, traces::kNaN};
   };
+  out.device = b.device.name;
+  for (const auto& c : curve) out.k.push_back(c.k), out.time_mape.push_back(c.t), out.power_mape.push_back(c.p);
+  out.all_time = all_t;
+  out.all_power = all_p;
+  for (const auto& p : b.points) out.grid.emplace_back(p.knob[0], p.batch_size);
+  for (const auto& p : plan_split(b, g.k).train) out.planned.emplace_back(p.knob[0], p.batch_size);
   const auto k8 = at_k(g.k);
   const auto verdict = [](bool ok) { return std::string(ok ? "PASS" : "FAIL"); };
-  md += fmt::format("goal {}: {} power MAPE at k = {} within {:g} pp of every point: {:.2f}% <= {:.2f}% + {:g} = {:.2f}%?\n",
-                    verdict(k8.p <= all_p + g.power_pp), b.device.name, g.k, g.power_pp, k8.p, all_p, g.power_pp,
-                    all_p + g.power_pp);
-  md += fmt::format("goal {}: {} time MAPE at k = {} within {:g} pp of every point: {:.2f}% <= {:.2f}% + {:g} = {:.2f}%?\n\n",
-                    verdict(k8.t <= all_t + g.time_pp), b.device.name, g.k, g.time_pp, k8.t, all_t, g.time_pp,
-                    all_t + g.time_pp);
+  out.goals += fmt::format("goal {}: {} power MAPE at k = {} within {:g} pp of every point: {:.2f}% <= {:.2f}% + {:g} = {:.2f}%?\n",
+                           verdict(k8.p <= all_p + g.power_pp), b.device.name, g.k, g.power_pp, k8.p, all_p, g.power_pp,
+                           all_p + g.power_pp);
+  out.goals += fmt::format("goal {}: {} time MAPE at k = {} within {:g} pp of every point: {:.2f}% <= {:.2f}% + {:g} = {:.2f}%?\n",
+                           verdict(k8.t <= all_t + g.time_pp), b.device.name, g.k, g.time_pp, k8.t, all_t, g.time_pp,
+                           all_t + g.time_pp);
+  md += out.goals + "\n";
   // The first k from which the curve stays within close_pp (to the end of the curve).
   const auto settles = [&](bool power) {
     int from = 0;
@@ -434,42 +484,71 @@ std::string close_to_every_point(std::vector<ModelBenchRow>& rows, const std::ve
   md += "\n" + rule + "\n" + t_line + "\n" + p_line + "\n\n";
   // Coverage of the stated uncertainty: at each k, the sigma pacer calibrate states from the k points
   // alone (models::few_point_sigma: leverage-corrected leave-one-out noise plus the jackknife
-  // variance over the board's grid), and for comparison the plain leave-one-out MAPE read as a sigma
-  // (the rule before issue 25); with every point, from the cross-validated MAPE and the spread.
+  // variance over the board's grid, the power part times models::kFewPointPowerSigmaScale), the
+  // same with the scale the other board picks (leave-one-board-out), and for comparison the plain
+  // leave-one-out MAPE read as a sigma (the rule before issue 25); with every point, from the
+  // cross-validated MAPE and the spread.
   {
-    std::vector<models::PlanPoint> grid;
-    for (const auto& p : b.points) grid.push_back({p.knob, p.batch_size});
-    md += fmt::format("coverage ({}; nominal 68% inside 1 sigma, 90% inside the 90% interval; held-out points):\n\n",
-                      b.device.name);
-    md += "| k | sigma time / P mean | inside 1 sigma time / P | inside 90% time / P | plain LOO sigma time / P | "
-          "inside 1 sigma | inside 90% |\n|---|---|---|---|---|---|---|\n";
-    for (int k : o.coverage_ks) {
-      if (k >= static_cast<int>(b.points.size())) continue;
-      const auto split = plan_split(b, k);
-      const auto s = models::few_point_sigma(split.train, fit, grid, 4);
-      const auto cv = models::cross_validate(split.train, fit, 0, 4);
+    std::string cov_line;
+    std::vector<double> others;
+    for (size_t oi = 0; oi < scale_picks.size(); ++oi)
+      if (oi != bi && std::isfinite(scale_picks[oi])) others.push_back(scale_picks[oi]);
+    double other_pick = traces::kNaN;
+    if (!others.empty()) {
+      double l = 0;
+      for (double v : others) l += std::log(v);
+      other_pick = std::exp(l / static_cast<double>(others.size()));
+    }
+    md += fmt::format("coverage ({}; nominal 68% inside 1 sigma, 90% inside the 90% interval; held-out points). Power "
+                      "sigma scale {:g} (models::kFewPointPowerSigmaScale); this board alone would pick {:.2f}, the "
+                      "other board(s) {:.2f} (leave-one-board-out column):\n\n",
+                      b.device.name, models::kFewPointPowerSigmaScale, scale_picks[bi], other_pick);
+    md += "| k | sigma time / P mean | inside 1 sigma time / P | inside 90% time / P | P inside 1 sigma / 90%, other "
+          "board's scale | unscaled P sigma | plain LOO sigma time / P | inside 1 sigma | inside 90% |\n"
+          "|---|---|---|---|---|---|---|---|---|\n";
+    const auto fit_k = analytical_fit(aopt);
+    for (const auto& run : cov_runs[bi]) {
+      const double st = run.raw.time_rel, sp = run.raw.power_mean_rel * models::kFewPointPowerSigmaScale;
+      const auto split = plan_split(b, run.k);
+      const auto cv = models::cross_validate(split.train, fit_k, 0, 4);
       const double lt = models::prediction_sigma(cv.time_mape, traces::kNaN);
       const double lp = models::prediction_sigma(cv.power_mean_mape, traces::kNaN);
-      std::vector<double> et, ep;
-      rel_errors(*fit(split.train), split.test, et, ep);
-      const auto ct = models::coverage(et, s.time_rel), cp = models::coverage(ep, s.power_mean_rel);
-      const auto lct = models::coverage(et, lt), lcp = models::coverage(ep, lp);
-      md += fmt::format("| {} | {:.1f} / {:.1f} % | {:.0f} / {:.0f} % | {:.0f} / {:.0f} % | {:.1f} / {:.1f} % | {:.0f} / "
-                        "{:.0f} % | {:.0f} / {:.0f} % |\n",
-                        k, 100 * s.time_rel, 100 * s.power_mean_rel, 100 * ct.within_1sigma, 100 * cp.within_1sigma,
-                        100 * ct.within_90, 100 * cp.within_90, 100 * lt, 100 * lp, 100 * lct.within_1sigma,
-                        100 * lcp.within_1sigma, 100 * lct.within_90, 100 * lcp.within_90);
+      const auto ct = models::coverage(run.et, st), cp = models::coverage(run.ep, sp);
+      const auto co = models::coverage(run.ep, run.raw.power_mean_rel * other_pick);
+      const auto lct = models::coverage(run.et, lt), lcp = models::coverage(run.ep, lp);
+      md += fmt::format("| {} | {:.1f} / {:.1f} % | {:.0f} / {:.0f} % | {:.0f} / {:.0f} % | {:.0f} / {:.0f} % | {:.1f} % | "
+                        "{:.1f} / {:.1f} % | {:.0f} / {:.0f} % | {:.0f} / {:.0f} % |\n",
+                        run.k, 100 * st, 100 * sp, 100 * ct.within_1sigma, 100 * cp.within_1sigma, 100 * ct.within_90,
+                        100 * cp.within_90, 100 * co.within_1sigma, 100 * co.within_90, 100 * run.raw.power_mean_rel,
+                        100 * lt, 100 * lp, 100 * lct.within_1sigma, 100 * lcp.within_1sigma, 100 * lct.within_90,
+                        100 * lcp.within_90);
+      if (run.k != g.k) continue;
+      const auto b68 = models::coverage_band(1.0, run.k), b90 = models::coverage_band(models::kZ90, run.k);
+      const auto in = [](double v, std::pair<double, double> band) { return v >= band.first && v <= band.second; };
+      const bool ok_t = in(ct.within_1sigma, b68) && in(ct.within_90, b90);
+      const bool ok_p = in(cp.within_1sigma, b68) && in(cp.within_90, b90);
+      const bool ok_o = in(co.within_1sigma, b68) && in(co.within_90, b90);
+      cov_line = fmt::format(
+          "goal {}: {} stated sigma at k = {} covers held-out points at the nominal rate (1 sigma in {:.0f}-{:.0f}%, "
+          "90% interval in {:.0f}-{:.0f}%: what a sigma from {} points can promise): time {:.0f} / {:.0f} %, P mean "
+          "{:.0f} / {:.0f} % ({}; leave-one-board-out scale {:.2f}: {:.0f} / {:.0f} % {})\n",
+          verdict(ok_t && ok_p), b.device.name, run.k, 100 * b68.first, 100 * b68.second, 100 * b90.first,
+          100 * b90.second, run.k, 100 * ct.within_1sigma, 100 * ct.within_90, 100 * cp.within_1sigma,
+          100 * cp.within_90, ok_p ? "in" : "out", other_pick, 100 * co.within_1sigma, 100 * co.within_90,
+          ok_o ? "in" : "out");
     }
     const double ast = models::prediction_sigma(all_t, floor.time_rel);
     const double asp = models::prediction_sigma(all_p, floor.power_mean_rel);
     const auto act = models::coverage(cv_t, ast), acp = models::coverage(cv_p, asp);
-    md += fmt::format("| all (CV) | {:.1f} / {:.1f} % | {:.0f} / {:.0f} % | {:.0f} / {:.0f} % | | | |\n\n", 100 * ast,
+    md += fmt::format("| all (CV) | {:.1f} / {:.1f} % | {:.0f} / {:.0f} % | {:.0f} / {:.0f} % | | | | | |\n\n", 100 * ast,
                       100 * asp, 100 * act.within_1sigma, 100 * acp.within_1sigma, 100 * act.within_90,
                       100 * acp.within_90);
     const auto split = plan_split(b, g.k);
     std::string pts;
     for (const auto& p : split.train) pts += fmt::format("{}({:.1f} MHz, b={})", pts.empty() ? "" : ", ", p.knob[0] / 1e6, p.batch_size);
     md += fmt::format("planner's k = {} points ({}): {}\n\n", g.k, b.device.name, pts);
+    md += cov_line + "\n";
+    out.goals += cov_line;
   }
   // Transfer: the other board's full sweep as the prior, plus this board's k points.
   for (size_t oi = 0; oi < boards.size(); ++oi) {
@@ -499,12 +578,18 @@ std::string close_to_every_point(std::vector<ModelBenchRow>& rows, const std::ve
           "beats k-only {}\n",
           other.device.name, b.device.name, k, r.error.time_mape, r.error.power_mean_mape, alone.t, alone.p,
           yes_no(r.error.time_mape + r.error.power_mean_mape < alone.t + alone.p));
+      if (k == g.k)
+        out.goals += fmt::format(
+            "goal {}: transfer {} -> {} at k = {} beats the same k points alone (time + P mean MAPE): {:.2f}% + "
+            "{:.2f}% < {:.2f}% + {:.2f}%?\n",
+            verdict(r.error.time_mape + r.error.power_mean_mape < alone.t + alone.p), other.device.name, b.device.name,
+            k, r.error.time_mape, r.error.power_mean_mape, alone.t, alone.p);
     }
   }
   return md + "\n";
 }
 
-std::string section_real(std::vector<ModelBenchRow>& rows, const ModelBenchOptions& o) {
+std::string section_real(std::vector<ModelBenchRow>& rows, const ModelBenchOptions& o, std::vector<BoardCurve>& curves) {
   std::string md;
   std::vector<RealTable> boards;
   for (const auto& b : o.boards) {
@@ -529,6 +614,15 @@ std::string section_real(std::vector<ModelBenchRow>& rows, const ModelBenchOptio
     lo.knob_scale = {b.device.max_freq_hz()};
     refs.push_back(models::train_learned(b.points, b.table.knob, lo));
   }
+  // The few-point sigma's coverage runs of every board first: each board's power sigma scale is
+  // judged with the other board's pick.
+  std::vector<std::vector<CoverageRun>> cov_runs;
+  std::vector<double> scale_picks;
+  for (const auto& b : boards) {
+    cov_runs.push_back(coverage_runs(b, o));
+    scale_picks.push_back(power_scale_pick(cov_runs.back()));
+  }
+  curves.resize(boards.size());
   for (size_t i = 0; i < boards.size(); ++i) {
     const auto& b = boards[i];
     models::PlannerOptions planner;
@@ -569,9 +663,81 @@ std::string section_real(std::vector<ModelBenchRow>& rows, const ModelBenchOptio
         floor.terms, 100 * floor.time_rel, 100 * floor.power_mean_rel,
         models::NoiseFloor::mape_floor_pct(floor.time_rel), models::NoiseFloor::mape_floor_pct(floor.power_mean_rel),
         b.table.floating_clocks.empty() ? "not recorded" : b.table.floating_clocks);
-    md += close_to_every_point(rows, boards, i, o);
+    md += close_to_every_point(rows, boards, i, o, cov_runs, scale_picks, curves[i]);
   }
-  return md;
+  if (curves.empty()) return md;
+  // The closing summary: k = 4, 8, 12 and every point, and every goal line.
+  md += "#### Few points against every point: summary (analytical model, held-out time / P mean MAPE)\n\n"
+        "| board | k = 4 | k = 8 | k = 12 | every point (CV) |\n|---|---|---|---|---|\n";
+  for (const auto& c : curves) {
+    const auto at = [&](int k) {
+      for (size_t j = 0; j < c.k.size(); ++j)
+        if (c.k[j] == k) return fmt::format("{} / {} %", cell(c.time_mape[j]), cell(c.power_mape[j]));
+      return std::string("-");
+    };
+    md += fmt::format("| {} | {} | {} | {} | {} / {} % |\n", c.device, at(4), at(8), at(12), cell(c.all_time),
+                      cell(c.all_power));
+  }
+  md += "\n";
+  for (const auto& c : curves) md += c.goals;
+  return md + "\n";
+}
+
+// The figures of the real-board section: held-out MAPE against k per board and target, with each
+// board's every-point error as a dashed line of the same colour; and the first board's grid with the
+// planner's close.k points.
+std::vector<std::filesystem::path> draw_k_curves(const std::vector<BoardCurve>& curves, const CloseGoal& close,
+                                                 const std::filesystem::path& dir) {
+  std::filesystem::create_directories(dir);
+  std::vector<std::filesystem::path> files;
+  Plot p;
+  p.name = "models-k-curve";
+  p.title = "Held-out MAPE with the planner's k points (analytical model, LoudVA sweeps)";
+  p.xlabel = "k (profiled points)";
+  p.ylabel = "held-out MAPE [%]";
+  const char* colors[] = {"#1f77b4", "#2ca02c", "#d62728", "#ff7f0e", "#9467bd", "#8c564b"};
+  size_t ci = 0;
+  for (const auto& c : curves)
+    for (const bool power : {true, false}) {
+      const std::string color = colors[ci++ % std::size(colors)];
+      PlotSeries s, every;
+      s.title = fmt::format("{} {}", c.device, power ? "P mean" : "time");
+      s.style = fmt::format("linespoints pt 7 lc rgb '{}'", color);
+      for (size_t j = 0; j < c.k.size(); ++j) {
+        const double v = power ? c.power_mape[j] : c.time_mape[j];
+        if (std::isfinite(v)) s.x.push_back(c.k[j]), s.y.push_back(v);
+      }
+      if (s.x.empty()) continue;
+      every.title = fmt::format("{} {}, every point (CV)", c.device, power ? "P mean" : "time");
+      every.style = fmt::format("lines dt 2 lw 2 lc rgb '{}'", color);
+      every.x = {s.x.front(), s.x.back()};
+      every.y.assign(2, power ? c.all_power : c.all_time);
+      p.series.push_back(s);
+      p.series.push_back(every);
+    }
+  p.vlines.push_back(close.k);
+  p.vline_titles.push_back(fmt::format("k = {}", close.k));
+  p.vline_colors.push_back("gray");
+  const auto r = render(p, dir);
+  files.insert(files.end(), r.files.begin(), r.files.end());
+  const auto& c = curves.front();
+  Plot q;
+  q.name = "models-planner-points";
+  q.title = fmt::format("The planner's k = {} points on the {} grid", close.k, c.device);
+  q.xlabel = "GPU clock [MHz]";
+  q.ylabel = "batch size b (concurrency)";
+  q.logy = true;
+  PlotSeries all, chosen;
+  all.title = "grid (held out)";
+  all.style = "points pt 7 ps 0.5 lc rgb 'gray'";
+  chosen.title = fmt::format("planner's {} points", close.k);
+  chosen.style = "points pt 5 ps 1.5 lc rgb 'red'";
+  for (const auto& [f, b] : c.grid) all.x.push_back(f / 1e6), all.y.push_back(b);
+  for (const auto& [f, b] : c.planned) chosen.x.push_back(f / 1e6), chosen.y.push_back(b);
+  q.series = {all, chosen};
+  const auto r2 = render(q, dir);
+  files.insert(files.end(), r2.files.begin(), r2.files.end());
+  return files;
 }
 
 }  // namespace
@@ -597,7 +763,8 @@ ModelBenchResult run_model_bench(const ModelBenchOptions& options) {
   ModelBenchResult r;
   if (o.emulated) r.markdown += section_emulated(r.rows, o);
   if (o.zeus) r.markdown += section_zeus(r.rows, o);
-  if (o.real) r.markdown += section_real(r.rows, o);
+  if (o.real) r.markdown += section_real(r.rows, o, r.curves);
+  if (!o.figure_dir.empty() && !r.curves.empty()) r.figures = draw_k_curves(r.curves, o.close, o.figure_dir);
   return r;
 }
 

@@ -37,6 +37,19 @@ struct CloseGoal {
   double close_pp = 0.5;
 };
 
+// What the real-board section measured per board, for the summary table, the goal lines and the
+// figures: held-out MAPE along the k-curve, every point (cross-validated), the planner's points at
+// CloseGoal::k.
+struct BoardCurve {
+  std::string device;
+  std::vector<int> k;
+  std::vector<double> time_mape, power_mape;  // %, per k
+  double all_time = traces::kNaN, all_power = traces::kNaN;
+  std::vector<std::pair<double, int>> planned;  // (GPU clock [Hz], b) of the planner's CloseGoal::k points
+  std::vector<std::pair<double, int>> grid;     // every (clock, b) of the board
+  std::string goals;                            // the PASS / FAIL lines of the issue-25 goals
+};
+
 struct RealBoard {
   std::string folder;  // under loudva_dir
   std::string device;  // catalog name
@@ -65,6 +78,9 @@ struct ModelBenchOptions {
   std::vector<int> coverage_ks = {4, 6, 8, 10, 12, 20};
   double transfer_weight = models::kDefaultTransferWeight;
   bool learned_real = true;  // (c) also the learned (libtorch) and interpolating models
+  // (c) where to draw the k-curve and the planner's points (gnuplot, experiments/report/plot.hpp);
+  // empty: no figures.
+  std::filesystem::path figure_dir;
   uint64_t seed = 1;
   ModelGoal goal;
   CloseGoal close;
@@ -86,6 +102,8 @@ struct ModelBenchRow {
 struct ModelBenchResult {
   std::vector<ModelBenchRow> rows;
   std::string markdown;  // the tables, with the goal verdict computed from `rows`
+  std::vector<BoardCurve> curves;             // (c), per board
+  std::vector<std::filesystem::path> figures;  // files written under figure_dir
   std::string csv() const;
 };
 

@@ -58,11 +58,13 @@ int run_bench_models(const po::variables_map& vm) {
   o.transfer_weight = vm["transfer-weight"].as<double>();
   if (!(o.transfer_weight > 0)) throw UsageError("--transfer-weight: must be a positive number of points");
   o.learned_real = !vm.count("analytical-only");
+  o.figure_dir = vm["figures"].as<std::string>();
   const auto result = experiments::run_model_bench(o);
   std::cout << result.markdown;
   const std::string out = vm["csv"].as<std::string>();
   traces::write_file_atomic(out, result.csv());
   std::cerr << fmt::format("wrote {} ({} rows)\n", out, result.rows.size());
+  for (const auto& f : result.figures) std::cerr << fmt::format("wrote {}\n", f.string());
   return 0;
 }
 
@@ -105,6 +107,8 @@ Command make() {
         "transfer-weight", po::value<double>()->default_value(d0.transfer_weight),
         "(c) weight of the other board's prior in the transfer rows, in points (pacer calibrate --prior-points)")(
         "analytical-only", "(c) the analytical model only (no learned or interpolating rows)")(
+        "figures", po::value<std::string>()->default_value(""),
+        "(c) draw the k-curve and the planner's points into this folder (gnuplot: .dat, .gp, .png, .svg)")(
         "csv", po::value<std::string>()->default_value("bench-models.csv"),
         "per-workload results (CSV, units in header)");
   };

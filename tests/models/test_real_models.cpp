@@ -5,9 +5,11 @@
 #include <filesystem>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include "models/calibrate.hpp"
 #include "models/planner.hpp"
+#include "models/uncertainty.hpp"
 #include "test_calib_fixtures.hpp"
 #include "traces/catalog/catalog.hpp"
 #include "traces/import/loudva.hpp"
@@ -136,6 +138,52 @@ TEST(RealModels, TheAgxXavierSweepHelpsFourNanoPoints) {
   };
   EXPECT_LT(sum(with), sum(alone));
   EXPECT_LT(with.record.metrics.at("power_mean_mape_heldout"), alone.record.metrics.at("power_mean_mape_heldout"));
+}
+
+// Issue 25: the few-point sigma a user with only the planner's 8 points is told covers the held-out
+// measurements at the nominal rate. Before the power scale (kFewPointPowerSigmaScale, chosen
+// leave-one-board-out) the power sigma was 2-2.5x the error: 95% (Nano) and 97% (AGX Xavier) of the
+// held-out points inside 1 sigma. The band is what a sigma from 8 points can promise (its relative
+// standard error 1/sqrt(16) either way): 55-79% inside 1 sigma, 78-96% inside the 90% interval.
+// (The AGX Xavier, 81 / 95 % with the scale, is checked by `pacer bench models --real`: its fitted
+// V(f) makes the 9 fits a minute long.)
+TEST(RealModels, TheFewPointSigmaOfEightPointsCoversHeldOutPowerAtTheNominalRate) {
+  for (const auto& [folder, device, hi68] :
+       std::vector<std::tuple<std::string, std::string, double>>{{"nano", "jetson-nano", 0.79}}) {
+    if (!std::filesystem::exists(kLoudva / folder)) GTEST_SKIP() << "no LoudVA data under " << kLoudva;
+    traces::loudva::ImportOptions o;
+    o.dir = kLoudva / folder;
+    o.device = traces::find_device(device);
+    const auto points = usable_points(traces::loudva::import_dir(o).profiles.at(0).table, &o.device);
+    AnalyticalFitOptions aopt;
+    aopt.voltage_table = o.device.voltage_table;
+    const FitFunction fit = [aopt](const std::vector<traces::ProfilePoint>& p) -> std::unique_ptr<DeviceModel> {
+      return fit_analytical(p, choose_voltage(p, aopt, 0));
+    };
+    std::vector<PlanPoint> grid;
+    for (const auto& p : points) grid.push_back({p.knob, p.batch_size});
+    PlannerOptions po;
+    po.k = 8;
+    po.voltage_table = o.device.voltage_table;
+    const auto chosen = plan_points(grid, po);
+    std::vector<traces::ProfilePoint> train, test;
+    for (const auto& p : points)
+      (std::find(chosen.begin(), chosen.end(), PlanPoint{p.knob, p.batch_size}) != chosen.end() ? train : test)
+          .push_back(p);
+    const auto sigma = few_point_sigma(train, fit, grid, 4);
+    const auto model = fit(train);
+    std::vector<double> e;
+    for (const auto& p : test) e.push_back(model->predict(p.knob, p.batch_size).power_mean_w / p.power_mean_w - 1);
+    const auto c = coverage(e, sigma.power_mean_rel);
+    EXPECT_GE(c.within_1sigma, 0.55) << device;
+    EXPECT_LE(c.within_1sigma, hi68) << device;
+    EXPECT_GE(c.within_90, 0.78) << device;
+    EXPECT_LE(c.within_90, 0.96) << device;
+    // Unscaled (power_scale 1) it is the old, too wide sigma.
+    const auto wide = few_point_sigma(train, fit, grid, 4, 1.0);
+    EXPECT_NEAR(wide.power_mean_rel * kFewPointPowerSigmaScale, sigma.power_mean_rel, 1e-12) << device;
+    EXPECT_DOUBLE_EQ(wide.time_rel, sigma.time_rel) << device;
+  }
 }
 
 }  // namespace

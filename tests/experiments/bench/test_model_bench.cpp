@@ -2,7 +2,12 @@
 // whose mean errors meet it), never from a hard-coded "met / NOT met" that no measurement backs.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <filesystem>
+
 #include "experiments/bench/model_bench.hpp"
+#include "experiments/report/plot.hpp"
 
 namespace {
 
@@ -48,3 +53,41 @@ TEST(ModelBench, GoalVerdictFollowsTheMeasuredRows) {
 }
 
 }  // namespace
+
+// Issue 25: the real section prints every goal line (power, time, coverage, transfer), the k = 4,
+// 8, 12 / every-point summary, and with a figure folder draws the k-curve and the planner's points.
+// Both LoudVA boards (they are each other's transfer prior and leave-one-board-out scale), few k.
+TEST(ModelBench, RealSectionPrintsTheGoalLinesTheSummaryAndDrawsTheKCurve) {
+  const std::filesystem::path loudva = std::filesystem::path(PACER_SOURCE_DIR) / "data" / "jetson" / "loudva";
+  if (!std::filesystem::exists(loudva / "nano") || !std::filesystem::exists(loudva / "agx-xavier"))
+    GTEST_SKIP() << "no LoudVA data under " << loudva;
+  pacer::experiments::ModelBenchOptions o;
+  o.emulated = o.zeus = false;
+  o.real = true;
+  o.learned_real = false;
+  o.loudva_dir = loudva;
+  o.ks = {8};
+  o.curve_ks = {4, 8, 12};
+  o.coverage_ks = {8};
+  o.transfer_ks = {8};
+  const auto dir = std::filesystem::temp_directory_path() / ("pacer-model-bench-" + std::to_string(::getpid()));
+  o.figure_dir = dir;
+  const auto r = pacer::experiments::run_model_bench(o);
+  for (const char* board : {"jetson-nano", "jetson-agx-xavier"}) {
+    for (const char* what : {" power MAPE at k = 8 within 1 pp", " time MAPE at k = 8 within 1.5 pp",
+                             " stated sigma at k = 8 covers held-out points"})
+      EXPECT_NE(r.markdown.find(std::string(": ") + board + what), std::string::npos) << board << what;
+    EXPECT_NE(r.markdown.find(std::string("| ") + board + " | "), std::string::npos) << "summary row of " << board;
+  }
+  EXPECT_NE(r.markdown.find("goal PASS: jetson-nano time MAPE at k = 8"), std::string::npos) << r.markdown;
+  EXPECT_NE(r.markdown.find("transfer jetson-agx-xavier -> jetson-nano at k = 8 beats"), std::string::npos);
+  EXPECT_NE(r.markdown.find("transfer jetson-nano -> jetson-agx-xavier at k = 8 beats"), std::string::npos);
+  EXPECT_NE(r.markdown.find("| board | k = 4 | k = 8 | k = 12 | every point (CV) |"), std::string::npos);
+  ASSERT_EQ(r.curves.size(), 2u);
+  EXPECT_EQ(r.curves[0].planned.size(), 8u);
+  EXPECT_EQ(r.curves[0].k, (std::vector<int>{4, 8, 12}));
+  for (const char* f : {"models-k-curve.dat", "models-k-curve.gp", "models-planner-points.dat"})
+    EXPECT_TRUE(std::filesystem::exists(dir / f)) << f;
+  if (!pacer::experiments::gnuplot_path().empty()) EXPECT_TRUE(std::filesystem::exists(dir / "models-k-curve.png"));
+  std::filesystem::remove_all(dir);
+}
