@@ -51,8 +51,7 @@ TransferPair transfer_pair(const traces::RelationSet& proxy, const traces::Relat
     const auto it = q.by_batch.find(b);
     if (it == q.by_batch.end()) continue;
     r.push_back(mean(it->second) - mean(vp));
-    noise.push_back(p.seed_var / static_cast<double>(vp.size()) +
-                    q.seed_var / static_cast<double>(it->second.size()));
+    noise.push_back(p.seed_var / static_cast<double>(vp.size()) + q.seed_var / static_cast<double>(it->second.size()));
   }
   t.batches = static_cast<int>(r.size());
   if (r.empty()) return t;

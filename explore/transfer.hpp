@@ -30,8 +30,8 @@ inline constexpr double kTransferLogSd = 0.26;
 inline constexpr double kTransferShapeSd = 0.063;
 
 struct TransferPair {
-  std::string proxy, target;  // relation names
-  int batches = 0;            // batch sizes with a reached run in both
+  std::string proxy, target;             // relation names
+  int batches = 0;                       // batch sizes with a reached run in both
   double mean_log_ratio = traces::kNaN;  // mean r_b (the level)
   double rms_log_ratio = traces::kNaN;   // sqrt(mean r_b^2)
   double noise_var = 0;                  // mean seed noise of r_b

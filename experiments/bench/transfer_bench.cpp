@@ -105,9 +105,8 @@ struct TransferRegrets {
 // Pacer (with the given margin) and Algorithm 1 at every cap of `c` where the oracle is feasible.
 void transfer_regrets(const TransferCase& c, const explore::TransferSd& sd, double z, TransferRegrets& out) {
   const explore::Problem& pb = *c.problem;
-  const explore::Relation proxy =
-      explore::Relation::from_set(pb.proxy_set, *pb.space, pb.proxy_looser_set ? &*pb.proxy_looser_set : nullptr,
-                                  tb_model_options(sd, z));
+  const explore::Relation proxy = explore::Relation::from_set(
+      pb.proxy_set, *pb.space, pb.proxy_looser_set ? &*pb.proxy_looser_set : nullptr, tb_model_options(sd, z));
   explore::PolicyContext ctx = pb.context();
   ctx.proxy = &proxy;
   for (double cap : c.caps) {
@@ -167,7 +166,8 @@ TransferBenchResult run_transfer_bench(const TransferBenchOptions& o) {
       row.cap_w = cap;
       for (const auto& d : draws) {
         const traces::RelationSet drawn = tb_with_seeds(pb.proxy_set, d);
-        const explore::Relation proxy = explore::Relation::from_set(drawn, *pb.space, nullptr, tb_model_options(sd, explore::kPacerDepartTransferZ));
+        const explore::Relation proxy = explore::Relation::from_set(
+            drawn, *pb.space, nullptr, tb_model_options(sd, explore::kPacerDepartTransferZ));
         explore::PolicyContext ctx = pb.context();
         ctx.proxy = &proxy;
         const explore::Selection s = explore::decide(explore::Policy::Pacer, ctx, cap, c.rule);
@@ -190,7 +190,7 @@ TransferBenchResult run_transfer_bench(const TransferBenchOptions& o) {
     const int k = index_of(c.pair);
     for (size_t g = 0; g < o.depart_transfer_zs.size(); ++g)
       transfer_regrets(c, explore::transfer_sd(c.problem->proxy_set, &*c.problem->target_set), o.depart_transfer_zs[g],
-              by[{k, g}]);
+                       by[{k, g}]);
   }
   auto pooled = [&](size_t g, auto keep) {
     TransferRegrets r;
@@ -232,7 +232,8 @@ std::string TransferBenchResult::markdown() const {
       "\nproxy -> target transfer (explore/transfer.hpp): per distinct pair, the level (mean log ratio of the "
       "target's to the proxy's samples-to-target), its rms over the batch sizes, the seed noise, and the transfer "
       "log-sds pooled over the other pairs\n\n"
-      "| pair | batch sizes | mean log ratio | rms | seed noise (var) | level sd | shape sd | others: level / shape sd |\n"
+      "| pair | batch sizes | mean log ratio | rms | seed noise (var) | level sd | shape sd | others: level / shape sd "
+      "|\n"
       "|---|---|---|---|---|---|---|---|\n";
   for (size_t i = 0; i < pairs.size(); ++i) {
     const auto& p = pairs[i];
@@ -240,9 +241,10 @@ std::string TransferBenchResult::markdown() const {
                       p.target, p.batches, p.mean_log_ratio, p.rms_log_ratio, p.noise_var, std::sqrt(p.level_var),
                       std::sqrt(p.shape_var), held_out_sd[i].level, held_out_sd[i].shape);
   }
-  md += fmt::format("\npooled over every pair: level sd {:.3f}, shape sd {:.3f} (explore::kTransferLogSd {:g}, "
-                    "kTransferShapeSd {:g})\n",
-                    pooled.level, pooled.shape, explore::kTransferLogSd, explore::kTransferShapeSd);
+  md += fmt::format(
+      "\npooled over every pair: level sd {:.3f}, shape sd {:.3f} (explore::kTransferLogSd {:g}, "
+      "kTransferShapeSd {:g})\n",
+      pooled.level, pooled.shape, explore::kTransferLogSd, explore::kTransferShapeSd);
   md +=
       "\ncoverage of pacer's 90 % interval over the proxy's seed draws x the target's seed draws (transfer sd "
       "estimated without the pair)\n\n| store | pair | cap | pacer's b | covered |\n|---|---|---|---|---|\n";
