@@ -11,8 +11,8 @@
 
 #include "experiments/bench/policy_bench.hpp"
 #include "experiments/bench/transfer_bench.hpp"
-#include "traces/store/store.hpp"
 #include "traces/import/zeus.hpp"
+#include "traces/store/store.hpp"
 
 namespace pacer::experiments {
 namespace {
