@@ -61,10 +61,14 @@ std::string relative(double x, double ref) {
 // time-per-batch error (1 sigma, independent in log) where the space comes from a model.
 std::string interval_line(const Problem& pb, const Selection& choice) {
   double lo = choice.predicted_time_lo_s, hi = choice.predicted_time_hi_s;
+  const double transfer = pb.proxy.transfer_log_sd;
   std::string parts = fmt::format(
-      "the proxy mean's uncertainty and the seeds' spread, x{:g} as calibrated on held-back Zeus runs; a target "
-      "data set that learns faster or slower than the proxy is outside it (docs/explore.md)",
-      kIntervalInflation);
+      "the proxy mean's uncertainty and the seeds' spread, x{:g} as calibrated on held-back Zeus runs; {}",
+      kIntervalInflation,
+      transfer > 0 ? fmt::format("the proxy->target transfer, a target data set learning faster or slower than the "
+                                 "proxy: {:.0f}% (1 sd, from the shipped proxy/target pairs; docs/explore.md)",
+                                 100 * std::expm1(transfer))
+                   : std::string("no transfer term: the target is runs of the proxy's own data set"));
   const double t = pb.model_uncertainty ? pb.model_uncertainty->time_rel : traces::kNaN;
   if (std::isfinite(t) && t > 0 && lo > 0 && hi > lo) {
     const double centre = std::sqrt(lo * hi), half = std::log(hi / lo) / 2, add = kInterval90Z * std::log1p(t);
@@ -75,8 +79,8 @@ std::string interval_line(const Problem& pb, const Selection& choice) {
   }
   return fmt::format(
       "90% interval of the target's TT_acc at this configuration (its mean over as many seeds as the "
-      "proxy has at b={}): {} - {}\n  (from {})\n",
-      choice.batch_size, secs(lo), secs(hi), parts);
+      "proxy has at b={}{}): {} - {}\n  (from {})\n",
+      choice.batch_size, transfer > 0 ? ", on another data set than the proxy's" : "", secs(lo), secs(hi), parts);
 }
 
 }  // namespace

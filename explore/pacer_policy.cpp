@@ -44,9 +44,21 @@ std::string thin_relation_reason(const Relation& proxy, const Selection& pacer, 
            at(proxy.proxy_log_mean_by_batch, s.batch_index);
   };
   const double gain = log_time(ours_b) - log_time(pacer);
-  if (v <= 0) return gain > 0 ? "" : "-";  // identical seeds: the relation is exact
-  const double z = gain / std::sqrt(v);
-  if (z >= proxy.depart_z) return "";
+  // Where the target is another data set, the proxy's per-b shape transfers with an error of
+  // transfer_shape_sd at each b: a gain inside depart_transfer_z sd of the difference of two such
+  // errors does not separate the two batch sizes on the target, whatever the proxy's seeds say.
+  const double margin = proxy.depart_transfer_z * std::sqrt(2.0) * proxy.transfer_shape_sd;
+  const bool clears_transfer = !(margin > 0) || gain > margin;
+  if (v <= 0 && !(gain > 0)) return "-";  // identical seeds: the proxy's relation is exact
+  const double z = v > 0 ? gain / std::sqrt(v) : INFINITY;
+  if (z >= proxy.depart_z && clears_transfer) return "";
+  if (z >= proxy.depart_z)
+    return fmt::format(
+        "relation '{}' too thin to separate b={} from Algorithm 1's b={} on another data set: by the proxy's means "
+        "b={} is {:.1f}% faster, inside the proxy->target transfer's margin of {:.1f}% ({:g} sd of the per-b "
+        "transfer error, {:.1f}% each); kept Algorithm 1's batch size",
+        proxy.name, pacer.batch_size, ours_b.batch_size, pacer.batch_size, 100 * (1 - std::exp(-gain)),
+        100 * (1 - std::exp(-margin)), proxy.depart_transfer_z, 100 * proxy.transfer_shape_sd);
   // The gain of b over Algorithm 1's b in sd of the two means' uncertainty; departs at depart_z or more.
   return fmt::format(
       "relation '{}' too thin to separate b={} from Algorithm 1's b={}: by the runs' own means b={} is {:.1f}% "

@@ -159,6 +159,9 @@ Relation Relation::from_set(const traces::RelationSet& set, const Space& space, 
     if (!std::isnan(set.mean_samples(b))) r.measured_batch_sizes.push_back(b);
   const RelationModel model = fit_relation_model(set, looser, model_options);
   r.depart_z = model_options.depart_z;
+  r.transfer_shape_sd = model_options.transfer_shape_sd;
+  r.depart_transfer_z = model_options.depart_transfer_z;
+  r.transfer_log_sd = model_options.transfer_log_sd;
   for (int b : space.batch_sizes()) {
     r.samples_by_batch.push_back(set.mean_samples(b));
     const BatchPosterior* p = model.find(b);

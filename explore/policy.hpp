@@ -24,6 +24,9 @@ struct Relation {
   std::vector<double> expected_samples_by_batch{}, samples_lo_by_batch{}, samples_hi_by_batch{};
   std::vector<double> proxy_log_mean_by_batch{}, proxy_log_var_by_batch{};
   double depart_z = kPacerDepartZ;  // RelationModelOptions::depart_z
+  double transfer_shape_sd = 0;     // RelationModelOptions::transfer_shape_sd
+  double depart_transfer_z = kPacerDepartTransferZ;  // RelationModelOptions::depart_transfer_z
+  double transfer_log_sd = 0;       // RelationModelOptions::transfer_log_sd (in the interval)
   // The batch sizes the relation has samples-to-target at (its own, inside the space or not), for
   // messages when the space's batch sizes miss them.
   std::vector<int> measured_batch_sizes{};

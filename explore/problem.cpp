@@ -7,6 +7,7 @@
 
 #include "base/error.hpp"
 #include "base/units.hpp"
+#include "explore/transfer.hpp"
 #include "models/calibrate.hpp"
 #include "sim/replay.hpp"
 #include "traces/catalog/catalog.hpp"
@@ -219,7 +220,12 @@ std::unique_ptr<Problem> load_problem(const traces::Store& store, const ProblemS
   }
   pb->origin = measured_wins(store, pb->profile_name, !spec.model.empty(), pb->workload, pb_device, *pb->space);
   pb->index = std::make_unique<Index>(*pb->space, spec.index);
-  pb->proxy = Relation::from_set(pb->proxy_set, *pb->space, pb->proxy_looser_set ? &*pb->proxy_looser_set : nullptr);
+  RelationModelOptions model_options;  // the transfer's terms unless the target is the proxy's own data set
+  const TransferSd transfer = transfer_sd(pb->proxy_set, pb->target_set ? &*pb->target_set : nullptr);
+  model_options.transfer_log_sd = transfer.level;
+  model_options.transfer_shape_sd = transfer.shape;
+  pb->proxy = Relation::from_set(pb->proxy_set, *pb->space, pb->proxy_looser_set ? &*pb->proxy_looser_set : nullptr,
+                                 model_options);
   if (pb->target_set) pb->target = Relation::from_set(*pb->target_set, *pb->space);
   return pb;
 }

@@ -100,13 +100,15 @@ double quantisation_var(const RelationModel& model, const BatchPosterior& p) {
 
 // The target interval of every b: centred on the log of a mean over seeds (the posterior mean
 // plus s^2/2, the mean of a log-normal), log-sd from the proxy mean's uncertainty and the seed
-// spread of the target's own mean over as many seeds, widened by the inflation.
+// spread of the target's own mean over as many seeds, widened by the inflation; then the proxy ->
+// target transfer's log-sd in quadrature (not inflated: it is estimated from other pairs, not seeds).
 void add_target_intervals(RelationModel& model, const RelationModelOptions& options) {
   for (auto& p : model.by_batch) {
     const double mean_var = std::isnan(p.proxy_log_var) ? p.log_var : p.proxy_log_var;
     p.target_log_mean = p.log_mean + 0.5 * model.seed_var;
-    p.target_log_sd =
+    const double seeds_sd =
         options.interval_inflation * std::sqrt(mean_var + (model.seed_var + quantisation_var(model, p)) / p.runs);
+    p.target_log_sd = std::sqrt(seeds_sd * seeds_sd + options.transfer_log_sd * options.transfer_log_sd);
   }
 }
 

@@ -19,8 +19,10 @@
 // the uncertainty of the proxy's mean at b (the posterior of step 3 with the prior's own
 // uncertainty counted, shrink 1: `proxy_log_var`) the seed spread of the target's mean (s^2/n_b,
 // floored by counting whole evaluation intervals), and widens the result by kIntervalInflation for
-// what the seeds do not show, calibrated on held-back Zeus runs (docs/explore.md "Intervals"). A
-// target data set that learns faster or slower than the proxy at every b is outside it.
+// what the seeds do not show, calibrated on held-back Zeus runs (docs/explore.md "Intervals"). Where
+// the target is another data set than the proxy's, the proxy -> target transfer's log-sd
+// (RelationModelOptions::transfer_log_sd, explore/transfer.hpp) is added in quadrature: the seeds
+// cannot show that a target data set learns faster or slower than the proxy.
 #include <vector>
 
 #include "traces/records.hpp"
@@ -45,6 +47,11 @@ inline constexpr double kIntervalInflation = 1.75;
 // two log times (the proxy means' uncertainty, `proxy_log_var`). Chosen by leave-one-workload-out on
 // the Zeus traces (`pacer bench policy`, docs/explore.md "Thin relations").
 inline constexpr double kPacerDepartZ = 0.0;
+// Where the target is another data set than the proxy's, pacer also departs only when its gain
+// exceeds this many sd of the difference of two per-b transfer errors (sqrt(2) x
+// RelationModelOptions::transfer_shape_sd; 0 on the Zeus halves, so it does not act there). Chosen
+// leave-one-workload-out over the shipped specs' stores (docs/explore.md "Thin relations").
+inline constexpr double kPacerDepartTransferZ = 0.25;
 
 struct RelationModelOptions {
   double shrink = kPacerShrink;
@@ -52,6 +59,12 @@ struct RelationModelOptions {
   bool use_learning_curve = true;  // use the looser level's runs when given
   double interval_inflation = kIntervalInflation;
   double depart_z = kPacerDepartZ;  // carried to Relation::depart_z (explore/pacer_policy.hpp)
+  // Proxy -> target transfer (explore/transfer.hpp transfer_sd): the log-sd of the target's level
+  // added to the target interval, and of its per-b shape, carried to Relation::transfer_shape_sd for
+  // the departure test. 0: the target is runs of the proxy's own data set (the Zeus halves).
+  double transfer_log_sd = 0;
+  double transfer_shape_sd = 0;
+  double depart_transfer_z = kPacerDepartTransferZ;  // carried to Relation::depart_transfer_z
 };
 
 struct BatchPosterior {
@@ -69,7 +82,7 @@ struct BatchPosterior {
   double proxy_log_mean = traces::kNaN;
   double proxy_log_var = traces::kNaN;
   double target_log_mean = traces::kNaN;  // centre of the target interval: log of a mean over seeds
-  double target_log_sd = traces::kNaN;    // its log-sd (inflated); 0 for identical seeds
+  double target_log_sd = traces::kNaN;    // its log-sd (inflated, with the transfer's); 0 for identical seeds
   double expected_samples() const;        // exp(m + v/2)
   // 90 % interval of the target's mean samples-to-target at b (exp(target_log_mean -+ 1.645 sd)).
   double lower_samples() const;

@@ -8,6 +8,7 @@
 #include "base/error.hpp"
 #include "base/units.hpp"
 #include "experiments/bench/policy_bench.hpp"
+#include "experiments/bench/transfer_bench.hpp"
 #include "experiments/cli/cli.hpp"
 #include "experiments/cli/options.hpp"
 #include "traces/store/outputs.hpp"
@@ -17,6 +18,14 @@ namespace pacer::cli {
 namespace {
 
 int run_bench_policy(const po::variables_map& vm) {
+  const auto stores = split_list(vm["stores"].as<std::string>());
+  if (!stores.empty()) {  // the proxy -> target transfer on experiment stores, instead of the Zeus traces
+    experiments::TransferBenchOptions t;
+    for (const auto& s : stores) t.stores.emplace_back(s);
+    t.caps_per_workload = vm["caps-per-workload"].as<int>();
+    std::cout << experiments::run_transfer_bench(t).markdown();
+    return 0;
+  }
   experiments::PolicyBenchOptions o;
   o.zeus_dir = vm["zeus-dir"].as<std::string>();  // "": zeus/ of the data folder
   o.gpus = split_list(vm["gpus"].as<std::string>());
@@ -61,7 +70,11 @@ Command make() {
       + fmt::format("goal (mean <= {:g} %, max <= {:g} %) because of which runs the proxy drew; the coverage of pacer's\n"
                     "90 % interval of the target's time at its choice (held-back runs' mean; the inflation chosen\n"
                     "leaving one GPU and one workload out); and the leave-one-workload-out choice of the threshold at\n"
-                    "which pacer departs from Algorithm 1's batch size.",
+                    "which pacer departs from Algorithm 1's batch size.\n"
+                    "With --stores A.h5,B.h5 (stores of `pacer experiment`), instead: the proxy -> target transfer of\n"
+                    "samples-to-target over their proxy/target pairs, leave one pair out (explore/transfer.hpp); the\n"
+                    "coverage of pacer's interval over the proxy's and the target's seed draws; and the leave-one-pair-out\n"
+                    "choice of the departure margin (docs/explore.md).",
                     100 * experiments::kRegretGoalMean, 100 * experiments::kRegretGoalMax);
   const experiments::PolicyBenchOptions d0;
   c.add_options = [d0](po::options_description& d) {
@@ -79,6 +92,9 @@ Command make() {
         "resplits", bounded(0, 0, 10000, "resplits"),
         "also score pacer, ours and ours-robust on this many random proxy halves per GPU (outside the protocol: "
         "how much of a policy's regret comes from which runs the proxy drew) [splits]")(
+        "stores", po::value<std::string>()->default_value("")->value_name("A.h5,B.h5"),
+        "experiment stores, comma-separated: measure the proxy -> target transfer on them instead of the Zeus "
+        "traces")(
         "csv", po::value<std::string>()->default_value("")->value_name("FILE"),
         "also write the tables as CSV (the re-splits to FILE's stem + \"-resplits.csv\")");
   };

@@ -92,6 +92,9 @@ TEST_F(CliExplore, ImportSweepSelectSimulate) {
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("choice (pacer, front): 200 W, b=16"), std::string::npos) << r.out;  // the default policy
   EXPECT_NE(r.out.find("90% interval of the target's TT_acc at this configuration"), std::string::npos) << r.out;
+  // The label says what it covers: Zeus's proxy and target are runs of one data set (no transfer term).
+  EXPECT_NE(r.out.find("no transfer term: the target is runs of the proxy's own data set"), std::string::npos)
+      << r.out;
   // Proxy and target times in two labelled columns, each against the choice's time of its kind.
   EXPECT_NE(r.out.find("proxy TT     proxy vs       energy    target TT    target vs"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("runner-up: 150 W, b=32"), std::string::npos) << r.out;

@@ -12,6 +12,7 @@
 #include "explore/pacer_policy.hpp"
 #include "explore/relation_model.hpp"
 #include "explore/sweep.hpp"
+#include "explore/transfer.hpp"
 #include "traces/import/zeus.hpp"
 
 namespace pacer::explore {
@@ -327,6 +328,91 @@ TEST(PacerPolicy, ThickRelationStillDepartsFromAlgorithmOne) {
   EXPECT_EQ(s.batch_size, select(Policy::Oracle, ctx, 10).batch_size);
   EXPECT_TRUE(s.message.empty()) << s.message;
   EXPECT_EQ(s.method, "front");
+}
+
+// Issue 23 item 4: a target data set that learns faster than the proxy at every b by a factor seen
+// in the other proxy/target pairs (Austen's Emma: -0.255 in log). The old interval (seeds only) is
+// far too narrow for it; with the transfer term of another data set it covers the target's mean.
+TEST(TransferInterval, CoversATargetThatLearnsFasterByAnotherPairsFactor) {
+  const Space space = Space::from_profile(dip_profile());
+  traces::RelationSet proxy, target;
+  proxy.name = "proxy";
+  proxy.dataset = "austen-proxy";
+  target.name = "target-true";
+  target.dataset = "austen-emma";
+  const double factor = std::exp(-0.255);
+  for (int b : {8, 16, 32, 64, 128})
+    for (int seed = 0; seed < 3; ++seed) {
+      const int64_t n = 950 + 50 * seed;  // a tight proxy: seeds 5 % apart
+      proxy.runs.push_back(run(b, seed, n));
+      target.runs.push_back(run(b, seed, std::llround(static_cast<double>(n) * factor)));
+    }
+  const size_t bi = 2;  // b = 32
+  const double truth = target.mean_samples(32);
+  const Relation seeds_only = Relation::from_set(proxy, space);
+  EXPECT_LT(truth, seeds_only.samples_lo_by_batch[bi]);  // the old interval misses it
+  const TransferSd sd = transfer_sd(proxy, &target);
+  EXPECT_DOUBLE_EQ(sd.level, kTransferLogSd);
+  RelationModelOptions o;
+  o.transfer_log_sd = sd.level;
+  o.transfer_shape_sd = sd.shape;
+  const Relation with_transfer = Relation::from_set(proxy, space, nullptr, o);
+  EXPECT_GT(truth, with_transfer.samples_lo_by_batch[bi]);
+  EXPECT_LT(truth, with_transfer.samples_hi_by_batch[bi]);
+  // The expected samples (the ranking) do not move: only the interval widens.
+  EXPECT_DOUBLE_EQ(with_transfer.expected_samples_by_batch[bi], seeds_only.expected_samples_by_batch[bi]);
+}
+
+TEST(TransferInterval, NoTransferTermForRunsOfTheProxysOwnDataSet) {
+  traces::RelationSet a, b;
+  a.dataset = "cifar100 (zeus train trace, runs 1-2 of each b)";
+  b.dataset = "cifar100 (zeus train trace, all runs)";
+  EXPECT_TRUE(same_data_set(a, b));
+  EXPECT_EQ(transfer_sd(a, &b).level, 0);
+  EXPECT_EQ(transfer_sd(a, &b).shape, 0);
+  b.dataset = "fmnist-target-a";
+  EXPECT_FALSE(same_data_set(a, b));
+  EXPECT_EQ(transfer_sd(a, &b).level, kTransferLogSd);
+  EXPECT_EQ(transfer_sd(a, nullptr).shape, kTransferShapeSd);  // no target: another data set, the premise
+}
+
+TEST(TransferInterval, PairStatisticsByHand) {
+  traces::RelationSet p, t;
+  // One seed each: no seed noise; log ratios +0.1 and +0.3 at b = 16 and 32.
+  p.runs = {run(16, 0, 1000), run(32, 0, 2000)};
+  t.runs = {run(16, 0, std::llround(1000 * std::exp(0.1))), run(32, 0, std::llround(2000 * std::exp(0.3)))};
+  const TransferPair tp = transfer_pair(p, t);
+  EXPECT_EQ(tp.batches, 2);
+  EXPECT_NEAR(tp.mean_log_ratio, 0.2, 1e-3);
+  EXPECT_NEAR(tp.level_var, (0.01 + 0.09) / 2, 1e-3);
+  EXPECT_NEAR(tp.shape_var, 0.02, 1e-3);  // (0.1^2 + 0.1^2) / (2 - 1)
+  EXPECT_NEAR(pooled_transfer_sd({tp, tp}).level, std::sqrt(0.05), 1e-3);
+  EXPECT_TRUE(std::isnan(pooled_transfer_sd({tp}, 0).level));  // nothing left
+}
+
+// Issue 23 item 5: a near-tie (pacer's b 1 % faster by the proxy's means, 0.22 sd of their
+// uncertainty) departs from Algorithm 1 on runs of the proxy's own data set (the Zeus rule), and is
+// kept at Algorithm 1's b on another data set, where the per-b transfer error is larger than the gain.
+TEST(PacerPolicy, TransferMarginKeepsAlgorithmOnesBatchSizeOnAnotherDataSet) {
+  Relation proxy;
+  proxy.name = "p";
+  proxy.samples_by_batch = proxy.expected_samples_by_batch = {1000, 1000};
+  proxy.proxy_log_mean_by_batch = {std::log(1000.0), std::log(1000.0)};
+  proxy.proxy_log_var_by_batch = {0.001, 0.001};
+  Selection pacer, ours;
+  pacer.batch_index = 0;
+  pacer.batch_size = 16;
+  pacer.predicted_time_s = 99;
+  ours.batch_index = 1;
+  ours.batch_size = 32;
+  ours.predicted_time_s = 100;
+  EXPECT_EQ(thin_relation_reason(proxy, pacer, ours), "");  // same data set: departs
+  proxy.transfer_shape_sd = kTransferShapeSd;
+  const std::string why = thin_relation_reason(proxy, pacer, ours);
+  EXPECT_NE(why.find("another data set"), std::string::npos) << why;
+  // A gain beyond the margin still departs.
+  pacer.predicted_time_s = 80;
+  EXPECT_EQ(thin_relation_reason(proxy, pacer, ours), "");
 }
 
 TEST(PacerPolicy, SweepSummaryCsvAndBootstrapIntervals) {

@@ -10,7 +10,9 @@
 #include <fstream>
 
 #include "experiments/bench/policy_bench.hpp"
+#include "experiments/bench/transfer_bench.hpp"
 #include "traces/import/zeus.hpp"
+#include "traces/store/store.hpp"
 
 namespace pacer::experiments {
 namespace {
@@ -90,6 +92,74 @@ TEST(PolicyBench, ResplitsCountTheSplitsWhereTheProxyDrawMisleads) {
   EXPECT_EQ(result.coverage.choices % o.resplits, 0);
   EXPECT_NEAR(result.coverage.coverage, 1 - share, 1e-12);
   EXPECT_NE(result.markdown().find("coverage of pacer's 90 % interval"), std::string::npos);
+  fs::remove_all(dir);
+}
+
+// `pacer bench policy --stores`: one store, a proxy and two targets that learn exp(-0.3) and exp(+0.1)
+// times the proxy's samples at every b and seed. Each pair's sd comes from the other pair only (leave
+// one pair out), and every cap is checked over the proxy's seed draws (three of two seeds, one of
+// three) against the target's draws of the same size (3 x 3 + 1 x 1 = 10 checks).
+TEST(TransferBench, LeavesEachPairOutAndCountsTheSeedDraws) {
+  const fs::path dir = fs::temp_directory_path() / ("pacer-transfer-bench-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  {
+    auto store = traces::Store::open_or_create(dir / "s.h5");
+    traces::ProfileTable prof;
+    prof.workload = "cnn";
+    prof.device = "jetson-nano";
+    prof.emulated = true;
+    for (double f : {307.2e6, 614.4e6, 921.6e6})
+      for (int b : {8, 32}) {
+        traces::ProfilePoint pt;
+        pt.knob = {f};
+        pt.batch_size = b;
+        pt.time_per_batch_mean_s = b * 1e-3 * 921.6e6 / f;
+        pt.power_peak_w = 2 + f / 921.6e6 * (b == 32 ? 6 : 4);
+        pt.power_mean_w = pt.power_peak_w - 0.3;
+        prof.points.push_back(pt);
+      }
+    store.write(prof, "cnn");
+    auto relation = [&](const std::string& name, const std::string& dataset, double factor) {
+      traces::RelationSet r;
+      r.name = name;
+      r.workload = "cnn";
+      r.dataset = dataset;
+      r.metric = "accuracy";
+      r.target = 0.8;
+      for (int b : {8, 32})
+        for (int seed = 0; seed < 3; ++seed) {
+          traces::RelationRun run;
+          run.batch_size = b;
+          run.seed = seed;
+          run.reached = true;
+          run.samples = std::llround(factor * (b == 8 ? 1000 : 1500) * (1 + 0.1 * seed));
+          r.runs.push_back(run);
+        }
+      store.write(r);
+    };
+    relation("p", "p-data", 1);
+    relation("ta-true", "a-data", std::exp(-0.3));
+    relation("tb-true", "b-data", std::exp(0.1));
+  }
+  TransferBenchOptions o;
+  o.stores = {dir / "s.h5"};
+  o.caps_per_workload = 4;
+  const TransferBenchResult r = run_transfer_bench(o);
+  ASSERT_EQ(r.pairs.size(), 2u);
+  EXPECT_NEAR(r.pairs[0].mean_log_ratio, -0.3, 1e-3);
+  EXPECT_NEAR(r.pairs[1].mean_log_ratio, 0.1, 1e-3);
+  EXPECT_NEAR(r.pairs[0].shape_var, 0, 1e-6);  // the same ratio at both b
+  ASSERT_EQ(r.held_out_sd.size(), 2u);
+  EXPECT_NEAR(r.held_out_sd[0].level, std::sqrt(r.pairs[1].level_var), 1e-12);
+  EXPECT_NEAR(r.held_out_sd[1].level, std::sqrt(r.pairs[0].level_var), 1e-12);
+  EXPECT_NEAR(r.pooled.level, std::sqrt((r.pairs[0].level_var + r.pairs[1].level_var) / 2), 1e-12);
+  ASSERT_FALSE(r.coverage.empty());
+  for (const auto& row : r.coverage) EXPECT_EQ(row.checks, 10) << row.cap_w;
+  // Target A's gap (0.3) lies outside what target B's (0.1) predicts for it at every cap.
+  for (const auto& row : r.coverage)
+    if (row.pair.find("a-data") != std::string::npos) EXPECT_LT(row.covered, row.checks) << row.cap_w;
+  EXPECT_NE(r.markdown().find("| all |"), std::string::npos);
   fs::remove_all(dir);
 }
 
