@@ -155,6 +155,7 @@ std::vector<Choice> choose_measured(const ValidateOptions& opt, const ChoiceInpu
           p.time_per_batch_std_s = m.time_per_batch_std_s;
           p.power_peak_w = m.power_peak_w;
           p.power_mean_w = m.power_mean_w;
+          p.power_samples = m.power_samples;  // its feasibility power is its projected run peak
           p.energy_j = m.energy_j;
         } else {
           p.status = m.status.empty() || m.status == "ok" ? "measured without power" : m.status;
