@@ -71,7 +71,7 @@ Selection decide(Policy policy, const PolicyContext& context, double cap_w, cons
                  std::vector<Selection>* per_batch = nullptr);
 
 // The rule as a record's `feasibility` text: "peak power (a measured peak projected to a run of 10x its
-// samples, 95th percentile), measured points; chosen under cap x (1 - 0.03): sensor noise ...".
+// samples, 95th percentile, spread x 1.4), measured points; chosen under cap x (1 - 0.03): sensor noise ...".
 // Its first word is the power basis (feasibility_basis reads it back).
 std::string describe_feasibility(const ChoiceRule& rule);
 // The rule a sweep or validation record was made by, from its `guard` and `feasibility`: what
