@@ -14,39 +14,10 @@
 namespace pacer::explore {
 namespace {
 
-// The largest sample-count guard of the problem's measured points, with its reason ("" : none).
-std::pair<double, std::string> sample_count_term(const PointOrigin& o, const Space& space) {
-  double g = 0;
-  std::string why;
-  for (const auto& p : o.measured_peaks) {
-    const double gi = sample_count_guard(p.peak_w, p.mean_w, p.power_samples);
-    if (gi > g) {
-      g = gi;
-      why = fmt::format(
-          "sample count: b={} at {} peaked {:.3f} W over {:g} samples (mean {:.3f} W), projected {:.3f} W over a "
-          "run of {:g} at the {:g}th percentile",
-          p.batch_size, space.describe_knob(p.knob), p.peak_w, p.power_samples, p.mean_w, p.peak_w / (1 - gi),
-          kRunSamplesPerProfileSample * p.power_samples, 100 * kRunPeakQuantile);
-    }
-  }
-  return {g, why};
-}
-
 // The automatic guard of one space whose points' power came from `o`, with its reason: the point
-// term (sensor noise or the model's error) or the measured points' sample-count term, whichever is
-// larger.
-std::pair<double, std::string> point_guard(const Space& space, const PointOrigin& o);
-std::pair<double, std::string> auto_guard(const Space& space, const PointOrigin& o) {
-  auto [g, why] = point_guard(space, o);
-  const auto [term, twhy] = sample_count_term(o, space);
-  const double t = std::min(term, kAutoGuardMax);
-  if (t > g)
-    return {t, fmt::format("{}{} (above {:.1f}%: {})", twhy,
-                           t < term ? fmt::format(", kept within {:g}%", 100 * kAutoGuardMax) : std::string(), 100 * g,
-                           why)};
-  return {g, why};
-}
-
+// term only (sensor noise where every peak is measured, the model's error where a point is
+// predicted, none for measured means); each measured point's spread is in its own feasibility power
+// (projected_run_peak_w).
 std::pair<double, std::string> point_guard(const Space& space, const PointOrigin& o) {
   if (o.basis == PointBasis::Measured)
     return space.basis() == PowerBasis::Peak
@@ -66,20 +37,6 @@ std::pair<double, std::string> point_guard(const Space& space, const PointOrigin
 }
 
 }  // namespace
-
-double max_of_normals_quantile(double k, double q) {
-  if (!(k >= 1) || !(q > 0 && q < 1)) return traces::kNaN;
-  // Phi(z) = q^(1/k); a probability that rounds to 1 is kept just below it.
-  return models::normal_quantile(std::min(std::pow(q, 1 / k), std::nextafter(1.0, 0.0)));
-}
-
-double sample_count_guard(double peak_w, double mean_w, double power_samples) {
-  if (!(power_samples >= 2) || !std::isfinite(peak_w) || !std::isfinite(mean_w) || !(peak_w > mean_w)) return 0;
-  const double sigma = (peak_w - mean_w) / max_of_normals_quantile(power_samples, 0.5);
-  const double run_peak =
-      mean_w + sigma * max_of_normals_quantile(kRunSamplesPerProfileSample * power_samples, kRunPeakQuantile);
-  return std::max(0.0, 1 - peak_w / run_peak);
-}
 
 void check_guard(double guard) {
   if (!(guard >= 0 && guard < kGuardLimit))
@@ -104,7 +61,7 @@ ChoiceRule choice_rule(const Space& space, const PointOrigin& origin, std::optio
     rule.guard = *guard;
     rule.guard_source = "given";
   } else {
-    std::tie(rule.guard, rule.guard_source) = auto_guard(space, origin);
+    std::tie(rule.guard, rule.guard_source) = point_guard(space, origin);
   }
   return rule;
 }
@@ -138,8 +95,8 @@ Selection decide(Policy policy, const PolicyContext& context, double cap_w, cons
 }
 
 std::string describe_feasibility(const ChoiceRule& rule) {
-  return fmt::format("{} power, {} points; chosen under cap x (1 - {:g}): {}",
-                     rule.power_per_profile ? std::string_view("per-profile (peak or mean)") : to_string(rule.power),
+  return fmt::format("{}, {} points; chosen under cap x (1 - {:g}): {}",
+                     rule.power_per_profile ? std::string("per-profile (peak or mean) power") : describe_basis(rule.power),
                      to_string(rule.points), rule.guard, rule.guard_source);
 }
 

@@ -4,14 +4,15 @@
 // calls `decide` with a ChoiceRule made by `choice_rule`, so that the same store, cap, policy and
 // guard give the same choice everywhere:
 // - feasibility: the Space's basis power (peak where the data has it, else mean), where a measured
-//   profile point wins over the model's prediction (load_problem overlays it: explore/problem.hpp);
+//   profile point wins over the model's prediction (load_problem overlays it: explore/problem.hpp)
+//   and a measured peak is the point's own projected run peak (explore/space.hpp,
+//   projected_run_peak_w: its peak over m samples projected to a run of 10 m samples);
 // - guard: every policy chooses under cap x (1 - guard); the user's guard when given, else the
 //   calibrated model's held-out error of the basis power at models::kPeakErrorQuantile where the
 //   space has points only the model predicts, else kDefaultGuard (sensor noise: every point's peak
 //   measured), or 0 where every point's measured power is a mean (Zeus, NVML traces: no sampled
-//   peak; the cap is compared with the mean, as in their replay protocol); in every case at least the
-//   largest sample-count guard of the measured peaks (sample_count_guard: a run's peak over more
-//   samples than the profile's);
+//   peak; the cap is compared with the mean, as in their replay protocol): the point term only, as
+//   each measured point's spread is in its own feasibility power;
 // - ties: those of the policy itself (explore/policy.hpp), nothing added.
 // Records keep the rule: `guard` and `feasibility` (describe_feasibility) in sweep and validation records.
 #include <optional>
@@ -28,26 +29,14 @@ struct Problem;
 struct PointOrigin;
 
 // The guard band when every point of the space is measured: it covers the power sensor's noise and
-// the run-to-run spread of a peak (a few percent on the INA3221 at 10 Hz), not a model's error; the
-// measured points' own spread can ask for more (sample_count_guard below).
+// the run-to-run spread of a peak (a few percent on the INA3221 at 10 Hz), not a model's error. Each
+// measured point's own spread is in its feasibility power already (Space: a measured peak projected to
+// a run, projected_run_peak_w).
 inline constexpr double kDefaultGuard = 0.03;
 // Valid guards are [0, kGuardLimit) (a guard of one half would choose under half the cap).
 inline constexpr double kGuardLimit = 0.5;
 // The automatic guard is at most this: a model that is off by more needs measuring, not a guard.
 inline constexpr double kAutoGuardMax = 0.25;
-// The sample-count term of a measured point's guard (docs/explore.md, "The guard"): a profile
-// point's peak is the max of its m power samples; a run of n samples peaks higher, as the max of n
-// noisy samples grows with n. Per-sample power ~ mean + sigma x N(0, 1), sigma read from the point's
-// spread: sigma = (peak - mean) / z(m, 1/2) (z(k, q) = the q-quantile of the max of k standard
-// normals, Phi^-1(q^(1/k))). The run's projected peak is mean + sigma x z(n, kRunPeakQuantile) with
-// n = kRunSamplesPerProfileSample x m (a run ten times the profile's measurement: 31 samples at
-// 10 Hz -> 310, a 31 s run); the point needs guard 1 - peak / projected peak.
-inline constexpr double kRunPeakQuantile = 0.95;
-inline constexpr double kRunSamplesPerProfileSample = 10;
-// The q-quantile of the max of k independent standard normal draws.
-double max_of_normals_quantile(double k, double q);
-// That guard for one point; 0 without a spread (peak <= mean) or with fewer than 2 samples.
-double sample_count_guard(double peak_w, double mean_w, double power_samples);
 // Throws OptionError("guard") unless 0 <= guard < kGuardLimit.
 void check_guard(double guard);
 
@@ -81,7 +70,8 @@ ChoiceRule choice_rule(const std::vector<const Problem*>& problems, std::optiona
 Selection decide(Policy policy, const PolicyContext& context, double cap_w, const ChoiceRule& rule,
                  std::vector<Selection>* per_batch = nullptr);
 
-// The rule as a record's `feasibility` text: "peak power; measured points; guard 3% (sensor noise ...)".
+// The rule as a record's `feasibility` text: "peak power (a measured peak projected to a run of 10x its
+// samples, 95th percentile, spread x 1.4), measured points; chosen under cap x (1 - 0.03): sensor noise ...".
 // Its first word is the power basis (feasibility_basis reads it back).
 std::string describe_feasibility(const ChoiceRule& rule);
 // The rule a sweep or validation record was made by, from its `guard` and `feasibility`: what

@@ -74,20 +74,9 @@ PointOrigin measured_wins(const traces::Store& store, const std::string& name, b
                           const std::string& workload, const std::string& device, Space& space) {
   PointOrigin o;
   o.points = space.num_points();
-  // The measured points of `table` at the space's batch sizes, with the spread of their peak.
-  const auto keep_peaks = [&](const traces::ProfileTable& table) {
-    if (space.basis() != PowerBasis::Peak) return;
-    for (const auto& p : table.points) {
-      if (p.status != "ok" || !std::isfinite(p.power_peak_w)) continue;
-      if (!space.batch_index(p.batch_size)) continue;
-      o.measured_peaks.push_back(
-          {p.power_peak_w, p.power_mean_w, static_cast<double>(p.power_samples), p.knob, p.batch_size});
-    }
-  };
   const bool predicted = from_model || models::is_predicted_profile_name(name);
   if (!predicted) {
     o.measured = o.points;
-    if (store.has<traces::ProfileTable>(name)) keep_peaks(store.read<traces::ProfileTable>(name));
     return o;
   }
   // The model behind the prediction: its held-out peak error (the largest of the store's models of
@@ -122,7 +111,6 @@ PointOrigin measured_wins(const traces::Store& store, const std::string& name, b
   if (measured) {
     const auto table = store.read<traces::ProfileTable>(*measured);
     o.measured = space.overlay_measured(table);
-    keep_peaks(table);
   }
   o.basis = o.measured == o.points ? PointBasis::Measured : o.measured == 0 ? PointBasis::Model : PointBasis::Mixed;
   return o;

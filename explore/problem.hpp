@@ -42,15 +42,6 @@ struct PointOrigin {
   // automatic guard where points are predicted.
   double model_power_error = traces::kNaN;
   std::string model;  // the model record it came from ("" : none)
-  // The measured points' power statistics (peak basis only: a peak over power_samples readings),
-  // for the guard's sample-count term (explore/decide.hpp sample_count_guard).
-  struct MeasuredPeak {
-    double peak_w = traces::kNaN, mean_w = traces::kNaN;
-    double power_samples = 0;
-    std::vector<double> knob;
-    int batch_size = 0;
-  };
-  std::vector<MeasuredPeak> measured_peaks;
 };
 
 // Measured wins: a space built from profile `name` or from model `name` (`from_model`) of

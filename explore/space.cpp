@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <numeric>
 #include <set>
@@ -10,12 +11,41 @@
 #include "base/error.hpp"
 #include "base/stats.hpp"
 #include "base/units.hpp"
+#include "models/uncertainty.hpp"
 #include "traces/emulated_label.hpp"
 
 namespace pacer::explore {
 
 std::string_view to_string(PowerBasis basis) {
   return basis == PowerBasis::Peak ? "peak" : "mean";
+}
+
+double max_of_normals_quantile(double k, double q) {
+  if (!(k >= 1) || !(q > 0 && q < 1)) return traces::kNaN;
+  // Phi(z) = q^(1/k); a probability that rounds to 1 is kept just below it.
+  return models::normal_quantile(std::min(std::pow(q, 1 / k), std::nextafter(1.0, 0.0)));
+}
+
+double projected_run_peak_w(double peak_w, double mean_w, double power_samples) {
+  if (!(power_samples >= 2) || !std::isfinite(peak_w) || !std::isfinite(mean_w) || !(peak_w > mean_w)) return peak_w;
+  const double sigma = (peak_w - mean_w) / max_of_normals_quantile(power_samples, 0.5);
+  return std::max(peak_w, mean_w + kRunPeakSpreadFactor * sigma *
+                                       max_of_normals_quantile(kRunSamplesPerProfileSample * power_samples,
+                                                               kRunPeakQuantile));
+}
+
+double feasibility_power_w(const traces::ProfilePoint& p, PowerBasis basis) {
+  return basis == PowerBasis::Peak
+             ? projected_run_peak_w(p.power_peak_w, p.power_mean_w, static_cast<double>(p.power_samples))
+             : p.power_mean_w;
+}
+
+std::string describe_basis(PowerBasis basis) {
+  return basis == PowerBasis::Peak
+             ? fmt::format("peak power (a measured peak projected to a run of {:g}x its samples, {:g}th percentile, "
+                           "spread x {:g})",
+                           kRunSamplesPerProfileSample, 100 * kRunPeakQuantile, kRunPeakSpreadFactor)
+             : std::string("mean power");
 }
 
 Space Space::from_profile(const traces::ProfileTable& table, std::optional<PowerBasis> basis) {
@@ -54,7 +84,7 @@ Space Space::from_profile(const traces::ProfileTable& table, std::optional<Power
                                           a.knob_settings.begin());
     const size_t i = bi * nk + ki;
     a.time_per_batch_s[i] = p.time_per_batch_mean_s;
-    a.power_w[i] = a.basis == PowerBasis::Peak ? p.power_peak_w : p.power_mean_w;
+    a.power_w[i] = feasibility_power_w(p, a.basis);
     a.power_mean_w[i] = p.power_mean_w;
   }
   return from_arrays(std::move(a));
@@ -155,7 +185,7 @@ size_t Space::overlay_measured(const traces::ProfileTable& measured) {
   std::vector<bool> replaced(time_.size(), false);
   for (const auto& p : measured.points) {
     if (p.status != "ok" || std::isnan(p.time_per_batch_mean_s)) continue;
-    const double power = basis_ == PowerBasis::Peak ? p.power_peak_w : p.power_mean_w;
+    const double power = feasibility_power_w(p, basis_);
     if (!std::isfinite(power)) continue;
     const auto bi = batch_index(p.batch_size);
     if (!bi) continue;

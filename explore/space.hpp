@@ -19,9 +19,37 @@ namespace pacer::explore {
 enum class PowerBasis { Peak, Mean };
 std::string_view to_string(PowerBasis basis);
 
+// A measured point's feasibility power on the peak basis is its own projected run peak
+// (docs/explore.md, "The guard"): a profile point's peak is the max of its m power samples, and a
+// run of n samples peaks higher, as the max of n noisy samples grows with n. Per-sample power ~
+// mean + sigma x N(0, 1), sigma read from the point's spread: sigma = (peak - mean) / z(m, 1/2)
+// (z(k, q) = the q-quantile of the max of k standard normals, Phi^-1(q^(1/k))). The run's projected
+// peak is mean + sigma x z(n, kRunPeakQuantile) with n = kRunSamplesPerProfileSample x m (a run ten
+// times the profile's measurement: 31 samples at 10 Hz -> 310, a 31 s run), its growth above the
+// mean widened by kRunPeakSpreadFactor: real power is burstier than a Gaussian around its mean, and
+// a window that misses a burst reads a small spread (the factor is chosen by leave-one-log-out on
+// the shipped tegrastats logs, docs/explore.md "The guard").
+inline constexpr double kRunPeakQuantile = 0.95;
+inline constexpr double kRunSamplesPerProfileSample = 10;
+inline constexpr double kRunPeakSpreadFactor = 1.4;
+// The q-quantile of the max of k independent standard normal draws.
+double max_of_normals_quantile(double k, double q);
+// The projection, mean + kRunPeakSpreadFactor x sigma x z(n, kRunPeakQuantile) (at least the peak);
+// the peak itself without a spread (peak <= mean, no mean) or with fewer than 2
+// samples (a predicted point, an imported or older profile).
+double projected_run_peak_w(double peak_w, double mean_w, double power_samples);
+// The power of profile point `p` that decides its feasibility on `basis`: its projected run peak, or
+// its mean. The one definition Space::from_profile, Space::overlay_measured and the validation's
+// probes use.
+double feasibility_power_w(const traces::ProfilePoint& p, PowerBasis basis);
+// The feasibility text of a basis: "peak power (a measured peak projected to a run of 10x its
+// samples, 95th percentile)" or "mean power".
+std::string describe_basis(PowerBasis basis);
+
 class Space {
  public:
-  // Uses only points with status "ok" and a finite time. Peak basis when every point has a peak.
+  // Uses only points with status "ok" and a finite time. Peak basis when every point has a peak;
+  // a point's power is feasibility_power_w.
   static Space from_profile(const traces::ProfileTable& table, std::optional<PowerBasis> basis = {});
 
   struct Grid {
@@ -64,7 +92,8 @@ class Space {
   std::string describe_knob(const std::vector<double>& knob) const;  // "921.6 MHz", "250 W"
 
   // Measured wins (explore/decide.hpp): every configuration of this space that `measured` has as an
-  // ok point with this space's basis power takes that point's measured power (basis and mean) in
+  // ok point with this space's basis power takes that point's measured power (feasibility_power_w
+  // and mean) in
   // place of the prediction; times stay. Returns how many configurations were replaced. Call it
   // before building an Index on the space.
   size_t overlay_measured(const traces::ProfileTable& measured);

@@ -34,8 +34,9 @@ bool usable(const traces::ProfilePoint& p) {
   return p.status == "ok" && std::isfinite(p.time_per_batch_mean_s);
 }
 
+// The power that decides the point's feasibility (a measured peak projected to a run): the Space's.
 double basis_power(const traces::ProfilePoint& p, explore::PowerBasis basis) {
-  return basis == explore::PowerBasis::Peak ? p.power_peak_w : p.power_mean_w;
+  return explore::feasibility_power_w(p, basis);
 }
 
 Config config_of(const explore::Selection& s) {
@@ -154,6 +155,7 @@ std::vector<Choice> choose_measured(const ValidateOptions& opt, const ChoiceInpu
           p.time_per_batch_std_s = m.time_per_batch_std_s;
           p.power_peak_w = m.power_peak_w;
           p.power_mean_w = m.power_mean_w;
+          p.power_samples = m.power_samples;  // its feasibility power is its projected run peak
           p.energy_j = m.energy_j;
         } else {
           p.status = m.status.empty() || m.status == "ok" ? "measured without power" : m.status;
@@ -208,8 +210,8 @@ std::vector<Choice> choose_measured(const ValidateOptions& opt, const ChoiceInpu
     } else if (const traces::ProfilePoint& m = it->second; !usable(m)) {
       why = m.status;
     } else if (basis_power(m, in.basis) > limit) {
-      why = fmt::format("measured {} power {:.3f} W above cap x (1 - {:g}) = {:.3f} W (predicted {:.3f} W)",
-                        explore::to_string(in.basis), basis_power(m, in.basis), in.rule.guard, limit, was.power_w);
+      why = fmt::format("measured {} {:.3f} W above cap x (1 - {:g}) = {:.3f} W (predicted {:.3f} W)",
+                        explore::describe_basis(in.basis), basis_power(m, in.basis), in.rule.guard, limit, was.power_w);
     } else {
       why = fmt::format("measured {:.4g} s per mini-batch at {:.3f} W (predicted {:.4g} s at {:.3f} W)",
                         m.time_per_batch_mean_s, basis_power(m, in.basis),

@@ -6,8 +6,9 @@
 // (<workload>) when it was measured (measured points replace their predictions from the start), else
 // a short profile of that one point on the validation's device (hw::run_profile: a fixed count of
 // mini-batches and power samples), added to the measured profile so that it is never lost and later
-// selections see it. The policies then choose again; a choice whose measured peak is above
-// cap x (1 - guard) -- the test every measured point passes -- moves to the policy's next choice,
+// selections see it. The policies then choose again; a choice whose measured peak, projected to a
+// run (explore::feasibility_power_w), is above cap x (1 - guard) -- the test every measured point
+// passes -- moves to the policy's next choice,
 // which is probed in turn, until every choice stands on a measured point. Internal to experiments/.
 #include <filesystem>
 #include <map>

@@ -55,7 +55,11 @@ inline RandomStore write_random_store(const std::filesystem::path& path, std::mt
       q.power_peak_w *= 1 + 0.24 * (u(rng) - 0.5);
       q.power_mean_w *= 1 + 0.24 * (u(rng) - 0.5);
       predicted.points.push_back(q);
-      if (u(rng) < measured_share) measured.points.push_back(p);
+      if (u(rng) < measured_share) {
+        // A measured peak over 30-113 samples: its feasibility power is its projected run peak.
+        p.power_samples = 30 + static_cast<int64_t>(83 * u(rng));
+        measured.points.push_back(p);
+      }
     }
   traces::ModelRecord model;
   model.name = models::model_record_name(kWorkload, kDevice, traces::ModelKind::analytical);

@@ -18,8 +18,12 @@
 
 #include <fmt/format.h>
 
+#include "experiments/campaigns/validate.hpp"
+#include "experiments/campaigns/validate_probe.hpp"
+#include "explore/problem.hpp"
 #include "tests/support/json_lines.hpp"
 #include "tests/support/run_pacer.hpp"
+#include "traces/import/zeus.hpp"
 #include "traces/store/store.hpp"
 
 namespace fs = std::filesystem;
@@ -525,11 +529,9 @@ TEST_F(Validate, AProbeReplacesAChoiceWhoseTruePowerIsOverTheCap) {
   EXPECT_TRUE(std::any_of(v.rows.begin(), v.rows.end(), [](auto& row) {
     return row.probe.find("power") != std::string::npos && row.probe.find("above cap x (1 - 0.03)") != std::string::npos;
   }));
-  // Run again: the probes are in the store and their spread joins the guard's sample-count term
-  // (explore/decide.hpp sample_count_guard: a probe's few samples project a high run peak), so a
-  // rerun may choose lower and probe once more, or keep its choices under another recorded guard and
-  // train them again; once the measured points stop changing (the term grows with them, up to
-  // kAutoGuardMax), a run measures and trains nothing again and writes the same record.
+  // Run again: the probes are in the store, each measured point standing at its own projected run
+  // peak (explore/space.hpp projected_run_peak_w), the same as in the loop that probed it; once the
+  // measured points stop changing, a run measures and trains nothing again and writes the same record.
   auto previous = v.rows;
   bool settled = false;
   for (int i = 0; i < 4 && !settled; ++i) {
@@ -540,4 +542,78 @@ TEST_F(Validate, AProbeReplacesAChoiceWhoseTruePowerIsOverTheCap) {
     previous = rows;
   }
   EXPECT_TRUE(settled) << "four reruns still measured or trained something";
+}
+
+// Validation's choice step chooses as select does (explore/decide.hpp): a measured point replacing
+// its prediction keeps its sample count, so it stands at its own projected run peak there too. The
+// emulated Nano's b=128 points of issue 23's text-nano run: 460.8 MHz peaked 5.704 W over 31 samples
+// (mean 5.474 W), projected 6.05 W, over 5.9 x 0.97; 384 MHz is steady (projected 5.47 W). The model
+// predicts both at their raw peaks (no samples). Before the measured point's sample count was kept,
+// validation chose 460.8 MHz while select chose 384 MHz.
+TEST(ValidateChoice, AMeasuredPointReplacingItsPredictionStandsAtItsProjectedRunPeak) {
+  const fs::path dir = fs::temp_directory_path() / ("pacer-test-validate-choice-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const fs::path path = dir / "s.h5";
+  const std::string workload = "cnn@1x28x28";
+  traces::ProfileTable measured, predicted;
+  for (auto* t : {&measured, &predicted}) {
+    t->workload = workload;
+    t->device = "jetson-nano";
+    t->knob = traces::KnobSpace::gpu_frequency();
+  }
+  for (const auto& [f, peak, mean, m, time] : std::vector<std::tuple<double, double, double, int, double>>{
+           {384e6, 5.40, 5.35, 100, 0.2413}, {460.8e6, 5.704, 5.474, 31, 0.2047}}) {
+    traces::ProfilePoint p;
+    p.knob = {f};
+    p.batch_size = 128;
+    p.time_per_batch_mean_s = time;
+    p.power_peak_w = peak;
+    p.power_mean_w = mean;
+    predicted.points.push_back(p);
+    p.power_samples = m;
+    measured.points.push_back(p);
+  }
+  traces::RelationSet proxy;
+  proxy.name = traces::zeus::proxy_name(workload);
+  proxy.workload = workload;
+  proxy.metric = "accuracy";
+  proxy.target = 0.9;
+  proxy.runs.push_back({128, 0, true, 30000, 10000000});
+  traces::RelationSet target = proxy;
+  target.name = traces::zeus::target_name(workload);
+  {
+    auto store = traces::Store::open_or_create(path);
+    store.write(measured, workload);
+    store.write(predicted, workload + "-predicted");
+    store.write(proxy);
+    store.write(target);
+  }
+  explore::ProblemSpec spec;
+  spec.profile = workload + "-predicted";
+  const auto pb = explore::load_problem(traces::Store::open(path), spec);
+  const auto rule = explore::choice_rule(*pb);
+  const auto select = explore::decide(explore::Policy::Ours, pb->context(), 5.9, rule);
+  ASSERT_TRUE(select.feasible);
+  EXPECT_EQ(select.knob, std::vector<double>{384e6});
+
+  experiments::ValidateOptions opt;
+  opt.store = path;
+  opt.caps_w = {5.9};
+  opt.policies = {"ours"};
+  opt.probe_batches = 0;
+  experiments::validate_detail::ChoiceInputs in;
+  in.profile_name = workload + "-predicted";
+  in.workload = workload;
+  in.rule = rule;
+  in.proxy = &proxy;
+  in.target = &target;
+  int probes = 0;
+  const auto choices = experiments::validate_detail::choose_measured(opt, in, dir / "out.h5", probes);
+  ASSERT_EQ(choices.size(), 1u);
+  ASSERT_TRUE(choices[0].selection.feasible);
+  EXPECT_EQ(choices[0].selection.knob, select.knob) << "validation chose what select chose";
+  EXPECT_NEAR(choices[0].selection.power_w, explore::projected_run_peak_w(5.40, 5.35, 100), 1e-9);
+  EXPECT_EQ(probes, 0);
+  fs::remove_all(dir);
 }
