@@ -124,6 +124,23 @@ PolicyContext Problem::context() const {
   return c;
 }
 
+Relation proxy_relation(const traces::RelationSet& proxy, const Space& space, const traces::RelationSet* looser,
+                        const traces::RelationSet* target) {
+  RelationModelOptions model_options;  // the transfer's terms unless the target is the proxy's own data set
+  const TransferSd transfer = transfer_sd(proxy, target);
+  model_options.transfer_log_sd = transfer.level;
+  model_options.transfer_shape_sd = transfer.shape;
+  return Relation::from_set(proxy, space, looser, model_options);
+}
+
+Relation proxy_relation(const traces::Store& store, const traces::RelationSet& proxy, const Space& space,
+                        const traces::RelationSet* target) {
+  const std::string looser = traces::zeus::looser_name(proxy.name);
+  if (!store.has<traces::RelationSet>(looser)) return proxy_relation(proxy, space, nullptr, target);
+  const auto set = store.read<traces::RelationSet>(looser);
+  return proxy_relation(proxy, space, &set, target);
+}
+
 std::unique_ptr<Problem> load_problem(const traces::Store& store, const ProblemSpec& spec) {
   auto pb = std::make_unique<Problem>();
   std::string pb_device;  // the profile's or model's device
@@ -208,12 +225,8 @@ std::unique_ptr<Problem> load_problem(const traces::Store& store, const ProblemS
   }
   pb->origin = measured_wins(store, pb->profile_name, !spec.model.empty(), pb->workload, pb_device, *pb->space);
   pb->index = std::make_unique<Index>(*pb->space, spec.index);
-  RelationModelOptions model_options;  // the transfer's terms unless the target is the proxy's own data set
-  const TransferSd transfer = transfer_sd(pb->proxy_set, pb->target_set ? &*pb->target_set : nullptr);
-  model_options.transfer_log_sd = transfer.level;
-  model_options.transfer_shape_sd = transfer.shape;
-  pb->proxy = Relation::from_set(pb->proxy_set, *pb->space, pb->proxy_looser_set ? &*pb->proxy_looser_set : nullptr,
-                                 model_options);
+  pb->proxy = proxy_relation(pb->proxy_set, *pb->space, pb->proxy_looser_set ? &*pb->proxy_looser_set : nullptr,
+                             pb->target_set ? &*pb->target_set : nullptr);
   if (pb->target_set) pb->target = Relation::from_set(*pb->target_set, *pb->space);
   return pb;
 }

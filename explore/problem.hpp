@@ -70,6 +70,16 @@ struct Problem {
 };
 
 std::unique_ptr<Problem> load_problem(const traces::Store& store, const ProblemSpec& spec);
+
+// The proxy relation as every command that chooses builds it (load_problem, validation's choice
+// step, the report's figures): with the proxy's looser-level runs where there are, and the proxy ->
+// target transfer terms (explore/transfer.hpp: none when `target` is runs of the proxy's own data
+// set; `target` nullptr: another data set, the paper's premise).
+Relation proxy_relation(const traces::RelationSet& proxy, const Space& space, const traces::RelationSet* looser,
+                        const traces::RelationSet* target);
+// The same, the looser-level runs read from `store` where it holds them.
+Relation proxy_relation(const traces::Store& store, const traces::RelationSet& proxy, const Space& space,
+                        const traces::RelationSet* target);
 // Every profile of the store (or the one profile / model the spec names), each with its workload's
 // proxy and target relations.
 std::vector<std::unique_ptr<Problem>> load_problems(const traces::Store& store, const ProblemSpec& spec);

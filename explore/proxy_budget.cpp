@@ -345,7 +345,8 @@ BudgetResult budget_sweep(const std::vector<const Problem*>& problems, const std
         continue;
       }
       const CutRelation cut = cut_relation(problems[j]->proxy_set, curves[j], cuts[i], request.extrapolation);
-      relations.push_back(Relation::from_set(cut.set, *problems[j]->space));
+      const auto* target = problems[j]->target_set ? &*problems[j]->target_set : nullptr;  // as the full: its transfer
+      relations.push_back(proxy_relation(cut.set, *problems[j]->space, nullptr, target));
       req.proxies.push_back(&relations.back());
       share_sum += cut.share();
     }
@@ -387,8 +388,8 @@ BudgetResult budget_sweep(const std::vector<const Problem*>& problems, const std
           ro.order_seed = static_cast<uint64_t>(order);
           ro.budget_share = shares[j];
           const ReplayResult r = replay_adaptive(ap, {p.proxy_set, curves[j]}, ro);
-          relations.push_back(
-              Relation::from_set(r.final.relation, *p.space, r.final.looser ? &*r.final.looser : nullptr));
+          relations.push_back(proxy_relation(r.final.relation, *p.space, r.final.looser ? &*r.final.looser : nullptr,
+                                             p.target_set ? &*p.target_set : nullptr));
           req.proxies.push_back(&relations.back());
           share_sum += r.share();
         }

@@ -49,8 +49,9 @@ inline constexpr double kIntervalInflation = 1.75;
 inline constexpr double kPacerDepartZ = 0.0;
 // Where the target is another data set than the proxy's, pacer also departs only when its gain
 // exceeds this many sd of the difference of two per-b transfer errors (sqrt(2) x
-// RelationModelOptions::transfer_shape_sd; 0 on the Zeus halves, so it does not act there). Chosen
-// leave-one-workload-out over the shipped specs' stores (docs/explore.md "Thin relations").
+// RelationModelOptions::transfer_shape_sd; 0 on the Zeus halves, so it does not act there): the
+// smallest margin at which pacer ties Algorithm 1 over the shipped specs' stores; leaving one pair out
+// does not pin it down (docs/explore.md "Thin relations").
 inline constexpr double kPacerDepartTransferZ = 0.25;
 
 struct RelationModelOptions {

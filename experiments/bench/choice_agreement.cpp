@@ -4,6 +4,7 @@
 #include <cmath>
 #include <set>
 
+#include "base/stats.hpp"
 #include "explore/policy.hpp"
 
 namespace pacer::experiments {
@@ -26,8 +27,8 @@ ChoiceAgreement compare_choices(const explore::Space& space, const explore::Choi
   const explore::Relation rf = explore::Relation::from_set(reference, space);
   const explore::Relation ro = explore::Relation::from_set(other, space);
   const auto time_ref = [&](const explore::Selection& s) {
-    return space.time_per_batch_s(s.batch_index, s.knob_index) * rf.expected_samples_by_batch[s.batch_index] /
-           s.batch_size;
+    return base::time_to_accuracy_s(space.time_per_batch_s(s.batch_index, s.knob_index),
+                                    rf.expected_samples_by_batch[s.batch_index], s.batch_size);
   };
   ChoiceAgreement a;
   double regret_sum = 0;

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "base/error.hpp"
+#include "models/calibrate.hpp"
 #include "base/stats.hpp"
 #include "explore/decide.hpp"
 #include "explore/problem.hpp"
@@ -33,9 +34,14 @@ std::vector<TransferCase> tb_load_cases(const TransferBenchOptions& o) {
   std::vector<TransferCase> cases;
   for (const auto& path : o.stores) {
     const auto store = traces::Store::open(path);
-    std::string profile;  // the measured profile (not a "-predicted" table)
+    std::vector<std::string> measured;  // the measured profile (not a model's predicted table)
     for (const auto& p : store.list("profiles"))
-      if (p.size() < 10 || p.substr(p.size() - 10) != "-predicted") profile = p;
+      if (!models::is_predicted_profile_name(p)) measured.push_back(p);
+    if (measured.size() != 1)
+      throw OptionError("stores", fmt::format("{} holds {} measured profiles, not one: give stores written by pacer "
+                                              "experiment",
+                                              path.string(), measured.size()));
+    const std::string profile = measured.front();
     for (const auto& rel : store.list("relations")) {
       if (!traces::is_true_relation(rel)) continue;
       explore::ProblemSpec spec;
@@ -50,7 +56,7 @@ std::vector<TransferCase> tb_load_cases(const TransferBenchOptions& o) {
       cases.push_back(std::move(c));
     }
   }
-  if (cases.empty()) throw Error("bench policy --stores: no store holds a target's true relation (pacer experiment)");
+  if (cases.empty()) throw OptionError("stores", "no store holds a target's true relation: give stores written by pacer experiment");
   return cases;
 }
 
@@ -150,12 +156,19 @@ TransferBenchResult run_transfer_bench(const TransferBenchOptions& o) {
     res.held_out_sd.push_back(explore::pooled_transfer_sd(res.pairs, static_cast<int>(i)));
   res.pooled = explore::pooled_transfer_sd(res.pairs);
 
-  // 2. Coverage over the seeds, the transfer estimated without the pair.
-  for (const auto& c : cases) {
-    const explore::Problem& pb = *c.problem;
+  // The transfer sd of a case estimated without its pair (none on the proxy's own data set).
+  const auto held_out = [&](const TransferCase& c) {
+    if (explore::same_data_set(c.problem->proxy_set, *c.problem->target_set)) return explore::TransferSd{};
     explore::TransferSd sd = res.held_out_sd[static_cast<size_t>(index_of(c.pair))];
     if (std::isnan(sd.level)) sd = {};
     if (std::isnan(sd.shape)) sd.shape = 0;
+    return sd;
+  };
+
+  // 2. Coverage over the seeds, the transfer estimated without the pair.
+  for (const auto& c : cases) {
+    const explore::Problem& pb = *c.problem;
+    const explore::TransferSd sd = held_out(c);
     const auto proxy_seeds = tb_seeds_of(pb.proxy_set), target_seeds = tb_seeds_of(*pb.target_set);
     std::vector<std::vector<int>> draws = seed_subsets(proxy_seeds, proxy_seeds.size() - 1);
     draws.push_back(proxy_seeds);
@@ -189,8 +202,7 @@ TransferBenchResult run_transfer_bench(const TransferBenchOptions& o) {
   for (const auto& c : cases) {
     const int k = index_of(c.pair);
     for (size_t g = 0; g < o.depart_transfer_zs.size(); ++g)
-      transfer_regrets(c, explore::transfer_sd(c.problem->proxy_set, &*c.problem->target_set), o.depart_transfer_zs[g],
-                       by[{k, g}]);
+      transfer_regrets(c, held_out(c), o.depart_transfer_zs[g], by[{k, g}]);  // the pair's own spread left out
   }
   auto pooled = [&](size_t g, auto keep) {
     TransferRegrets r;
@@ -213,7 +225,9 @@ TransferBenchResult run_transfer_bench(const TransferBenchOptions& o) {
       const TransferRegrets r = pooled(g, [&](int i) { return i != static_cast<int>(k); });
       const double m = tb_mean(r.pacer), x = tb_max(r.pacer);
       if (std::isnan(m)) continue;
-      if (m < best_mean - 1e-12 || (std::abs(m - best_mean) <= 1e-12 && x < best_max - 1e-12)) {
+      // Least mean regret, then max; on a tie the larger margin (the grid ascends): where the other
+      // pairs cannot tell two margins apart, pacer keeps Algorithm 1's choice (issue 23, item 5).
+      if (m < best_mean - 1e-12 || (std::abs(m - best_mean) <= 1e-12 && x <= best_max + 1e-12)) {
         best = g;
         best_mean = m;
         best_max = x;

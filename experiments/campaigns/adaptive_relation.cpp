@@ -218,8 +218,8 @@ fs::path state_path(const RelationCampaign& c, int b, int seed) {
 
 // A round never trains past the compute budget: its orders, most-needed first (the engine's order),
 // keep while they fit in what the budget leaves (a run's cost rounded up to whole batches); the
-// first that does not is shortened to the whole batches left (when that is at least one), the
-// others are dropped. Nothing left to train: the campaign ends on its budget. Returns the log lines
+// first that does not is shortened to the whole batches left when that is at least one batch (and
+// the budget is then spent), else it is dropped and the later, cheaper orders may still fit. Nothing left to train: the campaign ends on its budget. Returns the log lines
 // of the orders cut or dropped.
 std::vector<std::pair<int, std::string>> fit_to_budget(explore::AdaptivePlan& p, const traces::RelationSet& set,
                                                        int64_t budget, const std::vector<int>& seeds) {
@@ -240,7 +240,7 @@ std::vector<std::pair<int, std::string>> fit_to_budget(explore::AdaptivePlan& p,
     }
     const int64_t fits = left / b * b;
     if (fits >= b) {
-      cut.emplace_back(o.batch_size, fmt::format("seed {} trains to {} samples, not {}: the compute budget leaves {}",
+      cut.emplace_back(o.batch_size, fmt::format("seed {} trains to {} samples, not {}: the compute budget leaves {} samples",
                                                  seeds.at(static_cast<size_t>(o.seed)), from + fits,
                                                  o.train_to_samples, left));
       o.train_to_samples = from + fits;

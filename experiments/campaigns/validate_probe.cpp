@@ -9,6 +9,7 @@
 #include "base/error.hpp"
 #include "experiments/campaigns/profiling.hpp"
 #include "experiments/campaigns/validate.hpp"
+#include "explore/problem.hpp"
 #include "explore/sweep.hpp"
 #include "models/calibrate.hpp"
 #include "models/workloads/workload.hpp"
@@ -113,7 +114,7 @@ struct Chooser {
       : space(explore::Space::from_profile(table, in.basis)),
         index(space),
         device_cap({&space}),
-        proxy(explore::Relation::from_set(*in.proxy, space, in.proxy_looser)),
+        proxy(explore::proxy_relation(*in.proxy, space, in.proxy_looser, in.target)),
         target(explore::Relation::from_set(*in.target, space)) {}
   std::vector<Choice> choose(const ValidateOptions& opt, const ChoiceInputs& in) const {
     explore::PolicyContext ctx;

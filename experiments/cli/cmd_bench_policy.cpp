@@ -20,6 +20,10 @@ namespace {
 int run_bench_policy(const po::variables_map& vm) {
   const auto stores = split_list(vm["stores"].as<std::string>());
   if (!stores.empty()) {  // the proxy -> target transfer on experiment stores, instead of the Zeus traces
+    for (const char* zeus_only : {"csv", "gpus", "zeus-dir", "resplits", "own-weights", "shrinks"})
+      if (vm.count(zeus_only) && !vm[zeus_only].defaulted())
+        throw UsageError(fmt::format("--{} is an option of the Zeus bench; with --stores give only --caps-per-workload",
+                                     zeus_only));
     experiments::TransferBenchOptions t;
     for (const auto& s : stores) t.stores.emplace_back(s);
     t.caps_per_workload = vm["caps-per-workload"].as<int>();

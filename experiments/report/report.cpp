@@ -540,7 +540,7 @@ void sweep_figures(ReportOutput& out, const fs::path& out_dir, traces::Store& st
       std::stable_sort(policies.begin(), policies.end(),
                        [](auto a, auto b) { return explore::info(a).paper_row < explore::info(b).paper_row; });
     }
-    const explore::Relation proxy_rel = explore::Relation::from_set(*proxy, fs.space);
+    const explore::Relation proxy_rel = explore::proxy_relation(store, *proxy, fs.space, target ? &*target : nullptr);
     std::optional<explore::Relation> target_rel;
     if (target) target_rel = explore::Relation::from_set(*target, fs.space);
     for (double cap : pick)
@@ -758,17 +758,21 @@ std::vector<explore::Selection> figure1_choices(const fs::path& path, const std:
   const auto sweep = store.read<traces::SweepResult>(sweep_name);
   const auto prof = store.read<traces::ProfileTable>(profile);
   const FigureSpace fs(store, profile, prof, sweep);
-  auto relation = [&](const std::string& list) -> std::optional<explore::Relation> {
+  auto relation_set = [&](const std::string& list) -> std::optional<traces::RelationSet> {
     for (const auto& rn : traces::split_list(list))
-      if (store.has<traces::RelationSet>(rn)) return explore::Relation::from_set(store.read<traces::RelationSet>(rn), fs.space);
+      if (store.has<traces::RelationSet>(rn)) return store.read<traces::RelationSet>(rn);
     return std::nullopt;
   };
-  const auto proxy = relation(sweep.relation);
-  const auto target = relation(sweep.target);
-  if (!proxy) throw Error(fmt::format("sweep '{}' has no proxy relation in {}", sweep_name, path.string()));
+  const auto proxy_set = relation_set(sweep.relation);
+  const auto target_set = relation_set(sweep.target);
+  if (!proxy_set) throw Error(fmt::format("sweep '{}' has no proxy relation in {}", sweep_name, path.string()));
+  const explore::Relation proxy =
+      explore::proxy_relation(store, *proxy_set, fs.space, target_set ? &*target_set : nullptr);
+  std::optional<explore::Relation> target;
+  if (target_set) target = explore::Relation::from_set(*target_set, fs.space);
   std::vector<explore::Selection> out;
   for (explore::Policy p : policies)
-    out.push_back(explore::decide(p, fs.context(*proxy, target ? &*target : nullptr), cap_w, fs.rule));
+    out.push_back(explore::decide(p, fs.context(proxy, target ? &*target : nullptr), cap_w, fs.rule));
   return out;
 }
 

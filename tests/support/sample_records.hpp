@@ -10,6 +10,27 @@
 
 namespace pacer::testing {
 
+// A small profile of a CNN on a Nano: 3 clocks x b in {8, 32}, time per batch proportional to b / f,
+// peak power 2 + (4 or 6 W at b = 32) x f / 921.6 MHz, the mean 0.3 W below it; the stores of the
+// report's figure tests and the policy bench's tests.
+inline traces::ProfileTable small_cnn_profile(bool emulated = true) {
+  traces::ProfileTable prof;
+  prof.workload = "cnn";
+  prof.device = "jetson-nano";
+  prof.emulated = emulated;
+  for (double f : {307.2e6, 614.4e6, 921.6e6})
+    for (int b : {8, 32}) {
+      traces::ProfilePoint p;
+      p.knob = {f};
+      p.batch_size = b;
+      p.time_per_batch_mean_s = b * 1e-3 * 921.6e6 / f;
+      p.power_peak_w = 2 + f / 921.6e6 * (b == 32 ? 6 : 4);
+      p.power_mean_w = p.power_peak_w - 0.3;
+      prof.points.push_back(p);
+    }
+  return prof;
+}
+
 // Six points (3 frequencies x 2 batch sizes) with random-looking times and powers; temperature stays
 // NaN (NaN must survive the round trip) and the last point is skipped with a status holding a comma.
 inline traces::ProfileTable sample_profile() {

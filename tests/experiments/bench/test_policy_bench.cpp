@@ -13,6 +13,7 @@
 #include "experiments/bench/transfer_bench.hpp"
 #include "traces/import/zeus.hpp"
 #include "traces/store/store.hpp"
+#include "tests/support/sample_records.hpp"
 
 namespace pacer::experiments {
 namespace {
@@ -105,20 +106,7 @@ TEST(TransferBench, LeavesEachPairOutAndCountsTheSeedDraws) {
   fs::create_directories(dir);
   {
     auto store = traces::Store::open_or_create(dir / "s.h5");
-    traces::ProfileTable prof;
-    prof.workload = "cnn";
-    prof.device = "jetson-nano";
-    prof.emulated = true;
-    for (double f : {307.2e6, 614.4e6, 921.6e6})
-      for (int b : {8, 32}) {
-        traces::ProfilePoint pt;
-        pt.knob = {f};
-        pt.batch_size = b;
-        pt.time_per_batch_mean_s = b * 1e-3 * 921.6e6 / f;
-        pt.power_peak_w = 2 + f / 921.6e6 * (b == 32 ? 6 : 4);
-        pt.power_mean_w = pt.power_peak_w - 0.3;
-        prof.points.push_back(pt);
-      }
+    const traces::ProfileTable prof = pacer::testing::small_cnn_profile();
     store.write(prof, "cnn");
     auto relation = [&](const std::string& name, const std::string& dataset, double factor) {
       traces::RelationSet r;

@@ -13,6 +13,7 @@
 #include "experiments/report/plot.hpp"
 #include "experiments/report/report.hpp"
 #include "experiments/report/tables.hpp"
+#include "tests/support/sample_records.hpp"
 #include "tests/support/small_tmpfs.hpp"
 #include "base/units.hpp"
 #include "experiments/report/html.hpp"
@@ -157,20 +158,7 @@ TEST(Report, RegeneratesTablesAndNonEmptyFiguresFromAStore) {
     s.power_w.push_back(4 + 0.5 * std::sin(i * 0.3));
   }
   store.write(s);
-  traces::ProfileTable prof;
-  prof.workload = "cnn";
-  prof.device = "jetson-nano";
-  prof.emulated = true;
-  for (double f : {307.2e6, 614.4e6, 921.6e6})
-    for (int b : {8, 32}) {
-      traces::ProfilePoint p;
-      p.knob = {f};
-      p.batch_size = b;
-      p.time_per_batch_mean_s = b * 1e-3 * 921.6e6 / f;
-      p.power_peak_w = 2 + f / 921.6e6 * (b == 32 ? 6 : 4);
-      p.power_mean_w = p.power_peak_w - 0.3;
-      prof.points.push_back(p);
-    }
+  const traces::ProfileTable prof = pacer::testing::small_cnn_profile();
   store.write(prof, "cnn");
   // Proxy p favours b=8 (1000 vs 4000 samples), target t favours b=32 (3000 vs 2000).
   auto relation = [&](const std::string& name, int64_t n8, int64_t n32) {
@@ -295,20 +283,7 @@ TEST(Report, RegeneratesTablesAndNonEmptyFiguresFromAStore) {
 TEST(Report, FigureOneDrawsTheMarginAndTheMeasuredValidationPeaks) {
   const auto dir = temp_dir("fig1-peaks");
   auto store = traces::Store::open_or_create(dir / "c.h5");
-  traces::ProfileTable prof;
-  prof.workload = "cnn";
-  prof.device = "jetson-nano";
-  prof.emulated = true;
-  for (double f : {307.2e6, 614.4e6, 921.6e6})
-    for (int b : {8, 32}) {
-      traces::ProfilePoint p;
-      p.knob = {f};
-      p.batch_size = b;
-      p.time_per_batch_mean_s = b * 1e-3 * 921.6e6 / f;
-      p.power_peak_w = 2 + f / 921.6e6 * (b == 32 ? 6 : 4);
-      p.power_mean_w = p.power_peak_w - 0.3;
-      prof.points.push_back(p);
-    }
+  const traces::ProfileTable prof = pacer::testing::small_cnn_profile();
   store.write(prof, "cnn");
   for (const char* name : {"p", "t"}) {
     traces::RelationSet r;
@@ -409,19 +384,7 @@ TEST(Tables, SweepTableLabelsEveryPolicyOfTheExplorer) {
 TEST(Report, FigureOneMarksTheExplorersChoiceUnderTheGuard) {
   const auto dir = temp_dir("guard");
   auto store = traces::Store::open_or_create(dir / "g.h5");
-  traces::ProfileTable prof;
-  prof.workload = "cnn";
-  prof.device = "jetson-nano";
-  for (double f : {307.2e6, 614.4e6, 921.6e6})
-    for (int b : {8, 32}) {
-      traces::ProfilePoint p;
-      p.knob = {f};
-      p.batch_size = b;
-      p.time_per_batch_mean_s = b * 1e-3 * 921.6e6 / f;
-      p.power_peak_w = 2 + f / 921.6e6 * (b == 32 ? 6 : 4);
-      p.power_mean_w = p.power_peak_w - 0.3;
-      prof.points.push_back(p);
-    }
+  const traces::ProfileTable prof = pacer::testing::small_cnn_profile(/*emulated=*/false);
   store.write(prof, "cnn");
   for (auto [name, n8, n32] : {std::tuple<std::string, int64_t, int64_t>{"p", 1000, 4000}, {"t", 3000, 2000}}) {
     traces::RelationSet r;
