@@ -43,7 +43,7 @@ double projected_run_peak_w(double peak_w, double mean_w, double power_samples);
 // probes use.
 double feasibility_power_w(const traces::ProfilePoint& p, PowerBasis basis);
 // The feasibility text of a basis: "peak power (a measured peak projected to a run of 10x its
-// samples, 95th percentile)" or "mean power".
+// samples, 95th percentile, spread x 1.4)" or "mean power".
 std::string describe_basis(PowerBasis basis);
 
 class Space {
