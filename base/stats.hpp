@@ -11,6 +11,8 @@ namespace pacer::base {
 
 // Arithmetic mean; NaN for an empty range.
 double mean(const std::vector<double>& values);
+// Geometric mean, exp(mean of the logs), of positive values; NaN for an empty range.
+double geometric_mean(const std::vector<double>& values);
 // Sample standard deviation (n - 1); 0 for one value, NaN for none.
 double sample_std(const std::vector<double>& values);
 

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <map>
 
+#include "base/stats.hpp"
+
 namespace pacer::explore {
 namespace {
 
@@ -18,20 +20,12 @@ LogRuns log_runs(const traces::RelationSet& set) {
   double ss = 0;
   int df = 0;
   for (const auto& [b, v] : out.by_batch) {
-    double m = 0;
-    for (double x : v) m += x;
-    m /= static_cast<double>(v.size());
+    const double m = base::mean(v);
     for (double x : v) ss += (x - m) * (x - m);
     df += static_cast<int>(v.size()) - 1;
   }
   out.seed_var = df > 0 ? ss / df : 0;
   return out;
-}
-
-double mean(const std::vector<double>& v) {
-  double m = 0;
-  for (double x : v) m += x;
-  return m / static_cast<double>(v.size());
 }
 
 std::string base_name(const std::string& dataset) {
@@ -50,12 +44,12 @@ TransferPair transfer_pair(const traces::RelationSet& proxy, const traces::Relat
   for (const auto& [b, vp] : p.by_batch) {
     const auto it = q.by_batch.find(b);
     if (it == q.by_batch.end()) continue;
-    r.push_back(mean(it->second) - mean(vp));
+    r.push_back(base::mean(it->second) - base::mean(vp));
     noise.push_back(p.seed_var / static_cast<double>(vp.size()) + q.seed_var / static_cast<double>(it->second.size()));
   }
   t.batches = static_cast<int>(r.size());
   if (r.empty()) return t;
-  t.mean_log_ratio = mean(r);
+  t.mean_log_ratio = base::mean(r);
   double sq = 0, dev = 0;
   for (double x : r) {
     sq += x * x;
@@ -63,7 +57,7 @@ TransferPair transfer_pair(const traces::RelationSet& proxy, const traces::Relat
   }
   sq /= static_cast<double>(r.size());
   t.rms_log_ratio = std::sqrt(sq);
-  t.noise_var = mean(noise);
+  t.noise_var = base::mean(noise);
   t.level_var = std::max(0.0, sq - t.noise_var);
   if (r.size() > 1) t.shape_var = dev / static_cast<double>(r.size() - 1);
   return t;

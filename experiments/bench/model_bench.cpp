@@ -379,16 +379,15 @@ std::vector<CoverageRun> coverage_runs(const RealTable& b, const ModelBenchOptio
 // The power sigma scale that puts 68.3% of a board's held-out power errors inside 1 sigma: per k,
 // the 68.3% quantile of |error| / raw sigma; the geometric mean over the k that have a sigma.
 double power_scale_pick(const std::vector<CoverageRun>& runs) {
-  double log_sum = 0;
-  int n = 0;
+  const double inside_one_sigma = std::erf(1 / std::sqrt(2.0));  // 2 Phi(1) - 1 = 68.3%
+  std::vector<double> picks;
   for (const auto& r : runs) {
     if (!(r.raw.power_mean_rel > 0) || r.ep.empty()) continue;
     std::vector<double> z;
     for (double e : r.ep) z.push_back(std::abs(e) / r.raw.power_mean_rel);
-    log_sum += std::log(base::quantile(z, 0.6826894921370859));
-    ++n;
+    picks.push_back(base::quantile(z, inside_one_sigma));
   }
-  return n ? std::exp(log_sum / n) : traces::kNaN;
+  return base::geometric_mean(picks);
 }
 
 // Against the model's own every-point error: the goal lines at k = close.k, the k-curve, the
@@ -493,12 +492,7 @@ std::string close_to_every_point(std::vector<ModelBenchRow>& rows, const std::ve
     std::vector<double> others;
     for (size_t oi = 0; oi < scale_picks.size(); ++oi)
       if (oi != bi && std::isfinite(scale_picks[oi])) others.push_back(scale_picks[oi]);
-    double other_pick = traces::kNaN;
-    if (!others.empty()) {
-      double l = 0;
-      for (double v : others) l += std::log(v);
-      other_pick = std::exp(l / static_cast<double>(others.size()));
-    }
+    const double other_pick = base::geometric_mean(others);
     md += fmt::format("coverage ({}; nominal 68% inside 1 sigma, 90% inside the 90% interval; held-out points). Power "
                       "sigma scale {:g} (models::kFewPointPowerSigmaScale); this board alone would pick {:.2f}, the "
                       "other board(s) {:.2f} (leave-one-board-out column):\n\n",

@@ -126,11 +126,6 @@ void transfer_regrets(const TransferCase& c, const explore::TransferSd& sd, doub
   }
 }
 
-double tb_mean(const std::vector<double>& v) {
-  double s = 0;
-  for (double x : v) s += x;
-  return v.empty() ? traces::kNaN : s / static_cast<double>(v.size());
-}
 double tb_max(const std::vector<double>& v) {
   return v.empty() ? traces::kNaN : *std::max_element(v.begin(), v.end());
 }
@@ -216,14 +211,14 @@ TransferBenchResult run_transfer_bench(const TransferBenchOptions& o) {
   for (size_t g = 0; g < o.depart_transfer_zs.size(); ++g) {
     const TransferRegrets r = pooled(g, [](int) { return true; });
     res.depart_grid.push_back(
-        {o.depart_transfer_zs[g], tb_mean(r.pacer), tb_max(r.pacer), tb_mean(r.ours), tb_max(r.ours)});
+        {o.depart_transfer_zs[g], base::mean(r.pacer), tb_max(r.pacer), base::mean(r.ours), tb_max(r.ours)});
   }
   for (size_t k = 0; k < keys.size(); ++k) {
     size_t best = 0;
     double best_mean = INFINITY, best_max = INFINITY;
     for (size_t g = 0; g < o.depart_transfer_zs.size(); ++g) {
       const TransferRegrets r = pooled(g, [&](int i) { return i != static_cast<int>(k); });
-      const double m = tb_mean(r.pacer), x = tb_max(r.pacer);
+      const double m = base::mean(r.pacer), x = tb_max(r.pacer);
       if (std::isnan(m)) continue;
       // Least mean regret, then max; on a tie the larger margin (the grid ascends): where the other
       // pairs cannot tell two margins apart, pacer keeps Algorithm 1's choice (issue 23, item 5).
@@ -234,8 +229,8 @@ TransferBenchResult run_transfer_bench(const TransferBenchOptions& o) {
       }
     }
     const TransferRegrets& held = by[{static_cast<int>(k), best}];
-    res.depart.push_back({keys[k], o.depart_transfer_zs.empty() ? 0 : o.depart_transfer_zs[best], tb_mean(held.pacer),
-                          tb_max(held.pacer), tb_mean(held.ours), tb_max(held.ours),
+    res.depart.push_back({keys[k], o.depart_transfer_zs.empty() ? 0 : o.depart_transfer_zs[best], base::mean(held.pacer),
+                          tb_max(held.pacer), base::mean(held.ours), tb_max(held.ours),
                           static_cast<int>(held.pacer.size())});
   }
   return res;

@@ -77,3 +77,9 @@ TEST(Stats, EnergyPowerIsTheMeanWhenMeasuredElseThePeak) {
   EXPECT_EQ(base::energy_power_w(NAN, 6.0), 6.0);
   EXPECT_TRUE(std::isnan(base::energy_power_w(NAN, NAN)));
 }
+
+TEST(Stats, GeometricMeanIsTheExpOfTheMeanLog) {
+  EXPECT_DOUBLE_EQ(base::geometric_mean({2, 8}), 4);             // the arithmetic mean would be 5
+  EXPECT_NEAR(base::geometric_mean({0.41, 0.50}), 0.4528, 1e-4);  // the sigma scale's two boards
+  EXPECT_TRUE(std::isnan(base::geometric_mean({})));
+}
