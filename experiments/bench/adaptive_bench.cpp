@@ -283,9 +283,13 @@ AdaptiveBenchResult run_adaptive_bench(const AdaptiveBenchOptions& options) {
     for (size_t g = 0; g < o.budget_first_shares.size(); ++g)
       result.budget_grid.emplace_back(o.budget_first_shares[g], std::get<0>(budget_score(g, "", false)));
     for (const auto& name : workloads) {
+      const auto key = [&](size_t g) {  // the most cuts below the fixed cut's max regret, then the least mean max
+        const auto [m, lower, cuts] = budget_score(g, name, false);
+        return std::make_pair(-lower, m);
+      };
       size_t best = 0;
       for (size_t g = 1; g < o.budget_first_shares.size(); ++g)
-        if (std::get<0>(budget_score(g, name, false)) < std::get<0>(budget_score(best, name, false))) best = g;
+        if (key(g) < key(best)) best = g;
       const auto [m, lower, cuts] = budget_score(best, name, true);
       result.budget_folds.push_back({name, o.budget_first_shares[best], m, lower, cuts});
     }

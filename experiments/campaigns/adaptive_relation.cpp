@@ -135,6 +135,7 @@ explore::AdaptiveOptions engine_options(const RelationCampaign& c, const Adaptiv
   o.compute_budget_samples = static_cast<double>(compute_budget(c, s));
   o.tolerance = s.tolerance;
   o.initial_fraction = s.initial_fraction;
+  o.budget_first_share = s.budget_first_share;
   o.initial_seeds = 1;
   o.max_seeds = static_cast<int>(c.seeds.size());
   return o;

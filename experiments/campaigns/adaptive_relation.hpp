@@ -38,6 +38,9 @@ struct AdaptiveSettings {
   std::optional<double> guard;
   double tolerance = explore::kAdaptiveTolerance;  // expected regret at which a cap's choice is decided
   double initial_fraction = explore::kAdaptiveInitialFraction;  // round 1: this fraction of the run budget
+  // With a compute budget, round 1 spends this share of it over the batch sizes instead (0: the
+  // initial fraction of the run budget; explore::AdaptiveOptions::budget_first_share).
+  double budget_first_share = explore::kAdaptiveBudgetFirstShare;
   // The compute budget: samples in all (> 0), or else this share of the full campaign's most
   // (batch sizes x seeds x run budget); neither: none.
   int64_t budget_samples = 0;

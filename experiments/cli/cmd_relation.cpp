@@ -78,6 +78,7 @@ experiments::RelationRequest request_from(const po::variables_map& vm) {
   a.max_rounds = vm["max-rounds"].as<int>();
   a.tolerance = parse_fraction(vm["tolerance"].as<std::string>(), "--tolerance");
   a.initial_fraction = parse_fraction(vm["first-round"].as<std::string>(), "--first-round");
+  if (!vm["first-round"].defaulted()) a.budget_first_share = 0;  // round 1 as asked, budget or not
   if (vm.count("adaptive-budget")) {
     const std::string b = vm["adaptive-budget"].as<std::string>();
     if (b.find('%') != std::string::npos)
@@ -201,7 +202,9 @@ Command make() {
       "austen-sense, text:FILE, idx:DIR, cifar10:DIR, cifar100:DIR, cinic:DIR (PNG folders by class, CINIC-10\n"
       "layout); see `pacer workloads --datasets`.\n"
       "--adaptive runs the campaign in rounds for the device of --profile-store/--profile: round 1 trains every\n"
-      "batch size (one seed) for --first-round of --budget; after each round the batch sizes that cannot be the\n"
+      "batch size (one seed) for --first-round of --budget (with --adaptive-budget and no --first-round: " +
+      fmt::format("{:g} % of the\n", 100 * explore::kAdaptiveBudgetFirstShare) +
+      "compute budget over the batch sizes); after each round the batch sizes that cannot be the\n"
       "pacer policy's choice at any of --caps caps stop (their runs stay, censored), the contenders' runs go on\n"
       "from where they stopped or get another seed, until the choice at every cap is decided (expected regret\n"
       "within --tolerance), --adaptive-budget is spent or --max-rounds ran. Every decision is stored as\n"
@@ -274,7 +277,10 @@ Command make() {
         "tolerance", po::value<std::string>()->default_value(fmt::format("{:g}%", 100 * a.tolerance)),
         "--adaptive: a cap's choice is decided when its expected regret is at most this [fraction or %]")(
         "first-round", po::value<std::string>()->default_value(fmt::format("{:g}%", 100 * a.initial_fraction)),
-        "--adaptive: round 1 trains every batch size for this share of --budget [fraction or %]")(
+        fmt::format("--adaptive: round 1 trains every batch size for this share of --budget [fraction or %] (default "
+                    "with --adaptive-budget: {:g} % of the compute budget over the batch sizes)",
+                    100 * explore::kAdaptiveBudgetFirstShare)
+            .c_str())(
         "profile-store", po::value<std::string>(),
         "--adaptive: the store holding the device's profile (default: --out)")(
         "profile", po::value<std::string>(), "--adaptive: the device's profile in it (default: its only one)");
