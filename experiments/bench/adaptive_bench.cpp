@@ -81,6 +81,7 @@ Outcome adaptive(const Case& c, const AdaptiveConstants& k, uint64_t order, doub
   ro.engine.initial_fraction = k.initial_fraction;
   ro.engine.z = k.z;
   ro.engine.estimate_z = k.estimate_z;
+  ro.engine.shared_curve = k.shared_curve;
   ro.engine.budget_first_share = k.budget_first_share;
   ro.order_seed = order;
   ro.budget_share = budget_share;
@@ -128,8 +129,8 @@ AdaptiveBenchRow summarize_campaign(const std::string& gpu, const std::string& c
 }  // namespace
 
 std::string AdaptiveConstants::label() const {
-  return fmt::format("tolerance {:g} %, round 1 at {:g} %, z {:g}, estimates at +{:g} sd", 100 * tolerance,
-                     100 * initial_fraction, z, estimate_z);
+  return fmt::format("tolerance {:g} %, round 1 at {:g} %, z {:g}, estimates at +{:g} sd{}", 100 * tolerance,
+                     100 * initial_fraction, z, estimate_z, shared_curve ? ", shared curve" : "");
 }
 
 AdaptiveBenchResult run_adaptive_bench(const AdaptiveBenchOptions& options) {
@@ -167,7 +168,8 @@ AdaptiveBenchResult run_adaptive_bench(const AdaptiveBenchOptions& options) {
   for (double t : o.tolerances)
     for (double f : o.initial_fractions)
       for (double z : o.zs)
-        for (double ez : o.estimate_zs) grid.push_back({t, f, z, ez});
+        for (double ez : o.estimate_zs)
+          for (bool sc : o.shared_curves) grid.push_back({t, f, z, ez, sc});
   std::set<std::string> workloads;
   for (const auto& c : cases) workloads.insert(c->w.name);
   // grid point -> case -> orders
@@ -391,7 +393,8 @@ std::string AdaptiveBenchResult::markdown() const {
       md += fmt::format("| {}{} | {:.1f} % | {:.2f} % | {:.2f} % |\n", p.constants.label(),
                         p.constants.tolerance == code.tolerance &&
                                 p.constants.initial_fraction == code.initial_fraction && p.constants.z == code.z &&
-                                p.constants.estimate_z == code.estimate_z
+                                p.constants.estimate_z == code.estimate_z &&
+                                p.constants.shared_curve == code.shared_curve
                             ? " *"
                             : "",
                         100 * p.share, 100 * p.mean_regret, 100 * p.max_regret);

@@ -30,6 +30,7 @@ struct AdaptiveBenchOptions {
   std::vector<double> initial_fractions = {0.02, 0.05, 0.1};
   std::vector<double> zs = {1.0, 1.645, 2.5};
   std::vector<double> estimate_zs = {0.0, 1.0, 2.0};
+  std::vector<bool> shared_curves = {false, true};
   // The grid of round 1's share of a compute budget (0: the initial fraction of the run budget),
   // chosen leave-one-workload-out on the campaigns cut at the fixed cuts' compute.
   std::vector<double> budget_first_shares = {0.0, 0.1, 0.2, 0.3, 0.5};
@@ -40,8 +41,9 @@ struct AdaptiveConstants {
   double initial_fraction = explore::kAdaptiveInitialFraction;
   double z = explore::kAdaptiveZ;
   double estimate_z = explore::kAdaptiveEstimateZ;
+  bool shared_curve = explore::kAdaptiveSharedCurve;
   double budget_first_share = explore::kAdaptiveBudgetFirstShare;  // with a compute budget only
-  std::string label() const;  // "tolerance 0.5 %, round 1 at 5 %, z 1.64, estimates at +1 sd"
+  std::string label() const;  // "tolerance 0.5 %, round 1 at 5 %, z 1.64, estimates at +1 sd, shared curve"
 };
 
 // One fold of the choice of round 1's share of a compute budget: the share with the least mean

@@ -28,6 +28,11 @@ int run_bench_adaptive(const po::variables_map& vm) {
     if (f > 1) throw UsageError(fmt::format("--initial-fractions: {:g} is above 1", f));
   o.zs = parse_positive_numbers(vm["zs"].as<std::string>(), "--zs");
   o.estimate_zs = parse_positive_numbers(vm["estimate-zs"].as<std::string>(), "--estimate-zs", true);
+  o.shared_curves.clear();
+  for (double v : parse_positive_numbers(vm["shared-curves"].as<std::string>(), "--shared-curves", true)) {
+    if (v != 0 && v != 1) throw UsageError(fmt::format("--shared-curves: {:g} is neither 0 (off) nor 1 (on)", v));
+    o.shared_curves.push_back(v == 1);
+  }
   o.budget_first_shares =
       parse_positive_numbers(vm["budget-first-shares"].as<std::string>(), "--budget-first-shares", true);
   for (double f : o.budget_first_shares)
@@ -78,7 +83,9 @@ Command make() {
         "grid of the contender intervals' z [1], comma-separated")(
         "estimate-zs", po::value<std::string>()->default_value(fmt::format("{:g}", fmt::join(d0.estimate_zs, ","))),
         "grid of the sd above its estimate an unfinished run is stored at [1], comma-separated")(
-"budget-first-shares",
+        "shared-curves", po::value<std::string>()->default_value("0,1"),
+        "grid of the learning curve shared across batch sizes (0 off, 1 on), comma-separated")(
+        "budget-first-shares",
         po::value<std::string>()->default_value(fmt::format("{:g}", fmt::join(d0.budget_first_shares, ","))),
         "grid of round 1's share of a compute budget [1], comma-separated (0: --initial-fractions' share of the run "
         "budget)")(

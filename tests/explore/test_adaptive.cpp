@@ -235,7 +235,7 @@ TEST(Adaptive, ASharedLearningCurveComparesAShortRunByTheLongerRunsOfOtherBatchS
     return traces::kNaN;
   };
   AdaptiveOptions o = options();
-  ASSERT_TRUE(o.shared_curve);
+  o.shared_curve = true;
   const AdaptivePlan shared = plan_round(problem_for(index), runs, 2, o);
   // b=128's step from 0.7 to 0.8 is b=64's (the nearest b that went there: 0.5 / 0.3), the step
   // to the target the small b's (1 / 0.85): 0.3 x 1.67 x 1.18 = 0.59 of its count, as b=64's.
