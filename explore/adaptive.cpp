@@ -12,6 +12,7 @@
 #include "base/stats.hpp"
 #include "explore/pacer_policy.hpp"
 #include "explore/policy.hpp"
+#include "explore/problem.hpp"
 #include "explore/proxy_budget.hpp"
 #include "explore/sweep.hpp"
 
@@ -228,7 +229,7 @@ AdaptivePlan plan_round(const AdaptiveProblem& problem, const std::vector<Adapti
   }
 
   // Step 2: the posterior per b.
-  const Relation rel = Relation::from_set(plan.relation, space, plan.looser ? &*plan.looser : nullptr);
+  const Relation rel = proxy_relation(plan.relation, space, plan.looser ? &*plan.looser : nullptr, problem.transfer);
   plan.log_mean.assign(batches.size(), traces::kNaN);
   plan.log_var.assign(batches.size(), traces::kNaN);
   for (size_t bi = 0; bi < batches.size(); ++bi) {
@@ -429,7 +430,7 @@ ReplayResult replay_adaptive(const AdaptiveProblem& problem, const ReplayPool& p
   ReplayResult result;
   int64_t longest = 0;
   for (const auto& r : pool.runs.runs) {
-    PoolRun p{&r, r.reached ? r.samples : std::max(r.samples, r.budget_samples), {}};
+    PoolRun p{&r, run_compute_samples(r), {}};
     for (const auto& pt : pool.curve.points)
       if (pt.batch_size == r.batch_size && pt.seed == r.seed) p.curve.emplace_back(pt.samples, pt.metric);
     std::sort(p.curve.begin(), p.curve.end());

@@ -14,7 +14,8 @@
 //     (extrapolate_samples); the spread of those ratios widens its interval. It is stored at the
 //     estimate (moved up by estimate_z sd). A run with no estimate is censored at its samples
 //     (explore/relation_model.hpp uses it as a lower bound).
-//  2. the pacer policy's posterior (Relation::from_set on those counts, explore/relation_model.hpp)
+//  2. the pacer policy's posterior (explore::proxy_relation on those counts with the problem's
+//     transfer, as `pacer select` builds it; explore/relation_model.hpp)
 //     gives each b's log samples-to-target as a normal; its variance is floored by a prior seed
 //     variance over the b's runs (one seed per b says nothing about the seed spread) and widened
 //     by the extrapolation's.
@@ -38,6 +39,7 @@
 
 #include "explore/decide.hpp"
 #include "explore/space.hpp"
+#include "explore/transfer.hpp"
 #include "traces/records.hpp"
 
 namespace pacer::explore {
@@ -97,6 +99,10 @@ struct AdaptiveProblem {
   // The learning-curve level of the pacer policy's looser-level blend (Problem::proxy_looser_set's
   // target); NaN: none.
   double looser_level = traces::kNaN;
+  // The proxy -> target transfer terms the posterior carries (explore/transfer.hpp transfer_sd, as
+  // explore::proxy_relation gives them to `pacer select`): the choice at each cap is then select's
+  // on the same runs. {0, 0}: the target is the proxy's own data set (or no transfer is known).
+  TransferSd transfer{};
 };
 
 enum class AdaptiveVerdict { Continue, Decided, Budget };

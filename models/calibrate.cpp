@@ -625,6 +625,7 @@ Calibration calibrate(const traces::ProfileTable& table, const traces::DeviceSpe
   if (!voltage_why.empty()) record.settings["voltage_choice"] = voltage_why;
   // After every error metric: the uncertainty is read off them (models/uncertainty.hpp).
   store_uncertainty(record, noise_floor(all), table.floating_clocks);
+  if (const int64_t m = stated_power_samples(all); m > 0) record.metrics[kPowerSamplesMetric] = static_cast<double>(m);
   out.model = model_from_record(record);
   out.record = std::move(record);
   out.all = all;
@@ -719,6 +720,18 @@ double peak_error_quantile(const traces::ModelRecord& record, bool peak) {
   return kZ975 * std::sqrt(M_PI / 2) * mape_pct / 100;
 }
 
+int64_t stated_power_samples(const std::vector<traces::ProfilePoint>& measured) {
+  std::vector<double> counts;
+  for (const auto& p : measured)
+    if (p.status == "ok" && p.power_samples >= 1) counts.push_back(static_cast<double>(p.power_samples));
+  return counts.empty() ? 0 : static_cast<int64_t>(std::llround(base::median(counts)));
+}
+
+int64_t stated_power_samples(const traces::ModelRecord& record) {
+  const auto it = record.metrics.find(kPowerSamplesMetric);
+  return it == record.metrics.end() || !(it->second >= 1) ? 0 : static_cast<int64_t>(std::llround(it->second));
+}
+
 traces::ProfileTable predict_table(const DeviceModel& model, const traces::ProfileTable& measured,
                                    const std::vector<std::vector<double>>& settings,
                                    const std::vector<int>& batch_sizes) {
@@ -730,6 +743,7 @@ traces::ProfileTable predict_table(const DeviceModel& model, const traces::Profi
   t.knob = measured.knob;
   t.samples_per_epoch = measured.samples_per_epoch;
   t.source = fmt::format("pacer calibrate, predicted ({})", model.kind());
+  const int64_t power_samples = stated_power_samples(measured.points);
   for (const auto& s : settings)
     for (int b : batch_sizes) {
       const auto pred = model.predict(s, b);
@@ -741,6 +755,7 @@ traces::ProfileTable predict_table(const DeviceModel& model, const traces::Profi
       p.power_peak_w = pred.power_peak_w;
       p.energy_j = pred.power_mean_w * pred.time_per_batch_s;
       p.samples = b;
+      p.power_samples = power_samples;
       t.points.push_back(std::move(p));
     }
   return t;

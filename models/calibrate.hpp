@@ -183,8 +183,20 @@ std::string predictions_csv(const DeviceModel& model, const traces::KnobSpace& k
                             const std::vector<traces::ProfilePoint>& all,
                             const std::vector<traces::ProfilePoint>& used);
 
+// The sensor readings a predicted point's peak stands for: the median power_samples of the measured
+// points (status ok, at least one reading) that a model is calibrated on; 0 when none has any. Every
+// predicted point carries it (predict_table; Space::from_model through the record's metric
+// kPowerSamplesMetric), so explore::feasibility_power_w projects a predicted peak to a run as it
+// projects the same point measured (docs/explore.md, "Predicted points").
+int64_t stated_power_samples(const std::vector<traces::ProfilePoint>& measured);
+inline constexpr const char* kPowerSamplesMetric = "power_samples";
+// A calibrated model's stated power samples: its record's kPowerSamplesMetric (0 for an older record
+// without it).
+int64_t stated_power_samples(const traces::ModelRecord& record);
+
 // The model's prediction for every (knob setting, batch size) of a grid, as a ProfileTable named
-// like `measured` with source "pacer calibrate, predicted (<kind>)".
+// like `measured` with source "pacer calibrate, predicted (<kind>)"; each point's power_samples is
+// stated_power_samples(measured.points).
 traces::ProfileTable predict_table(const DeviceModel& model, const traces::ProfileTable& measured,
                                    const std::vector<std::vector<double>>& settings,
                                    const std::vector<int>& batch_sizes);

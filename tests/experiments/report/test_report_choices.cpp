@@ -60,5 +60,38 @@ TEST(ReportChoices, FigureOneMarksTheSweepsChoicesOverRandomStoresCapsAndGuards)
   EXPECT_EQ(compared, 6 * 3 * 4 * 5);
 }
 
+// The report's path of ChoiceRule.EveryCommandSkipsAPredictedPointWhoseRunProjectionIsOverTheCap
+// (tests/explore/test_choice_rule.cpp): Figure 1 skips the predicted point whose peak fits but
+// whose run projection over the calibration's median power samples does not.
+TEST(ChoiceRule, TheReportSkipsAPredictedPointWhoseRunProjectionIsOverTheCap) {
+  const pacer::testing::TempStore path("report-predicted-projection");
+  pacer::testing::write_predicted_projection_store(path);
+  const std::vector<explore::Policy> policies = {explore::Policy::Baseline1, explore::Policy::Baseline2,
+                                                 explore::Policy::Ours, explore::Policy::Pacer,
+                                                 explore::Policy::Oracle};
+  for (const std::optional<double> guard : {std::optional<double>(), std::optional<double>(0.0)}) {
+    {
+      auto store = traces::Store::open(path);
+      explore::ProblemSpec spec;
+      spec.profile = pacer::testing::kPredicted;
+      const auto pb = explore::load_problem(store, spec);
+      explore::SweepRequest request;
+      request.name = "sw";
+      request.caps_w = {pacer::testing::kProjectionCapW};
+      request.options.policies = policies;
+      request.guard = guard;
+      store.write(explore::sweep_record({pb.get()}, request), traces::Replace::always);
+    }
+    const auto marked =
+        figure1_choices(path.path(), "sw", pacer::testing::kPredicted, pacer::testing::kProjectionCapW, policies);
+    ASSERT_EQ(marked.size(), policies.size());
+    for (size_t i = 0; i < policies.size(); ++i) {
+      ASSERT_TRUE(marked[i].feasible) << explore::to_string(policies[i]);
+      EXPECT_EQ(marked[i].knob, pacer::testing::kProjectionNeighbourKnob) << explore::to_string(policies[i]);
+      EXPECT_EQ(marked[i].batch_size, 128) << explore::to_string(policies[i]);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace pacer::experiments
