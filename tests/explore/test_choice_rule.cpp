@@ -207,24 +207,12 @@ TEST(ChoiceRule, AMeasuredOverCapPointIsNeverChosenThoughTheModelSaysItFits) {
   q.power_peak_w = 6.5;
   q.time_per_batch_mean_s = 0.05;
   predicted.points.push_back(q);
-  traces::ModelRecord model;
-  model.name = models::model_record_name(kWorkload, kDevice, traces::ModelKind::analytical);
-  model.kind = "analytical";
-  model.workload = kWorkload;
-  model.device = kDevice;
-  model.metrics["power_peak_abs_err_q95_cv"] = 10.1;
-  traces::RelationSet rel;
-  rel.name = traces::zeus::proxy_name(kWorkload);
-  rel.workload = kWorkload;
-  rel.metric = "accuracy";
-  rel.target = 0.9;
-  for (int b : {32, 64}) rel.runs.push_back({b, 0, true, 30000, 10000000});
   {
     auto store = traces::Store::open_or_create(path);
     store.write(measured, kMeasured);
     store.write(predicted, kPredicted);
-    store.write(model);
-    store.write(rel);
+    store.write(testing::model_record(10.1));
+    store.write(testing::one_seed_proxy({32, 64}));
   }
   ProblemSpec spec;
   spec.profile = kPredicted;
@@ -274,28 +262,13 @@ void write_margin_store(const testing::TempStore& path, bool spread) {
   traces::ProfileTable measured;
   measured.workload = kWorkload;
   measured.device = kDevice;
-  for (const auto& m : kMarginPoints) {
-    traces::ProfilePoint p;
-    p.knob = {m.f};
-    p.batch_size = 128;
-    p.time_per_batch_mean_s = m.time;
-    p.power_peak_w = m.peak;
-    p.power_mean_w = spread ? m.mean : m.peak;
-    p.power_samples = m.samples;
-    measured.points.push_back(p);
-  }
-  traces::RelationSet rel;
-  rel.name = traces::zeus::proxy_name(kWorkload);
-  rel.workload = kWorkload;
-  rel.metric = "accuracy";
-  rel.target = 0.9;
-  rel.runs.push_back({128, 0, true, 30000, 10000000});
-  traces::RelationSet target = rel;
-  target.name = traces::zeus::target_name(kWorkload);
+  for (const auto& m : kMarginPoints)
+    measured.points.push_back(testing::profile_point(m.f, 128, m.time, m.peak, spread ? m.mean : m.peak, m.samples));
+  const auto proxy = testing::one_seed_proxy({128});
   auto store = traces::Store::open_or_create(path);
   store.write(measured, kMeasured);
-  store.write(rel);
-  store.write(target);
+  store.write(proxy);
+  store.write(testing::same_runs_target(proxy));
 }
 
 // The former rule's guard: the largest over the measured points of 1 - peak / projected peak.

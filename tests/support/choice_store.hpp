@@ -92,6 +92,49 @@ inline RandomStore write_random_store(const std::filesystem::path& path, std::mt
   return out;
 }
 
+// A measured (or predicted) point at GPU frequency `f_hz` and batch size `b`.
+inline traces::ProfilePoint profile_point(double f_hz, int b, double time_s, double peak_w, double mean_w,
+                                          int64_t power_samples) {
+  traces::ProfilePoint p;
+  p.knob = {f_hz};
+  p.batch_size = b;
+  p.time_per_batch_mean_s = time_s;
+  p.power_peak_w = peak_w;
+  p.power_mean_w = mean_w;
+  p.power_samples = power_samples;
+  return p;
+}
+
+// The analytical model record of kWorkload on kDevice with its held-out peak error at the 95th
+// percentile, `peak_error_q95_pct` (%).
+inline traces::ModelRecord model_record(double peak_error_q95_pct) {
+  traces::ModelRecord model;
+  model.name = models::model_record_name(kWorkload, kDevice, traces::ModelKind::analytical);
+  model.kind = "analytical";
+  model.workload = kWorkload;
+  model.device = kDevice;
+  model.metrics["power_peak_abs_err_q95_cv"] = peak_error_q95_pct;
+  return model;
+}
+
+// kWorkload's proxy relation: one run of seed 0 at each of `batches`, 30000 samples to accuracy 0.9.
+inline traces::RelationSet one_seed_proxy(const std::vector<int>& batches) {
+  traces::RelationSet rel;
+  rel.name = traces::zeus::proxy_name(kWorkload);
+  rel.workload = kWorkload;
+  rel.metric = "accuracy";
+  rel.target = 0.9;
+  for (int b : batches) rel.runs.push_back({b, 0, true, 30000, 10000000});
+  return rel;
+}
+
+// The same runs as kWorkload's target relation.
+inline traces::RelationSet same_runs_target(const traces::RelationSet& proxy) {
+  traces::RelationSet target = proxy;
+  target.name = traces::zeus::target_name(kWorkload);
+  return target;
+}
+
 // A store whose predicted table holds a point only the model knows (460.8 MHz at b=128, the
 // emulated Nano's of test_choice_rule.cpp): its predicted peak 5.704 W is under the 5.9 W cap less
 // the model's 3% guard (5.723 W), but its spread (mean 5.474 W) projected to a run over the
@@ -118,38 +161,19 @@ inline void write_predicted_projection_store(const std::filesystem::path& path) 
   }
   std::vector<std::vector<double>> settings;
   for (const auto& m : points) {
-    traces::ProfilePoint p;
-    p.knob = {m.f};
-    p.batch_size = 128;
-    p.time_per_batch_mean_s = m.time;
-    p.power_peak_w = m.peak;
-    p.power_mean_w = m.mean;
-    p.power_samples = m.samples;
+    const auto p = profile_point(m.f, 128, m.time, m.peak, m.mean, m.samples);
     truth.points.push_back(p);
     if (m.samples > 0) measured.points.push_back(p);
     settings.push_back(p.knob);
   }
   const auto predicted = models::predict_table(sim::TableModel(truth), measured, settings, {128});
-  traces::ModelRecord model;
-  model.name = models::model_record_name(kWorkload, kDevice, traces::ModelKind::analytical);
-  model.kind = "analytical";
-  model.workload = kWorkload;
-  model.device = kDevice;
-  model.metrics["power_peak_abs_err_q95_cv"] = 3;
-  traces::RelationSet rel;
-  rel.name = traces::zeus::proxy_name(kWorkload);
-  rel.workload = kWorkload;
-  rel.metric = "accuracy";
-  rel.target = 0.9;
-  rel.runs.push_back({128, 0, true, 30000, 10000000});
-  traces::RelationSet target = rel;
-  target.name = traces::zeus::target_name(kWorkload);
+  const auto proxy = one_seed_proxy({128});
   auto store = traces::Store::open_or_create(path);
   store.write(measured, kMeasured);
   store.write(predicted, kPredicted);
-  store.write(model);
-  store.write(rel);
-  store.write(target);
+  store.write(model_record(3));
+  store.write(proxy);
+  store.write(same_runs_target(proxy));
 }
 
 }  // namespace pacer::testing

@@ -14,6 +14,21 @@
 namespace pacer::experiments {
 namespace {
 
+// `pacer sweep` of the store's predicted table into sweep record "sw" (replacing it).
+void write_sweep(const std::filesystem::path& path, const std::vector<double>& caps,
+                 const std::vector<explore::Policy>& policies, std::optional<double> guard) {
+  auto store = traces::Store::open(path);
+  explore::ProblemSpec spec;
+  spec.profile = pacer::testing::kPredicted;
+  const auto pb = explore::load_problem(store, spec);
+  explore::SweepRequest request;
+  request.name = "sw";
+  request.caps_w = caps;
+  request.options.policies = policies;
+  request.guard = guard;
+  store.write(explore::sweep_record({pb.get()}, request), traces::Replace::always);
+}
+
 TEST(ReportChoices, FigureOneMarksTheSweepsChoicesOverRandomStoresCapsAndGuards) {
   std::mt19937_64 rng(41);
   const pacer::testing::TempStore path("report-choices");
@@ -27,18 +42,7 @@ TEST(ReportChoices, FigureOneMarksTheSweepsChoicesOverRandomStoresCapsAndGuards)
                                                        0.03 + 0.03 * (s % 4));
     for (const std::optional<double> guard : {std::optional<double>(), std::optional<double>(0.0),
                                               std::optional<double>(0.06)}) {
-      {
-        auto store = traces::Store::open(path);
-        explore::ProblemSpec spec;
-        spec.profile = pacer::testing::kPredicted;
-        const auto pb = explore::load_problem(store, spec);
-        explore::SweepRequest request;
-        request.name = "sw";
-        request.caps_w = rs.caps;
-        request.options.policies = policies;
-        request.guard = guard;
-        store.write(explore::sweep_record({pb.get()}, request), traces::Replace::always);
-      }
+      write_sweep(path, rs.caps, policies, guard);
       const auto sweep = traces::Store::open(path).read<traces::SweepResult>("sw");
       for (double cap : rs.caps) {
         const auto marked = figure1_choices(path.path(), "sw", pacer::testing::kPredicted, cap, policies);
@@ -70,18 +74,7 @@ TEST(ChoiceRule, TheReportSkipsAPredictedPointWhoseRunProjectionIsOverTheCap) {
                                                  explore::Policy::Ours, explore::Policy::Pacer,
                                                  explore::Policy::Oracle};
   for (const std::optional<double> guard : {std::optional<double>(), std::optional<double>(0.0)}) {
-    {
-      auto store = traces::Store::open(path);
-      explore::ProblemSpec spec;
-      spec.profile = pacer::testing::kPredicted;
-      const auto pb = explore::load_problem(store, spec);
-      explore::SweepRequest request;
-      request.name = "sw";
-      request.caps_w = {pacer::testing::kProjectionCapW};
-      request.options.policies = policies;
-      request.guard = guard;
-      store.write(explore::sweep_record({pb.get()}, request), traces::Replace::always);
-    }
+    write_sweep(path, {pacer::testing::kProjectionCapW}, policies, guard);
     const auto marked =
         figure1_choices(path.path(), "sw", pacer::testing::kPredicted, pacer::testing::kProjectionCapW, policies);
     ASSERT_EQ(marked.size(), policies.size());
