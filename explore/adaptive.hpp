@@ -13,7 +13,8 @@
 //     did reach the target (median, the nearest batch sizes in log b first), else its own curve
 //     (extrapolate_samples); the spread of those ratios widens its interval. It is stored at the
 //     estimate (moved up by estimate_z sd). A run with no estimate is censored at its samples
-//     (explore/relation_model.hpp uses it as a lower bound).
+//     (explore/relation_model.hpp uses it as a lower bound). With AdaptiveOptions::power_law, the
+//     estimate is the run's own on one power law fitted to every run's curve (explore/curve_fit.hpp).
 //  2. the pacer policy's posterior (Relation::from_set on those counts, explore/relation_model.hpp)
 //     gives each b's log samples-to-target as a normal; its variance is floored by a prior seed
 //     variance over the b's runs (one seed per b says nothing about the seed spread) and widened
@@ -74,6 +75,9 @@ struct AdaptiveOptions {
   std::map<int, int> seeds_by_batch;  // per b, fewer seeds where it has fewer (a replay's pool); absent: max_seeds
   // Unfinished runs are stored this many standard deviations above their estimate (>= 0).
   double estimate_z = kAdaptiveEstimateZ;
+  // Step 1 by a power law with one exponent shared by every run (explore/curve_fit.hpp) instead of
+  // the ratio; the ratio where the fit is not valid.
+  bool power_law = false;
 };
 
 // One run so far: a (b, seed) trained up to `samples`.
