@@ -138,6 +138,7 @@ explore::AdaptiveOptions engine_options(const RelationCampaign& c, const Adaptiv
   o.initial_fraction = s.initial_fraction;
   o.initial_seeds = 1;
   o.max_seeds = static_cast<int>(c.seeds.size());
+  o.power_law = s.power_law;
   return o;
 }
 
@@ -454,6 +455,7 @@ AdaptiveReport run_adaptive_campaign(const RelationCampaign& c, const dnn::data:
   total.set = stored_relation(c.store, header).value_or(header);
   total.curve = store.has<traces::LearningCurve>(c.name) ? store.read<traces::LearningCurve>(c.name)
                                                           : curve_header(header);
+  out.decided = plan(c, s, load_device(c, s), total.set, total.curve, out.log, out.log.rounds()).relation;
   for (const auto& r : total.set.runs) out.compute_used += static_cast<double>(explore::run_compute_samples(r));
   out.compute_most = static_cast<double>(c.batch_sizes.size() * c.seeds.size()) *
                      static_cast<double>(c.train.budget_samples);
