@@ -10,8 +10,10 @@
 
 #include "base/error.hpp"
 #include "base/stats.hpp"
+#include "explore/curve_fit.hpp"
 #include "explore/pacer_policy.hpp"
 #include "explore/policy.hpp"
+#include "explore/problem.hpp"
 #include "explore/proxy_budget.hpp"
 #include "explore/sweep.hpp"
 
@@ -84,8 +86,9 @@ CommonLevel common_level(const std::vector<AdaptiveRun>& runs, const traces::Rel
   return c;
 }
 
+// `power`: the run's estimate on the shared power law (AdaptiveOptions::power_law), used when given.
 Estimate estimate_run(const AdaptiveRun& run, const std::vector<const AdaptiveRun*>& finished,
-                      const traces::RelationSet& header, const CommonLevel& common) {
+                      const traces::RelationSet& header, const CommonLevel& common, const PowerLawEstimate* power) {
   const bool hib = header.higher_is_better;
   const double level = best_metric(run.curve, hib);
   Estimate e;
@@ -100,6 +103,7 @@ Estimate estimate_run(const AdaptiveRun& run, const std::vector<const AdaptiveRu
     log_ratio.push_back(std::log(static_cast<double>(f->samples) / static_cast<double>(f_at)));
   }
   const double floor = std::log(static_cast<double>(std::max<int64_t>(1, run.samples)));
+  if (power) return {std::max(floor, power->log_samples), power->var};
   if (log_ratio.empty() && common.valid()) {  // no run reached the target: the shared ratio at the common level
     const int64_t at_common = first_reaching(run.curve, common.level, hib);
     if (at_common > 0) {
@@ -264,7 +268,12 @@ AdaptivePlan plan_round(const AdaptiveProblem& problem, const std::vector<Adapti
   const SharedCurve shared(runs, header);
   std::map<int, std::vector<double>> extra_var;  // per b: the estimates' variances
   std::map<int, int> runs_at;
-  for (const auto& r : runs) {
+  std::vector<CurvePoints> curves;  // the power law, when asked for: one fit, its exponent shared by all runs
+  if (options.power_law)
+    for (const auto& r : runs) curves.push_back(r.curve);
+  const PowerLawFit fit = options.power_law ? fit_power_law(curves, header.higher_is_better) : PowerLawFit{};
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const AdaptiveRun& r = runs[i];
     traces::RelationRun rr;
     rr.batch_size = r.batch_size;
     rr.seed = r.seed;
@@ -275,8 +284,11 @@ AdaptivePlan plan_round(const AdaptiveProblem& problem, const std::vector<Adapti
       rr.samples = r.samples;
       extra_var[r.batch_size].push_back(0);
     } else {
-      Estimate e = options.shared_curve ? shared.estimate(r) : Estimate{};
-      if (std::isnan(e.log_samples)) e = estimate_run(r, finished, header, common);
+      const PowerLawEstimate pl = options.power_law ? power_law_samples(fit, i, header.target, header.higher_is_better)
+                                                    : PowerLawEstimate{};
+      // The power law where asked for and valid, else the shared curve, else the ratio.
+      Estimate e = !pl.valid && options.shared_curve ? shared.estimate(r) : Estimate{};
+      if (std::isnan(e.log_samples)) e = estimate_run(r, finished, header, common, pl.valid ? &pl : nullptr);
       rr.reached = !std::isnan(e.log_samples);
       // Stored at its upper end: a loose extrapolation must not make a stopped b look best.
       rr.samples = rr.reached
@@ -306,7 +318,7 @@ AdaptivePlan plan_round(const AdaptiveProblem& problem, const std::vector<Adapti
   }
 
   // Step 2: the posterior per b.
-  const Relation rel = Relation::from_set(plan.relation, space, plan.looser ? &*plan.looser : nullptr);
+  const Relation rel = proxy_relation(plan.relation, space, plan.looser ? &*plan.looser : nullptr, problem.transfer);
   plan.log_mean.assign(batches.size(), traces::kNaN);
   plan.log_var.assign(batches.size(), traces::kNaN);
   for (size_t bi = 0; bi < batches.size(); ++bi) {
@@ -507,7 +519,7 @@ ReplayResult replay_adaptive(const AdaptiveProblem& problem, const ReplayPool& p
   ReplayResult result;
   int64_t longest = 0;
   for (const auto& r : pool.runs.runs) {
-    PoolRun p{&r, r.reached ? r.samples : std::max(r.samples, r.budget_samples), {}};
+    PoolRun p{&r, run_compute_samples(r), {}};
     for (const auto& pt : pool.curve.points)
       if (pt.batch_size == r.batch_size && pt.seed == r.seed) p.curve.emplace_back(pt.samples, pt.metric);
     std::sort(p.curve.begin(), p.curve.end());

@@ -18,8 +18,11 @@
 //     every b's; the run's estimate chains the steps from its level to the target (a b with a short
 //     run borrows the curve's shape from the b that went further). It is stored at the
 //     estimate (moved up by estimate_z sd). A run with no estimate is censored at its samples
-//     (explore/relation_model.hpp uses it as a lower bound).
-//  2. the pacer policy's posterior (Relation::from_set on those counts, explore/relation_model.hpp)
+//     (explore/relation_model.hpp uses it as a lower bound). With AdaptiveOptions::power_law, the
+//     estimate is the run's own on one power law fitted to every run's curve (explore/curve_fit.hpp)
+//     where that fit is valid (before the shared curve).
+//  2. the pacer policy's posterior (explore::proxy_relation on those counts with the problem's
+//     transfer, as `pacer select` builds it; explore/relation_model.hpp)
 //     gives each b's log samples-to-target as a normal; its variance is floored by a prior seed
 //     variance over the b's runs (one seed per b says nothing about the seed spread) and widened
 //     by the extrapolation's.
@@ -43,6 +46,7 @@
 
 #include "explore/decide.hpp"
 #include "explore/space.hpp"
+#include "explore/transfer.hpp"
 #include "traces/records.hpp"
 
 namespace pacer::explore {
@@ -91,6 +95,9 @@ struct AdaptiveOptions {
   bool shared_curve = kAdaptiveSharedCurve;
   // With a compute budget: round 1's share of it ([0, 1]; 0: initial_fraction of the run budget).
   double budget_first_share = kAdaptiveBudgetFirstShare;
+  // Step 1 by a power law with one exponent shared by every run (explore/curve_fit.hpp) instead of
+  // the shared curve or the ratio; those where the fit is not valid.
+  bool power_law = false;
 };
 
 // One run so far: a (b, seed) trained up to `samples`.
@@ -114,6 +121,10 @@ struct AdaptiveProblem {
   // The learning-curve level of the pacer policy's looser-level blend (Problem::proxy_looser_set's
   // target); NaN: none.
   double looser_level = traces::kNaN;
+  // The proxy -> target transfer terms the posterior carries (explore/transfer.hpp transfer_sd, as
+  // explore::proxy_relation gives them to `pacer select`): the choice at each cap is then select's
+  // on the same runs. {0, 0}: the target is the proxy's own data set (or no transfer is known).
+  TransferSd transfer{};
 };
 
 enum class AdaptiveVerdict { Continue, Decided, Budget };

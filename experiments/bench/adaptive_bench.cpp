@@ -321,7 +321,7 @@ AdaptiveBenchResult run_adaptive_bench(const AdaptiveBenchOptions& options) {
       const std::set<int> chosen(full.choices.begin(), full.choices.end());
       double mine = 0, all = 0;
       for (const auto& r : c->w.proxy.runs) {
-        const auto n = static_cast<double>(r.reached ? r.samples : std::max(r.samples, r.budget_samples));
+        const auto n = static_cast<double>(explore::run_compute_samples(r));
         all += n;
         if (chosen.count(r.batch_size)) mine += n;
       }

@@ -9,8 +9,7 @@
 #include "base/error.hpp"
 #include "base/stats.hpp"
 #include "dnn/data/datasets.hpp"
-#include "experiments/bench/choice_agreement.hpp"
-#include "experiments/campaigns/relation.hpp"
+#include "explore/curve_fit.hpp"
 #include "explore/decide.hpp"
 #include "explore/problem.hpp"
 #include "explore/policy.hpp"
@@ -41,6 +40,7 @@ struct Row {
   double full_compute = 0, adaptive_compute = 0;
   ChoiceAgreement agreement;  // the adaptive campaign's choices against the full one's
   ChoiceAgreement seed_drop;  // the full campaign's choices kept when one of its seeds is left out
+  ChoiceAgreement seed_alone;  // the full campaign's choices kept by each of its seeds alone
   int64_t budget = 0;         // the adaptive campaign's compute budget (0: none)
   std::string outcome;
   int rounds = 0;
@@ -83,15 +83,33 @@ RelationRequest request(const AdaptiveTrainBenchOptions& o, const std::string& w
   return r;
 }
 
+// The adaptive campaign's record: one per extrapolation and compute budget.
+std::string adaptive_name(const AdaptiveTrainBenchOptions& o) {
+  std::string name = "adaptive";
+  if (o.adaptive.power_law) name += fmt::format("-{}", explore::adaptive_extrapolation_name(true));
+  if (!std::isnan(o.budget_of_full)) name += fmt::format("-budget-{:g}pct", 100 * o.budget_of_full);
+  return name;
+}
+
 }  // namespace
+
+ChoiceAgreement compare_adaptive(const explore::Space& space, const explore::ChoiceRule& rule,
+                                 const std::vector<double>& caps_w, const traces::RelationSet& full,
+                                 const RelationOutcome& adaptive) {
+  if (!adaptive.decided)
+    throw Error(fmt::format("relation '{}': no relation decided by an adaptive campaign to compare", adaptive.name));
+  return compare_choices(space, rule, caps_w, full, *adaptive.decided);
+}
 
 void run_adaptive_train_bench(const AdaptiveTrainBenchOptions& o, std::ostream& out) {
   fs::create_directories(o.out);
   out << fmt::format(
       "adaptive vs full relation campaign, real training on this machine ({} threads): b {} x seeds {}, {} training "
-      "samples, run budget {} samples, {} caps on an emulated {} (virtual-time profile), tolerance {:g} %{}\n",
-      o.threads, fmt::join(o.batch_sizes, ","), fmt::join(o.seeds, ","), o.max_train, o.budget, o.adaptive.caps,
-      o.device, 100 * o.adaptive.tolerance,
+      "samples, {} held-out samples, run budget {} samples, {} caps on an emulated {} (virtual-time profile), "
+      "tolerance {:g} %, extrapolation {}{}\n",
+      o.threads, fmt::join(o.batch_sizes, ","), fmt::join(o.seeds, ","), o.max_train,
+      o.eval_samples > 0 ? fmt::format("{}", o.eval_samples) : "all", o.budget, o.adaptive.caps, o.device,
+      100 * o.adaptive.tolerance, explore::adaptive_extrapolation_name(o.adaptive.power_law),
       std::isnan(o.budget_of_full) ? ""
                                    : fmt::format(", compute budget {:g} % of the full campaign's", 100 * o.budget_of_full));
   out << fmt::format("{:<24} {:<14} {:>12} {:>12} {:>8} {:>7} {:>10} {:>10} {:>10} {:>9} {:>9}\n", "workload",
@@ -112,7 +130,7 @@ void run_adaptive_train_bench(const AdaptiveTrainBenchOptions& o, std::ostream& 
     row.full_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     profile(o, full.report.set.workload, store);
     // The adaptive one, on its own runs (trained again: nothing is shared with the full campaign).
-    RelationRequest a = request(o, w, dataset, target, store, "adaptive");
+    RelationRequest a = request(o, w, dataset, target, store, adaptive_name(o));
     a.adaptive = true;
     a.adaptive_settings = o.adaptive;
     a.adaptive_settings.profile_store = store;
@@ -139,8 +157,9 @@ void run_adaptive_train_bench(const AdaptiveTrainBenchOptions& o, std::ostream& 
     const explore::ChoiceRule rule = explore::choice_rule(
         space, explore::measured_wins(st, profile_name, false, table.workload, table.device, space), o.adaptive.guard);
     const auto caps_w = base::cap_grid_w(space.min_power_w(), space.max_power_w(), o.adaptive.caps);
-    row.agreement = compare_choices(space, rule, caps_w, full.report.set, adaptive.report.set);
+    row.agreement = compare_adaptive(space, rule, caps_w, full.report.set, adaptive);
     row.seed_drop = leave_one_seed_out(space, rule, caps_w, full.report.set);
+    row.seed_alone = each_seed_alone(space, rule, caps_w, full.report.set);
     out << fmt::format("{:<24} {:<14} {:>12.0f} {:>12.0f} {:>7.1f}% {:>3}/{:<3} {:>9.2f}% {:>9.2f}% {:>10} {:>9.0f} {:>9.0f}\n",
                        full.report.set.workload, dataset, row.full_compute, row.adaptive_compute,
                        100 * row.adaptive_compute / std::max(1.0, row.full_compute), row.agreement.same,
@@ -153,21 +172,31 @@ void run_adaptive_train_bench(const AdaptiveTrainBenchOptions& o, std::ostream& 
                          "max / mean regret {:.2f} / {:.2f}%\n",
                          o.seeds.size(), row.seed_drop.same, row.seed_drop.caps, 100 * row.seed_drop.share(),
                          100 * row.seed_drop.max_regret, 100 * row.seed_drop.mean_regret);
+    if (row.seed_alone.caps > 0)
+      out << fmt::format("  each seed of the full campaign alone keeps {} of {} (cap, seed) choices ({:.1f}%), max / "
+                         "mean regret {:.2f} / {:.2f}%\n",
+                         row.seed_alone.same, row.seed_alone.caps, 100 * row.seed_alone.share(),
+                         100 * row.seed_alone.max_regret, 100 * row.seed_alone.mean_regret);
     out.flush();
     rows.push_back(row);
   }
   double full = 0, used = 0;
-  ChoiceAgreement all;
+  ChoiceAgreement all, alone;
   for (const auto& r : rows) {
     full += r.full_compute;
     used += r.adaptive_compute;
     all += r.agreement;
+    alone += r.seed_alone;
   }
   const double share = used / std::max(1.0, full), agree = all.share();
   out << fmt::format("same choices: {} of {} (task, cap) pairs, {:.1f}% (goal >= 95%): {}\n", all.same, all.caps,
                      100 * agree, agree >= 0.95 ? "PASS" : "FAIL");
   out << fmt::format("compute: {:.0f} of {:.0f} samples, {:.1f}% of the full campaigns' (goal <= 10%): {}\n", used,
                      full, 100 * share, share <= 0.10 ? "PASS" : "FAIL");
+  if (alone.caps > 0)
+    out << fmt::format("each seed alone keeps {:.1f}% of the pooled choices ({} of {} (task, cap, seed)): the full "
+                       "campaigns' own stability, a ceiling for a campaign that buys about one seed's compute\n",
+                       100 * alone.share(), alone.same, alone.caps);
 }
 
 }  // namespace pacer::experiments

@@ -13,7 +13,9 @@
 #include <string>
 #include <vector>
 
+#include "experiments/bench/choice_agreement.hpp"
 #include "experiments/campaigns/adaptive_relation.hpp"
+#include "experiments/campaigns/relation.hpp"
 
 namespace pacer::experiments {
 
@@ -27,12 +29,14 @@ struct AdaptiveTrainBenchOptions {
   // Small settings that finish in minutes: training samples, held-out samples, evaluation cadence,
   // run budget and the target per task (from scratch).
   int64_t max_train = 4000;
-  int64_t eval_samples = 500;
+  int64_t eval_samples = 0;  // 0: the whole held-out split
   int64_t eval_every = 256;
   int64_t budget = 24000;
   double image_target = 0.85;
   double text_target = 0.40;
-  AdaptiveSettings adaptive;  // its profile_store and profile are the bench's own; its budget_share is unused
+  // Its profile_store and profile are the bench's own; its budget_share is unused; power_law: the
+  // extrapolation of unfinished runs.
+  AdaptiveSettings adaptive;
   // The adaptive campaign's compute budget as a share of the full campaign's compute measured in the
   // same run (samples trained; the goal's denominator); NaN: none.
   double budget_of_full = NAN;
@@ -40,7 +44,17 @@ struct AdaptiveTrainBenchOptions {
 };
 
 // Prints one row per workload, the full campaign's own resolution (its choices kept when one of its
-// seeds is left out) and the goal lines (PASS / FAIL). Throws Error when a campaign fails.
+// seeds is left out, and by each seed alone) and the goal lines (PASS / FAIL). The adaptive campaign
+// is stored under a name per extrapolation and budget ("adaptive", "adaptive-power-law-budget-10pct"),
+// beside the one full campaign, so that runs of the bench with other settings share the full
+// campaign. Throws Error when a campaign fails.
 void run_adaptive_train_bench(const AdaptiveTrainBenchOptions& options, std::ostream& out);
+
+// The adaptive campaign's choices against the full one's at the caps: on the relation its engine
+// decided on (RelationOutcome::decided: unfinished runs at their estimates), as the campaign itself
+// chooses, not on its stored runs (unfinished ones censored). Error for an outcome without one.
+ChoiceAgreement compare_adaptive(const explore::Space& space, const explore::ChoiceRule& rule,
+                                 const std::vector<double>& caps_w, const traces::RelationSet& full,
+                                 const RelationOutcome& adaptive);
 
 }  // namespace pacer::experiments

@@ -66,4 +66,18 @@ ChoiceAgreement leave_one_seed_out(const explore::Space& space, const explore::C
   return out;
 }
 
+ChoiceAgreement each_seed_alone(const explore::Space& space, const explore::ChoiceRule& rule,
+                                const std::vector<double>& caps_w, const traces::RelationSet& reference) {
+  std::set<int> seeds;
+  for (const auto& r : reference.runs) seeds.insert(r.seed);
+  ChoiceAgreement out;
+  if (seeds.size() < 2) return out;
+  for (const int s : seeds) {
+    traces::RelationSet one = reference;
+    std::erase_if(one.runs, [&](const traces::RelationRun& r) { return r.seed != s; });
+    out += compare_choices(space, rule, caps_w, reference, one);
+  }
+  return out;
+}
+
 }  // namespace pacer::experiments

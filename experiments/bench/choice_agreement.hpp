@@ -32,4 +32,12 @@ ChoiceAgreement compare_choices(const explore::Space& space, const explore::Choi
 ChoiceAgreement leave_one_seed_out(const explore::Space& space, const explore::ChoiceRule& rule,
                                    const std::vector<double>& caps_w, const traces::RelationSet& reference);
 
+// For every seed of the reference, that seed's runs alone against the whole reference, pooled over
+// the seeds (caps x seeds): how much of the pooled choice one seed per batch size keeps. A campaign
+// that buys about one seed's compute and resolves the near-ties no better than one seed can hardly
+// keep more, so this is the reference's own stability, a ceiling for such campaigns. A reference
+// with one seed: no caps.
+ChoiceAgreement each_seed_alone(const explore::Space& space, const explore::ChoiceRule& rule,
+                                const std::vector<double>& caps_w, const traces::RelationSet& reference);
+
 }  // namespace pacer::experiments

@@ -46,6 +46,7 @@ struct AdaptiveSettings {
   int64_t budget_samples = 0;
   double budget_share = NAN;
   int max_rounds = 8;
+  bool power_law = false;  // unfinished runs extrapolated by explore/curve_fit.hpp's power law, not the ratio
 };
 
 // The campaign's stages for shards and Slurm: "round-1" ... "round-N", each listing every
@@ -63,6 +64,11 @@ struct AdaptiveReport {
   traces::AdaptiveLog log;
   double compute_used = 0;  // samples every run of the campaign trained
   double compute_most = 0;  // the full campaign's most: batch sizes x seeds x run budget
+  // The relation the engine decided on at the campaign's end (explore::AdaptivePlan::relation): the
+  // reached runs as stored, the unfinished ones at their estimated samples-to-target (censored where
+  // none). The campaign's choices are those on it, not on campaign.set (whose unfinished runs are
+  // censored, lower bounds).
+  traces::RelationSet decided;
 };
 
 // Runs the whole campaign into c.store (resuming what it holds). `run_round`: when set, trains the

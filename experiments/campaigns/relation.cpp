@@ -175,6 +175,7 @@ RelationOutcome run_relation(const RelationRequest& r, const dnn::TrainHooks& ho
       const AdaptiveReport rep = run_adaptive_campaign(c, s.data, a, hooks, r.run_round);
       out.report = rep.campaign;
       out.decisions = rep.log;
+      out.decided = rep.decided;
       out.compute_used = rep.compute_used;
       out.compute_most = rep.compute_most;
     } else if (const int round = stage_round(r.stage, a.max_rounds); r.decide) {

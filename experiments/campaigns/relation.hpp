@@ -62,6 +62,8 @@ struct RelationOutcome {
   std::filesystem::path store;  // where: the request's store, or its shard's
   double wall_time_s = 0;
   std::optional<traces::AdaptiveLog> decisions;  // an adaptive campaign's log (absent otherwise)
+  // A whole adaptive campaign: the relation its engine decided on (AdaptiveReport::decided).
+  std::optional<traces::RelationSet> decided;
   double compute_used = 0;  // adaptive: samples every run trained
   double compute_most = 0;  // adaptive: the full campaign's most (batch sizes x seeds x budget)
 };

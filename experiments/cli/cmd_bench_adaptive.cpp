@@ -41,10 +41,7 @@ int run_bench_adaptive(const po::variables_map& vm) {
   if (!csv.empty()) traces::check_output_file(csv, "csv");
   const auto result = experiments::run_adaptive_bench(o);
   std::cout << result.markdown();
-  if (!csv.empty()) {
-    traces::write_file_atomic(csv, result.csv());
-    std::cerr << fmt::format("wrote {}\n", csv);
-  }
+  if (!csv.empty()) write_output(csv, result.csv());
   return 0;
 }
 

@@ -13,6 +13,7 @@
 #include "experiments/bench/train_bench.hpp"
 #include "experiments/cli/cli.hpp"
 #include "experiments/cli/options.hpp"
+#include "explore/curve_fit.hpp"
 
 namespace pacer::cli {
 namespace {
@@ -69,6 +70,7 @@ experiments::AdaptiveTrainBenchOptions adaptive_options_from(const po::variables
   a.text_target = parse_fraction(vm["text-target"].as<std::string>(), "--text-target");
   a.adaptive.caps = vm["caps"].as<int>();
   a.adaptive.tolerance = parse_fraction(vm["tolerance"].as<std::string>(), "--tolerance");
+  a.adaptive.power_law = explore::parse_adaptive_extrapolation(vm["extrapolation"].as<std::string>(), "extrapolation");
   if (vm.count("adaptive-budget")) a.budget_of_full = parse_fraction(vm["adaptive-budget"].as<std::string>(), "--adaptive-budget");
   a.out = vm["out"].as<std::string>();
   return a;
@@ -128,12 +130,19 @@ Command make() {
     add_count_option(d, "max-train", a.max_train, int64_t{0}, kMaxSamples, "--adaptive: training samples, 0: all");
     add_count_option(d, "budget", a.budget, int64_t{1}, kMaxSamples, "--adaptive: run budget [samples]");
     add_count_option(d, "eval-every", a.eval_every, int64_t{1}, kMaxSamples, "--adaptive: evaluation cadence [samples]");
-    add_count_option(d, "eval-samples", a.eval_samples, int64_t{0}, kMaxSamples, "--adaptive: held-out samples");
+    add_count_option(d, "eval-samples", a.eval_samples, int64_t{0}, kMaxSamples, "--adaptive: held-out samples, 0: all");
     add_count_option(d, "caps", a.adaptive.caps, 1, 1000, "--adaptive: caps over the board's power range");
     d.add_options()("image-target", po::value<std::string>()->default_value(fmt::format("{:g}", a.image_target)),
                     "--adaptive: the image task's target accuracy (from scratch on fmnist-proxy)")(
         "text-target", po::value<std::string>()->default_value(fmt::format("{:g}", a.text_target)),
         "--adaptive: the text task's target character accuracy (from scratch on austen-proxy)")(
+        "extrapolation",
+        po::value<std::string>()->default_value(std::string(explore::adaptive_extrapolation_name(a.adaptive.power_law))),
+        fmt::format("--adaptive: how the adaptive campaign estimates an unfinished run's samples to the target: {} "
+                    "(the runs that reached it, their ratio from a common level) or {} (one power law with an "
+                    "exponent shared by every run)",
+                    explore::adaptive_extrapolation_name(false), explore::adaptive_extrapolation_name(true))
+            .c_str())(
         "tolerance", po::value<std::string>()->default_value(fmt::format("{:g}%", 100 * a.adaptive.tolerance)),
         "--adaptive: expected regret at which a cap is decided")(
         "adaptive-budget", po::value<std::string>(),

@@ -100,5 +100,28 @@ TEST(ChoiceAgreement, ANearTieThatOneSeedDecidesIsLostWhenThatSeedIsLeftOut) {
   EXPECT_EQ(leave_one_seed_out(sp, {}, caps, relation({{900}, {1000}, {4000}})).caps, 0);
 }
 
+TEST(ChoiceAgreement, EachSeedAloneKeepsThePooledChoiceOnlyWhereItOrdersTheNearTieAsThePoolDoes) {
+  const explore::Space sp = space();
+  const std::vector<double> caps = {10};
+  // Clear: every seed alone picks b=16, as the pool does.
+  const traces::RelationSet clear = relation({{3000, 3100, 2900}, {1000, 1050, 950}, {4000, 4100, 3900}});
+  const ChoiceAgreement c = each_seed_alone(sp, {}, caps, clear);
+  EXPECT_EQ(c.caps, 3);  // one cap x three seeds
+  EXPECT_EQ(c.same, 3);
+  EXPECT_DOUBLE_EQ(c.max_regret, 0);
+  // A near-tie between b=8 and b=16: the pool picks b=16 (b=8's seed 2 is slow), seeds 0 and 1
+  // alone pick b=8 and only seed 2 alone agrees; leaving one seed out keeps more (two of three).
+  const traces::RelationSet tie = relation({{900, 900, 1400}, {1000, 1000, 1000}, {4000, 4100, 3900}});
+  const explore::Relation rt = explore::Relation::from_set(tie, sp);
+  ASSERT_LT(rt.expected_samples_by_batch[1], rt.expected_samples_by_batch[0]);
+  const ChoiceAgreement t = each_seed_alone(sp, {}, caps, tie);
+  EXPECT_EQ(t.caps, 3);
+  EXPECT_EQ(t.same, 1);
+  EXPECT_EQ(t.other_choices, std::vector<int>({8, 8, 16}));
+  EXPECT_GT(t.max_regret, 0);
+  EXPECT_GT(leave_one_seed_out(sp, {}, caps, tie).same, t.same);
+  EXPECT_EQ(each_seed_alone(sp, {}, caps, relation({{900}, {1000}, {4000}})).caps, 0);
+}
+
 }  // namespace
 }  // namespace pacer::experiments

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <string>
 
+#include "experiments/campaigns/relation.hpp"
 #include "tests/support/run_pacer.hpp"
 #include "traces/store/store.hpp"
 
@@ -132,6 +133,44 @@ TEST_F(AdaptiveRelation, StopsTheBatchSizeThatCannotWinAndStoresEveryDecision) {
   EXPECT_EQ(again.err.find("CENSORED after"), std::string::npos) << again.err;
   EXPECT_EQ(relation(), set);
   EXPECT_EQ(log(), l);
+}
+
+// The library's outcome carries the relation the engine decided on (the adaptive training bench
+// compares choices on it): the stored runs, with b=8's unfinished run at its estimate.
+TEST_F(AdaptiveRelation, ItsOutcomeHoldsTheRelationTheEngineDecidedOn) {
+  ASSERT_EQ(pacer(common()).code, 0);
+  pacer::experiments::RelationRequest q;
+  q.workload = "cnn";
+  q.dataset = "idx:" + (dir / "idx").string();
+  q.checkpoint = "none";
+  q.train.threads = 1;
+  q.train.eval_every_samples = 32;
+  q.train.eval_stop = q.train.kFull;
+  q.train.base_lr = 0.002;
+  q.train.budget_samples = 4096;
+  q.batch_sizes = {8, 16, 32};
+  q.seeds = {0, 1};
+  q.target = 0.95;
+  q.name = "q";
+  q.store = dir / "s.h5";
+  q.adaptive = true;
+  q.adaptive_settings.initial_fraction = 0.02;
+  q.adaptive_settings.caps = 4;
+  q.adaptive_settings.profile_store = dir / "device.h5";
+  const pacer::experiments::RelationOutcome out = pacer::experiments::run_relation(q);  // resumes: trains nothing
+  EXPECT_EQ(out.report.new_runs, 0);
+  ASSERT_TRUE(out.decided.has_value());
+  const RelationSet stored = relation();
+  ASSERT_EQ(out.decided->runs.size(), stored.runs.size());
+  for (const auto& r : stored.runs) {
+    const RelationRun* d = find(*out.decided, r.batch_size, r.seed);
+    ASSERT_NE(d, nullptr);
+    if (r.reached) EXPECT_EQ(d->samples, r.samples) << r.batch_size;
+  }
+  const RelationRun* b8 = find(*out.decided, 8, 0);
+  EXPECT_FALSE(find(stored, 8, 0)->reached);
+  EXPECT_TRUE(b8->reached);  // estimated from its curve and the runs that reached the target
+  EXPECT_GT(b8->samples, find(stored, 8, 0)->samples);
 }
 
 TEST_F(AdaptiveRelation, ResumesAnInterruptedRoundWithoutRetrainingWhatIsStored) {
