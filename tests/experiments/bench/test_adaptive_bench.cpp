@@ -26,8 +26,11 @@ TEST(AdaptiveBench, ReplaysSpendLessThanTheFullCampaignAndNoMoreThanTheirCut) {
   o.initial_fractions = {explore::kAdaptiveInitialFraction};
   o.zs = {explore::kAdaptiveZ};
   o.estimate_zs = {explore::kAdaptiveEstimateZ};
+  o.shared_curves = {explore::kAdaptiveSharedCurve};
+  o.budget_first_shares = {explore::kAdaptiveBudgetFirstShare};
   const AdaptiveBenchResult r = run_adaptive_bench(o);
   EXPECT_TRUE(r.folds.empty());  // one grid point: no choice to make
+  EXPECT_TRUE(r.budget_folds.empty());
   std::map<std::string, const AdaptiveBenchRow*> by;
   for (const auto& row : r.rows) by[row.campaign] = &row;
   ASSERT_TRUE(by.count("full") && by.count(explore::adaptive_cut_label()));
