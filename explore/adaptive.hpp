@@ -58,8 +58,9 @@ inline constexpr double kAdaptiveTolerance = 0.01;
 // Round 1 trains every batch size for this fraction of the run budget.
 inline constexpr double kAdaptiveInitialFraction = 0.02;
 // With a compute budget, round 1 spends this share of it, spread evenly over the batch sizes (and
-// initial seeds), instead of kAdaptiveInitialFraction of each run's budget.
-inline constexpr double kAdaptiveBudgetFirstShare = 0.3;
+// initial seeds), instead of kAdaptiveInitialFraction of each run's budget. Leave-one-workload-out
+// over {0, 5, ..., 40, 50 %} at the fixed cuts' compute chose 15 % in five of six folds.
+inline constexpr double kAdaptiveBudgetFirstShare = 0.15;
 // z of the contender intervals (two-sided 90 %).
 inline constexpr double kAdaptiveZ = 1.6448536269514722;
 // Each round a continued run trains this many times its samples so far.

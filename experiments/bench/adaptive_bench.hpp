@@ -33,7 +33,7 @@ struct AdaptiveBenchOptions {
   std::vector<bool> shared_curves = {false, true};
   // The grid of round 1's share of a compute budget (0: the initial fraction of the run budget),
   // chosen leave-one-workload-out on the campaigns cut at the fixed cuts' compute.
-  std::vector<double> budget_first_shares = {0.0, 0.1, 0.2, 0.3, 0.5};
+  std::vector<double> budget_first_shares = {0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5};
 };
 
 struct AdaptiveConstants {
