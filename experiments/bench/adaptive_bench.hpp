@@ -7,8 +7,11 @@
 // against the target (all runs) exactly as `pacer sweep` does (10 caps per workload). The engine's
 // constants are chosen by leave-one-workload-out over a grid (all GPUs of a workload held out
 // together): the fold's choice is the cheapest grid point whose mean regret on the other workloads
-// is at most the full campaign's there (goal (a)'s bar); none: the least mean regret. Prints the folds, the table
-// (full, every fixed cut, the adaptive campaign unbounded and at each fixed cut's compute) and the two goal lines.
+// is at most the full campaign's there (goal (a)'s bar); none: the least mean regret. Round 1's
+// share of a compute budget has its own grid and folds, on the campaigns cut at the fixed cuts'
+// compute (the most cuts below the fixed cut's max regret, then the least mean max). Prints the
+// folds, the table (full, every fixed cut, the adaptive campaign unbounded and at each fixed cut's
+// compute) and the two goal lines.
 #include <filesystem>
 #include <string>
 #include <vector>

@@ -55,8 +55,10 @@ Command make() {
       "per workload it buys the proxy's runs (the protocol's half) up to sample counts in rounds, over --orders\n"
       "random orders of that pool, and scores the pacer policy on what it bought against the target (all runs),\n"
       "10 caps per workload. The engine's constants are chosen leave-one-workload-out over the grid (with one\n"
-      "value each: those constants, no choice). Prints the folds, the table (the full campaign, every fixed cut of\n"
-      "`pacer budget`, the adaptive campaign until decided and at each fixed cut's compute) and two goal lines:\n" +
+      "value each: those constants, no choice); round 1's share of a compute budget (--budget-first-shares) by its\n"
+      "own folds on the campaigns at the fixed cuts' compute. Prints the folds, the table (the full campaign,\n"
+      "every fixed cut of `pacer budget`, the adaptive campaign until decided and at each fixed cut's compute)\n"
+      "and two goal lines:\n" +
       fmt::format(
           "(a) the full campaign's mean regret at <= {:g} % of its compute, (b) a lower max regret than "
           "every fixed cut at equal compute.",
