@@ -25,9 +25,9 @@ double metric_error(double metric, bool higher_is_better);
 inline constexpr int kPowerLawMinPoints = 3;
 
 struct PowerLawFit {
-  double alpha = 0;           // the shared exponent (> 0 for a valid fit)
-  std::vector<double> log_a;  // per run given: log a_r (NaN: the run had no usable point)
-  double resid_var = 0;       // of log e about the fit (weighted, per degree of freedom)
+  double alpha = 0;                // the shared exponent (> 0 for a valid fit)
+  std::vector<double> log_a;       // per run given: log a_r (NaN: the run had no usable point)
+  double resid_var = 0;            // of log e about the fit (weighted, per degree of freedom)
   std::vector<double> mean_log_n;  // per run: the weighted mean log n of its points (the fit's centre)
   std::vector<double> weight;      // per run: the sum of its points' weights
   double sxx = 0;                  // sum over runs of the weighted squared deviations of log n
