@@ -13,6 +13,7 @@
 #include "explore/curve_fit.hpp"
 #include "explore/pacer_policy.hpp"
 #include "explore/policy.hpp"
+#include "explore/problem.hpp"
 #include "explore/proxy_budget.hpp"
 #include "explore/sweep.hpp"
 
@@ -129,6 +130,72 @@ Estimate estimate_run(const AdaptiveRun& run, const std::vector<const AdaptiveRu
   return e;
 }
 
+// Step 1 with `shared_curve`: the learning curve shared across batch sizes. Its levels are those
+// where the unfinished runs stopped (their best metric), then the target; step i is log(samples to
+// level i+1 / samples to level i) of every run that reached level i+1 (a run at the target: its
+// count). An unfinished run's estimate is its samples to its level plus the steps from there to the
+// target: per step b's own runs' mean where b has any, else a line in log b through every run's
+// (clamped to their range). Each borrowed step adds its residual variance (kLooseEstimateVar from
+// fewer than three runs); the sum is at most kLooseEstimateVar. NaN where a step has no run.
+class SharedCurve {
+ public:
+  SharedCurve(const std::vector<AdaptiveRun>& runs, const traces::RelationSet& header) : hib_(header.higher_is_better) {
+    for (const auto& r : runs) {
+      const double best = best_metric(r.curve, hib_);
+      if (!r.reached && !std::isnan(best) && !better_or_equal(best, header.target, hib_)) levels_.push_back(best);
+    }
+    std::sort(levels_.begin(), levels_.end(), [&](double a, double b) { return hib_ ? a < b : a > b; });
+    levels_.erase(std::unique(levels_.begin(), levels_.end()), levels_.end());
+    levels_.push_back(header.target);
+    steps_.resize(levels_.size() - 1);
+    for (const auto& r : runs)
+      for (size_t i = 0; i + 1 < levels_.size(); ++i) {
+        const int64_t from = first_reaching(r.curve, levels_[i], hib_);
+        const int64_t to = i + 2 == levels_.size() ? (r.reached ? r.samples : 0)
+                                                   : first_reaching(r.curve, levels_[i + 1], hib_);
+        if (from <= 0 || to < from) continue;
+        steps_[i].push_back({r.batch_size, std::log(static_cast<double>(to) / static_cast<double>(from))});
+      }
+  }
+
+  Estimate estimate(const AdaptiveRun& run) const {
+    Estimate e;
+    const double level = best_metric(run.curve, hib_);
+    const auto it = std::find(levels_.begin(), levels_.end(), level);
+    const int64_t at = std::isnan(level) ? 0 : first_reaching(run.curve, level, hib_);
+    if (it == levels_.end() || at <= 0) return e;
+    double log_n = std::log(static_cast<double>(at)), var = 0;
+    for (auto i = static_cast<size_t>(it - levels_.begin()); i < steps_.size(); ++i) {
+      const auto& pts = steps_[i];
+      if (pts.empty()) return e;
+      std::vector<double> own, log_b, ratio;
+      for (const auto& [b, r] : pts) {
+        if (b == run.batch_size) own.push_back(r);
+        log_b.push_back(std::log(static_cast<double>(b)));
+        ratio.push_back(r);
+      }
+      if (!own.empty()) {
+        log_n += base::mean(own);
+        continue;
+      }
+      const base::Line line = base::least_squares_line(log_b, ratio);
+      const auto [lo, hi] = std::minmax_element(ratio.begin(), ratio.end());
+      log_n += std::clamp(line.at(std::log(static_cast<double>(run.batch_size))), *lo, *hi);
+      double resid = 0;
+      for (size_t k = 0; k < ratio.size(); ++k) resid += std::pow(ratio[k] - line.at(log_b[k]), 2);
+      var += ratio.size() > 2 ? resid / static_cast<double>(ratio.size() - 2) : kLooseEstimateVar;
+    }
+    e.log_samples = std::max(std::log(static_cast<double>(std::max<int64_t>(1, run.samples))), log_n);
+    e.var = std::min(var, kLooseEstimateVar);
+    return e;
+  }
+
+ private:
+  bool hib_;
+  std::vector<double> levels_;                            // from the loosest to the target
+  std::vector<std::vector<std::pair<int, double>>> steps_;  // per step: (b, log ratio) of each run
+};
+
 std::string pct(double v) {
   return fmt::format("{:.2g} %", 100 * v);
 }
@@ -156,6 +223,8 @@ AdaptivePlan plan_round(const AdaptiveProblem& problem, const std::vector<Adapti
   if (!(options.initial_fraction > 0 && options.initial_fraction <= 1))
     throw Error("an adaptive relation campaign needs an initial fraction in (0, 1]");
   if (!(options.estimate_z >= 0)) throw Error("an adaptive relation campaign needs an estimate z of at least 0");
+  if (!(options.budget_first_share >= 0 && options.budget_first_share <= 1))
+    throw Error("an adaptive relation campaign needs round 1's share of the compute budget in [0, 1]");
   if (options.initial_seeds < 1 || options.max_seeds < options.initial_seeds)
     throw Error("an adaptive relation campaign needs 1 <= initial seeds <= max seeds");
   const Space& space = problem.index->space();
@@ -169,13 +238,21 @@ AdaptivePlan plan_round(const AdaptiveProblem& problem, const std::vector<Adapti
   plan.relation.runs.clear();
 
   if (runs.empty()) {  // round 1: every batch size, a short budget
-    const int64_t first =
-        std::max<int64_t>(1, std::llround(options.initial_fraction * static_cast<double>(options.run_budget_samples)));
+    // With a compute budget, round 1 spends budget_first_share of it across the batch sizes.
+    const bool of_budget = options.compute_budget_samples > 0 && options.budget_first_share > 0;
+    const double runs_in_round = static_cast<double>(batches.size()) * options.initial_seeds;
+    const int64_t first = std::clamp<int64_t>(
+        std::llround(of_budget ? options.budget_first_share * options.compute_budget_samples / runs_in_round
+                               : options.initial_fraction * static_cast<double>(options.run_budget_samples)),
+        1, options.run_budget_samples);
+    const std::string share =
+        of_budget ? fmt::format("{:g} % of the compute budget over {} runs", 100 * options.budget_first_share,
+                                runs_in_round)
+                  : fmt::format("{:g} % of the run budget", 100 * options.initial_fraction);
     for (int b : batches) {
       for (int s = 0; s < options.initial_seeds; ++s) plan.orders.push_back({b, s, first, true});
-      plan.decisions.push_back({b, round, "start",
-                                fmt::format("round 1 trains every batch size to {} samples ({:g} % of the run budget)",
-                                            first, 100 * options.initial_fraction)});
+      plan.decisions.push_back(
+          {b, round, "start", fmt::format("round 1 trains every batch size to {} samples ({})", first, share)});
     }
     plan.reason = "round 1: every batch size for a short budget";
     plan.log_mean.assign(batches.size(), traces::kNaN);
@@ -188,6 +265,7 @@ AdaptivePlan plan_round(const AdaptiveProblem& problem, const std::vector<Adapti
   for (const auto& r : runs)
     if (r.reached && r.samples > 0) finished.push_back(&r);
   const CommonLevel common = common_level(runs, header);
+  const SharedCurve shared(runs, header);
   std::map<int, std::vector<double>> extra_var;  // per b: the estimates' variances
   std::map<int, int> runs_at;
   std::vector<CurvePoints> curves;  // the power law, when asked for: one fit, its exponent shared by all runs
@@ -206,8 +284,11 @@ AdaptivePlan plan_round(const AdaptiveProblem& problem, const std::vector<Adapti
       rr.samples = r.samples;
       extra_var[r.batch_size].push_back(0);
     } else {
-      const PowerLawEstimate pl = power_law_samples(fit, i, header.target, header.higher_is_better);
-      const Estimate e = estimate_run(r, finished, header, common, pl.valid ? &pl : nullptr);
+      const PowerLawEstimate pl = options.power_law ? power_law_samples(fit, i, header.target, header.higher_is_better)
+                                                    : PowerLawEstimate{};
+      // The power law where asked for and valid, else the shared curve, else the ratio.
+      Estimate e = !pl.valid && options.shared_curve ? shared.estimate(r) : Estimate{};
+      if (std::isnan(e.log_samples)) e = estimate_run(r, finished, header, common, pl.valid ? &pl : nullptr);
       rr.reached = !std::isnan(e.log_samples);
       // Stored at its upper end: a loose extrapolation must not make a stopped b look best.
       rr.samples = rr.reached
@@ -237,7 +318,7 @@ AdaptivePlan plan_round(const AdaptiveProblem& problem, const std::vector<Adapti
   }
 
   // Step 2: the posterior per b.
-  const Relation rel = Relation::from_set(plan.relation, space, plan.looser ? &*plan.looser : nullptr);
+  const Relation rel = proxy_relation(plan.relation, space, plan.looser ? &*plan.looser : nullptr, problem.transfer);
   plan.log_mean.assign(batches.size(), traces::kNaN);
   plan.log_var.assign(batches.size(), traces::kNaN);
   for (size_t bi = 0; bi < batches.size(); ++bi) {
@@ -438,7 +519,7 @@ ReplayResult replay_adaptive(const AdaptiveProblem& problem, const ReplayPool& p
   ReplayResult result;
   int64_t longest = 0;
   for (const auto& r : pool.runs.runs) {
-    PoolRun p{&r, r.reached ? r.samples : std::max(r.samples, r.budget_samples), {}};
+    PoolRun p{&r, run_compute_samples(r), {}};
     for (const auto& pt : pool.curve.points)
       if (pt.batch_size == r.batch_size && pt.seed == r.seed) p.curve.emplace_back(pt.samples, pt.metric);
     std::sort(p.curve.begin(), p.curve.end());

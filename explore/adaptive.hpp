@@ -11,11 +11,18 @@
 //  1. every unfinished run (below the target) gets an estimated samples-to-target from its learning
 //     curve: its samples to the best level it reached times the ratio target/level of the runs that
 //     did reach the target (median, the nearest batch sizes in log b first), else its own curve
-//     (extrapolate_samples); the spread of those ratios widens its interval. It is stored at the
+//     (extrapolate_samples); the spread of those ratios widens its interval. With `shared_curve`
+//     the learning curve is shared across batch sizes first: the step from each level where an
+//     unfinished run stopped to the next such level (and the last to the target) is the ratio of
+//     samples of the runs that went that far, b's own where it has any, else a line in log b through
+//     every b's; the run's estimate chains the steps from its level to the target (a b with a short
+//     run borrows the curve's shape from the b that went further). It is stored at the
 //     estimate (moved up by estimate_z sd). A run with no estimate is censored at its samples
 //     (explore/relation_model.hpp uses it as a lower bound). With AdaptiveOptions::power_law, the
-//     estimate is the run's own on one power law fitted to every run's curve (explore/curve_fit.hpp).
-//  2. the pacer policy's posterior (Relation::from_set on those counts, explore/relation_model.hpp)
+//     estimate is the run's own on one power law fitted to every run's curve (explore/curve_fit.hpp)
+//     where that fit is valid (before the shared curve).
+//  2. the pacer policy's posterior (explore::proxy_relation on those counts with the problem's
+//     transfer, as `pacer select` builds it; explore/relation_model.hpp)
 //     gives each b's log samples-to-target as a normal; its variance is floored by a prior seed
 //     variance over the b's runs (one seed per b says nothing about the seed spread) and widened
 //     by the extrapolation's.
@@ -39,6 +46,7 @@
 
 #include "explore/decide.hpp"
 #include "explore/space.hpp"
+#include "explore/transfer.hpp"
 #include "traces/records.hpp"
 
 namespace pacer::explore {
@@ -49,6 +57,9 @@ namespace pacer::explore {
 inline constexpr double kAdaptiveTolerance = 0.01;
 // Round 1 trains every batch size for this fraction of the run budget.
 inline constexpr double kAdaptiveInitialFraction = 0.02;
+// With a compute budget, round 1 spends this share of it, spread evenly over the batch sizes (and
+// initial seeds), instead of kAdaptiveInitialFraction of each run's budget.
+inline constexpr double kAdaptiveBudgetFirstShare = 0.3;
 // z of the contender intervals (two-sided 90 %).
 inline constexpr double kAdaptiveZ = 1.6448536269514722;
 // Each round a continued run trains this many times its samples so far.
@@ -75,8 +86,13 @@ struct AdaptiveOptions {
   std::map<int, int> seeds_by_batch;  // per b, fewer seeds where it has fewer (a replay's pool); absent: max_seeds
   // Unfinished runs are stored this many standard deviations above their estimate (>= 0).
   double estimate_z = kAdaptiveEstimateZ;
+  // Extrapolate unfinished runs on the learning curve shared across batch sizes (step 1 above);
+  // false: each run on the ratios of the runs that reached the target.
+  bool shared_curve = true;
+  // With a compute budget: round 1's share of it ([0, 1]; 0: initial_fraction of the run budget).
+  double budget_first_share = kAdaptiveBudgetFirstShare;
   // Step 1 by a power law with one exponent shared by every run (explore/curve_fit.hpp) instead of
-  // the ratio; the ratio where the fit is not valid.
+  // the shared curve or the ratio; those where the fit is not valid.
   bool power_law = false;
 };
 
@@ -101,6 +117,10 @@ struct AdaptiveProblem {
   // The learning-curve level of the pacer policy's looser-level blend (Problem::proxy_looser_set's
   // target); NaN: none.
   double looser_level = traces::kNaN;
+  // The proxy -> target transfer terms the posterior carries (explore/transfer.hpp transfer_sd, as
+  // explore::proxy_relation gives them to `pacer select`): the choice at each cap is then select's
+  // on the same runs. {0, 0}: the target is the proxy's own data set (or no transfer is known).
+  TransferSd transfer{};
 };
 
 enum class AdaptiveVerdict { Continue, Decided, Budget };

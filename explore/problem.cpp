@@ -126,8 +126,13 @@ PolicyContext Problem::context() const {
 
 Relation proxy_relation(const traces::RelationSet& proxy, const Space& space, const traces::RelationSet* looser,
                         const traces::RelationSet* target) {
-  RelationModelOptions model_options;  // the transfer's terms unless the target is the proxy's own data set
-  const TransferSd transfer = transfer_sd(proxy, target);
+  // The transfer's terms unless the target is the proxy's own data set.
+  return proxy_relation(proxy, space, looser, transfer_sd(proxy, target));
+}
+
+Relation proxy_relation(const traces::RelationSet& proxy, const Space& space, const traces::RelationSet* looser,
+                        const TransferSd& transfer) {
+  RelationModelOptions model_options;
   model_options.transfer_log_sd = transfer.level;
   model_options.transfer_shape_sd = transfer.shape;
   return Relation::from_set(proxy, space, looser, model_options);
@@ -143,7 +148,8 @@ Relation proxy_relation(const traces::Store& store, const traces::RelationSet& p
 
 std::unique_ptr<Problem> load_problem(const traces::Store& store, const ProblemSpec& spec) {
   auto pb = std::make_unique<Problem>();
-  std::string pb_device;  // the profile's or model's device
+  std::string pb_device;        // the profile's or model's device
+  double model_power_samples = 0;  // a calibrated model's stated power samples
   if (!spec.model.empty()) {
     if (!store.has<traces::ModelRecord>(spec.model))
       throw Error(fmt::format("{} has no model '{}' (models: {}): run pacer calibrate first", store.path().string(),
@@ -151,6 +157,7 @@ std::unique_ptr<Problem> load_problem(const traces::Store& store, const ProblemS
     const auto record = store.read<traces::ModelRecord>(spec.model);
     pb->model = models::model_from_record(record);
     pb->model_uncertainty = models::read_uncertainty(record);
+    model_power_samples = static_cast<double>(models::stated_power_samples(record));
     pb->workload = record.workload;
     pb_device = record.device;
     pb->profile_name = spec.model;
@@ -219,7 +226,7 @@ std::unique_ptr<Problem> load_problem(const traces::Store& store, const ProblemS
     grid.batch_sizes = spec.batch_sizes.empty() ? pb->proxy_set.batch_sizes() : spec.batch_sizes;
     if (grid.batch_sizes.empty()) throw OptionError("batch-sizes", "the relation has no batch sizes; give them");
     pb->space = std::make_unique<Space>(
-        Space::from_model(*pb->model, grid, fmt::format("model {} on {}", spec.model, device.name)));
+        Space::from_model(*pb->model, grid, fmt::format("model {} on {}", spec.model, device.name), model_power_samples));
     if (spec.basis && *spec.basis != pb->space->basis())
       throw Error(fmt::format("model '{}' does not predict {} power", spec.model, to_string(*spec.basis)));
   }

@@ -11,6 +11,7 @@
 #include "explore/decide.hpp"
 #include "explore/policy.hpp"
 #include "explore/space.hpp"
+#include "explore/transfer.hpp"
 #include "models/device_model.hpp"
 #include "models/uncertainty.hpp"
 #include "traces/store/store.hpp"
@@ -77,6 +78,10 @@ std::unique_ptr<Problem> load_problem(const traces::Store& store, const ProblemS
 // set; `target` nullptr: another data set, the paper's premise).
 Relation proxy_relation(const traces::RelationSet& proxy, const Space& space, const traces::RelationSet* looser,
                         const traces::RelationSet* target);
+// The same with the transfer terms given (transfer_sd(proxy, target) above; the adaptive engine's
+// AdaptiveProblem::transfer).
+Relation proxy_relation(const traces::RelationSet& proxy, const Space& space, const traces::RelationSet* looser,
+                        const TransferSd& transfer);
 // The same, the looser-level runs read from `store` where it holds them.
 Relation proxy_relation(const traces::Store& store, const traces::RelationSet& proxy, const Space& space,
                         const traces::RelationSet* target);

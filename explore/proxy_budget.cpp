@@ -242,7 +242,7 @@ CutRelation cut_relation(const traces::RelationSet& proxy, const traces::Learnin
     level = looser[std::min(looser.size(), static_cast<size_t>(cut.looser)) - 1];
   } else if (cut.stop == ProxyCut::Stop::fraction) {
     int64_t longest = 0;
-    for (const auto& r : proxy.runs) longest = std::max(longest, r.reached ? r.samples : r.budget_samples);
+    for (const auto& r : proxy.runs) longest = std::max(longest, run_compute_samples(r));
     samples = std::max<int64_t>(1, std::llround(cut.fraction * static_cast<double>(longest)));
   }
   const bool by_level = cut.stop == ProxyCut::Stop::level || cut.stop == ProxyCut::Stop::looser;
@@ -251,7 +251,7 @@ CutRelation cut_relation(const traces::RelationSet& proxy, const traces::Learnin
   for (const auto& p : curve.points) run_points[{p.batch_size, p.seed}].emplace_back(p.samples, p.metric);
   std::vector<CutRun> runs;
   for (const auto& r : proxy.runs) {
-    const int64_t full = r.reached ? r.samples : r.budget_samples;
+    const int64_t full = run_compute_samples(r);
     out.compute_full += static_cast<double>(full);
     if (!kept.count({r.batch_size, r.seed})) continue;
     CutRun c;
@@ -384,6 +384,7 @@ BudgetResult budget_sweep(const std::vector<const Problem*>& problems, const std
           ap.rule = req.options.rule;
           ap.relation = p.proxy_set;
           ap.looser_level = p.proxy_looser_set ? p.proxy_looser_set->target : traces::kNaN;
+          ap.transfer = transfer_sd(p.proxy_set, p.target_set ? &*p.target_set : nullptr);
           ReplayOptions ro;
           ro.order_seed = static_cast<uint64_t>(order);
           ro.budget_share = shares[j];

@@ -7,6 +7,7 @@
 // scored against the target exactly as in a sweep; the result is one sweep record per cut, tagged
 // with the cut and the share of the proxy's compute it used, from which `pacer report` draws the
 // compute-versus-regret figure.
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -40,6 +41,14 @@ struct ProxyCut {
 // each optionally followed by "@<seeds>" (runs kept per batch size): "looser:1@1". Throws
 // OptionError(option_key, ...).
 ProxyCut parse_cut(const std::string& text, const std::string& option_key);
+
+// The samples a run cost, its compute: a run that reached its target, its samples to the target; a
+// censored run, every sample it trained (its budget, or its samples where its last evaluation
+// interval took it past the budget). The one count of a run's compute for the budget's cuts, the
+// adaptive replays and the benchmarks.
+inline int64_t run_compute_samples(const traces::RelationRun& run) {
+  return run.reached ? run.samples : std::max(run.samples, run.budget_samples);
+}
 
 // Points of the learning curve a run uses for the extrapolation (its last distinct sample counts).
 inline constexpr int kExtrapolationPoints = 3;

@@ -90,7 +90,8 @@ Space Space::from_profile(const traces::ProfileTable& table, std::optional<Power
   return from_arrays(std::move(a));
 }
 
-Space Space::from_model(const models::DeviceModel& model, const Grid& grid, const std::string& source) {
+Space Space::from_model(const models::DeviceModel& model, const Grid& grid, const std::string& source,
+                        double power_samples) {
   Arrays a;
   a.knob = model.knob();
   a.knob_settings = grid.knob_settings;
@@ -121,7 +122,7 @@ Space Space::from_model(const models::DeviceModel& model, const Grid& grid, cons
     const auto& p = preds[i];
     if (std::isnan(p.time_per_batch_s)) continue;
     a.time_per_batch_s[i] = p.time_per_batch_s;
-    a.power_w[i] = all_peak ? p.power_peak_w : p.power_mean_w;
+    a.power_w[i] = all_peak ? projected_run_peak_w(p.power_peak_w, p.power_mean_w, power_samples) : p.power_mean_w;
     a.power_mean_w[i] = p.power_mean_w;
   }
   return from_arrays(std::move(a));

@@ -36,7 +36,8 @@ inline constexpr double kRunPeakSpreadFactor = 1.4;
 double max_of_normals_quantile(double k, double q);
 // The projection, mean + kRunPeakSpreadFactor x sigma x z(n, kRunPeakQuantile) (at least the peak);
 // the peak itself without a spread (peak <= mean, no mean) or with fewer than 2
-// samples (a predicted point, an imported or older profile).
+// samples (an imported or older profile, a predicted table written before predicted points carried
+// models::stated_power_samples).
 double projected_run_peak_w(double peak_w, double mean_w, double power_samples);
 // The power of profile point `p` that decides its feasibility on `basis`: its projected run peak, or
 // its mean. The one definition Space::from_profile, Space::overlay_measured and the validation's
@@ -56,8 +57,11 @@ class Space {
     std::vector<std::vector<double>> knob_settings;  // e.g. the catalog's frequency table
     std::vector<int> batch_sizes;
   };
-  // Evaluates the model on every grid point (points it cannot predict are left out).
-  static Space from_model(const models::DeviceModel& model, const Grid& grid, const std::string& source);
+  // Evaluates the model on every grid point (points it cannot predict are left out). A predicted
+  // peak is projected to a run as a measured one over `power_samples` readings would be
+  // (projected_run_peak_w; models::stated_power_samples of the calibration, 0: the peak as predicted).
+  static Space from_model(const models::DeviceModel& model, const Grid& grid, const std::string& source,
+                          double power_samples = 0);
 
   const std::string& source() const { return source_; }
   const traces::KnobSpace& knob() const { return knob_; }

@@ -167,18 +167,16 @@ SweepSummary summarize(const std::vector<traces::SweepRow>& rows) {
       continue;  // not swept: no speed-up to report
     SpeedUp su;
     su.over = base;
-    double log_sum = 0, mx = -INFINITY;
+    std::vector<double> ratios;
     for (const auto& [key, times] : time_by) {
       const auto o = times.find(ours), b = times.find(base);
       if (o == times.end() || b == times.end() || !(o->second > 0)) continue;
-      const double x = b->second / o->second;
-      log_sum += std::log(x);
-      mx = std::max(mx, x);
-      ++su.pairs;
+      ratios.push_back(b->second / o->second);
     }
+    su.pairs = static_cast<int>(ratios.size());
     if (su.pairs) {
-      su.geomean = std::exp(log_sum / su.pairs);
-      su.max = mx;
+      su.geomean = base::geometric_mean(ratios);
+      su.max = *std::max_element(ratios.begin(), ratios.end());
     }
     out.speedups.push_back(su);
   }

@@ -117,6 +117,45 @@ LinearSolve solve_relative(const Eigen::MatrixXd& x, const Eigen::VectorXd& y, c
   return out;
 }
 
+// The absolute loss (AnalyticalFitOptions::power_loss) by iteratively reweighted least squares: each
+// round weighs a row by its own weight over max(|r|, kAbsoluteLossFloor), r the previous round's
+// relative residual, the weights normalised to the rows' total so that the priors weigh as much as
+// with the squared loss when every point misses by the same. The objective returned is
+// (sum w|r|)^2 / sum w plus the priors (= sum w r^2 when every point misses by the same, so both
+// losses share a scale); the best round is kept. The squared loss is solve_relative itself.
+constexpr int kAbsoluteLossRounds = 40;
+LinearSolve solve_loss(const Eigen::MatrixXd& x, const Eigen::VectorXd& y, const std::vector<bool>& shrink,
+                       double prior_weight, bool want_stderr, const Eigen::VectorXd& w, bool absolute) {
+  if (!absolute) return solve_relative(x, y, shrink, prior_weight, want_stderr, w);
+  const Eigen::VectorXd base = w.size() ? w : Eigen::VectorXd::Ones(x.rows());
+  const double total = base.sum();
+  const auto residuals = [&](const Eigen::VectorXd& beta) -> Eigen::VectorXd {
+    return ((x * beta).cwiseQuotient(y).array() - 1.0).matrix();
+  };
+  // The absolute objective of a round solved with row weights `rw` (its priors: objective - rss).
+  const auto score = [&](const LinearSolve& s) {
+    const double l1 = base.dot(residuals(s.beta).cwiseAbs());
+    return l1 * l1 / total + (s.objective - s.rss);
+  };
+  LinearSolve sol = solve_relative(x, y, shrink, prior_weight, false, w);
+  Eigen::VectorXd rw = base, best_rw = base;
+  LinearSolve best = sol;
+  double best_score = score(sol);
+  for (int round = 0; round < kAbsoluteLossRounds; ++round) {
+    const Eigen::VectorXd r = residuals(sol.beta);
+    for (Eigen::Index i = 0; i < rw.size(); ++i) rw(i) = base(i) / std::max(std::abs(r(i)), kAbsoluteLossFloor);
+    rw *= total / rw.sum();
+    sol = solve_relative(x, y, shrink, prior_weight, false, rw);
+    const double now = score(sol);
+    const bool settled = now > best_score * (1 - 1e-7);
+    if (now < best_score) best = sol, best_score = now, best_rw = rw;
+    if (settled) break;
+  }
+  if (want_stderr) best = solve_relative(x, y, shrink, prior_weight, true, best_rw);
+  best.objective = best_score;
+  return best;
+}
+
 struct Obs {
   double freq_hz;
   int batch;
@@ -237,14 +276,15 @@ struct PowerProblem {
   double log_half_lo;
   double log_half_hi;
   bool log_cap = false;
+  bool absolute_loss = false;  // AnalyticalFitOptions::power_loss "absolute"
 
   double prior(double log_half) const {
     const double z = (log_half - std::log(batch_half_prior)) / std::log(4.0);
     return prior_weight * z * z;
   }
   double objective(const VoltageCurve& v, double log_half) const {
-    const auto sol = solve_relative(power_design(*obs, v, std::exp(log_half), *time, log_cap), targets(*obs),
-                                    power_shrink(*obs), prior_weight, false, weights(*obs));
+    const auto sol = solve_loss(power_design(*obs, v, std::exp(log_half), *time, log_cap), targets(*obs),
+                                power_shrink(*obs), prior_weight, false, weights(*obs), absolute_loss);
     return sol.objective + prior(log_half);
   }
   double best_log_half(const VoltageCurve& v, int grid) const {
@@ -265,9 +305,9 @@ double profile_stderr(const std::function<double(double)>& objective, double x, 
 
 PowerFit finish_power(const PowerProblem& problem, const VoltageCurve& v, double log_half) {
   PowerFit out;
-  const auto sol = solve_relative(power_design(*problem.obs, v, std::exp(log_half), *problem.time, problem.log_cap),
-                                  targets(*problem.obs), power_shrink(*problem.obs), problem.prior_weight, true,
-                                  weights(*problem.obs));
+  const auto sol = solve_loss(power_design(*problem.obs, v, std::exp(log_half), *problem.time, problem.log_cap),
+                              targets(*problem.obs), power_shrink(*problem.obs), problem.prior_weight, true,
+                              weights(*problem.obs), problem.absolute_loss);
   out.params = {sol.beta(0), sol.beta(1), sol.beta(2), sol.beta(3), std::exp(log_half), sol.beta(4), sol.beta(5)};
   if (problem.log_cap) {
     out.params.cap_log_w_per_hz_v2 = sol.beta(3);
@@ -447,6 +487,9 @@ FitInputs check_inputs(const std::vector<traces::ProfilePoint>& points, const An
     throw OptionError("time-form", fmt::format("'{}' is not a form of t(f, b): use affine or log", options.time_form));
   if (options.cap_form != "saturating" && options.cap_form != "log")
     throw OptionError("cap-form", fmt::format("'{}' is not a form of c(b): use saturating or log", options.cap_form));
+  if (options.power_loss != "absolute" && options.power_loss != "squared")
+    throw OptionError("power-loss",
+                      fmt::format("'{}' is not a loss of the power fit: use absolute or squared", options.power_loss));
   if (options.voltage != "auto" && options.voltage != "catalog" && options.voltage != "fit")
     throw Error(fmt::format("voltage mode '{}' is not one of auto, catalog, fit", options.voltage));
   in.use_table = options.voltage == "catalog" || (options.voltage == "auto" && !options.voltage_table.empty());
@@ -569,7 +612,8 @@ std::unique_ptr<AnalyticalModel> fit_analytical(const std::vector<traces::Profil
   const double lh_lo = std::log(std::max(0.25, in.b_min / 8.0));
   const double lh_hi = std::log(in.b_max * 8.0);
   const bool log_cap = options.cap_form == "log";
-  const PowerProblem mean_problem{&in.mean_obs, &params.time, pw, half_prior, lh_lo, lh_hi, log_cap};
+  const bool absolute = options.power_loss == "absolute";
+  const PowerProblem mean_problem{&in.mean_obs, &params.time, pw, half_prior, lh_lo, lh_hi, log_cap, absolute};
 
   auto& v = params.voltage;
   if (in.use_table) {
@@ -586,7 +630,7 @@ std::unique_ptr<AnalyticalModel> fit_analytical(const std::vector<traces::Profil
   if (extras) extras->power_mean_coef = extras->power_peak_coef = mean.extra;
   push_power(record, "power_mean_", mean.params, mean.stderr);
   if (in.peak_obs.size() >= 4) {
-    const PowerProblem peak_problem{&in.peak_obs, &params.time, pw, half_prior, lh_lo, lh_hi, log_cap};
+    const PowerProblem peak_problem{&in.peak_obs, &params.time, pw, half_prior, lh_lo, lh_hi, log_cap, absolute};
     const PowerFit peak = finish_power(peak_problem, v, peak_problem.best_log_half(v, 25));
     params.power_peak = peak.params;
     params.has_peak = true;
@@ -600,6 +644,7 @@ std::unique_ptr<AnalyticalModel> fit_analytical(const std::vector<traces::Profil
 
   record.settings["prior_weight"] = fmt::format("{:g}", pw);
   record.settings["cap_form"] = options.cap_form;
+  record.settings["power_loss"] = options.power_loss;
   record.settings["time_b_form"] = log_time ? "log" : "affine";
   return std::make_unique<AnalyticalModel>(std::move(params), std::move(record));
 }

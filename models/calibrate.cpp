@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 #include <numbers>
+#include <optional>
 #include <array>
 #include <set>
 #include <string_view>
@@ -348,7 +349,7 @@ int min_points_for(ModelKind& kind, const traces::ProfileTable& table, const tra
           fmt::format("the analytical model applies to a GPU-frequency knob, not '{}': fit the "
                       "interpolating or the learned model",
                       table.knob.kind));
-    return 4;
+    return kMinAnalyticalPoints;
   }
   if (kind == ModelKind::modes) {
     if (table.knob.kind != KnobKind::power_mode)
@@ -428,7 +429,28 @@ PseudoPoints transfer_pseudo_points(const TransferPrior& prior, double target_ma
   if (!(prior.weight > 0) || !(prior.knob_max_hz > 0) || !(target_max_hz > 0))
     throw Error(fmt::format("transfer weight {:g} and both boards' highest clocks must be positive", prior.weight));
   const double ratio = prior.knob_max_hz / target_max_hz;
-  const auto at = [&](double f, int b) { return prior.model->predict({f * ratio}, b); };
+  const int target_batch_max = *std::max_element(batch_sizes.begin(), batch_sizes.end());
+  if (prior.scale_batch && !(prior.batch_max > 1 && target_batch_max > 1))
+    throw Error(fmt::format("scaling the prior's batch sizes needs both boards' largest batch size above 1 (got {} "
+                            "and {})",
+                            prior.batch_max, target_batch_max));
+  const double b_exponent =
+      prior.scale_batch ? std::log(prior.batch_max) / std::log(static_cast<double>(target_batch_max)) : 1.0;
+  const auto at = [&](double f, int b) {
+    if (!prior.scale_batch) return prior.model->predict({f * ratio}, b);
+    // b -> b^(ln b_max,prior / ln b_max,this): the prediction interpolated in ln b between whole sizes.
+    const double bp = std::pow(static_cast<double>(b), b_exponent);
+    const int lo = std::max(1, static_cast<int>(std::floor(bp))), hi = std::max(lo, static_cast<int>(std::ceil(bp)));
+    const auto a = prior.model->predict({f * ratio}, lo);
+    if (hi == lo) return a;
+    const auto c = prior.model->predict({f * ratio}, hi);
+    const double u = std::log(bp / lo) / std::log(static_cast<double>(hi) / lo);
+    Prediction q = a;
+    q.time_per_batch_s = (1 - u) * a.time_per_batch_s + u * c.time_per_batch_s;
+    q.power_mean_w = (1 - u) * a.power_mean_w + u * c.power_mean_w;
+    q.power_peak_w = (1 - u) * a.power_peak_w + u * c.power_peak_w;
+    return q;
+  };
   // Each target maps affinely, y = a + s·y_prior (idle power and fixed time differ between boards,
   // the dynamic part scales), by least squares on relative residuals over the measured points; a
   // pure scale (geometric mean ratio) when that leaves s <= 0 or a <= -min(y) or has too few points.
@@ -504,6 +526,82 @@ std::unique_ptr<AnalyticalModel> fit_analytical_with_prior(const std::vector<tra
   return std::make_unique<AnalyticalModel>(model->params(), std::move(record));
 }
 
+std::string to_string(TransferChoice choice) {
+  switch (choice) {
+    case TransferChoice::alone:
+      return "alone";
+    case TransferChoice::prior:
+      return "prior";
+    case TransferChoice::prior_scaled_b:
+      return "prior-scaled-b";
+  }
+  return "?";
+}
+
+std::unique_ptr<AnalyticalModel> fit_transfer_candidate(TransferChoice choice,
+                                                        const std::vector<traces::ProfilePoint>& measured,
+                                                        const AnalyticalFitOptions& options, const TransferPrior& prior,
+                                                        double target_max_hz, const std::vector<double>& freqs_hz,
+                                                        const std::vector<int>& batch_sizes) {
+  if (choice == TransferChoice::alone) return fit_analytical(measured, options);
+  TransferPrior p = prior;
+  p.scale_batch = choice == TransferChoice::prior_scaled_b;
+  return fit_analytical_with_prior(measured, options, p, target_max_hz, freqs_hz, batch_sizes);
+}
+
+TransferGate choose_transfer(const std::vector<traces::ProfilePoint>& measured, const AnalyticalFitOptions& options,
+                             const TransferPrior& prior, double target_max_hz, const std::vector<double>& freqs_hz,
+                             const std::vector<int>& batch_sizes) {
+  TransferGate gate;
+  const auto fit_with = [&](TransferChoice c) {
+    return [&, c](const std::vector<traces::ProfilePoint>& pts) -> std::unique_ptr<DeviceModel> {
+      return fit_transfer_candidate(c, pts, options, prior, target_max_hz, freqs_hz, batch_sizes);
+    };
+  };
+  gate.trusted = static_cast<int>(measured.size()) >= kMinTransferGatePoints;
+  if (gate.trusted) {
+    const bool scalable = prior.batch_max > 1 && !batch_sizes.empty() &&
+                          *std::max_element(batch_sizes.begin(), batch_sizes.end()) > 1;
+    double best = std::numeric_limits<double>::infinity();
+    for (const auto c : kTransferChoices) {
+      if (c == TransferChoice::prior_scaled_b && !scalable) continue;
+      const auto e = cross_validate(measured, fit_with(c), 0, kMinAnalyticalPoints);
+      gate.loo[c] = e;
+      const double score = e.time_mape + e.power_mean_mape;
+      if (std::isfinite(score) && score < best) {
+        best = score;
+        gate.choice = c;
+      }
+    }
+    if (!std::isfinite(best)) gate.trusted = false;  // no candidate could be scored: keep the prior
+  }
+  if (!gate.trusted) gate.choice = TransferChoice::prior;
+  gate.model = fit_transfer_candidate(gate.choice, measured, options, prior, target_max_hz, freqs_hz, batch_sizes);
+  return gate;
+}
+
+std::string transfer_loo_metric(TransferChoice choice, const std::string& target) {
+  std::string name = to_string(choice);
+  std::replace(name.begin(), name.end(), '-', '_');
+  return fmt::format("transfer_{}_{}_mape_loo", name, target);
+}
+
+std::string describe_transfer(const traces::ModelRecord& record) {
+  if (record.transfer_choice.empty()) return "";
+  if (!record.transfer_gate) return fmt::format("transfer: the prior always ({}; the gate is off)", record.transfer_choice);
+  std::string scores;
+  for (const auto c : kTransferChoices) {
+    const auto t = record.metrics.find(transfer_loo_metric(c, "time"));
+    const auto pw = record.metrics.find(transfer_loo_metric(c, "power_mean"));
+    if (t == record.metrics.end() || pw == record.metrics.end()) continue;
+    scores += fmt::format("{}{} {:.2f} + {:.2f}%", scores.empty() ? "" : ", ", to_string(c), t->second, pw->second);
+  }
+  if (scores.empty())
+    return fmt::format("transfer: {} (the gate needs {} points for leave-one-out; below that the prior is kept)",
+                       record.transfer_choice, kMinTransferGatePoints);
+  return fmt::format("transfer: {} (chosen by leave-one-out time + P mean MAPE: {})", record.transfer_choice, scores);
+}
+
 Calibration calibrate(const traces::ProfileTable& table, const traces::DeviceSpec* device,
                       const CalibrationOptions& options) {
   const auto all = usable_points(table, device);
@@ -557,7 +655,9 @@ Calibration calibrate(const traces::ProfileTable& table, const traces::DeviceSpe
     for (const auto& p : prior_points) f_prior = std::max(f_prior, p.knob.at(0));
     transfer.knob_max_hz = options.prior_device ? options.prior_device->max_freq_hz() : f_prior;
     transfer.weight = options.prior_weight_points;
+    for (const auto& p : prior_points) transfer.batch_max = std::max(transfer.batch_max, p.batch_size);
   }
+  std::optional<TransferGate> gate;
   if (kind == ModelKind::analytical) {
     aopt = choose_voltage(out.used, options.analytical, options.cv_folds, &voltage_why);
     std::set<double> grid_f;
@@ -566,9 +666,16 @@ Calibration calibrate(const traces::ProfileTable& table, const traces::DeviceSpe
     if (device && device->max_freq_hz() > 0) f_max = device->max_freq_hz();
     const std::vector<double> freqs(grid_f.begin(), grid_f.end());
     const auto bs = table.batch_sizes();
-    fit = [&, freqs, bs, f_max](const std::vector<traces::ProfilePoint>& pts) -> std::unique_ptr<DeviceModel> {
-      if (transfer.model) return fit_analytical_with_prior(pts, aopt, transfer, f_max, freqs, bs);
-      return fit_analytical(pts, aopt);
+    TransferChoice choice = TransferChoice::alone;
+    if (transfer.model) {
+      choice = TransferChoice::prior;
+      if (options.transfer_gate) {
+        gate = choose_transfer(out.used, aopt, transfer, f_max, freqs, bs);
+        choice = gate->choice;
+      }
+    }
+    fit = [&, freqs, bs, f_max, choice](const std::vector<traces::ProfilePoint>& pts) -> std::unique_ptr<DeviceModel> {
+      return fit_transfer_candidate(choice, pts, aopt, transfer, f_max, freqs, bs);
     };
   } else if (kind == ModelKind::modes) {
     std::vector<traces::ProfilePoint> anchors;
@@ -587,7 +694,7 @@ Calibration calibrate(const traces::ProfileTable& table, const traces::DeviceSpe
       return fit_interpolating(pts, table.knob);
     };
   }
-  auto model = fit(out.used);
+  std::unique_ptr<DeviceModel> model = gate ? std::move(gate->model) : fit(out.used);
   traces::ModelRecord record = model->to_record();
   record.name = model_record_name(table.workload, table.device, kind);
   record.workload = table.workload;
@@ -621,10 +728,18 @@ Calibration calibrate(const traces::ProfileTable& table, const traces::DeviceSpe
   if (transfer.model) {
     record.settings["prior"] = options.prior_name;
     record.settings["transfer_weight"] = fmt::format("{:g}", transfer.weight);
+    record.transfer_gate = options.transfer_gate;
+    record.transfer_choice = to_string(gate ? gate->choice : TransferChoice::prior);
+    if (gate && gate->trusted)
+      for (const auto& [c, e] : gate->loo) {
+        record.metrics[transfer_loo_metric(c, "time")] = e.time_mape;
+        record.metrics[transfer_loo_metric(c, "power_mean")] = e.power_mean_mape;
+      }
   }
   if (!voltage_why.empty()) record.settings["voltage_choice"] = voltage_why;
   // After every error metric: the uncertainty is read off them (models/uncertainty.hpp).
   store_uncertainty(record, noise_floor(all), table.floating_clocks);
+  if (const int64_t m = stated_power_samples(all); m > 0) record.metrics[kPowerSamplesMetric] = static_cast<double>(m);
   out.model = model_from_record(record);
   out.record = std::move(record);
   out.all = all;
@@ -719,6 +834,18 @@ double peak_error_quantile(const traces::ModelRecord& record, bool peak) {
   return kZ975 * std::sqrt(M_PI / 2) * mape_pct / 100;
 }
 
+int64_t stated_power_samples(const std::vector<traces::ProfilePoint>& measured) {
+  std::vector<double> counts;
+  for (const auto& p : measured)
+    if (p.status == "ok" && p.power_samples >= 1) counts.push_back(static_cast<double>(p.power_samples));
+  return counts.empty() ? 0 : static_cast<int64_t>(std::llround(base::median(counts)));
+}
+
+int64_t stated_power_samples(const traces::ModelRecord& record) {
+  const auto it = record.metrics.find(kPowerSamplesMetric);
+  return it == record.metrics.end() || !(it->second >= 1) ? 0 : static_cast<int64_t>(std::llround(it->second));
+}
+
 traces::ProfileTable predict_table(const DeviceModel& model, const traces::ProfileTable& measured,
                                    const std::vector<std::vector<double>>& settings,
                                    const std::vector<int>& batch_sizes) {
@@ -730,6 +857,7 @@ traces::ProfileTable predict_table(const DeviceModel& model, const traces::Profi
   t.knob = measured.knob;
   t.samples_per_epoch = measured.samples_per_epoch;
   t.source = fmt::format("pacer calibrate, predicted ({})", model.kind());
+  const int64_t power_samples = stated_power_samples(measured.points);
   for (const auto& s : settings)
     for (int b : batch_sizes) {
       const auto pred = model.predict(s, b);
@@ -741,6 +869,7 @@ traces::ProfileTable predict_table(const DeviceModel& model, const traces::Profi
       p.power_peak_w = pred.power_peak_w;
       p.energy_j = pred.power_mean_w * pred.time_per_batch_s;
       p.samples = b;
+      p.power_samples = power_samples;
       t.points.push_back(std::move(p));
     }
   return t;

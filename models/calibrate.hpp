@@ -116,6 +116,11 @@ struct TransferPrior {
   std::shared_ptr<const AnalyticalModel> model;  // fitted on the other board's full sweep
   double knob_max_hz = 0;                        // that board's highest GPU clock
   double weight = kDefaultTransferWeight;        // total weight of the pseudo-points, in points
+  // The batch-size axis: with scale_batch, this board's b is mapped onto the prior board's range by
+  // ln b / ln b_max (b = 1 stays 1, this board's largest b becomes `batch_max`), the prior's
+  // prediction interpolated in ln b between whole batch sizes. 0: the prior board's range is unknown.
+  int batch_max = 0;  // that board's largest profiled batch size
+  bool scale_batch = false;
 };
 // The pseudo-points on the grid `freqs_hz` x `batch_sizes` (batch sizes thinned to at most 16,
 // log-spaced, ends kept) and their weights. Throws Error without a prior model, measured points or
@@ -133,6 +138,42 @@ std::unique_ptr<AnalyticalModel> fit_analytical_with_prior(const std::vector<tra
                                                            const TransferPrior& prior, double target_max_hz,
                                                            const std::vector<double>& freqs_hz,
                                                            const std::vector<int>& batch_sizes);
+
+// The transfer gate (`pacer calibrate --prior`, on unless forced): which of three candidates fits
+// this board's k points -- the k points alone, the prior as above, the prior with its b axis scaled
+// (TransferPrior::scale_batch) -- is decided by leave-one-out on the k points: each candidate is
+// refitted k times without one point (the prior's affine maps too) and scored on it by time + mean
+// power MAPE; the lowest wins (ties: the earlier of alone, prior, prior-scaled-b) and is fitted on
+// all k points. Below kMinTransferGatePoints the gate is not trusted and the prior is kept: the
+// leave-one-out folds would train the k points alone on fewer points than the analytical model needs
+// (kMinAnalyticalPoints), so the candidates cannot all be scored. The constant follows from that
+// count; nothing was tuned (docs/models.md, "Transfer between boards").
+inline constexpr int kMinAnalyticalPoints = 4;
+inline constexpr int kMinTransferGatePoints = kMinAnalyticalPoints + 1;
+enum class TransferChoice { alone, prior, prior_scaled_b };
+inline constexpr TransferChoice kTransferChoices[] = {TransferChoice::alone, TransferChoice::prior,
+                                                      TransferChoice::prior_scaled_b};
+std::string to_string(TransferChoice choice);  // "alone" | "prior" | "prior-scaled-b"
+struct TransferGate {
+  TransferChoice choice = TransferChoice::prior;
+  bool trusted = false;                // false below kMinTransferGatePoints: the prior kept unscored
+  std::map<TransferChoice, ErrorSummary> loo;  // leave-one-out errors per candidate (when trusted)
+  std::unique_ptr<AnalyticalModel> model;      // the choice fitted on every measured point
+};
+// One candidate fitted on `measured` (alone ignores the prior).
+std::unique_ptr<AnalyticalModel> fit_transfer_candidate(TransferChoice choice,
+                                                        const std::vector<traces::ProfilePoint>& measured,
+                                                        const AnalyticalFitOptions& options, const TransferPrior& prior,
+                                                        double target_max_hz, const std::vector<double>& freqs_hz,
+                                                        const std::vector<int>& batch_sizes);
+// The gate above. Throws Error as transfer_pseudo_points does.
+TransferGate choose_transfer(const std::vector<traces::ProfilePoint>& measured, const AnalyticalFitOptions& options,
+                             const TransferPrior& prior, double target_max_hz, const std::vector<double>& freqs_hz,
+                             const std::vector<int>& batch_sizes);
+// The record's metric holding candidate `choice`'s leave-one-out MAPE of `target` ("time",
+// "power_mean"), and one line describing a calibrated record's transfer ("" without a prior).
+std::string transfer_loo_metric(TransferChoice choice, const std::string& target);
+std::string describe_transfer(const traces::ModelRecord& record);
 
 struct CalibrationOptions {
   // A calibrated kind (traces::is_calibrated); analytical on a power-mode profile means modes.
@@ -155,6 +196,7 @@ struct CalibrationOptions {
   const traces::DeviceSpec* prior_device = nullptr;
   std::string prior_name;
   double prior_weight_points = kDefaultTransferWeight;
+  bool transfer_gate = true;  // false: always the prior (TransferChoice::prior), no leave-one-out
 };
 
 struct Calibration {
@@ -183,8 +225,20 @@ std::string predictions_csv(const DeviceModel& model, const traces::KnobSpace& k
                             const std::vector<traces::ProfilePoint>& all,
                             const std::vector<traces::ProfilePoint>& used);
 
+// The sensor readings a predicted point's peak stands for: the median power_samples of the measured
+// points (status ok, at least one reading) that a model is calibrated on; 0 when none has any. Every
+// predicted point carries it (predict_table; Space::from_model through the record's metric
+// kPowerSamplesMetric), so explore::feasibility_power_w projects a predicted peak to a run as it
+// projects the same point measured (docs/explore.md, "Predicted points").
+int64_t stated_power_samples(const std::vector<traces::ProfilePoint>& measured);
+inline constexpr const char* kPowerSamplesMetric = "power_samples";
+// A calibrated model's stated power samples: its record's kPowerSamplesMetric (0 for an older record
+// without it).
+int64_t stated_power_samples(const traces::ModelRecord& record);
+
 // The model's prediction for every (knob setting, batch size) of a grid, as a ProfileTable named
-// like `measured` with source "pacer calibrate, predicted (<kind>)".
+// like `measured` with source "pacer calibrate, predicted (<kind>)"; each point's power_samples is
+// stated_power_samples(measured.points).
 traces::ProfileTable predict_table(const DeviceModel& model, const traces::ProfileTable& measured,
                                    const std::vector<std::vector<double>>& settings,
                                    const std::vector<int>& batch_sizes);

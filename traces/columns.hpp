@@ -128,11 +128,13 @@ inline constexpr std::array<Field<AdaptiveLogRow>, 8> kAdaptiveLogRowColumns{{
 
 // ---------------------------------------------------------------------------------------------
 // ModelRecord (its parameters, metrics, settings and blob have their own layout: codecs.cpp)
-inline constexpr std::array<Field<ModelRecord>, 4> kModelRecordAttributes{{
+inline constexpr std::array<Field<ModelRecord>, 6> kModelRecordAttributes{{
     {"name", "", &ModelRecord::name},
     {"kind", "", &ModelRecord::kind},
     {"workload", "", &ModelRecord::workload},
     {"device", "", &ModelRecord::device},
+    {"transfer_gate", "", &ModelRecord::transfer_gate, true},
+    {"transfer_choice", "", &ModelRecord::transfer_choice, true},
 }};
 
 // ---------------------------------------------------------------------------------------------

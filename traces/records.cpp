@@ -194,7 +194,8 @@ bool ModelRecord::operator==(const ModelRecord& o) const {
   }
   return name == o.name && kind == o.kind && workload == o.workload && device == o.device &&
          param_names == o.param_names && same(param_values, o.param_values) && same(param_stderr, o.param_stderr) &&
-         settings == o.settings && blob == o.blob;
+         settings == o.settings && blob == o.blob && transfer_gate == o.transfer_gate &&
+         transfer_choice == o.transfer_choice;
 }
 
 bool SweepRow::operator==(const SweepRow& o) const {

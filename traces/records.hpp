@@ -279,6 +279,10 @@ struct ModelRecord {
   std::map<std::string, double> metrics;        // "power_mape_cv" -> 2.1 (%), ...
   std::map<std::string, std::string> settings;  // free-form fit settings
   std::vector<uint8_t> blob;                    // serialised weights (learned)
+  // Transfer from another board (models::choose_transfer): whether the leave-one-out gate chose,
+  // and what it (or the forced prior) fitted: "alone" | "prior" | "prior-scaled-b"; "" without a prior.
+  bool transfer_gate = false;
+  std::string transfer_choice;
   bool operator==(const ModelRecord&) const;
 };
 

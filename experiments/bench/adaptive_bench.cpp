@@ -81,6 +81,7 @@ Outcome adaptive(const Case& c, const AdaptiveConstants& k, uint64_t order, doub
   ro.engine.initial_fraction = k.initial_fraction;
   ro.engine.z = k.z;
   ro.engine.estimate_z = k.estimate_z;
+  ro.engine.budget_first_share = k.budget_first_share;
   ro.order_seed = order;
   ro.budget_share = budget_share;
   const explore::ReplayResult r = explore::replay_adaptive(adaptive_problem(c), {c.w.proxy, c.w.proxy_curve}, ro);
@@ -230,8 +231,67 @@ AdaptiveBenchResult run_adaptive_bench(const AdaptiveBenchOptions& options) {
   result.held_out_mean = mean(held_mean);
   result.held_out_max = mean(held_max);
 
+  // Round 1's share of a compute budget, leave one workload out: per grid share, the adaptive
+  // campaign at every fixed cut's compute (the code's other constants); a fold takes the share with
+  // the least mean over the cuts of its max regret on the other workloads.
+  AdaptiveConstants used = grid.size() == 1 ? grid.front() : AdaptiveConstants{};
+  if (o.budget_first_shares.size() == 1) used.budget_first_share = o.budget_first_shares.front();
+  // share -> cut label -> case index -> orders
+  std::vector<std::map<std::string, std::map<size_t, std::vector<Outcome>>>> budget_out(o.budget_first_shares.size());
+  std::map<std::string, std::map<size_t, Outcome>> fixed_out;  // cut label -> case index -> the fixed cut
+  if (o.budget_first_shares.size() > 1)
+    for (size_t i = 0; i < cases.size(); ++i)
+      for (const auto& cut : explore::default_cuts(cases[i]->w.proxy_curve)) {
+        if (cut.stop == explore::ProxyCut::Stop::none && cut.seeds == 0) continue;
+        const auto cr = explore::cut_relation(cases[i]->w.proxy, cases[i]->w.proxy_curve, cut);
+        fixed_out[cut.label()][i] = score(*cases[i], explore::Relation::from_set(cr.set, *cases[i]->space), cr.share());
+        for (size_t g = 0; g < o.budget_first_shares.size(); ++g) {
+          AdaptiveConstants k = used;
+          k.budget_first_share = o.budget_first_shares[g];
+          auto& per_order = budget_out[g][cut.label()][i];
+          for (int r = 1; r <= o.orders; ++r) per_order.push_back(adaptive(*cases[i], k, static_cast<uint64_t>(r), cr.share()));
+        }
+      }
+  // The mean over the cuts (those every selected case has) of the adaptive max regret on the cases
+  // of workload `name` (held) or of the others; and at how many cuts it is below the fixed cut's.
+  const auto budget_score = [&](size_t g, const std::string& name, bool held) {
+    std::vector<const Case*> sel;
+    std::vector<size_t> idx;
+    for (size_t i = 0; i < cases.size(); ++i)
+      if ((cases[i]->w.name == name) == held) {
+        sel.push_back(cases[i].get());
+        idx.push_back(i);
+      }
+    std::vector<double> maxima;
+    int lower = 0;
+    for (const auto& [label, by_case] : budget_out[g]) {
+      std::vector<std::vector<Outcome>> per_case;
+      std::vector<std::vector<Outcome>> fixed;
+      for (size_t i : idx)
+        if (by_case.count(i)) {
+          per_case.push_back(by_case.at(i));
+          fixed.push_back({fixed_out[label][i]});
+        }
+      if (per_case.size() != idx.size()) continue;
+      const double m = summarize_campaign("", label, sel, per_case).max_regret;
+      maxima.push_back(m);
+      lower += m < summarize_campaign("", label, sel, fixed).max_regret;
+    }
+    return std::make_tuple(mean(maxima), lower, static_cast<int>(maxima.size()));
+  };
+  if (o.budget_first_shares.size() > 1) {
+    for (size_t g = 0; g < o.budget_first_shares.size(); ++g)
+      result.budget_grid.emplace_back(o.budget_first_shares[g], std::get<0>(budget_score(g, "", false)));
+    for (const auto& name : workloads) {
+      size_t best = 0;
+      for (size_t g = 1; g < o.budget_first_shares.size(); ++g)
+        if (std::get<0>(budget_score(g, name, false)) < std::get<0>(budget_score(best, name, false))) best = g;
+      const auto [m, lower, cuts] = budget_score(best, name, true);
+      result.budget_folds.push_back({name, o.budget_first_shares[best], m, lower, cuts});
+    }
+  }
+
   // The table with the code's constants (or the one grid point given): each case's outcomes once.
-  const AdaptiveConstants used = grid.size() == 1 ? grid.front() : AdaptiveConstants{};
   result.used = used;
   std::vector<std::string> campaigns;                                 // in table order
   std::map<std::string, std::vector<std::vector<Outcome>>> outcomes;  // campaign -> case -> orders
@@ -255,7 +315,7 @@ AdaptiveBenchResult run_adaptive_bench(const AdaptiveBenchOptions& options) {
       const std::set<int> chosen(full.choices.begin(), full.choices.end());
       double mine = 0, all = 0;
       for (const auto& r : c->w.proxy.runs) {
-        const auto n = static_cast<double>(r.reached ? r.samples : std::max(r.samples, r.budget_samples));
+        const auto n = static_cast<double>(explore::run_compute_samples(r));
         all += n;
         if (chosen.count(r.batch_size)) mine += n;
       }
@@ -333,11 +393,34 @@ std::string AdaptiveBenchResult::markdown() const {
                         100 * p.share, 100 * p.mean_regret, 100 * p.max_regret);
     md += "\n";
   }
+  if (!budget_folds.empty()) {
+    md +=
+        "### Round 1's share of a compute budget, leave one workload out (the adaptive campaign at each fixed cut's "
+        "compute)\n\n"
+        "| held-out workload | chosen on the others | max regret (mean over the cuts) | cuts below the fixed cut's max "
+        "|\n|---|---|---|---|\n";
+    std::vector<double> m;
+    int lower = 0, cuts = 0;
+    for (const auto& f : budget_folds) {
+      md += fmt::format("| {} | {:g} % | {:.2f} % | {} of {} |\n", f.held_out, 100 * f.chosen, 100 * f.max_regret,
+                        f.lower_max, f.cuts);
+      m.push_back(f.max_regret);
+      lower += f.lower_max;
+      cuts += f.cuts;
+    }
+    md += fmt::format("| **all folds** | | **{:.2f} %** (mean) | **{} of {}** |\n\n", 100 * mean(m), lower, cuts);
+    md += "Every share on all the data (* = the code's constant; 0: round 1 at the initial fraction of the run budget):\n\n"
+          "| round 1's share of the budget | max regret (mean over the cuts) |\n|---|---|\n";
+    for (const auto& [share, mx] : budget_grid)
+      md += fmt::format("| {:g} %{} | {:.2f} % |\n", 100 * share,
+                        share == explore::kAdaptiveBudgetFirstShare ? " *" : "", 100 * mx);
+    md += "\n";
+  }
   md += fmt::format(
-      "### Adaptive against full and fixed campaigns (pacer policy; constants: {}; adaptive rows over {} orders)\n\n"
+      "### Adaptive against full and fixed campaigns (pacer policy; constants: {}, round 1 of a budget {:g} %; adaptive rows over {} orders)\n\n"
       "| GPU | campaign | compute | mean regret | max regret | worst row | same choice as full | decided |\n"
       "|---|---|---|---|---|---|---|---|\n",
-      used.label(), orders);
+      used.label(), 100 * used.budget_first_share, orders);
   const auto pct = [](double v, int d) {
     return std::isfinite(v) ? fmt::format("{:.{}f} %", 100 * v, d) : std::string("-");
   };

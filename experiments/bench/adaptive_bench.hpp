@@ -30,6 +30,9 @@ struct AdaptiveBenchOptions {
   std::vector<double> initial_fractions = {0.02, 0.05, 0.1};
   std::vector<double> zs = {1.0, 1.645, 2.5};
   std::vector<double> estimate_zs = {0.0, 1.0, 2.0};
+  // The grid of round 1's share of a compute budget (0: the initial fraction of the run budget),
+  // chosen leave-one-workload-out on the campaigns cut at the fixed cuts' compute.
+  std::vector<double> budget_first_shares = {0.0, 0.1, 0.2, 0.3, 0.5};
 };
 
 struct AdaptiveConstants {
@@ -37,7 +40,18 @@ struct AdaptiveConstants {
   double initial_fraction = explore::kAdaptiveInitialFraction;
   double z = explore::kAdaptiveZ;
   double estimate_z = explore::kAdaptiveEstimateZ;
+  double budget_first_share = explore::kAdaptiveBudgetFirstShare;  // with a compute budget only
   std::string label() const;  // "tolerance 0.5 %, round 1 at 5 %, z 1.64, estimates at +1 sd"
+};
+
+// One fold of the choice of round 1's share of a compute budget: the share with the least mean
+// over the fixed cuts of the adaptive campaign's max regret at their compute on the other
+// workloads, and what it gives on the held-out one.
+struct AdaptiveBudgetFold {
+  std::string held_out;
+  double chosen = 0;
+  double max_regret = 0;         // held out: mean over the fixed cuts of the adaptive max regret
+  int lower_max = 0, cuts = 0;   // held out: cuts where it is below the fixed cut's max regret
 };
 
 struct AdaptiveBenchFold {
@@ -70,6 +84,8 @@ struct AdaptiveBenchResult {
   std::vector<AdaptiveBenchFold> folds;
   double held_out_share = 0, held_out_mean = 0, held_out_max = 0;
   std::vector<AdaptiveBenchPoint> grid;
+  std::vector<AdaptiveBudgetFold> budget_folds;
+  std::vector<std::pair<double, double>> budget_grid;  // share -> mean over cuts of the max regret, all workloads
   std::vector<AdaptiveBenchRow> rows;
   // The goal lines: (a) adaptive mean regret <= full's at <= 25 % of the compute; (b) lower max regret
   // than every fixed cut below the full campaign at the same compute.

@@ -544,7 +544,9 @@ std::string close_to_every_point(std::vector<ModelBenchRow>& rows, const std::ve
     md += cov_line + "\n";
     out.goals += cov_line;
   }
-  // Transfer: the other board's full sweep as the prior, plus this board's k points.
+  // Transfer: the other board's full sweep as the prior, plus this board's k points; the gate
+  // (models::choose_transfer) decides by leave-one-out on the k points between them alone, the prior
+  // and the prior with its b axis scaled; the prior always (the ungated fit) is printed beside it.
   for (size_t oi = 0; oi < boards.size(); ++oi) {
     if (oi == bi) continue;
     const auto& other = boards[oi];
@@ -552,32 +554,46 @@ std::string close_to_every_point(std::vector<ModelBenchRow>& rows, const std::ve
     prior.model = models::fit_analytical(other.points, models::choose_voltage(other.points, board_fit_options(other), 0));
     prior.knob_max_hz = other.device.max_freq_hz();
     prior.weight = o.transfer_weight;
+    for (const auto& p : other.points) prior.batch_max = std::max(prior.batch_max, p.batch_size);
     const auto freqs = board_freqs(b);
     const auto bs = b.table.batch_sizes();
     for (int k : o.transfer_ks) {
       if (k < 4 || k >= static_cast<int>(b.points.size())) continue;
       const auto split = plan_split(b, k);
+      const auto chosen = models::choose_voltage(split.train, aopt, 0);
+      const auto gate = models::choose_transfer(split.train, chosen, prior, b.device.max_freq_hz(), freqs, bs);
+      const auto always = models::fit_transfer_candidate(models::TransferChoice::prior, split.train, chosen, prior,
+                                                         b.device.max_freq_hz(), freqs, bs);
       ModelBenchRow r = row("real-transfer", b.device.name, b.table.workload, ModelKind::analytical);
       r.k = k;
       r.fit_points = static_cast<int>(split.train.size());
       r.heldout_points = static_cast<int>(split.test.size());
-      r.note = "prior " + other.device.name;
-      const auto chosen = models::choose_voltage(split.train, aopt, 0);
-      r.error = models::mape(
-          *models::fit_analytical_with_prior(split.train, chosen, prior, b.device.max_freq_hz(), freqs, bs), split.test);
+      ModelBenchRow u = r;
+      r.note = fmt::format("prior {}, gated: {}", other.device.name, models::to_string(gate.choice));
+      r.error = models::mape(*gate.model, split.test);
+      u.note = fmt::format("prior {}, always", other.device.name);
+      u.error = models::mape(*always, split.test);
       rows.push_back(r);
+      rows.push_back(u);
       const auto alone = at_k(k);
+      std::string loo;
+      for (const auto& [c, e] : gate.loo)
+        loo += fmt::format("{}{} {:.2f} + {:.2f}%", loo.empty() ? "" : ", ", models::to_string(c), e.time_mape,
+                           e.power_mean_mape);
+      const bool beats = r.error.time_mape + r.error.power_mean_mape < alone.t + alone.p;
       md += fmt::format(
-          "transfer {} -> {}, k = {}: time {:.2f}% / P mean {:.2f}% (the same k points alone: {:.2f}% / {:.2f}%): "
-          "beats k-only {}\n",
-          other.device.name, b.device.name, k, r.error.time_mape, r.error.power_mean_mape, alone.t, alone.p,
-          yes_no(r.error.time_mape + r.error.power_mean_mape < alone.t + alone.p));
+          "transfer {} -> {}, k = {}: gated ({}; leave-one-out time + P mean: {}) time {:.2f}% / P mean {:.2f}%; the "
+          "prior always {:.2f}% / {:.2f}%; the same k points alone {:.2f}% / {:.2f}%: gated beats k-only {}\n",
+          other.device.name, b.device.name, k, models::to_string(gate.choice),
+          gate.trusted ? loo : fmt::format("below {} points, the prior kept", models::kMinTransferGatePoints),
+          r.error.time_mape, r.error.power_mean_mape, u.error.time_mape, u.error.power_mean_mape, alone.t, alone.p,
+          yes_no(beats));
       if (k == g.k)
         out.goals += fmt::format(
-            "goal {}: transfer {} -> {} at k = {} beats the same k points alone (time + P mean MAPE): {:.2f}% + "
-            "{:.2f}% < {:.2f}% + {:.2f}%?\n",
-            verdict(r.error.time_mape + r.error.power_mean_mape < alone.t + alone.p), other.device.name, b.device.name,
-            k, r.error.time_mape, r.error.power_mean_mape, alone.t, alone.p);
+            "goal {}: transfer {} -> {} at k = {} beats the same k points alone (gated: {}; time + P mean MAPE): "
+            "{:.2f}% + {:.2f}% < {:.2f}% + {:.2f}%?\n",
+            verdict(beats), other.device.name, b.device.name, k, models::to_string(gate.choice), r.error.time_mape,
+            r.error.power_mean_mape, alone.t, alone.p);
     }
   }
   return md + "\n";

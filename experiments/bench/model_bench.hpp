@@ -74,7 +74,7 @@ struct ModelBenchOptions {
   std::vector<RealBoard> boards = {{"nano", "jetson-nano"}, {"agx-xavier", "jetson-agx-xavier"}};
   // (c) the analytical model's k-curve, the k points of the coverage check, transfer between boards
   std::vector<int> curve_ks = {4, 5, 6, 7, 8, 9, 10, 11, 12, 14, 16, 18, 20, 25, 30, 35, 40, 45, 50};
-  std::vector<int> transfer_ks = {4, 6, 8};
+  std::vector<int> transfer_ks = {4, 8, 12};
   std::vector<int> coverage_ks = {4, 6, 8, 10, 12, 20};
   double transfer_weight = models::kDefaultTransferWeight;
   bool learned_real = true;  // (c) also the learned (libtorch) and interpolating models

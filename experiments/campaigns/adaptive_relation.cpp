@@ -14,6 +14,7 @@
 #include "explore/adaptive.hpp"
 #include "explore/decide.hpp"
 #include "explore/problem.hpp"
+#include "explore/proxy_budget.hpp"
 #include "explore/space.hpp"
 #include "traces/store/store.hpp"
 
@@ -198,6 +199,9 @@ explore::AdaptivePlan plan(const RelationCampaign& c, const AdaptiveSettings& s,
   problem.caps_w = d.caps_w;
   problem.rule = d.rule;
   problem.relation = relation_header(c);
+  // problem.transfer stays the identity {0, 0}: this campaign decides on the proxy's runs alone (the
+  // budget's replays carry the transfer); `pacer select` adds it where the store holds a target of
+  // another data set, so there the two may differ by the transfer margin (docs/explore.md).
   const auto runs = round == 0 ? std::vector<explore::AdaptiveRun>{} : engine_runs(c, set, curve, log);
   return explore::plan_round(problem, runs, round, engine_options(c, s));
 }
@@ -452,7 +456,7 @@ AdaptiveReport run_adaptive_campaign(const RelationCampaign& c, const dnn::data:
   total.curve = store.has<traces::LearningCurve>(c.name) ? store.read<traces::LearningCurve>(c.name)
                                                           : curve_header(header);
   out.decided = plan(c, s, load_device(c, s), total.set, total.curve, out.log, out.log.rounds()).relation;
-  for (const auto& r : total.set.runs) out.compute_used += static_cast<double>(r.samples);
+  for (const auto& r : total.set.runs) out.compute_used += static_cast<double>(explore::run_compute_samples(r));
   out.compute_most = static_cast<double>(c.batch_sizes.size() * c.seeds.size()) *
                      static_cast<double>(c.train.budget_samples);
   return out;

@@ -158,6 +158,7 @@ std::string format_parameters(const traces::ModelRecord& record) {
   if (table_points) out += fmt::format("V(f): the device catalog's table ({} points)\n", table_points);
   if (const auto it = record.settings.find("voltage_choice"); it != record.settings.end())
     out += "V(f) chosen by " + it->second + "\n";
+  if (const auto t = models::describe_transfer(record); !t.empty()) out += t + "\n";
   if (const auto it = record.settings.find("mode_choice"); it != record.settings.end())
     out += "mode model chosen by " + it->second + "\n" + format_lomo(record);
   return out;
@@ -221,6 +222,7 @@ std::string model_record_json(const traces::ModelRecord& record, const std::stri
   for (const auto& [name, value] : record.metrics)
     metrics.add(name.find("_mape_") != std::string::npos ? name + "_pct" : name, value);
   o.raw("metrics", metrics.str());
+  if (!record.transfer_choice.empty()) o.add("transfer_gate", record.transfer_gate).add("transfer_choice", record.transfer_choice);
   return o.str();
 }
 

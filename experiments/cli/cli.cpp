@@ -23,6 +23,7 @@
 #include "base/units.hpp"
 #include "traces/provenance.hpp"
 #include "traces/store/outputs.hpp"
+#include "traces/store/store.hpp"
 
 namespace pacer::cli {
 namespace {
@@ -321,6 +322,13 @@ const std::vector<std::string>& invocation_args() {
 
 bool stderr_is_terminal() {
   return ::isatty(STDERR_FILENO) != 0;
+}
+
+void write_output(const std::filesystem::path& path, const std::string& content, const std::string& detail) {
+  traces::write_file_atomic(path, content);
+  if (traces::is_stdout(path)) return;
+  std::cerr << (detail.empty() ? fmt::format("wrote {}\n", path.string())
+                               : fmt::format("wrote {} ({})\n", path.string(), detail));
 }
 
 int main(int argc, char** argv) {

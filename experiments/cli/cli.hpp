@@ -77,6 +77,11 @@ const std::vector<std::string>& invocation_args();
 // Progress and status lines go to stderr through spdlog; results go to stdout.
 bool stderr_is_terminal();
 
+// Writes a command's text or CSV output `path` whole or not at all (traces::write_file_atomic; "-" is
+// the standard output) and, for a file, says so on stderr: "wrote PATH", or "wrote PATH (DETAIL)".
+// A failure is traces::write_file_atomic's one Error ("PATH: why"); the file is left as it was.
+void write_output(const std::filesystem::path& path, const std::string& content, const std::string& detail = "");
+
 }  // namespace pacer::cli
 
 #define PACER_CONCAT_INNER(a, b) a##b

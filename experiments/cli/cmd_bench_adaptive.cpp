@@ -28,14 +28,15 @@ int run_bench_adaptive(const po::variables_map& vm) {
     if (f > 1) throw UsageError(fmt::format("--initial-fractions: {:g} is above 1", f));
   o.zs = parse_positive_numbers(vm["zs"].as<std::string>(), "--zs");
   o.estimate_zs = parse_positive_numbers(vm["estimate-zs"].as<std::string>(), "--estimate-zs", true);
+  o.budget_first_shares =
+      parse_positive_numbers(vm["budget-first-shares"].as<std::string>(), "--budget-first-shares", true);
+  for (double f : o.budget_first_shares)
+    if (f > 1) throw UsageError(fmt::format("--budget-first-shares: {:g} is above 1", f));
   const std::string csv = vm["csv"].as<std::string>();
   if (!csv.empty()) traces::check_output_file(csv, "csv");
   const auto result = experiments::run_adaptive_bench(o);
   std::cout << result.markdown();
-  if (!csv.empty()) {
-    traces::write_file_atomic(csv, result.csv());
-    std::cerr << fmt::format("wrote {}\n", csv);
-  }
+  if (!csv.empty()) write_output(csv, result.csv());
   return 0;
 }
 
@@ -74,7 +75,11 @@ Command make() {
         "grid of the contender intervals' z [1], comma-separated")(
         "estimate-zs", po::value<std::string>()->default_value(fmt::format("{:g}", fmt::join(d0.estimate_zs, ","))),
         "grid of the sd above its estimate an unfinished run is stored at [1], comma-separated")(
-        "csv", po::value<std::string>()->default_value("")->value_name("FILE"), "also write the table as CSV");
+"budget-first-shares",
+        po::value<std::string>()->default_value(fmt::format("{:g}", fmt::join(d0.budget_first_shares, ","))),
+        "grid of round 1's share of a compute budget [1], comma-separated (0: --initial-fractions' share of the run "
+        "budget)")(
+                "csv", po::value<std::string>()->default_value("")->value_name("FILE"), "also write the table as CSV");
   };
   c.output_files = {{"csv", ""}};
   c.run = run_bench_adaptive;

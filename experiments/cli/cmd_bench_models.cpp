@@ -46,6 +46,8 @@ int run_bench_models(const po::variables_map& vm) {
   o.emulated = sections.find('a') != std::string::npos;
   o.zeus = sections.find('b') != std::string::npos;
   o.real = sections.find('c') != std::string::npos;
+  if (!vm["figures"].as<std::string>().empty() && !o.real)
+    throw UsageError("--figures draws the real Jetson boards' k-curve: give --real (or --sections with c)");
   o.device = vm["device"].as<std::string>();
   o.workloads = traces::split_list(vm["workloads"].as<std::string>());
   o.batch_sizes = parse_int_list(vm["batch-sizes"].as<std::string>(), "--batch-sizes");
@@ -62,8 +64,7 @@ int run_bench_models(const po::variables_map& vm) {
   const auto result = experiments::run_model_bench(o);
   std::cout << result.markdown;
   const std::string out = vm["csv"].as<std::string>();
-  traces::write_file_atomic(out, result.csv());
-  std::cerr << fmt::format("wrote {} ({} rows)\n", out, result.rows.size());
+  write_output(out, result.csv(), fmt::format("{} rows", result.rows.size()));
   for (const auto& f : result.figures) std::cerr << fmt::format("wrote {}\n", f.string());
   return 0;
 }

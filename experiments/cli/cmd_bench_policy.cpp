@@ -47,14 +47,8 @@ int run_bench_policy(const po::variables_map& vm) {
     std::cerr << fmt::format("scoring the policies on {} random proxy halves per GPU as well\n", o.resplits);
   const auto result = experiments::run_policy_bench(o);
   std::cout << result.markdown();
-  if (!csv.empty()) {
-    traces::write_file_atomic(csv, result.csv());
-    std::cerr << fmt::format("wrote {}\n", csv);
-  }
-  if (!resplits_csv.empty()) {
-    traces::write_file_atomic(resplits_csv, result.resplits_csv());
-    std::cerr << fmt::format("wrote {}\n", resplits_csv);
-  }
+  if (!csv.empty()) write_output(csv, result.csv());
+  if (!resplits_csv.empty()) write_output(resplits_csv, result.resplits_csv());
   return 0;
 }
 

@@ -56,10 +56,7 @@ int run_budget(const po::variables_map& vm) {
   const auto replace = vm.count("replace") ? traces::Replace::always : traces::Replace::if_not_smaller;
   for (const auto& s : result.sweeps) rw.write(s, replace);
   std::cerr << fmt::format("wrote sweeps/{}@0..{} to {}\n", request.name, result.sweeps.size() - 1, path);
-  if (!csv.empty()) {
-    traces::write_file_atomic(csv, explore::budget_csv(result.points));
-    std::cerr << fmt::format("wrote {}\n", csv);
-  }
+  if (!csv.empty()) write_output(csv, explore::budget_csv(result.points));
   return 0;
 }
 

@@ -74,6 +74,8 @@ experiments::CalibrationRequest request_from(const po::variables_map& vm) {
                                  opt.prior_weight_points));
   if (r.prior && opt.model != traces::ModelKind::analytical)
     throw UsageError("--prior applies to --model analytical only (a GPU-frequency profile)");
+  opt.transfer_gate = !vm.count("prior-always");
+  if (!opt.transfer_gate && !r.prior) throw UsageError("--prior-always needs --prior");
   return r;
 }
 
@@ -114,8 +116,14 @@ Command make() {
         "reference", po::value<std::string>(),
         "learned only: reference workload's full profile, NAME in the same store or FILE.h5:NAME")(
         "prior", po::value<std::string>(),
-        "analytical: transfer from another board -- its full sweep of the same workload, NAME in the same store or "
-        "FILE.h5:NAME; the model fitted on it regularises the fit on this profile's (few) points")(
+        fmt::format("analytical: transfer from another board -- its full sweep of the same workload, NAME in the "
+                    "same store or FILE.h5:NAME; the model fitted on it regularises the fit on this profile's (few) "
+                    "points where leave-one-out on them says it helps: the points alone, the prior, or the prior "
+                    "with its batch sizes scaled to this board's range (printed; from {} points, below that the "
+                    "prior is kept)",
+                    models::kMinTransferGatePoints)
+            .c_str())(
+        "prior-always", "analytical, with --prior: always fit with the prior (no leave-one-out gate)")(
         "prior-points", po::value<double>()->default_value(o.prior_weight_points),
         "analytical, with --prior: weight of the other board's model, in points' worth")(
         "predictions-csv", po::value<std::string>(),

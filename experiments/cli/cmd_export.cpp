@@ -26,12 +26,7 @@ int run_export(const po::variables_map& vm) {
     return 0;
   }
   const std::string csv = traces::export_csv(store, vm["record"].as<std::string>());
-  if (out == "-")
-    std::cout << csv;
-  else {
-    traces::write_file_atomic(out, csv);
-    std::cerr << fmt::format("wrote {}\n", out);
-  }
+  write_output(out, csv);
   return 0;
 }
 

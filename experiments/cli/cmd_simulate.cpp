@@ -68,10 +68,7 @@ int run_simulate(const po::variables_map& vm) {
   auto rw = traces::Store::open(path);
   rw.write(r.series);
   std::cerr << fmt::format("wrote runs/{} ({} samples) to {}\n", r.series.name, r.series.time_s.size(), path);
-  if (!csv.empty()) {
-    traces::write_file_atomic(csv, traces::to_csv(r.series));
-    std::cerr << fmt::format("wrote {}\n", csv);
-  }
+  if (!csv.empty()) write_output(csv, traces::to_csv(r.series));
   return 0;
 }
 

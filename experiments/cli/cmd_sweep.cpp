@@ -95,13 +95,9 @@ int run_sweep(const po::variables_map& vm) {
   rw.write(result, vm.count("replace") ? traces::Replace::always : traces::Replace::if_not_smaller);
   std::cerr << fmt::format("wrote sweeps/{} to {}\n", result.name, path);
   if (!csv.empty()) {
-    traces::write_file_atomic(csv, traces::to_csv(result));
-    if (summary_path.empty()) {  // "-", a device or a FIFO: no file is made beside it
-      std::cerr << fmt::format("wrote {}\n", csv);
-    } else {
-      traces::write_file_atomic(summary_path, explore::summary_csv(summary, intervals));
-      std::cerr << fmt::format("wrote {} and {}\n", csv, summary_path);
-    }
+    write_output(csv, traces::to_csv(result));
+    // "-", a device or a FIFO: no file is made beside it.
+    if (!summary_path.empty()) write_output(summary_path, explore::summary_csv(summary, intervals));
   }
   return 0;
 }

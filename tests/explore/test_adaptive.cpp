@@ -1,6 +1,7 @@
-// The adaptive relation campaign's engine (explore/adaptive.hpp) on hand-made relations: round 1,
-// the stop verdicts (decided against budget), contenders that shrink as the intervals shrink,
-// unfinished runs that are used (estimated or censored, never dropped), and a relation where the
+// The adaptive relation campaign's engine (explore/adaptive.hpp) on hand-made relations: round 1
+// (of the run budget, or of a compute budget), the stop verdicts (decided against budget), contenders that shrink as the intervals shrink,
+// unfinished runs that are used (estimated or censored, never dropped), a learning curve shared
+// across batch sizes that orders a short run right, and a relation where the
 // fixed campaign (one seed per b) picks wrong and the adaptive one spends its extra runs on the
 // near-tie pair only.
 #include <gtest/gtest.h>
@@ -78,6 +79,34 @@ TEST(Adaptive, RoundOneTrainsEveryBatchSizeForAShortBudget) {
     EXPECT_EQ(o.train_to_samples, std::llround(kAdaptiveInitialFraction * 100'000));
   }
   EXPECT_EQ(plan.decisions.size(), kBatches.size());
+}
+
+TEST(Adaptive, WithAComputeBudgetRoundOneTrainsItsShareOfTheBudgetAcrossTheBatchSizes) {
+  const Space space = space_with_times({2, 2, 1, 1.05, 2});
+  const Index index(space);
+  const auto first_round = [&](const AdaptiveOptions& o) {
+    const AdaptivePlan plan = plan_round(problem_for(index), {}, 0, o);
+    std::set<int64_t> to;
+    for (const auto& order : plan.orders) to.insert(order.train_to_samples);
+    EXPECT_EQ(plan.orders.size(), kBatches.size() * static_cast<size_t>(o.initial_seeds));
+    EXPECT_EQ(to.size(), 1u);  // every run alike
+    return to.empty() ? int64_t{0} : *to.begin();
+  };
+  AdaptiveOptions o = options();  // run budget 100'000
+  EXPECT_EQ(first_round(o), 2'000);  // no compute budget: 2 % of the run budget
+  o.compute_budget_samples = 50'000;
+  ASSERT_EQ(o.budget_first_share, kAdaptiveBudgetFirstShare);
+  o.budget_first_share = 0.3;
+  EXPECT_EQ(first_round(o), 3'000);  // 30 % of 50'000 over 5 batch sizes
+  o.initial_seeds = 2;
+  EXPECT_EQ(first_round(o), 1'500);  // ... over 10 runs
+  o.initial_seeds = 1;
+  o.compute_budget_samples = 1e7;
+  EXPECT_EQ(first_round(o), 100'000);  // never past the run budget
+  o.budget_first_share = 0;
+  EXPECT_EQ(first_round(o), 2'000);  // 0: the initial fraction of the run budget
+  o.budget_first_share = 1.5;
+  EXPECT_THROW(plan_round(problem_for(index), {}, 0, o), Error);
 }
 
 TEST(Adaptive, StopsDecidedWhenTheChoiceIsClearAndAtTheBudgetWhenItIsNot) {
@@ -173,6 +202,53 @@ TEST(Adaptive, UnfinishedRunsAreUsedNotDropped) {
   EXPECT_TRUE(std::isfinite(plan.log_mean[bi]));
   // The estimate's uncertainty widens b=128's interval beyond a finished b's.
   EXPECT_GT(plan.log_var[bi], plan.log_var[*space.batch_index(64)]);
+}
+
+// A run of `b` whose curve has the levels 0.5, 0.7, 0.8 and the target 0.9 at these shares of its
+// count, stopped after the level `upto` (its samples: `stop` x its count).
+AdaptiveRun shaped(int b, const std::vector<double>& shares, double upto, double stop) {
+  AdaptiveRun r = done(b, 0, 1.0);
+  const double n = static_cast<double>(r.samples);
+  r.curve.clear();
+  const std::vector<double> levels = {0.5, 0.7, 0.8, 0.9};
+  for (size_t i = 0; i < levels.size() && levels[i] <= upto + 1e-9; ++i)
+    r.curve.emplace_back(std::llround(shares[i] * n), levels[i]);
+  if (upto < 0.9) {
+    r.reached = false;
+    r.samples = std::llround(stop * n);
+  }
+  return r;
+}
+
+TEST(Adaptive, ASharedLearningCurveComparesAShortRunByTheLongerRunsOfOtherBatchSizes) {
+  // True times: b=64 1.0, b=128 1.2 (b=64 is the choice), the small b 2. The small b (finished)
+  // learn fast to the end (0.7 at 70 % of their count, 0.8 at 85 %); the large b slowly (0.7 at
+  // 30 %, 0.8 at 50 %). b=64 stopped at 0.8 (55 % of its count), b=128 early, at 0.7 (35 %).
+  const Space space = space_with_times({2, 2, 2, 1.0, 1.2});
+  const Index index(space);
+  const std::vector<double> fast = {0.5, 0.7, 0.85, 1.0}, slow = {0.2, 0.3, 0.5, 1.0};
+  std::vector<AdaptiveRun> runs = {shaped(8, fast, 0.9, 1), shaped(16, fast, 0.9, 1), shaped(32, fast, 0.9, 1),
+                                   shaped(64, slow, 0.8, 0.55), shaped(128, slow, 0.7, 0.35)};
+  const auto estimate = [&](const AdaptivePlan& plan, int b) {
+    for (const auto& r : plan.relation.runs)
+      if (r.batch_size == b) return static_cast<double>(r.samples) / base_samples(b);
+    return traces::kNaN;
+  };
+  AdaptiveOptions o = options();
+  ASSERT_TRUE(o.shared_curve);
+  const AdaptivePlan shared = plan_round(problem_for(index), runs, 2, o);
+  // b=128's step from 0.7 to 0.8 is b=64's (the nearest b that went there: 0.5 / 0.3), the step
+  // to the target the small b's (1 / 0.85): 0.3 x 1.67 x 1.18 = 0.59 of its count, as b=64's.
+  EXPECT_NEAR(estimate(shared, 128), 0.3 * (0.5 / 0.3) / 0.85, 0.01);
+  EXPECT_NEAR(estimate(shared, 64), 0.5 / 0.85, 0.01);
+  ASSERT_EQ(shared.caps.size(), 1u);
+  EXPECT_EQ(shared.caps[0].choice, 64) << format_decisions(shared.decisions);
+  // Each run on the finished runs' ratio to the target alone: b=128 gets the small b's last 30 %
+  // (0.3 / 0.7 = 0.43 of its count), 1.2 x 0.43 < 0.59, and the pair is ordered the wrong way.
+  o.shared_curve = false;
+  const AdaptivePlan own = plan_round(problem_for(index), runs, 2, o);
+  EXPECT_NEAR(estimate(own, 128), 0.3 / 0.7, 0.01);
+  EXPECT_EQ(own.caps[0].choice, 128);
 }
 
 TEST(Adaptive, AnEstimateIsStoredHigherByEstimateZ) {

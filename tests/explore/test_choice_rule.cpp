@@ -22,6 +22,7 @@
 #include "explore/simulate.hpp"
 #include "explore/sweep.hpp"
 #include "models/calibrate.hpp"
+#include "sim/replay.hpp"
 #include "tests/support/choice_store.hpp"
 #include "tests/support/temp_store.hpp"
 #include "traces/import/tegrastats.hpp"
@@ -206,24 +207,12 @@ TEST(ChoiceRule, AMeasuredOverCapPointIsNeverChosenThoughTheModelSaysItFits) {
   q.power_peak_w = 6.5;
   q.time_per_batch_mean_s = 0.05;
   predicted.points.push_back(q);
-  traces::ModelRecord model;
-  model.name = models::model_record_name(kWorkload, kDevice, traces::ModelKind::analytical);
-  model.kind = "analytical";
-  model.workload = kWorkload;
-  model.device = kDevice;
-  model.metrics["power_peak_abs_err_q95_cv"] = 10.1;
-  traces::RelationSet rel;
-  rel.name = traces::zeus::proxy_name(kWorkload);
-  rel.workload = kWorkload;
-  rel.metric = "accuracy";
-  rel.target = 0.9;
-  for (int b : {32, 64}) rel.runs.push_back({b, 0, true, 30000, 10000000});
   {
     auto store = traces::Store::open_or_create(path);
     store.write(measured, kMeasured);
     store.write(predicted, kPredicted);
-    store.write(model);
-    store.write(rel);
+    store.write(testing::model_record(10.1));
+    store.write(testing::one_seed_proxy({32, 64}));
   }
   ProblemSpec spec;
   spec.profile = kPredicted;
@@ -273,28 +262,13 @@ void write_margin_store(const testing::TempStore& path, bool spread) {
   traces::ProfileTable measured;
   measured.workload = kWorkload;
   measured.device = kDevice;
-  for (const auto& m : kMarginPoints) {
-    traces::ProfilePoint p;
-    p.knob = {m.f};
-    p.batch_size = 128;
-    p.time_per_batch_mean_s = m.time;
-    p.power_peak_w = m.peak;
-    p.power_mean_w = spread ? m.mean : m.peak;
-    p.power_samples = m.samples;
-    measured.points.push_back(p);
-  }
-  traces::RelationSet rel;
-  rel.name = traces::zeus::proxy_name(kWorkload);
-  rel.workload = kWorkload;
-  rel.metric = "accuracy";
-  rel.target = 0.9;
-  rel.runs.push_back({128, 0, true, 30000, 10000000});
-  traces::RelationSet target = rel;
-  target.name = traces::zeus::target_name(kWorkload);
+  for (const auto& m : kMarginPoints)
+    measured.points.push_back(testing::profile_point(m.f, 128, m.time, m.peak, spread ? m.mean : m.peak, m.samples));
+  const auto proxy = testing::one_seed_proxy({128});
   auto store = traces::Store::open_or_create(path);
   store.write(measured, kMeasured);
-  store.write(rel);
-  store.write(target);
+  store.write(proxy);
+  store.write(testing::same_runs_target(proxy));
 }
 
 // The former rule's guard: the largest over the measured points of 1 - peak / projected peak.
@@ -348,6 +322,50 @@ TEST(ChoiceRule, EveryCommandSkipsAMeasuredPointWhoseOwnProjectionIsOverTheCapAn
   EXPECT_EQ(every_path(loaded, Policy::Ours, 5.9, 0.03).decide, neighbour);
   EXPECT_EQ(every_path(loaded, Policy::Ours, 5.9, 0.0).decide, neighbour);
   EXPECT_EQ(every_path(loaded, Policy::Ours, 6.1, 0.0).decide, (Pick{true, {460.8e6}, 128}));
+}
+
+// A predicted point is judged like a measured one: its peak is projected to a run over the
+// calibration's median power samples (models::stated_power_samples), so a point whose predicted
+// peak fits but whose projection does not is skipped by every command, as it would be measured.
+TEST(ChoiceRule, EveryCommandSkipsAPredictedPointWhoseRunProjectionIsOverTheCap) {
+  const testing::TempStore path("choice-predicted-projection");
+  testing::write_predicted_projection_store(path);
+  const auto predicted = traces::Store::open(path).read<traces::ProfileTable>(kPredicted);
+  for (const auto& p : predicted.points) EXPECT_EQ(p.power_samples, 31) << "the median of 25, 100, 31 samples";
+  const Loaded loaded(path);
+  const Problem& pb = *loaded.pb;
+  ASSERT_EQ(pb.origin.basis, PointBasis::Mixed);
+  EXPECT_EQ(pb.origin.measured, 3u);
+  const auto rule = choice_rule(pb);
+  EXPECT_NEAR(rule.guard, 0.03, 1e-12) << rule.guard_source;
+  const size_t bi = *pb.space->batch_index(128), over = *pb.space->knob_index(testing::kProjectionOverCapKnob);
+  const double guarded = guarded_cap_w(testing::kProjectionCapW, rule.guard);
+  EXPECT_LT(5.704, guarded) << "its predicted peak alone fits";
+  EXPECT_DOUBLE_EQ(pb.space->power_w(bi, over), projected_run_peak_w(5.704, 5.474, 31));
+  EXPECT_GT(pb.space->power_w(bi, over), guarded);  // 6.05 W
+  const Pick neighbour{true, testing::kProjectionNeighbourKnob, 128};
+  for (Policy policy : {Policy::Ours, Policy::Pacer, Policy::Baseline1, Policy::Baseline2, Policy::Oracle,
+                        Policy::EnergyOptimal}) {
+    for (const std::optional<double> guard : {std::optional<double>(), std::optional<double>(0.0)}) {
+      const Paths p = every_path(loaded, policy, testing::kProjectionCapW, guard);
+      const std::string what = std::string(to_string(policy)) + (guard ? ", no guard" : ", automatic guard");
+      EXPECT_EQ(p.decide, neighbour) << what << ": not 460.8 MHz (predicted 5.704 W, projected 6.05 W)";
+      EXPECT_EQ(p.select, neighbour) << what;
+      EXPECT_EQ(p.sweep, neighbour) << what;
+      EXPECT_EQ(p.validate, neighbour) << what;
+      if (policy != Policy::Oracle) EXPECT_EQ(p.simulate, neighbour) << what;
+    }
+  }
+  // A space evaluated from a model (select --model) projects the same way with the record's count.
+  sim::TableModel model(predicted);
+  Space::Grid grid{{{384e6}, {460.8e6}}, {128}};
+  EXPECT_DOUBLE_EQ(Space::from_model(model, grid, "m", 31).power_w(0, 1), projected_run_peak_w(5.704, 5.474, 31));
+  EXPECT_DOUBLE_EQ(Space::from_model(model, grid, "m").power_w(0, 1), 5.704);
+  traces::ModelRecord record;
+  EXPECT_EQ(models::stated_power_samples(record), 0);
+  record.metrics[models::kPowerSamplesMetric] = 31;
+  EXPECT_EQ(models::stated_power_samples(record), 31);
+  EXPECT_EQ(models::stated_power_samples(std::vector<traces::ProfilePoint>{}), 0);
 }
 
 TEST(ChoiceRule, AMeasuredPointWithoutASpreadIsFeasibleByItsPeak) {

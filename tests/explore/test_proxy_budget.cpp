@@ -8,7 +8,9 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
+#include <random>
 
 #include "base/error.hpp"
 #include "explore/adaptive.hpp"
@@ -120,6 +122,30 @@ TEST(ProxyBudget, SeedAndSampleCutsAndRunsThatReachWithinTheCut) {
   EXPECT_GE(c3.censored, 1);
 }
 
+// explore::run_compute_samples, the one count of a run's compute: a censored run whose last
+// evaluation interval took it past its budget cost every sample it trained, not its budget; a run
+// that reached its target cost its samples to it. The budget's cuts count it so.
+TEST(ProxyBudget, ACensoredRunPastItsBudgetCountsEverySampleItTrained) {
+  Fixture f;
+  traces::RelationRun& censored = f.proxy.runs[1];  // b = 8, seed 2: the longest run
+  censored.reached = false;
+  censored.budget_samples = censored.samples - 5000;  // trained 5000 samples past its budget
+  EXPECT_EQ(run_compute_samples(censored), censored.samples);
+  traces::RelationRun short_run = censored;
+  short_run.samples = censored.budget_samples - 100;  // a censored run stores its budget at least
+  EXPECT_EQ(run_compute_samples(short_run), censored.budget_samples);
+  EXPECT_EQ(run_compute_samples(f.proxy.runs[0]), f.proxy.runs[0].samples);
+  double full = 0;
+  for (const auto& r : f.proxy.runs) full += static_cast<double>(r.samples);
+  const CutRelation whole = cut_relation(f.proxy, f.curve, parse_cut("full", "cuts"));
+  EXPECT_DOUBLE_EQ(whole.compute_full, full);
+  EXPECT_DOUBLE_EQ(whole.compute_used, full);
+  // A fraction of the longest run: of the censored run's samples trained, not of its budget.
+  const CutRelation half = cut_relation(f.proxy, f.curve, parse_cut("fraction:0.5", "cuts"));
+  EXPECT_DOUBLE_EQ(half.compute_full, full);
+  EXPECT_EQ(half.set.runs[1].budget_samples, std::llround(0.5 * static_cast<double>(censored.samples)));
+}
+
 // Curves of one shape up to a scale of samples (accuracy = 1 - 0.5 sqrt(s / n), s = 4000 at b = 8
 // and 1000 at b = 64), which is not linear in log samples. A cut of samples that b = 64 finishes
 // within: the shared ratio (target over the highest level b = 8 reached, measured on b = 64)
@@ -201,6 +227,87 @@ TEST(ProxyBudget, DefaultCutsFollowTheCurvesSource) {
   two.stop = ProxyCut::Stop::samples;
   two.samples = std::llround(0.02 * static_cast<double>(f.proxy.runs[1].samples));
   EXPECT_EQ(cut_relation(f.proxy, f.curve, budgets[1]).set, cut_relation(f.proxy, f.curve, two).set);
+}
+
+// The adaptive engine decides on the relation `pacer select` chooses on: with the proxy -> target
+// transfer (AdaptiveProblem::transfer, explore::proxy_relation), its choice at every cap is select's
+// on the same runs, the transfer's departure margin included. Random near-tie relations (five batch
+// sizes, three seeds each) against a target of another data set; some of them are choices the
+// margin changes (pacer's b a little faster than Algorithm 1's by the proxy's means), where an engine
+// without the transfer would decide otherwise.
+TEST(ProxyBudget, TheAdaptiveEngineChoosesAsSelectWithTheTransferMargin) {
+  const std::vector<int> batches = {8, 16, 32, 64, 128};
+  std::mt19937_64 rng(17);
+  std::uniform_real_distribution<double> u(0, 1);
+  int compared = 0, margin_changes = 0;
+  for (int trial = 0; trial < 60; ++trial) {
+    Space::Arrays a;
+    a.knob = traces::KnobSpace::gpu_frequency();
+    a.knob_settings = {{300e6}, {600e6}};
+    a.batch_sizes = batches;
+    for (int b : batches)
+      for (double f : {300e6, 600e6}) {
+        // Time to the target within a few % across b: near ties between the batch sizes.
+        const double per_sample = (1 + 0.04 * u(rng)) / (1000 * std::sqrt(b / 8.0)) * (600e6 / f);
+        a.time_per_batch_s.push_back(per_sample * b);
+        a.power_w.push_back(3 + 4 * f / 600e6 + 0.01 * b / 128);
+      }
+    const Space space = Space::from_arrays(a);
+    const Index index(space);
+    traces::RelationSet proxy, target;
+    proxy.name = "w.proxy";
+    proxy.dataset = "fmnist";
+    proxy.metric = "accuracy";
+    proxy.higher_is_better = true;
+    proxy.target = 0.9;
+    target = proxy;
+    target.name = "w.target";
+    target.dataset = "fmnist-shifted";
+    std::vector<AdaptiveRun> runs;
+    for (int b : batches)
+      for (int seed = 0; seed < 3; ++seed) {
+        AdaptiveRun r;
+        r.batch_size = b;
+        r.seed = seed;
+        r.reached = true;
+        r.samples = std::llround(1000 * std::sqrt(b / 8.0) * (0.95 + 0.1 * u(rng)));
+        for (const auto& [share, metric] : {std::pair{0.25, 0.5}, {0.5, 0.7}, {1.0, 0.9}})
+          r.curve.emplace_back(std::llround(share * static_cast<double>(r.samples)), metric);
+        runs.push_back(r);
+        traces::RelationRun rr;
+        rr.batch_size = b;
+        rr.seed = seed;
+        rr.reached = true;
+        rr.samples = rr.budget_samples = r.samples;
+        proxy.runs.push_back(rr);
+      }
+    AdaptiveProblem problem;
+    problem.index = &index;
+    problem.caps_w = {7.2, 7.5, 8};
+    problem.relation = proxy;
+    problem.transfer = transfer_sd(proxy, &target);
+    ASSERT_GT(problem.transfer.shape, 0.0);
+    AdaptiveOptions options;
+    options.run_budget_samples = 100'000;
+    const AdaptivePlan plan = plan_round(problem, runs, 2, options);
+    // `pacer select`'s relation: the stored runs with the transfer to this target (load_problem).
+    const Relation selects = proxy_relation(proxy, space, nullptr, &target);
+    const Relation bare = Relation::from_set(proxy, space);
+    ASSERT_EQ(plan.caps.size(), problem.caps_w.size());
+    for (size_t i = 0; i < problem.caps_w.size(); ++i) {
+      PolicyContext ctx;
+      ctx.index = &index;
+      ctx.proxy = &selects;
+      const Selection s = decide(Policy::Pacer, ctx, problem.caps_w[i], problem.rule);
+      EXPECT_EQ(plan.caps[i].choice, s.feasible ? s.batch_size : 0) << "trial " << trial << ", cap " << problem.caps_w[i];
+      ctx.proxy = &bare;
+      const Selection without = decide(Policy::Pacer, ctx, problem.caps_w[i], problem.rule);
+      margin_changes += without.batch_size != s.batch_size;
+      ++compared;
+    }
+  }
+  EXPECT_GT(margin_changes, 0) << "of " << compared << " choices, none that the transfer margin changes";
+  std::printf("%d of %d choices changed by the transfer margin\n", margin_changes, compared);
 }
 
 // The V100 Zeus import in a store at `path`, as `pacer import zeus` writes it.

@@ -418,6 +418,24 @@ TEST(CalibCli, APriorFromAnotherStoreIsUsedAndRecorded) {
   EXPECT_EQ(run_pacer(fmt_path(b) + " --points 5 --prior '" + a.string() + ":missing'", log), 1);
   EXPECT_EQ(run_pacer(fmt_path(b) + " --points 5 --model interpolating --prior " + prior, log), 2);
   EXPECT_EQ(run_pacer(fmt_path(b) + " --points 5 --prior " + prior + " --prior-points 0", log), 2);
+
+  // The gate's choice and the leave-one-out scores of the three candidates are printed and stored;
+  // --prior-always forces the prior (no scores); without --prior it is refused.
+  ASSERT_EQ(run_pacer(fmt_path(b) + " --points 6 --prior " + prior, log), 0);
+  const auto gated = traces::Store::open(b).read<traces::ModelRecord>("synthetic@jetson-nano:analytical");
+  EXPECT_TRUE(gated.transfer_gate);
+  const std::string printed = pacer::testing::slurp(log);
+  EXPECT_NE(printed.find("transfer: " + gated.transfer_choice + " (chosen by leave-one-out time + P mean MAPE: alone "),
+            std::string::npos)
+      << printed;
+  for (const char* c : {", prior ", ", prior-scaled-b "}) EXPECT_NE(printed.find(c), std::string::npos) << c;
+  ASSERT_EQ(run_pacer(fmt_path(b) + " --points 6 --prior " + prior + " --prior-always", log), 0);
+  const auto always = traces::Store::open(b).read<traces::ModelRecord>("synthetic@jetson-nano:analytical");
+  EXPECT_FALSE(always.transfer_gate);
+  EXPECT_EQ(always.transfer_choice, "prior");
+  EXPECT_NE(pacer::testing::slurp(log).find("transfer: the prior always (prior; the gate is off)"), std::string::npos)
+      << pacer::testing::slurp(log);
+  EXPECT_EQ(run_pacer(fmt_path(b) + " --points 6 --prior-always", log), 2);
 }
 
 // `calibrate STORE --json`: one JSON object on stdout (the files written go to stderr); the old

@@ -138,6 +138,41 @@ TEST(RealModels, TheAgxXavierSweepHelpsFourNanoPoints) {
   };
   EXPECT_LT(sum(with), sum(alone));
   EXPECT_LT(with.record.metrics.at("power_mean_mape_heldout"), alone.record.metrics.at("power_mean_mape_heldout"));
+  // 4 points are too few for the gate's leave-one-out: the prior is kept, unscored.
+  EXPECT_TRUE(with.record.transfer_gate);
+  EXPECT_EQ(with.record.transfer_choice, "prior");
+  EXPECT_FALSE(with.record.metrics.count(transfer_loo_metric(TransferChoice::prior, "time")));
+}
+
+// The transfer gate (calibrate --prior, on by default) at k = 8: leave-one-out on the 8 Nano points
+// chooses how to use the AGX Xavier's sweep, and the result beats the same 8 points alone in time +
+// power (docs/models.md, "Transfer between boards"); the forced prior is a near tie there. At k = 4
+// the gate is not trusted and keeps the prior (TheAgxXavierSweepHelpsFourNanoPoints).
+TEST(RealModels, TheGatedAgxXavierPriorHelpsEightNanoPoints) {
+  if (!std::filesystem::exists(kLoudva / "nano") || !std::filesystem::exists(kLoudva / "agx-xavier"))
+    GTEST_SKIP() << "no LoudVA data under " << kLoudva;
+  traces::loudva::ImportOptions o;
+  o.dir = kLoudva / "nano";
+  o.device = traces::find_device("jetson-nano");
+  const auto nano = traces::loudva::import_dir(o).profiles.at(0).table;
+  traces::loudva::ImportOptions oa;
+  oa.dir = kLoudva / "agx-xavier";
+  oa.device = traces::find_device("jetson-agx-xavier");
+  const auto agx = traces::loudva::import_dir(oa).profiles.at(0).table;
+  CalibrationOptions opt;
+  opt.points = 8;
+  opt.analytical.voltage_table = o.device.voltage_table;
+  const auto alone = calibrate(nano, &o.device, opt);
+  opt.prior = &agx;
+  opt.prior_device = &oa.device;
+  opt.prior_name = "agx";
+  const auto gated = calibrate(nano, &o.device, opt);
+  EXPECT_TRUE(gated.record.transfer_gate);
+  EXPECT_NE(gated.record.transfer_choice, "alone");
+  const auto sum = [](const Calibration& c) {
+    return c.record.metrics.at("time_mape_heldout") + c.record.metrics.at("power_mean_mape_heldout");
+  };
+  EXPECT_LT(sum(gated), sum(alone));
 }
 
 // Issue 25: the few-point sigma a user with only the planner's 8 points is told covers the held-out

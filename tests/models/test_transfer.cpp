@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <random>
 #include <set>
 
@@ -171,6 +172,16 @@ TEST(Transfer, CalibrateTakesThePriorAndRecordsIt) {
   EXPECT_EQ(with.record.settings.at("prior"), "a.h5:synthetic");
   EXPECT_EQ(with.record.settings.at("transfer_weight"), fmt::format("{:g}", kDefaultTransferWeight));
   EXPECT_LT(with.record.metrics.at("power_mean_mape_heldout"), alone.record.metrics.at("power_mean_mape_heldout"));
+  // The gate (5 points: leave-one-out trusted) kept a prior and stored every candidate's score.
+  EXPECT_TRUE(with.record.transfer_gate);
+  EXPECT_NE(with.record.transfer_choice, "alone");
+  for (const auto c : kTransferChoices) EXPECT_TRUE(with.record.metrics.count(transfer_loo_metric(c, "time"))) << to_string(c);
+  EXPECT_TRUE(alone.record.transfer_choice.empty());
+  opt.transfer_gate = false;
+  const auto always = calibrate(t.b, nullptr, opt);
+  EXPECT_FALSE(always.record.transfer_gate);
+  EXPECT_EQ(always.record.transfer_choice, "prior");
+  EXPECT_FALSE(always.record.metrics.count(transfer_loo_metric(TransferChoice::alone, "time")));
   opt.model = traces::ModelKind::interpolating;
   try {
     calibrate(t.b, nullptr, opt);
@@ -178,6 +189,140 @@ TEST(Transfer, CalibrateTakesThePriorAndRecordsIt) {
   } catch (const OptionError& e) {
     EXPECT_EQ(e.option, "prior");
   }
+}
+
+// The transfer gate's fixture: board B measured on the Nano's clocks at b = 1..8 with 2% noise,
+// the planner's 8 points to fit and the rest held out; `prior_truth` is board A's model, whose
+// whole noise-free sweep at b = 1, 2, 4, ..., 64 the prior is fitted on.
+struct GateCase {
+  std::vector<traces::ProfilePoint> train, test;
+  std::vector<double> freqs;
+  std::vector<int> batch_sizes;
+  TransferPrior prior;
+  AnalyticalFitOptions options;
+};
+GateCase gate_case(const std::function<traces::ProfilePoint(double f, int b)>& board_b, const AnalyticalParams& prior_truth) {
+  const auto nano = traces::find_device("jetson-nano");
+  GateCase g;
+  g.freqs = nano.gpu_freqs_hz;
+  for (int b = 1; b <= 8; ++b) g.batch_sizes.push_back(b);
+  std::mt19937_64 rng(17);
+  std::normal_distribution<double> n(0.0, 0.02);
+  std::vector<traces::ProfilePoint> all;
+  std::vector<PlanPoint> cands;
+  for (double f : g.freqs)
+    for (int b : g.batch_sizes) {
+      auto p = board_b(f, b);
+      p.time_per_batch_mean_s *= 1 + n(rng);
+      p.power_mean_w *= 1 + n(rng);
+      p.power_peak_w = traces::kNaN;
+      all.push_back(p);
+      cands.push_back({p.knob, p.batch_size});
+    }
+  PlannerOptions po;
+  po.k = 8;
+  po.voltage_table = nano.voltage_table;
+  const auto chosen = plan_points(cands, po);
+  for (const auto& p : all)
+    (std::find(chosen.begin(), chosen.end(), PlanPoint{p.knob, p.batch_size}) != chosen.end() ? g.train : g.test)
+        .push_back(p);
+  g.options.voltage = "catalog";
+  g.options.voltage_table = nano.voltage_table;
+  const auto a = testing::table_from(prior_truth, nano.gpu_freqs_hz, {1, 2, 4, 8, 16, 32, 64});
+  g.prior.model = fit_analytical(a.points, g.options);
+  g.prior.knob_max_hz = nano.max_freq_hz();
+  g.prior.batch_max = 64;
+  return g;
+}
+
+double time_plus_power(const DeviceModel& m, const std::vector<traces::ProfilePoint>& test) {
+  const auto e = mape(m, test);
+  return e.time_mape + e.power_mean_mape;
+}
+
+// Board B is board A with its batch axis squeezed: B at b runs as A at b^2 (b = 1..8 against A's
+// 1..64, i.e. b mapped by ln b / ln b_max), time and power scaled. A's model taken as it is puts
+// B's b = 8 at A's b = 8; scaled, it is right, and leave-one-out on the 8 points sees it.
+TEST(Transfer, TheGateTakesThePriorOnTheBAxisWhenTheBoardsDifferInTheirBatchRange) {
+  const auto nano = traces::find_device("jetson-nano");
+  const AnalyticalModel a(testing::nano_truth(nano), traces::ModelRecord{});
+  const auto g = gate_case(
+      [&](double f, int b) {
+        const auto q = a.predict({f}, b * b);
+        traces::ProfilePoint p;
+        p.knob = {f};
+        p.batch_size = b;
+        p.time_per_batch_mean_s = 0.6 * q.time_per_batch_s;
+        p.power_mean_w = 1.0 + 1.3 * q.power_mean_w;
+        return p;
+      },
+      testing::nano_truth(nano));
+  ASSERT_EQ(g.train.size(), 8u);
+  const auto gate = choose_transfer(g.train, g.options, g.prior, g.freqs.back(), g.freqs, g.batch_sizes);
+  EXPECT_TRUE(gate.trusted);
+  ASSERT_EQ(gate.loo.size(), 3u);
+  EXPECT_EQ(gate.choice, TransferChoice::prior_scaled_b) << to_string(gate.choice);
+  const auto loo = [&](TransferChoice c) { return gate.loo.at(c).time_mape + gate.loo.at(c).power_mean_mape; };
+  EXPECT_LT(loo(TransferChoice::prior_scaled_b), loo(TransferChoice::prior));
+  EXPECT_LT(loo(TransferChoice::prior_scaled_b), loo(TransferChoice::alone));
+  // On the held-out points: the chosen model beats the 8 points alone and the unscaled prior.
+  const double alone = time_plus_power(*fit_analytical(g.train, g.options), g.test);
+  const double unscaled = time_plus_power(
+      *fit_transfer_candidate(TransferChoice::prior, g.train, g.options, g.prior, g.freqs.back(), g.freqs,
+                              g.batch_sizes),
+      g.test);
+  EXPECT_LT(time_plus_power(*gate.model, g.test), alone);
+  EXPECT_LT(time_plus_power(*gate.model, g.test), unscaled);
+  // The scaled pseudo-points: b = 1 stays A's b = 1, B's largest b is A's 64 (here exactly b^2).
+  TransferPrior scaled = g.prior;
+  scaled.scale_batch = true;
+  const auto pseudo = transfer_pseudo_points(scaled, g.freqs.back(), g.train, g.freqs, g.batch_sizes);
+  for (const auto& p : pseudo.points) {
+    const auto want = a.predict(p.knob, p.batch_size * p.batch_size);
+    EXPECT_NEAR(p.power_mean_w / (1.0 + 1.3 * want.power_mean_w), 1.0, 0.05) << p.batch_size;
+  }
+  scaled.batch_max = 0;  // the prior board's range unknown: nothing to scale by
+  EXPECT_THROW(transfer_pseudo_points(scaled, g.freqs.back(), g.train, g.freqs, g.batch_sizes), Error);
+  // Below kMinTransferGatePoints leave-one-out is not trusted: the prior is kept, nothing scored.
+  const std::vector<traces::ProfilePoint> four(g.train.begin(), g.train.begin() + 4);
+  const auto few = choose_transfer(four, g.options, g.prior, g.freqs.back(), g.freqs, g.batch_sizes);
+  EXPECT_FALSE(few.trusted);
+  EXPECT_EQ(few.choice, TransferChoice::prior);
+  EXPECT_TRUE(few.loo.empty());
+}
+
+// A wrong prior -- a board whose time ignores the clock and whose power is constant -- pulled hard
+// (8 points' worth): leave-one-out sees it miss, and the gate fits the 8 points alone.
+TEST(Transfer, TheGateGivesWayToThePointsWhenThePriorIsWrong) {
+  const auto nano = traces::find_device("jetson-nano");
+  const AnalyticalModel b_truth(testing::nano_truth(nano), traces::ModelRecord{});
+  AnalyticalParams flat = testing::nano_truth(nano);
+  flat.time = {0.05, 1e-3, 0, 0};
+  flat.power_mean = {5.0, 0, 0, 0, 12.0};
+  flat.power_peak = flat.power_mean;
+  auto g = gate_case(
+      [&](double f, int b) {
+        const auto q = b_truth.predict({f}, b);
+        traces::ProfilePoint p;
+        p.knob = {f};
+        p.batch_size = b;
+        p.time_per_batch_mean_s = q.time_per_batch_s;
+        p.power_mean_w = q.power_mean_w;
+        return p;
+      },
+      flat);
+  g.prior.weight = 8;
+  const auto gate = choose_transfer(g.train, g.options, g.prior, g.freqs.back(), g.freqs, g.batch_sizes);
+  EXPECT_TRUE(gate.trusted);
+  EXPECT_EQ(gate.choice, TransferChoice::alone) << to_string(gate.choice);
+  const double alone = time_plus_power(*fit_analytical(g.train, g.options), g.test);
+  EXPECT_DOUBLE_EQ(time_plus_power(*gate.model, g.test), alone);
+  // The prior really is wrong: forced, it loses on the held-out points.
+  const double forced = time_plus_power(
+      *fit_transfer_candidate(TransferChoice::prior, g.train, g.options, g.prior, g.freqs.back(), g.freqs,
+                              g.batch_sizes),
+      g.test);
+  EXPECT_GT(forced, alone + 1.0);
 }
 
 TEST(Coverage, CountsHeldOutErrorsInsideTheStatedSigmaAndTheNinetyPercentInterval) {

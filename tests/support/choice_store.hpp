@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "models/calibrate.hpp"
+#include "sim/replay.hpp"
 #include "traces/import/zeus.hpp"
 #include "traces/records.hpp"
 #include "traces/store/store.hpp"
@@ -89,6 +90,90 @@ inline RandomStore write_random_store(const std::filesystem::path& path, std::mt
   RandomStore out;
   for (int i = 0; i < 4; ++i) out.caps.push_back(lo + (hi - lo) * (0.1 + 0.9 * u(rng)));
   return out;
+}
+
+// A measured (or predicted) point at GPU frequency `f_hz` and batch size `b`.
+inline traces::ProfilePoint profile_point(double f_hz, int b, double time_s, double peak_w, double mean_w,
+                                          int64_t power_samples) {
+  traces::ProfilePoint p;
+  p.knob = {f_hz};
+  p.batch_size = b;
+  p.time_per_batch_mean_s = time_s;
+  p.power_peak_w = peak_w;
+  p.power_mean_w = mean_w;
+  p.power_samples = power_samples;
+  return p;
+}
+
+// The analytical model record of kWorkload on kDevice with its held-out peak error at the 95th
+// percentile, `peak_error_q95_pct` (%).
+inline traces::ModelRecord model_record(double peak_error_q95_pct) {
+  traces::ModelRecord model;
+  model.name = models::model_record_name(kWorkload, kDevice, traces::ModelKind::analytical);
+  model.kind = "analytical";
+  model.workload = kWorkload;
+  model.device = kDevice;
+  model.metrics["power_peak_abs_err_q95_cv"] = peak_error_q95_pct;
+  return model;
+}
+
+// kWorkload's proxy relation: one run of seed 0 at each of `batches`, 30000 samples to accuracy 0.9.
+inline traces::RelationSet one_seed_proxy(const std::vector<int>& batches) {
+  traces::RelationSet rel;
+  rel.name = traces::zeus::proxy_name(kWorkload);
+  rel.workload = kWorkload;
+  rel.metric = "accuracy";
+  rel.target = 0.9;
+  for (int b : batches) rel.runs.push_back({b, 0, true, 30000, 10000000});
+  return rel;
+}
+
+// The same runs as kWorkload's target relation.
+inline traces::RelationSet same_runs_target(const traces::RelationSet& proxy) {
+  traces::RelationSet target = proxy;
+  target.name = traces::zeus::target_name(kWorkload);
+  return target;
+}
+
+// A store whose predicted table holds a point only the model knows (460.8 MHz at b=128, the
+// emulated Nano's of test_choice_rule.cpp): its predicted peak 5.704 W is under the 5.9 W cap less
+// the model's 3% guard (5.723 W), but its spread (mean 5.474 W) projected to a run over the
+// calibration's median 31 power samples is 6.05 W, over it. The measured points (307.2, 384 and
+// 537.6 MHz over 25, 100 and 31 samples: median 31) are written by models::predict_table from a
+// model answering the same values; 384 MHz (projected 5.46 W) is the fastest feasible point.
+inline const std::vector<double> kProjectionOverCapKnob = {460.8e6};
+inline const std::vector<double> kProjectionNeighbourKnob = {384e6};
+inline constexpr double kProjectionCapW = 5.9;
+inline void write_predicted_projection_store(const std::filesystem::path& path) {
+  struct Point {
+    double f, peak, mean;
+    int samples;  // 0: predicted only
+    double time;
+  };
+  const std::vector<Point> points = {{307.2e6, 5.0, 4.95, 25, 0.30},
+                                     {384e6, 5.40, 5.35, 100, 0.2413},
+                                     {460.8e6, 5.704, 5.474, 0, 0.2047},
+                                     {537.6e6, 6.6, 5.6, 31, 0.1783}};
+  traces::ProfileTable measured, truth;
+  for (auto* t : {&measured, &truth}) {
+    t->workload = kWorkload;
+    t->device = kDevice;
+  }
+  std::vector<std::vector<double>> settings;
+  for (const auto& m : points) {
+    const auto p = profile_point(m.f, 128, m.time, m.peak, m.mean, m.samples);
+    truth.points.push_back(p);
+    if (m.samples > 0) measured.points.push_back(p);
+    settings.push_back(p.knob);
+  }
+  const auto predicted = models::predict_table(sim::TableModel(truth), measured, settings, {128});
+  const auto proxy = one_seed_proxy({128});
+  auto store = traces::Store::open_or_create(path);
+  store.write(measured, kMeasured);
+  store.write(predicted, kPredicted);
+  store.write(model_record(3));
+  store.write(proxy);
+  store.write(same_runs_target(proxy));
 }
 
 }  // namespace pacer::testing

@@ -5,6 +5,7 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <filesystem>
 #include <string>
@@ -126,6 +127,18 @@ TEST_F(CliOptions, CountsHaveDocumentedBoundsEnforcedAtParseTime) {
   EXPECT_TRUE(has(help, "[1 .. 1000000000]")) << help;  // --budget, --eval-every
   EXPECT_TRUE(has(help, "[0 .. " + std::to_string(pacer::base::max_cpu_threads()) + "]")) << help;
   EXPECT_TRUE(has(squash(run("sweep --help").out), "1 .. 10000]"));
+}
+
+// `bench models --figures` draws the real boards' section (c): without it nothing would be drawn,
+// so it is a usage error of one line, before any work (no CSV, no folder).
+TEST_F(CliOptions, BenchModelsFiguresWithoutTheRealBoardsIsAUsageError) {
+  const auto r = run("bench models --figures " + path("figs") + " --csv " + path("m.csv"));
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_TRUE(has(r.err, "--figures")) << r.err;
+  EXPECT_TRUE(has(r.err, "--real")) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_FALSE(fs::exists(path("m.csv")));
+  EXPECT_FALSE(fs::exists(path("figs")));
 }
 
 // `-P none` (issue 24): select, sweep and experiment take "none" where they take a cap, the paper's

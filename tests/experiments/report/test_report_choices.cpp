@@ -14,6 +14,21 @@
 namespace pacer::experiments {
 namespace {
 
+// `pacer sweep` of the store's predicted table into sweep record "sw" (replacing it).
+void write_sweep(const std::filesystem::path& path, const std::vector<double>& caps,
+                 const std::vector<explore::Policy>& policies, std::optional<double> guard) {
+  auto store = traces::Store::open(path);
+  explore::ProblemSpec spec;
+  spec.profile = pacer::testing::kPredicted;
+  const auto pb = explore::load_problem(store, spec);
+  explore::SweepRequest request;
+  request.name = "sw";
+  request.caps_w = caps;
+  request.options.policies = policies;
+  request.guard = guard;
+  store.write(explore::sweep_record({pb.get()}, request), traces::Replace::always);
+}
+
 TEST(ReportChoices, FigureOneMarksTheSweepsChoicesOverRandomStoresCapsAndGuards) {
   std::mt19937_64 rng(41);
   const pacer::testing::TempStore path("report-choices");
@@ -27,18 +42,7 @@ TEST(ReportChoices, FigureOneMarksTheSweepsChoicesOverRandomStoresCapsAndGuards)
                                                        0.03 + 0.03 * (s % 4));
     for (const std::optional<double> guard : {std::optional<double>(), std::optional<double>(0.0),
                                               std::optional<double>(0.06)}) {
-      {
-        auto store = traces::Store::open(path);
-        explore::ProblemSpec spec;
-        spec.profile = pacer::testing::kPredicted;
-        const auto pb = explore::load_problem(store, spec);
-        explore::SweepRequest request;
-        request.name = "sw";
-        request.caps_w = rs.caps;
-        request.options.policies = policies;
-        request.guard = guard;
-        store.write(explore::sweep_record({pb.get()}, request), traces::Replace::always);
-      }
+      write_sweep(path, rs.caps, policies, guard);
       const auto sweep = traces::Store::open(path).read<traces::SweepResult>("sw");
       for (double cap : rs.caps) {
         const auto marked = figure1_choices(path.path(), "sw", pacer::testing::kPredicted, cap, policies);
@@ -58,6 +62,28 @@ TEST(ReportChoices, FigureOneMarksTheSweepsChoicesOverRandomStoresCapsAndGuards)
     }
   }
   EXPECT_EQ(compared, 6 * 3 * 4 * 5);
+}
+
+// The report's path of ChoiceRule.EveryCommandSkipsAPredictedPointWhoseRunProjectionIsOverTheCap
+// (tests/explore/test_choice_rule.cpp): Figure 1 skips the predicted point whose peak fits but
+// whose run projection over the calibration's median power samples does not.
+TEST(ChoiceRule, TheReportSkipsAPredictedPointWhoseRunProjectionIsOverTheCap) {
+  const pacer::testing::TempStore path("report-predicted-projection");
+  pacer::testing::write_predicted_projection_store(path);
+  const std::vector<explore::Policy> policies = {explore::Policy::Baseline1, explore::Policy::Baseline2,
+                                                 explore::Policy::Ours, explore::Policy::Pacer,
+                                                 explore::Policy::Oracle};
+  for (const std::optional<double> guard : {std::optional<double>(), std::optional<double>(0.0)}) {
+    write_sweep(path, {pacer::testing::kProjectionCapW}, policies, guard);
+    const auto marked =
+        figure1_choices(path.path(), "sw", pacer::testing::kPredicted, pacer::testing::kProjectionCapW, policies);
+    ASSERT_EQ(marked.size(), policies.size());
+    for (size_t i = 0; i < policies.size(); ++i) {
+      ASSERT_TRUE(marked[i].feasible) << explore::to_string(policies[i]);
+      EXPECT_EQ(marked[i].knob, pacer::testing::kProjectionNeighbourKnob) << explore::to_string(policies[i]);
+      EXPECT_EQ(marked[i].batch_size, 128) << explore::to_string(policies[i]);
+    }
+  }
 }
 
 }  // namespace

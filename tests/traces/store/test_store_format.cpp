@@ -205,6 +205,8 @@ TEST(StoreFormat, WritingTheSameRecordsGivesTheSameLayout) {
       {" @proxy_cut:3", {"sweeps/"}},
       {" @proxy_share:1", {"sweeps/"}},
       {" @floating_clocks:3", {"profiles/"}},
+      {" @transfer_gate:0", {"models/"}},
+      {" @transfer_choice:3", {"models/"}},
   };
   // Every record's provenance (traces/provenance.hpp), added since: strings on each record group.
   for (const auto& [field, value] : Provenance{}.fields()) {
