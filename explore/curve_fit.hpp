@@ -51,10 +51,11 @@ struct PowerLawEstimate {
 // alpha. Not valid for an invalid fit, a run without points, or a target error at or below 0.
 PowerLawEstimate power_law_samples(const PowerLawFit& fit, size_t run, double target, bool higher_is_better);
 
-// The adaptive engine's extrapolations by name (AdaptiveOptions::power_law): "ratio" (the shared
-// ratio of explore/proxy_budget.hpp) or "power-law" (this file's fit).
+// The adaptive engine's extrapolations by name (AdaptiveOptions::power_law): "shared-curve" (its
+// default: the learning curve shared across batch sizes, else the ratio) or "power-law" (this
+// file's fit, else the default).
 std::string_view adaptive_extrapolation_name(bool power_law);
-// True for "power-law", false for "ratio"; OptionError(option_key) otherwise.
+// True for "power-law", false for "shared-curve"; OptionError(option_key) otherwise.
 bool parse_adaptive_extrapolation(const std::string& text, const std::string& option_key);
 
 }  // namespace pacer::explore

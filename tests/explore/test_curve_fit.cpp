@@ -108,10 +108,11 @@ TEST(CurveFit, ExtrapolatesSamplesToATarget) {
 }
 
 TEST(CurveFit, NamesTheAdaptiveExtrapolations) {
-  EXPECT_EQ(adaptive_extrapolation_name(false), "ratio");
+  EXPECT_EQ(adaptive_extrapolation_name(false), "shared-curve");
   EXPECT_EQ(adaptive_extrapolation_name(true), "power-law");
   EXPECT_TRUE(parse_adaptive_extrapolation("power-law", "extrapolation"));
-  EXPECT_FALSE(parse_adaptive_extrapolation("ratio", "extrapolation"));
+  EXPECT_FALSE(parse_adaptive_extrapolation("shared-curve", "extrapolation"));
+  EXPECT_THROW(parse_adaptive_extrapolation("ratio", "extrapolation"), OptionError);
   EXPECT_THROW(parse_adaptive_extrapolation("curve", "extrapolation"), OptionError);
 }
 
