@@ -8,7 +8,6 @@
 
 #include "base/error.hpp"
 #include "base/stats.hpp"
-#include "explore/proxy_budget.hpp"
 
 namespace pacer::explore {
 namespace {
@@ -128,7 +127,7 @@ PowerLawEstimate power_law_samples(const PowerLawFit& fit, size_t run, double ta
 }
 
 std::string_view adaptive_extrapolation_name(bool power_law) {
-  return power_law ? "power-law" : to_string(Extrapolation::ratio);
+  return power_law ? "power-law" : "shared-curve";
 }
 
 bool parse_adaptive_extrapolation(const std::string& text, const std::string& option_key) {

@@ -25,9 +25,9 @@ double metric_error(double metric, bool higher_is_better);
 inline constexpr int kPowerLawMinPoints = 3;
 
 struct PowerLawFit {
-  double alpha = 0;           // the shared exponent (> 0 for a valid fit)
-  std::vector<double> log_a;  // per run given: log a_r (NaN: the run had no usable point)
-  double resid_var = 0;       // of log e about the fit (weighted, per degree of freedom)
+  double alpha = 0;                // the shared exponent (> 0 for a valid fit)
+  std::vector<double> log_a;       // per run given: log a_r (NaN: the run had no usable point)
+  double resid_var = 0;            // of log e about the fit (weighted, per degree of freedom)
   std::vector<double> mean_log_n;  // per run: the weighted mean log n of its points (the fit's centre)
   std::vector<double> weight;      // per run: the sum of its points' weights
   double sxx = 0;                  // sum over runs of the weighted squared deviations of log n
@@ -51,10 +51,11 @@ struct PowerLawEstimate {
 // alpha. Not valid for an invalid fit, a run without points, or a target error at or below 0.
 PowerLawEstimate power_law_samples(const PowerLawFit& fit, size_t run, double target, bool higher_is_better);
 
-// The adaptive engine's extrapolations by name (AdaptiveOptions::power_law): "ratio" (the shared
-// ratio of explore/proxy_budget.hpp) or "power-law" (this file's fit).
+// The adaptive engine's extrapolations by name (AdaptiveOptions::power_law): "shared-curve" (its
+// default: the learning curve shared across batch sizes, else the ratio) or "power-law" (this
+// file's fit, else the default).
 std::string_view adaptive_extrapolation_name(bool power_law);
-// True for "power-law", false for "ratio"; OptionError(option_key) otherwise.
+// True for "power-law", false for "shared-curve"; OptionError(option_key) otherwise.
 bool parse_adaptive_extrapolation(const std::string& text, const std::string& option_key);
 
 }  // namespace pacer::explore

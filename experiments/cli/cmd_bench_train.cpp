@@ -139,8 +139,8 @@ Command make() {
         "extrapolation",
         po::value<std::string>()->default_value(std::string(explore::adaptive_extrapolation_name(a.adaptive.power_law))),
         fmt::format("--adaptive: how the adaptive campaign estimates an unfinished run's samples to the target: {} "
-                    "(the runs that reached it, their ratio from a common level) or {} (one power law with an "
-                    "exponent shared by every run)",
+                    "(the engine's default: the learning curve shared across batch sizes, else the ratio of the runs "
+                    "that reached it) or {} (one power law with an exponent shared by every run, else the default)",
                     explore::adaptive_extrapolation_name(false), explore::adaptive_extrapolation_name(true))
             .c_str())(
         "tolerance", po::value<std::string>()->default_value(fmt::format("{:g}%", 100 * a.adaptive.tolerance)),

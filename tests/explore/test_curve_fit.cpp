@@ -90,14 +90,13 @@ TEST(CurveFit, ExtrapolatesSamplesToATarget) {
   EXPECT_NEAR(std::exp(e.log_samples), 10'000, 1e-6);
   EXPECT_NEAR(std::exp(power_law_samples(fit, 1, 0.98, true).log_samples), 2'500, 1e-6);
   // A loss (lower is better) is its own error: 0.1 at (2 / 0.1)^2 = 400 samples.
-  const PowerLawFit loss =
-      fit_power_law({{{100, 0.2}, {400, 0.1}, {1600, 0.05}}, {{100, 0.4}, {400, 0.2}}}, false);
+  const PowerLawFit loss = fit_power_law({{{100, 0.2}, {400, 0.1}, {1600, 0.05}}, {{100, 0.4}, {400, 0.2}}}, false);
   ASSERT_TRUE(loss.valid);
   EXPECT_NEAR(std::exp(power_law_samples(loss, 1, 0.1, false).log_samples), 1'600, 1e-6);
   // With noise, the interval widens the further the target lies beyond the evaluations.
   std::mt19937_64 rng(3);
-  const PowerLawFit noisy =
-      fit_power_law({curve(2.0, 0.5, {100, 200, 400, 800}, &rng, 0.05), curve(3.0, 0.5, {100, 200, 400}, &rng, 0.05)}, true);
+  const PowerLawFit noisy = fit_power_law(
+      {curve(2.0, 0.5, {100, 200, 400, 800}, &rng, 0.05), curve(3.0, 0.5, {100, 200, 400}, &rng, 0.05)}, true);
   ASSERT_TRUE(noisy.valid);
   const PowerLawEstimate near = power_law_samples(noisy, 0, 0.9, true), far = power_law_samples(noisy, 0, 0.99, true);
   ASSERT_TRUE(near.valid && far.valid);
@@ -109,10 +108,11 @@ TEST(CurveFit, ExtrapolatesSamplesToATarget) {
 }
 
 TEST(CurveFit, NamesTheAdaptiveExtrapolations) {
-  EXPECT_EQ(adaptive_extrapolation_name(false), "ratio");
+  EXPECT_EQ(adaptive_extrapolation_name(false), "shared-curve");
   EXPECT_EQ(adaptive_extrapolation_name(true), "power-law");
   EXPECT_TRUE(parse_adaptive_extrapolation("power-law", "extrapolation"));
-  EXPECT_FALSE(parse_adaptive_extrapolation("ratio", "extrapolation"));
+  EXPECT_FALSE(parse_adaptive_extrapolation("shared-curve", "extrapolation"));
+  EXPECT_THROW(parse_adaptive_extrapolation("ratio", "extrapolation"), OptionError);
   EXPECT_THROW(parse_adaptive_extrapolation("curve", "extrapolation"), OptionError);
 }
 

@@ -116,6 +116,7 @@ TEST_F(CliOptions, CountsHaveDocumentedBoundsEnforcedAtParseTime) {
       {"profile --device emulated:jetson-nano --workload cnn --warmup-batches 10000000", "--warmup-batches"},
       {"calibrate x.h5 --epochs 0", "--epochs"},
       {"bench train --threads 100000", "--threads"},
+      {"bench train --adaptive --extrapolation curve", "--extrapolation"},
   };
   for (const auto& c : cases) {
     const auto r = run(c.args);
