@@ -175,7 +175,8 @@ TEST(Transfer, CalibrateTakesThePriorAndRecordsIt) {
   // The gate (5 points: leave-one-out trusted) kept a prior and stored every candidate's score.
   EXPECT_TRUE(with.record.transfer_gate);
   EXPECT_NE(with.record.transfer_choice, "alone");
-  for (const auto c : kTransferChoices) EXPECT_TRUE(with.record.metrics.count(transfer_loo_metric(c, "time"))) << to_string(c);
+  for (const auto c : kTransferChoices)
+    EXPECT_TRUE(with.record.metrics.count(transfer_loo_metric(c, "time"))) << to_string(c);
   EXPECT_TRUE(alone.record.transfer_choice.empty());
   opt.transfer_gate = false;
   const auto always = calibrate(t.b, nullptr, opt);
@@ -202,8 +203,8 @@ struct GateCase {
   TransferPrior prior;
   AnalyticalFitOptions options;
 };
-GateCase gate_case(const std::function<traces::ProfilePoint(double f, int b)>& board_b, const AnalyticalParams& prior_truth,
-                   int k = 8, double noise = 0.02) {
+GateCase gate_case(const std::function<traces::ProfilePoint(double f, int b)>& board_b,
+                   const AnalyticalParams& prior_truth, int k = 8, double noise = 0.02) {
   const auto nano = traces::find_device("jetson-nano");
   GateCase g;
   g.freqs = nano.gpu_freqs_hz;
@@ -228,9 +229,12 @@ GateCase gate_case(const std::function<traces::ProfilePoint(double f, int b)>& b
   po.voltage_table = nano.voltage_table;
   const auto chosen = plan_points(cands, po);
   for (size_t i = 0; i < all.size(); ++i) {
-    const bool planned = std::find(chosen.begin(), chosen.end(), PlanPoint{all[i].knob, all[i].batch_size}) != chosen.end();
-    if (planned) g.train.push_back(all[i]);
-    else g.test.push_back(clean[i]);
+    const bool planned =
+        std::find(chosen.begin(), chosen.end(), PlanPoint{all[i].knob, all[i].batch_size}) != chosen.end();
+    if (planned)
+      g.train.push_back(all[i]);
+    else
+      g.test.push_back(clean[i]);
   }
   g.options.voltage = "catalog";
   g.options.voltage_table = nano.voltage_table;
@@ -286,10 +290,9 @@ TEST(Transfer, TheGateTakesThePriorOnTheBAxisWhenTheBoardsDifferInTheirBatchRang
   EXPECT_LT(loo(TransferChoice::prior_scaled_b), loo(TransferChoice::alone));
   // On the held-out points: the chosen model beats the 8 points alone and the unscaled prior.
   const double alone = time_plus_power(*fit_analytical(g.train, g.options), g.test);
-  const double unscaled = time_plus_power(
-      *fit_transfer_candidate(TransferChoice::prior, g.train, g.options, g.prior, g.freqs.back(), g.freqs,
-                              g.batch_sizes),
-      g.test);
+  const double unscaled = time_plus_power(*fit_transfer_candidate(TransferChoice::prior, g.train, g.options, g.prior,
+                                                                  g.freqs.back(), g.freqs, g.batch_sizes),
+                                          g.test);
   EXPECT_LT(time_plus_power(*gate.model, g.test), alone);
   EXPECT_LT(time_plus_power(*gate.model, g.test), unscaled);
   // The scaled pseudo-points: b = 1 stays A's b = 1, B's largest b is A's 64 (here exactly b^2).
@@ -337,10 +340,9 @@ TEST(Transfer, TheGateGivesWayToThePointsWhenThePriorIsWrong) {
   const double alone = time_plus_power(*fit_analytical(g.train, g.options), g.test);
   EXPECT_DOUBLE_EQ(time_plus_power(*gate.model, g.test), alone);
   // The prior really is wrong: forced, it loses on the held-out points.
-  const double forced = time_plus_power(
-      *fit_transfer_candidate(TransferChoice::prior, g.train, g.options, g.prior, g.freqs.back(), g.freqs,
-                              g.batch_sizes),
-      g.test);
+  const double forced = time_plus_power(*fit_transfer_candidate(TransferChoice::prior, g.train, g.options, g.prior,
+                                                                g.freqs.back(), g.freqs, g.batch_sizes),
+                                        g.test);
   EXPECT_GT(forced, alone + 1.0);
 }
 
