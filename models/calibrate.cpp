@@ -4,11 +4,11 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <numbers>
 #include <optional>
-#include <array>
 #include <set>
 #include <string_view>
 
@@ -431,9 +431,10 @@ PseudoPoints transfer_pseudo_points(const TransferPrior& prior, double target_ma
   const double ratio = prior.knob_max_hz / target_max_hz;
   const int target_batch_max = *std::max_element(batch_sizes.begin(), batch_sizes.end());
   if (prior.scale_batch && !(prior.batch_max > 1 && target_batch_max > 1))
-    throw Error(fmt::format("scaling the prior's batch sizes needs both boards' largest batch size above 1 (got {} "
-                            "and {})",
-                            prior.batch_max, target_batch_max));
+    throw Error(
+        fmt::format("scaling the prior's batch sizes needs both boards' largest batch size above 1 (got {} "
+                    "and {})",
+                    prior.batch_max, target_batch_max));
   const double b_exponent =
       prior.scale_batch ? std::log(prior.batch_max) / std::log(static_cast<double>(target_batch_max)) : 1.0;
   const auto at = [&](double f, int b) {
@@ -560,8 +561,8 @@ TransferGate choose_transfer(const std::vector<traces::ProfilePoint>& measured, 
   };
   gate.trusted = static_cast<int>(measured.size()) >= kMinTransferGatePoints;
   if (gate.trusted) {
-    const bool scalable = prior.batch_max > 1 && !batch_sizes.empty() &&
-                          *std::max_element(batch_sizes.begin(), batch_sizes.end()) > 1;
+    const bool scalable =
+        prior.batch_max > 1 && !batch_sizes.empty() && *std::max_element(batch_sizes.begin(), batch_sizes.end()) > 1;
     double best = std::numeric_limits<double>::infinity();
     for (const auto c : kTransferChoices) {
       if (c == TransferChoice::prior_scaled_b && !scalable) continue;
@@ -588,7 +589,8 @@ std::string transfer_loo_metric(TransferChoice choice, const std::string& target
 
 std::string describe_transfer(const traces::ModelRecord& record) {
   if (record.transfer_choice.empty()) return "";
-  if (!record.transfer_gate) return fmt::format("transfer: the prior always ({}; the gate is off)", record.transfer_choice);
+  if (!record.transfer_gate)
+    return fmt::format("transfer: the prior always ({}; the gate is off)", record.transfer_choice);
   std::string scores;
   for (const auto c : kTransferChoices) {
     const auto t = record.metrics.find(transfer_loo_metric(c, "time"));

@@ -156,7 +156,7 @@ inline constexpr TransferChoice kTransferChoices[] = {TransferChoice::alone, Tra
 std::string to_string(TransferChoice choice);  // "alone" | "prior" | "prior-scaled-b"
 struct TransferGate {
   TransferChoice choice = TransferChoice::prior;
-  bool trusted = false;                // false below kMinTransferGatePoints: the prior kept unscored
+  bool trusted = false;                        // false below kMinTransferGatePoints: the prior kept unscored
   std::map<TransferChoice, ErrorSummary> loo;  // leave-one-out errors per candidate (when trusted)
   std::unique_ptr<AnalyticalModel> model;      // the choice fitted on every measured point
 };

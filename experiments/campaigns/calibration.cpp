@@ -222,7 +222,8 @@ std::string model_record_json(const traces::ModelRecord& record, const std::stri
   for (const auto& [name, value] : record.metrics)
     metrics.add(name.find("_mape_") != std::string::npos ? name + "_pct" : name, value);
   o.raw("metrics", metrics.str());
-  if (!record.transfer_choice.empty()) o.add("transfer_gate", record.transfer_gate).add("transfer_choice", record.transfer_choice);
+  if (!record.transfer_choice.empty())
+    o.add("transfer_gate", record.transfer_gate).add("transfer_choice", record.transfer_choice);
   return o.str();
 }
 

@@ -122,8 +122,7 @@ Command make() {
                     "with its batch sizes scaled to this board's range (printed; from {} points, below that the "
                     "prior is kept)",
                     models::kMinTransferGatePoints)
-            .c_str())(
-        "prior-always", "analytical, with --prior: always fit with the prior (no leave-one-out gate)")(
+            .c_str())("prior-always", "analytical, with --prior: always fit with the prior (no leave-one-out gate)")(
         "prior-points", po::value<double>()->default_value(o.prior_weight_points),
         "analytical, with --prior: weight of the other board's model, in points' worth")(
         "predictions-csv", po::value<std::string>(),
@@ -146,8 +145,9 @@ Command make() {
                       "record name under /models (default: <workload>@<device>:<model>)")(
         "seed", po::value<uint64_t>()->default_value(o.learned.seed),
         "learned: random seed (training is deterministic per seed)")(
-        "json", "print the model as one JSON object (parameters with their units in the names, metrics in "
-                "percent as *_pct) instead of the text; the lines naming the files written go to stderr");
+        "json",
+        "print the model as one JSON object (parameters with their units in the names, metrics in "
+        "percent as *_pct) instead of the text; the lines naming the files written go to stderr");
     add_count_option(d, "epochs", o.learned.epochs, 1, kMaxEpochs,
                      "learned: full-batch epochs when training from scratch");
     add_count_option(d, "transfer-epochs", o.learned.transfer_epochs, 1, kMaxEpochs,
