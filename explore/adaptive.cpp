@@ -86,7 +86,7 @@ CommonLevel common_level(const std::vector<AdaptiveRun>& runs, const traces::Rel
   return c;
 }
 
-// `power`: the run's estimate on the shared power law (AdaptiveOptions::power_law), used when given.
+// `power`: the run's estimate on the shared power law (extrapolation "power-law"), used when given.
 Estimate estimate_run(const AdaptiveRun& run, const std::vector<const AdaptiveRun*>& finished,
                       const traces::RelationSet& header, const CommonLevel& common, const PowerLawEstimate* power) {
   const bool hib = header.higher_is_better;
@@ -130,7 +130,7 @@ Estimate estimate_run(const AdaptiveRun& run, const std::vector<const AdaptiveRu
   return e;
 }
 
-// Step 1 with `shared_curve`: the learning curve shared across batch sizes. Its levels are those
+// Step 1 with the extrapolation "shared-curve": the learning curve shared across batch sizes. Its levels are those
 // where the unfinished runs stopped (their best metric), then the target; step i is log(samples to
 // level i+1 / samples to level i) of every run that reached level i+1 (a run at the target: its
 // count). An unfinished run's estimate is its samples to its level plus the steps from there to the
@@ -202,6 +202,27 @@ std::string pct(double v) {
 
 }  // namespace
 
+std::string_view to_string(AdaptiveExtrapolation e) {
+  switch (e) {
+    case AdaptiveExtrapolation::ratio:
+      return "ratio";
+    case AdaptiveExtrapolation::shared_curve:
+      return "shared-curve";
+    case AdaptiveExtrapolation::power_law:
+      return "power-law";
+  }
+  return "?";
+}
+
+AdaptiveExtrapolation parse_adaptive_extrapolation(const std::string& text, const std::string& option_key) {
+  for (const auto e : {AdaptiveExtrapolation::ratio, AdaptiveExtrapolation::shared_curve, AdaptiveExtrapolation::power_law})
+    if (text == to_string(e)) return e;
+  throw OptionError(option_key, fmt::format("'{}' is not an extrapolation of the adaptive campaign ({}, {} or {})", text,
+                                            to_string(AdaptiveExtrapolation::ratio),
+                                            to_string(AdaptiveExtrapolation::shared_curve),
+                                            to_string(AdaptiveExtrapolation::power_law)));
+}
+
 std::string_view to_string(AdaptiveVerdict v) {
   switch (v) {
     case AdaptiveVerdict::Continue:
@@ -269,9 +290,10 @@ AdaptivePlan plan_round(const AdaptiveProblem& problem, const std::vector<Adapti
   std::map<int, std::vector<double>> extra_var;  // per b: the estimates' variances
   std::map<int, int> runs_at;
   std::vector<CurvePoints> curves;  // the power law, when asked for: one fit, its exponent shared by all runs
-  if (options.power_law)
+  const bool power_law = options.extrapolation == AdaptiveExtrapolation::power_law;
+  if (power_law)
     for (const auto& r : runs) curves.push_back(r.curve);
-  const PowerLawFit fit = options.power_law ? fit_power_law(curves, header.higher_is_better) : PowerLawFit{};
+  const PowerLawFit fit = power_law ? fit_power_law(curves, header.higher_is_better) : PowerLawFit{};
   for (size_t i = 0; i < runs.size(); ++i) {
     const AdaptiveRun& r = runs[i];
     traces::RelationRun rr;
@@ -284,10 +306,11 @@ AdaptivePlan plan_round(const AdaptiveProblem& problem, const std::vector<Adapti
       rr.samples = r.samples;
       extra_var[r.batch_size].push_back(0);
     } else {
-      const PowerLawEstimate pl = options.power_law ? power_law_samples(fit, i, header.target, header.higher_is_better)
-                                                    : PowerLawEstimate{};
-      // The power law where asked for and valid, else the shared curve, else the ratio.
-      Estimate e = !pl.valid && options.shared_curve ? shared.estimate(r) : Estimate{};
+      const PowerLawEstimate pl =
+          power_law ? power_law_samples(fit, i, header.target, header.higher_is_better) : PowerLawEstimate{};
+      // The power law or the shared curve where asked for and valid, else the ratio.
+      Estimate e =
+          options.extrapolation == AdaptiveExtrapolation::shared_curve ? shared.estimate(r) : Estimate{};
       if (std::isnan(e.log_samples)) e = estimate_run(r, finished, header, common, pl.valid ? &pl : nullptr);
       rr.reached = !std::isnan(e.log_samples);
       // Stored at its upper end: a loose extrapolation must not make a stopped b look best.

@@ -126,15 +126,4 @@ PowerLawEstimate power_law_samples(const PowerLawFit& fit, size_t run, double ta
   return e;
 }
 
-std::string_view adaptive_extrapolation_name(bool power_law) {
-  return power_law ? "power-law" : "shared-curve";
-}
-
-bool parse_adaptive_extrapolation(const std::string& text, const std::string& option_key) {
-  if (text == adaptive_extrapolation_name(true)) return true;
-  if (text == adaptive_extrapolation_name(false)) return false;
-  throw OptionError(option_key, fmt::format("'{}' is not an extrapolation of the adaptive campaign ({} or {})", text,
-                                            adaptive_extrapolation_name(false), adaptive_extrapolation_name(true)));
-}
-
 }  // namespace pacer::explore

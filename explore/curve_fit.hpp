@@ -5,7 +5,7 @@
 // run, one slope: the pooled within-run regression), made robust by Huber weights on the
 // residuals. Sharing the exponent lets a run with one or two evaluations (an adaptive campaign's
 // round 1) borrow the curve's shape from the others. The adaptive engine uses it to extrapolate an
-// unfinished run's samples-to-target (AdaptiveOptions::power_law).
+// unfinished run's samples-to-target (AdaptiveOptions::extrapolation "power-law").
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -50,12 +50,5 @@ struct PowerLawEstimate {
 // Run `run`'s samples to reach `target` (a metric) on the fit: log n = (log a_r - log e_target) /
 // alpha. Not valid for an invalid fit, a run without points, or a target error at or below 0.
 PowerLawEstimate power_law_samples(const PowerLawFit& fit, size_t run, double target, bool higher_is_better);
-
-// The adaptive engine's extrapolations by name (AdaptiveOptions::power_law): "shared-curve" (its
-// default: the learning curve shared across batch sizes, else the ratio) or "power-law" (this
-// file's fit, else the default).
-std::string_view adaptive_extrapolation_name(bool power_law);
-// True for "power-law", false for "shared-curve"; OptionError(option_key) otherwise.
-bool parse_adaptive_extrapolation(const std::string& text, const std::string& option_key);
 
 }  // namespace pacer::explore

@@ -81,7 +81,7 @@ Outcome adaptive(const Case& c, const AdaptiveConstants& k, uint64_t order, doub
   ro.engine.initial_fraction = k.initial_fraction;
   ro.engine.z = k.z;
   ro.engine.estimate_z = k.estimate_z;
-  ro.engine.shared_curve = k.shared_curve;
+  ro.engine.extrapolation = k.shared_curve ? explore::AdaptiveExtrapolation::shared_curve : explore::AdaptiveExtrapolation::ratio;
   ro.engine.budget_first_share = k.budget_first_share;
   ro.order_seed = order;
   ro.budget_share = budget_share;

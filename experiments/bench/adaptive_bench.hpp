@@ -44,7 +44,7 @@ struct AdaptiveConstants {
   double initial_fraction = explore::kAdaptiveInitialFraction;
   double z = explore::kAdaptiveZ;
   double estimate_z = explore::kAdaptiveEstimateZ;
-  bool shared_curve = explore::kAdaptiveSharedCurve;
+  bool shared_curve = explore::kAdaptiveExtrapolation == explore::AdaptiveExtrapolation::shared_curve;
   double budget_first_share = explore::kAdaptiveBudgetFirstShare;  // with a compute budget only
   std::string label() const;  // "tolerance 0.5 %, round 1 at 5 %, z 1.64, estimates at +1 sd, shared curve"
 };

@@ -86,7 +86,8 @@ RelationRequest request(const AdaptiveTrainBenchOptions& o, const std::string& w
 // The adaptive campaign's record: one per extrapolation and compute budget.
 std::string adaptive_name(const AdaptiveTrainBenchOptions& o) {
   std::string name = "adaptive";
-  if (o.adaptive.power_law) name += fmt::format("-{}", explore::adaptive_extrapolation_name(true));
+  if (o.adaptive.extrapolation != explore::kAdaptiveExtrapolation)
+    name += fmt::format("-{}", explore::to_string(o.adaptive.extrapolation));
   if (!std::isnan(o.budget_of_full)) name += fmt::format("-budget-{:g}pct", 100 * o.budget_of_full);
   return name;
 }
@@ -109,7 +110,7 @@ void run_adaptive_train_bench(const AdaptiveTrainBenchOptions& o, std::ostream& 
       "tolerance {:g} %, extrapolation {}{}\n",
       o.threads, fmt::join(o.batch_sizes, ","), fmt::join(o.seeds, ","), o.max_train,
       o.eval_samples > 0 ? fmt::format("{}", o.eval_samples) : "all", o.budget, o.adaptive.caps, o.device,
-      100 * o.adaptive.tolerance, explore::adaptive_extrapolation_name(o.adaptive.power_law),
+      100 * o.adaptive.tolerance, explore::to_string(o.adaptive.extrapolation),
       std::isnan(o.budget_of_full) ? ""
                                    : fmt::format(", compute budget {:g} % of the full campaign's", 100 * o.budget_of_full));
   out << fmt::format("{:<24} {:<14} {:>12} {:>12} {:>8} {:>7} {:>10} {:>10} {:>10} {:>9} {:>9}\n", "workload",

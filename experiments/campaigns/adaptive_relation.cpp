@@ -139,7 +139,7 @@ explore::AdaptiveOptions engine_options(const RelationCampaign& c, const Adaptiv
   o.budget_first_share = s.budget_first_share;
   o.initial_seeds = 1;
   o.max_seeds = static_cast<int>(c.seeds.size());
-  o.power_law = s.power_law;
+  o.extrapolation = s.extrapolation;
   return o;
 }
 

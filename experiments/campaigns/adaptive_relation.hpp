@@ -46,7 +46,8 @@ struct AdaptiveSettings {
   int64_t budget_samples = 0;
   double budget_share = NAN;
   int max_rounds = 8;
-  bool power_law = false;  // unfinished runs extrapolated by explore/curve_fit.hpp's power law, not the ratio
+  // How unfinished runs are extrapolated (explore::AdaptiveExtrapolation).
+  explore::AdaptiveExtrapolation extrapolation = explore::kAdaptiveExtrapolation;
 };
 
 // The campaign's stages for shards and Slurm: "round-1" ... "round-N", each listing every

@@ -12,8 +12,8 @@
 #include "experiments/bench/adaptive_train_bench.hpp"
 #include "experiments/bench/train_bench.hpp"
 #include "experiments/cli/cli.hpp"
+#include "experiments/cli/explore_options.hpp"
 #include "experiments/cli/options.hpp"
-#include "explore/curve_fit.hpp"
 
 namespace pacer::cli {
 namespace {
@@ -70,7 +70,7 @@ experiments::AdaptiveTrainBenchOptions adaptive_options_from(const po::variables
   a.text_target = parse_fraction(vm["text-target"].as<std::string>(), "--text-target");
   a.adaptive.caps = vm["caps"].as<int>();
   a.adaptive.tolerance = parse_fraction(vm["tolerance"].as<std::string>(), "--tolerance");
-  a.adaptive.power_law = explore::parse_adaptive_extrapolation(vm["extrapolation"].as<std::string>(), "extrapolation");
+  a.adaptive.extrapolation = parse_extrapolation_option(vm);
   if (vm.count("adaptive-budget")) a.budget_of_full = parse_fraction(vm["adaptive-budget"].as<std::string>(), "--adaptive-budget");
   a.out = vm["out"].as<std::string>();
   return a;
@@ -132,17 +132,11 @@ Command make() {
     add_count_option(d, "eval-every", a.eval_every, int64_t{1}, kMaxSamples, "--adaptive: evaluation cadence [samples]");
     add_count_option(d, "eval-samples", a.eval_samples, int64_t{0}, kMaxSamples, "--adaptive: held-out samples, 0: all");
     add_count_option(d, "caps", a.adaptive.caps, 1, 1000, "--adaptive: caps over the board's power range");
+    add_extrapolation_option(d);
     d.add_options()("image-target", po::value<std::string>()->default_value(fmt::format("{:g}", a.image_target)),
                     "--adaptive: the image task's target accuracy (from scratch on fmnist-proxy)")(
         "text-target", po::value<std::string>()->default_value(fmt::format("{:g}", a.text_target)),
         "--adaptive: the text task's target character accuracy (from scratch on austen-proxy)")(
-        "extrapolation",
-        po::value<std::string>()->default_value(std::string(explore::adaptive_extrapolation_name(a.adaptive.power_law))),
-        fmt::format("--adaptive: how the adaptive campaign estimates an unfinished run's samples to the target: {} "
-                    "(the engine's default: the learning curve shared across batch sizes, else the ratio of the runs "
-                    "that reached it) or {} (one power law with an exponent shared by every run, else the default)",
-                    explore::adaptive_extrapolation_name(false), explore::adaptive_extrapolation_name(true))
-            .c_str())(
         "tolerance", po::value<std::string>()->default_value(fmt::format("{:g}%", 100 * a.adaptive.tolerance)),
         "--adaptive: expected regret at which a cap is decided")(
         "adaptive-budget", po::value<std::string>(),

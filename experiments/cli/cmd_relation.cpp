@@ -68,11 +68,11 @@ experiments::RelationRequest request_from(const po::variables_map& vm) {
   const bool adaptive_set = !vm["max-rounds"].defaulted() || vm.count("adaptive-budget") ||
                             !vm["tolerance"].defaulted() || !vm["first-round"].defaulted() ||
                             vm.count("profile-store") || vm.count("profile") || !vm["caps"].defaulted() ||
-                            !vm["guard"].defaulted() || vm["decide"].as<bool>();
+                            !vm["guard"].defaulted() || !vm["extrapolation"].defaulted() || vm["decide"].as<bool>();
   if (adaptive_set && !r.adaptive)
     throw UsageError(
-        "--max-rounds, --adaptive-budget, --tolerance, --first-round, --profile-store, --profile, --caps, --guard and "
-        "--decide apply to --adaptive campaigns only");
+        "--max-rounds, --adaptive-budget, --tolerance, --first-round, --extrapolation, --profile-store, --profile, "
+        "--caps, --guard and --decide apply to --adaptive campaigns only");
   if (r.adaptive && vm["pretrain"].as<bool>()) throw UsageError("--adaptive and --pretrain do not go together");
   auto& a = r.adaptive_settings;
   a.max_rounds = vm["max-rounds"].as<int>();
@@ -92,6 +92,7 @@ experiments::RelationRequest request_from(const po::variables_map& vm) {
   if (vm.count("profile")) a.profile = vm["profile"].as<std::string>();
   a.caps = vm["caps"].as<int>();
   a.guard = parse_guard(vm);
+  a.extrapolation = parse_extrapolation_option(vm);
   r.stage = stage_option(vm);
   r.decide = vm["decide"].as<bool>();
   if (r.decide && r.stage.empty()) throw UsageError("--decide needs --stage: the round whose decision to make");
@@ -286,6 +287,7 @@ Command make() {
         "profile", po::value<std::string>(), "--adaptive: the device's profile in it (default: its only one)");
     add_count_option(d, "caps", a.caps, 1, 1000, "--adaptive: caps over the profile's power range");
     add_guard_option(d);
+    add_extrapolation_option(d);
     d.add_options()(
         "decide", po::bool_switch()->default_value(false),
         "--adaptive with --stage round-K: only make the decision after round K (what Slurm's decision job runs)");

@@ -9,6 +9,7 @@
 #include "base/error.hpp"
 #include "experiments/cli/cli.hpp"
 #include "experiments/cli/options.hpp"
+#include "explore/adaptive.hpp"
 #include "explore/decide.hpp"
 #include "explore/problem.hpp"
 #include "models/calibrate.hpp"
@@ -85,6 +86,25 @@ inline void add_guard_option(po::options_description& d) {
                               100 * models::kPeakErrorQuantile, 100 * explore::kDefaultGuard,
                               100 * explore::kAutoGuardMax, 100 * explore::kDefaultGuard)
                       .c_str());
+}
+
+// --extrapolation, the one definition for the adaptive campaigns (relation, bench train): how an
+// unfinished run's samples to the target are estimated (explore::AdaptiveExtrapolation).
+inline void add_extrapolation_option(po::options_description& d) {
+  using explore::AdaptiveExtrapolation;
+  d.add_options()(
+      "extrapolation",
+      po::value<std::string>()->default_value(std::string(explore::to_string(explore::kAdaptiveExtrapolation))),
+      fmt::format("--adaptive: how an unfinished run's samples to the target are estimated: {} (the ratio "
+                  "target/level of the runs that reached it), {} (the learning curve shared across batch sizes, "
+                  "else the ratio) or {} (one power law with an exponent shared by every run, else the ratio)",
+                  explore::to_string(AdaptiveExtrapolation::ratio),
+                  explore::to_string(AdaptiveExtrapolation::shared_curve),
+                  explore::to_string(AdaptiveExtrapolation::power_law))
+          .c_str());
+}
+inline explore::AdaptiveExtrapolation parse_extrapolation_option(const po::variables_map& vm) {
+  return explore::parse_adaptive_extrapolation(vm["extrapolation"].as<std::string>(), "extrapolation");
 }
 
 // nullopt for "auto"; else the guard, checked (explore::check_guard).

@@ -235,7 +235,7 @@ TEST(Adaptive, ASharedLearningCurveComparesAShortRunByTheLongerRunsOfOtherBatchS
     return traces::kNaN;
   };
   AdaptiveOptions o = options();
-  o.shared_curve = true;
+  o.extrapolation = AdaptiveExtrapolation::shared_curve;
   const AdaptivePlan shared = plan_round(problem_for(index), runs, 2, o);
   // b=128's step from 0.7 to 0.8 is b=64's (the nearest b that went there: 0.5 / 0.3), the step
   // to the target the small b's (1 / 0.85): 0.3 x 1.67 x 1.18 = 0.59 of its count, as b=64's.
@@ -245,7 +245,7 @@ TEST(Adaptive, ASharedLearningCurveComparesAShortRunByTheLongerRunsOfOtherBatchS
   EXPECT_EQ(shared.caps[0].choice, 64) << format_decisions(shared.decisions);
   // Each run on the finished runs' ratio to the target alone: b=128 gets the small b's last 30 %
   // (0.3 / 0.7 = 0.43 of its count), 1.2 x 0.43 < 0.59, and the pair is ordered the wrong way.
-  o.shared_curve = false;
+  o.extrapolation = AdaptiveExtrapolation::ratio;
   const AdaptivePlan own = plan_round(problem_for(index), runs, 2, o);
   EXPECT_NEAR(estimate(own, 128), 0.3 / 0.7, 0.01);
   EXPECT_EQ(own.caps[0].choice, 128);

@@ -108,11 +108,12 @@ TEST(CurveFit, ExtrapolatesSamplesToATarget) {
 }
 
 TEST(CurveFit, NamesTheAdaptiveExtrapolations) {
-  EXPECT_EQ(adaptive_extrapolation_name(false), "shared-curve");
-  EXPECT_EQ(adaptive_extrapolation_name(true), "power-law");
-  EXPECT_TRUE(parse_adaptive_extrapolation("power-law", "extrapolation"));
-  EXPECT_FALSE(parse_adaptive_extrapolation("shared-curve", "extrapolation"));
-  EXPECT_THROW(parse_adaptive_extrapolation("ratio", "extrapolation"), OptionError);
+  EXPECT_EQ(to_string(AdaptiveExtrapolation::ratio), "ratio");
+  EXPECT_EQ(to_string(AdaptiveExtrapolation::shared_curve), "shared-curve");
+  EXPECT_EQ(to_string(AdaptiveExtrapolation::power_law), "power-law");
+  EXPECT_EQ(parse_adaptive_extrapolation("power-law", "extrapolation"), AdaptiveExtrapolation::power_law);
+  EXPECT_EQ(parse_adaptive_extrapolation("shared-curve", "extrapolation"), AdaptiveExtrapolation::shared_curve);
+  EXPECT_EQ(parse_adaptive_extrapolation("ratio", "extrapolation"), AdaptiveExtrapolation::ratio);
   EXPECT_THROW(parse_adaptive_extrapolation("curve", "extrapolation"), OptionError);
 }
 
@@ -140,14 +141,14 @@ TEST(CurveFit, TheAdaptiveEngineStoresAnUnfinishedRunAtItsPowerLawEstimate) {
   AdaptiveRun open{16, 0, 400, false, false, 1, curve(1.0, 0.5, {100, 200, 400})};
   AdaptiveOptions o;
   o.run_budget_samples = 100'000;
-  o.power_law = true;
+  o.extrapolation = AdaptiveExtrapolation::power_law;
   const AdaptivePlan plan = plan_round(p, {reached, open}, 1, o);
   ASSERT_EQ(plan.relation.runs.size(), 2u);
   EXPECT_TRUE(plan.relation.runs[1].reached);
   EXPECT_NEAR(static_cast<double>(plan.relation.runs[1].samples), 2'500, 1);
   // The ratio instead: b=8 went from the level b=16 reached (0.95, at 2,500 of its samples) to the
   // target in 10,000 / 2,500 = 4 times the samples; b=16 reached 0.95 at 400: 1,600.
-  o.power_law = false;
+  o.extrapolation = AdaptiveExtrapolation::ratio;
   const AdaptivePlan ratio = plan_round(p, {reached, open}, 1, o);
   EXPECT_NEAR(static_cast<double>(ratio.relation.runs[1].samples), 1'600, 1);
 }

@@ -26,7 +26,7 @@ TEST(AdaptiveBench, ReplaysSpendLessThanTheFullCampaignAndNoMoreThanTheirCut) {
   o.initial_fractions = {explore::kAdaptiveInitialFraction};
   o.zs = {explore::kAdaptiveZ};
   o.estimate_zs = {explore::kAdaptiveEstimateZ};
-  o.shared_curves = {explore::kAdaptiveSharedCurve};
+  o.shared_curves = {explore::kAdaptiveExtrapolation == explore::AdaptiveExtrapolation::shared_curve};
   o.budget_first_shares = {explore::kAdaptiveBudgetFirstShare};
   const AdaptiveBenchResult r = run_adaptive_bench(o);
   EXPECT_TRUE(r.folds.empty());  // one grid point: no choice to make
