@@ -141,6 +141,29 @@ TEST(CalibAnalytical, CalibrateWithPlannedPointsReportsHeldOutError) {
   EXPECT_FALSE(cal.record.settings.at("residuals").empty());
 }
 
+// A predicted point stands for as many power samples as the calibration's measured points (their
+// median, models::stated_power_samples): the record states it and every predicted table point
+// carries it, so the explorer projects a predicted peak as it projects a measured one.
+TEST(Calibrate, TheRecordAndThePredictedTableStateTheMeasuredPointsMedianPowerSamples) {
+  const auto nano = traces::find_device("jetson-nano");
+  auto table = table_from(nano_truth(nano), nano.gpu_freqs_hz, paper_batches());
+  for (size_t i = 0; i < table.points.size(); ++i) table.points[i].power_samples = 20 + static_cast<int64_t>(i % 5);
+  table.points[0].status = "skipped: out of memory";
+  table.points[0].power_samples = 1000;  // not a measurement: left out
+  CalibrationOptions opt;
+  opt.analytical.voltage_table = nano.voltage_table;
+  const auto cal = calibrate(table, &nano, opt);
+  EXPECT_EQ(stated_power_samples(table.points), 22);
+  EXPECT_EQ(cal.record.metrics.at(kPowerSamplesMetric), 22);
+  EXPECT_EQ(stated_power_samples(cal.record), 22);
+  const auto predicted = predict_table(*cal.model, table, {{nano.gpu_freqs_hz.back()}}, {16, 32});
+  ASSERT_EQ(predicted.points.size(), 2u);
+  for (const auto& p : predicted.points) EXPECT_EQ(p.power_samples, 22);
+  // A profile without sample counts (an import) states none: the record has no metric.
+  for (auto& p : table.points) p.power_samples = 0;
+  EXPECT_EQ(calibrate(table, &nano, opt).record.metrics.count(kPowerSamplesMetric), 0u);
+}
+
 TEST(CalibAnalytical, CrossValidationSeesTheNoise) {
   const auto nano = traces::find_device("jetson-nano");
   const auto noisy = table_from(nano_truth(nano), nano.gpu_freqs_hz, paper_batches(), 0.03, 5);
