@@ -454,6 +454,18 @@ std::string close_to_every_point(std::vector<ModelBenchRow>& rows, const std::ve
                            verdict(k8.t <= all_t + g.time_pp), b.device.name, g.k, g.time_pp, k8.t, all_t, g.time_pp,
                            all_t + g.time_pp);
   md += out.goals + "\n";
+  // The power fit's loss (models::AnalyticalFitOptions::power_loss): each loss on the same planner's
+  // points, held out the same, so the default's choice shows in one run.
+  {
+    const auto split = plan_split(b, g.k);
+    std::string line = fmt::format("power loss ({}): held-out P mean MAPE at k = {}", b.device.name, g.k);
+    for (const char* loss : {"absolute", "squared"}) {
+      auto lopt = aopt;
+      lopt.power_loss = loss;
+      line += fmt::format(", {} {:.2f}%", loss, models::mape(*analytical_fit(lopt)(split.train), split.test).power_mean_mape);
+    }
+    md += line + fmt::format(" (the default: {})\n\n", models::AnalyticalFitOptions{}.power_loss);
+  }
   // The first k from which the curve stays within close_pp (to the end of the curve).
   const auto settles = [&](bool power) {
     int from = 0;

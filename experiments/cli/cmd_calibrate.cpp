@@ -61,6 +61,7 @@ experiments::CalibrationRequest request_from(const po::variables_map& vm) {
   if (opt.analytical.voltage != "auto" && opt.analytical.voltage != "catalog" && opt.analytical.voltage != "fit")
     throw UsageError(fmt::format("--voltage: '{}' is not one of auto, catalog, fit", opt.analytical.voltage));
   opt.analytical.prior_weight = vm["prior-weight"].as<double>();  // its range: models::fit_analytical
+  opt.analytical.power_loss = vm["power-loss"].as<std::string>();  // checked by models::fit_analytical
   opt.cv_folds = vm["cv-folds"].as<int>();
   opt.learned.seed = vm["seed"].as<uint64_t>();
   opt.learned.epochs = vm["epochs"].as<int>();
@@ -139,6 +140,9 @@ Command make() {
                     "residual) [0 .. {:g}]",
                     models::kMaxPriorWeight)
             .c_str())(
+        "power-loss", po::value<std::string>()->default_value(o.analytical.power_loss),
+        "analytical: loss of the mean and peak power fits: absolute (sum of absolute relative errors; one point "
+        "off the trend does not pull the fit) | squared")(
         "cv-folds", bounded(o.cv_folds, 0, kMaxFolds, "cv-folds"),
         fmt::format("cross-validation folds: 0 = leave-one-out up to 30 points else 10, 1 = none [0 .. {}]", kMaxFolds)
             .c_str())("model-name", po::value<std::string>(),

@@ -410,6 +410,14 @@ TEST(CalibInput, APriorWeightOutsideItsRangeIsRefusedAndTheStoredModelStays) {
   const auto good = traces::Store::open(path).read<traces::ModelRecord>("synthetic@jetson-nano:analytical");
   EXPECT_EQ(run_pacer(fmt_path(path) + " --points 8 --prior-weight inf", log), 2);
   EXPECT_TRUE(traces::Store::open(path).read<traces::ModelRecord>("synthetic@jetson-nano:analytical") == good);
+  // The power fit's loss: absolute or squared, nothing else (and nothing written).
+  EXPECT_EQ(run_pacer(fmt_path(path) + " --points 8 --power-loss huber", log), 2);
+  EXPECT_TRUE(traces::Store::open(path).read<traces::ModelRecord>("synthetic@jetson-nano:analytical") == good);
+  ASSERT_EQ(run_pacer(fmt_path(path) + " --points 8 --power-loss squared", log), 0);
+  EXPECT_EQ(traces::Store::open(path)
+                .read<traces::ModelRecord>("synthetic@jetson-nano:analytical")
+                .settings.at("power_loss"),
+            "squared");
   std::filesystem::remove_all(dir);
 }
 
