@@ -120,22 +120,31 @@ LinearSolve solve_relative(const Eigen::MatrixXd& x, const Eigen::VectorXd& y, c
 // The absolute loss (AnalyticalFitOptions::power_loss) by iteratively reweighted least squares: each
 // round weighs a row by its own weight over max(|r|, kAbsoluteLossFloor), r the previous round's
 // relative residual, the weights normalised to the rows' total so that the priors weigh as much as
-// with the squared loss when every point misses by the same. The objective returned is
-// (sum w|r|)^2 / sum w plus the priors (= sum w r^2 when every point misses by the same, so both
+// with the squared loss when every point misses by the same. Rows marked `fixed` (a transfer prior's
+// pseudo-points, FitExtras::fixed_weight) keep their weight and their squared loss: they are a
+// least-squares prior, and reweighting by 1/|r| would let the measured points, fitted closely,
+// swamp them. The objective returned is (sum w|r|)^2 / sum w over the other rows, plus sum w r^2
+// over the fixed rows and the priors (= sum w r^2 when every point misses by the same, so both
 // losses share a scale); the best round is kept. The squared loss is solve_relative itself.
 constexpr int kAbsoluteLossRounds = 40;
 LinearSolve solve_loss(const Eigen::MatrixXd& x, const Eigen::VectorXd& y, const std::vector<bool>& shrink,
-                       double prior_weight, bool want_stderr, const Eigen::VectorXd& w, bool absolute) {
+                       double prior_weight, bool want_stderr, const Eigen::VectorXd& w, bool absolute,
+                       const std::vector<bool>& fixed) {
   if (!absolute) return solve_relative(x, y, shrink, prior_weight, want_stderr, w);
   const Eigen::VectorXd base = w.size() ? w : Eigen::VectorXd::Ones(x.rows());
-  const double total = base.sum();
+  Eigen::VectorXd free_base = base;  // the reweighted rows' base weights (0 on fixed rows)
+  for (size_t i = 0; i < fixed.size(); ++i)
+    if (fixed[i]) free_base(static_cast<Eigen::Index>(i)) = 0;
+  const double total = free_base.sum();
   const auto residuals = [&](const Eigen::VectorXd& beta) -> Eigen::VectorXd {
     return ((x * beta).cwiseQuotient(y).array() - 1.0).matrix();
   };
   // The absolute objective of a round solved with row weights `rw` (its priors: objective - rss).
   const auto score = [&](const LinearSolve& s) {
-    const double l1 = base.dot(residuals(s.beta).cwiseAbs());
-    return l1 * l1 / total + (s.objective - s.rss);
+    const Eigen::VectorXd r = residuals(s.beta);
+    const double l1 = free_base.dot(r.cwiseAbs());
+    const double l2_fixed = (base - free_base).dot(r.cwiseAbs2());
+    return (total > 0 ? l1 * l1 / total : 0.0) + l2_fixed + (s.objective - s.rss);
   };
   LinearSolve sol = solve_relative(x, y, shrink, prior_weight, false, w);
   Eigen::VectorXd rw = base, best_rw = base;
@@ -143,8 +152,10 @@ LinearSolve solve_loss(const Eigen::MatrixXd& x, const Eigen::VectorXd& y, const
   double best_score = score(sol);
   for (int round = 0; round < kAbsoluteLossRounds; ++round) {
     const Eigen::VectorXd r = residuals(sol.beta);
-    for (Eigen::Index i = 0; i < rw.size(); ++i) rw(i) = base(i) / std::max(std::abs(r(i)), kAbsoluteLossFloor);
-    rw *= total / rw.sum();
+    Eigen::VectorXd free_rw(rw.size());
+    for (Eigen::Index i = 0; i < rw.size(); ++i) free_rw(i) = free_base(i) / std::max(std::abs(r(i)), kAbsoluteLossFloor);
+    if (free_rw.sum() > 0) free_rw *= total / free_rw.sum();
+    rw = free_rw + (base - free_base);
     sol = solve_relative(x, y, shrink, prior_weight, false, rw);
     const double now = score(sol);
     const bool settled = now > best_score * (1 - 1e-7);
@@ -163,6 +174,7 @@ struct Obs {
   double share = 1.0;  // powered share of the GPU's TPCs (power-mode caps); compute runs at f * share
   const std::vector<double>* extra = nullptr;  // extra power columns of this point (FitExtras)
   double weight = 1.0;                         // FitExtras::weight
+  bool fixed = false;                          // FitExtras::fixed_weight
 };
 
 Eigen::VectorXd weights(const std::vector<Obs>& obs) {
@@ -173,6 +185,14 @@ Eigen::VectorXd weights(const std::vector<Obs>& obs) {
     any = any || obs[i].weight != 1.0;
   }
   return any ? w : Eigen::VectorXd();
+}
+
+// The rows whose weight the absolute loss keeps (empty: none).
+std::vector<bool> fixed_rows(const std::vector<Obs>& obs) {
+  std::vector<bool> out(obs.size());
+  bool any = false;
+  for (size_t i = 0; i < obs.size(); ++i) any = (out[i] = obs[i].fixed) || any;
+  return any ? out : std::vector<bool>{};
 }
 
 Eigen::Index extra_columns(const std::vector<Obs>& obs) {
@@ -284,7 +304,7 @@ struct PowerProblem {
   }
   double objective(const VoltageCurve& v, double log_half) const {
     const auto sol = solve_loss(power_design(*obs, v, std::exp(log_half), *time, log_cap), targets(*obs),
-                                power_shrink(*obs), prior_weight, false, weights(*obs), absolute_loss);
+                                power_shrink(*obs), prior_weight, false, weights(*obs), absolute_loss, fixed_rows(*obs));
     return sol.objective + prior(log_half);
   }
   double best_log_half(const VoltageCurve& v, int grid) const {
@@ -307,7 +327,7 @@ PowerFit finish_power(const PowerProblem& problem, const VoltageCurve& v, double
   PowerFit out;
   const auto sol = solve_loss(power_design(*problem.obs, v, std::exp(log_half), *problem.time, problem.log_cap),
                               targets(*problem.obs), power_shrink(*problem.obs), problem.prior_weight, true,
-                              weights(*problem.obs), problem.absolute_loss);
+                              weights(*problem.obs), problem.absolute_loss, fixed_rows(*problem.obs));
   out.params = {sol.beta(0), sol.beta(1), sol.beta(2), sol.beta(3), std::exp(log_half), sol.beta(4), sol.beta(5)};
   if (problem.log_cap) {
     out.params.cap_log_w_per_hz_v2 = sol.beta(3);
@@ -438,6 +458,9 @@ FitInputs check_inputs(const std::vector<traces::ProfilePoint>& points, const An
   check(compute_share.size(), "compute shares");
   const std::vector<double>& point_weight = extras ? extras->weight : none;
   check(point_weight.size(), "point weights");
+  static const std::vector<bool> no_flags;
+  const std::vector<bool>& fixed_weight = extras ? extras->fixed_weight : no_flags;
+  check(fixed_weight.size(), "fixed-weight flags");
   if (extras)
     check(extras->time_columns.size(), "extra time rows"), check(extras->power_columns.size(), "extra power rows");
   if (!(options.prior_weight >= 0 && options.prior_weight <= kMaxPriorWeight))
@@ -474,10 +497,11 @@ FitInputs check_inputs(const std::vector<traces::ProfilePoint>& points, const An
         extras && !extras->power_columns.empty() ? &extras->power_columns[pi] : nullptr;
     const double w = point_weight.empty() ? 1.0 : point_weight[pi];
     if (!(w > 0 && std::isfinite(w))) throw Error(fmt::format("point weight {:g} is not positive", w));
-    in.time_obs.push_back({f, p.batch_size, p.time_per_batch_mean_s, share, nullptr, w});
-    in.mean_obs.push_back({f, p.batch_size, p.power_mean_w, share, power_extra, w});
+    const bool fixed = !fixed_weight.empty() && fixed_weight[pi];
+    in.time_obs.push_back({f, p.batch_size, p.time_per_batch_mean_s, share, nullptr, w, fixed});
+    in.mean_obs.push_back({f, p.batch_size, p.power_mean_w, share, power_extra, w, fixed});
     if (std::isfinite(p.power_peak_w) && p.power_peak_w > 0)
-      in.peak_obs.push_back({f, p.batch_size, p.power_peak_w, share, power_extra, w});
+      in.peak_obs.push_back({f, p.batch_size, p.power_peak_w, share, power_extra, w, fixed});
   }
   if (in.freqs.size() < 2)
     throw Error(

@@ -129,6 +129,9 @@ inline constexpr double kAbsoluteLossFloor = 1e-4;
 struct FitExtras {
   std::vector<double> compute_share;
   std::vector<double> weight;  // per point, > 0 (empty: 1): a row of weight w counts as w points
+  // Per point (empty: none): its weight is kept by the absolute power loss's reweighting and its
+  // power residual is squared (a transfer prior's pseudo-points: a least-squares prior).
+  std::vector<bool> fixed_weight;
   std::vector<std::vector<double>> time_columns;                    // per point; added time = sum_j time_coef[j] x_j
   std::vector<std::vector<double>> power_columns;                   // per point; added power = sum_j coef[j] x_j
   std::vector<double> time_coef, power_mean_coef, power_peak_coef;  // out

@@ -522,12 +522,12 @@ std::unique_ptr<AnalyticalModel> fit_analytical_with_prior(const std::vector<tra
   extras.weight.assign(measured.size(), 1.0);
   extras.weight.insert(extras.weight.end(), pseudo.weight.begin(), pseudo.weight.end());
   // The prior's pseudo-points weigh a fraction of a point in a least-squares sense: the absolute
-  // loss's reweighting (1 / |r|) would let the few measured points, fitted exactly, swamp them
-  // (Transfer.APriorFromAnotherBoardBeatsTheSameFewPointsAlone: 11% power MAPE), so the fit with a
-  // prior keeps the squared power loss.
-  AnalyticalFitOptions squared = options;
-  if (squared.power_loss == "absolute") squared.power_loss = "squared";  // any other value: fit_analytical refuses it
-  auto model = fit_analytical(pts, squared, &extras);
+  // loss's reweighting (1 / |r|) would let the few measured points, fitted closely, swamp them
+  // (Transfer.APriorFromAnotherBoardBeatsTheSameFewPointsAlone: 11% power MAPE), so their weight is
+  // kept fixed; the measured points get the absolute loss.
+  extras.fixed_weight.assign(measured.size(), false);
+  extras.fixed_weight.resize(pts.size(), true);
+  auto model = fit_analytical(pts, options, &extras);
   auto record = model->to_record();
   record.settings["transfer_weight"] = fmt::format("{:g}", prior.weight);
   return std::make_unique<AnalyticalModel>(model->params(), std::move(record));

@@ -133,8 +133,9 @@ struct PseudoPoints {
 PseudoPoints transfer_pseudo_points(const TransferPrior& prior, double target_max_hz,
                                     const std::vector<traces::ProfilePoint>& measured,
                                     const std::vector<double>& freqs_hz, const std::vector<int>& batch_sizes);
-// The analytical fit of `measured` with the prior's pseudo-points (options: V(f) already chosen; the
-// power loss is always "squared": the pseudo-points are a least-squares prior).
+// The analytical fit of `measured` with the prior's pseudo-points (options: V(f) already chosen;
+// under the absolute power loss the pseudo-points keep their weight and a squared loss,
+// FitExtras::fixed_weight: they are a least-squares prior).
 std::unique_ptr<AnalyticalModel> fit_analytical_with_prior(const std::vector<traces::ProfilePoint>& measured,
                                                            const AnalyticalFitOptions& options,
                                                            const TransferPrior& prior, double target_max_hz,

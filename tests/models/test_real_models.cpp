@@ -2,6 +2,7 @@
 // planner and calibration on the real LoudVA grids (data/jetson/loudva).
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <set>
 #include <sstream>
@@ -166,10 +167,9 @@ TEST(RealModels, TheAgxXavierSweepHelpsFourNanoPoints) {
 }
 
 // The transfer gate (calibrate --prior, on by default) at k = 8: leave-one-out on the 8 Nano points
-// chooses how to use the AGX Xavier's sweep, and the result beats the same 8 points alone in time +
-// power (docs/models.md, "Transfer between boards"); the forced prior is a near tie there. At k = 4
+// chooses how to use the AGX Xavier's sweep (docs/models.md, "Transfer between boards"). At k = 4
 // the gate is not trusted and keeps the prior (TheAgxXavierSweepHelpsFourNanoPoints).
-TEST(RealModels, TheGatedAgxXavierPriorHelpsEightNanoPoints) {
+TEST(RealModels, TheGatedAgxXavierPriorIsNeverWorseThanTheForcedOneOnEightNanoPoints) {
   if (!std::filesystem::exists(kLoudva / "nano") || !std::filesystem::exists(kLoudva / "agx-xavier"))
     GTEST_SKIP() << "no LoudVA data under " << kLoudva;
   traces::loudva::ImportOptions o;
@@ -188,12 +188,21 @@ TEST(RealModels, TheGatedAgxXavierPriorHelpsEightNanoPoints) {
   opt.prior_device = &oa.device;
   opt.prior_name = "agx";
   const auto gated = calibrate(nano, &o.device, opt);
+  opt.transfer_gate = false;
+  const auto forced = calibrate(nano, &o.device, opt);
   EXPECT_TRUE(gated.record.transfer_gate);
   EXPECT_NE(gated.record.transfer_choice, "alone");
   const auto sum = [](const Calibration& c) {
     return c.record.metrics.at("time_mape_heldout") + c.record.metrics.at("power_mean_mape_heldout");
   };
-  EXPECT_LT(sum(gated), sum(alone));
+  std::printf("k = 8 time + P mean MAPE: alone %.2f, gated (%s) %.2f, prior always %.2f\n", sum(alone),
+              gated.record.transfer_choice.c_str(), sum(gated), sum(forced));
+  // With the squared power fit the gated prior beat the points alone (4.93 + 2.47 against 5.02 +
+  // 2.52). The absolute-error fit of the 8 points alone gains more in power (1.73 %) than the prior
+  // adds: the gate's choice is then within 0.2 pp of alone, not below it (docs/models.md), and it is
+  // never worse than forcing the prior.
+  EXPECT_LE(sum(gated), sum(alone) + 0.2);
+  EXPECT_LE(sum(gated), sum(forced) + 1e-9);
 }
 
 // Issue 25: the few-point sigma a user with only the planner's 8 points is told covers the held-out
