@@ -52,32 +52,33 @@ ChoiceAgreement compare_choices(const explore::Space& space, const explore::Choi
   return a;
 }
 
-ChoiceAgreement leave_one_seed_out(const explore::Space& space, const explore::ChoiceRule& rule,
-                                   const std::vector<double>& caps_w, const traces::RelationSet& reference) {
+namespace {
+// Compares the reference's choices with those of each of its seeds' subsets: `keep(run seed, s)`
+// keeps a run for seed s's subset.
+template <typename Keep>
+ChoiceAgreement over_seeds(const explore::Space& space, const explore::ChoiceRule& rule,
+                           const std::vector<double>& caps_w, const traces::RelationSet& reference, Keep keep) {
   std::set<int> seeds;
   for (const auto& r : reference.runs) seeds.insert(r.seed);
   ChoiceAgreement out;
   if (seeds.size() < 2) return out;
   for (const int s : seeds) {
-    traces::RelationSet fewer = reference;
-    std::erase_if(fewer.runs, [&](const traces::RelationRun& r) { return r.seed == s; });
-    out += compare_choices(space, rule, caps_w, reference, fewer);
+    traces::RelationSet subset = reference;
+    std::erase_if(subset.runs, [&](const traces::RelationRun& r) { return !keep(r.seed, s); });
+    out += compare_choices(space, rule, caps_w, reference, subset);
   }
   return out;
+}
+}  // namespace
+
+ChoiceAgreement leave_one_seed_out(const explore::Space& space, const explore::ChoiceRule& rule,
+                                   const std::vector<double>& caps_w, const traces::RelationSet& reference) {
+  return over_seeds(space, rule, caps_w, reference, [](int seed, int s) { return seed != s; });
 }
 
 ChoiceAgreement each_seed_alone(const explore::Space& space, const explore::ChoiceRule& rule,
                                 const std::vector<double>& caps_w, const traces::RelationSet& reference) {
-  std::set<int> seeds;
-  for (const auto& r : reference.runs) seeds.insert(r.seed);
-  ChoiceAgreement out;
-  if (seeds.size() < 2) return out;
-  for (const int s : seeds) {
-    traces::RelationSet one = reference;
-    std::erase_if(one.runs, [&](const traces::RelationRun& r) { return r.seed != s; });
-    out += compare_choices(space, rule, caps_w, reference, one);
-  }
-  return out;
+  return over_seeds(space, rule, caps_w, reference, [](int seed, int s) { return seed == s; });
 }
 
 }  // namespace pacer::experiments

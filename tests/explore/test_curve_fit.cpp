@@ -1,6 +1,6 @@
 // explore/curve_fit.hpp: power-law learning curves with one exponent shared by every run, on
 // synthetic curves whose exponent is known, and the adaptive engine's use of it
-// (AdaptiveOptions::power_law).
+// (AdaptiveOptions::extrapolation "power-law").
 #include <gtest/gtest.h>
 
 #include <cmath>
