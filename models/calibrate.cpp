@@ -66,11 +66,10 @@ Eigen::VectorXd nnls(const Eigen::MatrixXd& a, const Eigen::VectorXd& y, const E
     if (objective) *objective = (a * x - y).squaredNorm() + x.dot(ridge.cwiseProduct(x));
     return x;
   };
-  {
-    const Eigen::LDLT<NnlsMatrix> ldlt(g);
-    const NnlsVector x = ldlt.solve(h);
-    if (ldlt.info() == Eigen::Success && x.allFinite() && (x.array() >= 0).all()) return finish(x);
-  }
+  const Eigen::LDLT<NnlsMatrix> full(g);
+  const NnlsVector unconstrained = full.solve(h);
+  if (full.info() == Eigen::Success && unconstrained.allFinite() && (unconstrained.array() >= 0).all())
+    return finish(unconstrained);
   // Lawson and Hanson's active-set method on the normal equations: G is positive definite (the
   // ridge), so the optimum is unique and is the point where every held-at-0 coordinate's gradient
   // h - G·x is <= 0 and the free ones solve their own system. Each round frees the coordinate of
@@ -79,6 +78,42 @@ Eigen::VectorXd nnls(const Eigen::MatrixXd& a, const Eigen::VectorXd& y, const E
   // rounding level) is left out until x moves again, so the method cannot cycle on it.
   std::array<bool, kNnlsMaxParams> passive{}, refused{};
   NnlsVector x = NnlsVector::Zero(p);
+  // From x (feasible, 0 off the passive set) to the passive set's minimiser, holding at 0 the
+  // coordinates that reach 0 on the way. False, with x and the passive set as before, when the
+  // coordinate `entered` (just freed; -1: none) would go negative at once.
+  const auto settle = [&](Eigen::Index entered) {
+    for (bool first = true;; first = false) {
+      const NnlsVector z = passive_minimiser(g, h, passive);
+      bool feasible = true;
+      for (Eigen::Index j = 0; j < p; ++j) feasible = feasible && (!passive[static_cast<size_t>(j)] || z(j) > 0);
+      if (feasible) {
+        x = z;
+        return true;
+      }
+      if (first && entered >= 0 && z(entered) <= 0) {
+        passive[static_cast<size_t>(entered)] = false;
+        return false;
+      }
+      // Step from x towards z as far as x stays >= 0; the first coordinate to reach 0 leaves.
+      double alpha = 1;
+      Eigen::Index leave = -1;
+      for (Eigen::Index j = 0; j < p; ++j)
+        if (passive[static_cast<size_t>(j)] && z(j) <= 0) {
+          const double step = x(j) / (x(j) - z(j));
+          if (leave < 0 || step < alpha) alpha = step, leave = j;
+        }
+      x += alpha * (z - x);
+      for (Eigen::Index j = 0; j < p; ++j)
+        if (passive[static_cast<size_t>(j)] && (j == leave || (x(j) <= 0 && z(j) <= 0))) {
+          passive[static_cast<size_t>(j)] = false;
+          x(j) = 0;
+        }
+    }
+  };
+  // Warm start: most fits bind few constraints, so first free every coordinate the unconstrained
+  // minimiser has positive (from x = 0, settle drops those that its minimiser drives negative).
+  for (Eigen::Index j = 0; j < p; ++j) passive[static_cast<size_t>(j)] = unconstrained(j) > 0;
+  settle(-1);
   const double h_scale = h.cwiseAbs().maxCoeff();
   const double g_scale = g.cwiseAbs().maxCoeff();
   constexpr double kTolerance = 64 * std::numeric_limits<double>::epsilon();
@@ -92,36 +127,10 @@ Eigen::VectorXd nnls(const Eigen::MatrixXd& a, const Eigen::VectorXd& y, const E
     }
     if (enter < 0) break;
     passive[static_cast<size_t>(enter)] = true;
-    for (bool first = true;; first = false) {
-      const NnlsVector z = passive_minimiser(g, h, passive);
-      bool feasible = true;
-      for (Eigen::Index j = 0; j < p; ++j) feasible = feasible && (!passive[static_cast<size_t>(j)] || z(j) > 0);
-      if (feasible) {
-        x = z;
-        refused.fill(false);
-        break;
-      }
-      if (first && z(enter) <= 0) {
-        passive[static_cast<size_t>(enter)] = false;
-        refused[static_cast<size_t>(enter)] = true;
-        break;
-      }
-      // Step from x towards z as far as x stays >= 0; the first coordinate to reach 0 leaves.
-      double alpha = 1;
-      Eigen::Index leave = -1;
-      for (Eigen::Index j = 0; j < p; ++j)
-        if (passive[static_cast<size_t>(j)] && z(j) <= 0) {
-          const double step = x(j) / (x(j) - z(j));
-          if (leave < 0 || step < alpha) alpha = step, leave = j;
-        }
-      x += alpha * (z - x);
+    if (settle(enter))
       refused.fill(false);
-      for (Eigen::Index j = 0; j < p; ++j)
-        if (passive[static_cast<size_t>(j)] && (j == leave || x(j) <= 0)) {
-          passive[static_cast<size_t>(j)] = false;
-          x(j) = 0;
-        }
-    }
+    else
+      refused[static_cast<size_t>(enter)] = true;
   }
   return finish(x);
 }
