@@ -607,6 +607,11 @@ std::string to_string(TransferChoice choice) {
   return "?";
 }
 
+std::string transfer_label(TransferChoice time, TransferChoice power) {
+  if (time == power) return to_string(time);
+  return fmt::format("time {}, power {}", to_string(time), to_string(power));
+}
+
 std::unique_ptr<AnalyticalModel> fit_transfer_candidate(TransferChoice choice,
                                                         const std::vector<traces::ProfilePoint>& measured,
                                                         const AnalyticalFitOptions& options, const TransferPrior& prior,
@@ -618,34 +623,101 @@ std::unique_ptr<AnalyticalModel> fit_transfer_candidate(TransferChoice choice,
   return fit_analytical_with_prior(measured, options, p, target_max_hz, freqs_hz, batch_sizes);
 }
 
+std::unique_ptr<AnalyticalModel> combine_transfer_axes(const AnalyticalModel& time_model,
+                                                       const AnalyticalModel& power_model) {
+  AnalyticalParams params = power_model.params();
+  params.time = time_model.params().time;
+  // The record of the power fit with the time fit's standard errors in place of its own (the
+  // parameter values are written from `params`; the time model's names all begin with "time_").
+  traces::ModelRecord record = power_model.to_record();
+  const traces::ModelRecord time_record = time_model.to_record();
+  std::map<std::string, double> time_stderr;
+  for (size_t i = 0; i < time_record.param_names.size() && i < time_record.param_stderr.size(); ++i)
+    time_stderr[time_record.param_names[i]] = time_record.param_stderr[i];
+  for (size_t i = 0; i < record.param_names.size() && i < record.param_stderr.size(); ++i)
+    if (record.param_names[i].rfind("time_", 0) == 0) {
+      const auto it = time_stderr.find(record.param_names[i]);
+      record.param_stderr[i] = it == time_stderr.end() ? traces::kNaN : it->second;
+    }
+  if (const auto tb = time_record.settings.find("time_b_form"); tb != time_record.settings.end())
+    record.settings["time_b_form"] = tb->second;
+  return std::make_unique<AnalyticalModel>(std::move(params), std::move(record));
+}
+
+std::unique_ptr<AnalyticalModel> fit_transfer(TransferChoice time, TransferChoice power,
+                                              const std::vector<traces::ProfilePoint>& measured,
+                                              const AnalyticalFitOptions& options, const TransferPrior& prior,
+                                              double target_max_hz, const std::vector<double>& freqs_hz,
+                                              const std::vector<int>& batch_sizes) {
+  auto t = fit_transfer_candidate(time, measured, options, prior, target_max_hz, freqs_hz, batch_sizes);
+  if (time == power) return t;
+  const auto p = fit_transfer_candidate(power, measured, options, prior, target_max_hz, freqs_hz, batch_sizes);
+  return combine_transfer_axes(*t, *p);
+}
+
 TransferGate choose_transfer(const std::vector<traces::ProfilePoint>& measured, const AnalyticalFitOptions& options,
                              const TransferPrior& prior, double target_max_hz, const std::vector<double>& freqs_hz,
                              const std::vector<int>& batch_sizes) {
   TransferGate gate;
-  const auto fit_with = [&](TransferChoice c) {
-    return [&, c](const std::vector<traces::ProfilePoint>& pts) -> std::unique_ptr<DeviceModel> {
-      return fit_transfer_candidate(c, pts, options, prior, target_max_hz, freqs_hz, batch_sizes);
-    };
-  };
-  gate.trusted = static_cast<int>(measured.size()) >= kMinTransferGatePoints;
+  const size_t n = measured.size();
+  gate.trusted = static_cast<int>(n) >= kMinTransferGatePoints;
   if (gate.trusted) {
     const bool scalable =
         prior.batch_max > 1 && !batch_sizes.empty() && *std::max_element(batch_sizes.begin(), batch_sizes.end()) > 1;
-    double best = std::numeric_limits<double>::infinity();
-    for (const auto c : kTransferChoices) {
-      if (c == TransferChoice::prior_scaled_b && !scalable) continue;
-      const auto e = cross_validate(measured, fit_with(c), 0, kMinAnalyticalPoints);
-      gate.loo[c] = e;
-      const double score = e.time_mape + e.power_mean_mape;
-      if (std::isfinite(score) && score < best) {
-        best = score;
-        gate.choice = c;
+    std::vector<TransferChoice> candidates;
+    for (const auto c : kTransferChoices)
+      if (c != TransferChoice::prior_scaled_b || scalable) candidates.push_back(c);
+    // Each candidate fitted without point i (null where that fold cannot be fitted, as in
+    // cross_validate); every pairing below reuses these fits.
+    std::map<TransferChoice, std::vector<std::unique_ptr<AnalyticalModel>>> folds;
+    for (const auto c : candidates) {
+      auto& fc = folds[c];
+      fc.resize(n);
+      for (size_t i = 0; i < n; ++i) {
+        std::vector<traces::ProfilePoint> train;
+        for (size_t j = 0; j < n; ++j)
+          if (j != i) train.push_back(measured[j]);
+        try {
+          fc[i] = fit_transfer_candidate(c, train, options, prior, target_max_hz, freqs_hz, batch_sizes);
+        } catch (const Error& e) {
+          spdlog::debug("transfer gate: {} without point {} skipped: {}", to_string(c), i, e.what());
+        }
       }
     }
-    if (!std::isfinite(best)) gate.trusted = false;  // no candidate could be scored: keep the prior
+    // Leave-one-out errors of time candidate `t` paired with power candidate `p`.
+    const auto loo = [&](TransferChoice t, TransferChoice p) {
+      PooledErrors pooled;
+      for (size_t i = 0; i < n; ++i) {
+        const auto& mt = folds.at(t)[i];
+        const auto& mp = folds.at(p)[i];
+        if (!mt || !mp) continue;
+        pooled.add(mape(t == p ? *mt : *combine_transfer_axes(*mt, *mp), {measured[i]}));
+      }
+      return pooled.summary();
+    };
+    const auto pick = [&](const auto& score) {
+      std::optional<TransferChoice> best;
+      double best_score = std::numeric_limits<double>::infinity();
+      for (const auto c : candidates)
+        if (const double s = score(c); std::isfinite(s) && s < best_score) best_score = s, best = c;
+      return best;
+    };
+    for (const auto c : candidates) gate.loo_own[c] = loo(c, c);
+    const auto time = pick([&](TransferChoice c) { return gate.loo_own.at(c).time_mape; });
+    if (time) {
+      for (const auto c : candidates) {
+        gate.loo[c] = loo(*time, c);
+        gate.loo[c].time_mape = gate.loo_own.at(c).time_mape;
+      }
+      const auto power = pick([&](TransferChoice c) { return gate.loo.at(c).power_mean_mape; });
+      gate.time = *time;
+      gate.power = power.value_or(*time);
+    } else {
+      gate.trusted = false;  // no candidate could be scored: keep the prior
+    }
   }
-  if (!gate.trusted) gate.choice = TransferChoice::prior;
-  gate.model = fit_transfer_candidate(gate.choice, measured, options, prior, target_max_hz, freqs_hz, batch_sizes);
+  if (!gate.trusted) gate.time = gate.power = TransferChoice::prior;
+  gate.model = fit_transfer(gate.time, gate.power, measured, options, prior, target_max_hz, freqs_hz, batch_sizes);
   return gate;
 }
 
@@ -659,17 +731,20 @@ std::string describe_transfer(const traces::ModelRecord& record) {
   if (record.transfer_choice.empty()) return "";
   if (!record.transfer_gate)
     return fmt::format("transfer: the prior always ({}; the gate is off)", record.transfer_choice);
-  std::string scores;
+  std::string time, power;
   for (const auto c : kTransferChoices) {
     const auto t = record.metrics.find(transfer_loo_metric(c, "time"));
     const auto pw = record.metrics.find(transfer_loo_metric(c, "power_mean"));
     if (t == record.metrics.end() || pw == record.metrics.end()) continue;
-    scores += fmt::format("{}{} {:.2f} + {:.2f}%", scores.empty() ? "" : ", ", to_string(c), t->second, pw->second);
+    time += fmt::format("{}{} {:.2f}%", time.empty() ? "" : ", ", to_string(c), t->second);
+    power += fmt::format("{}{} {:.2f}%", power.empty() ? "" : ", ", to_string(c), pw->second);
   }
-  if (scores.empty())
+  if (time.empty())
     return fmt::format("transfer: {} (the gate needs {} points for leave-one-out; below that the prior is kept)",
                        record.transfer_choice, kMinTransferGatePoints);
-  return fmt::format("transfer: {} (chosen by leave-one-out time + P mean MAPE: {})", record.transfer_choice, scores);
+  return fmt::format(
+      "transfer: {} (chosen per axis by leave-one-out MAPE; time: {}; P mean with the chosen time model: {})",
+      record.transfer_choice, time, power);
 }
 
 Calibration calibrate(const traces::ProfileTable& table, const traces::DeviceSpec* device,
@@ -736,16 +811,17 @@ Calibration calibrate(const traces::ProfileTable& table, const traces::DeviceSpe
     if (device && device->max_freq_hz() > 0) f_max = device->max_freq_hz();
     const std::vector<double> freqs(grid_f.begin(), grid_f.end());
     const auto bs = table.batch_sizes();
-    TransferChoice choice = TransferChoice::alone;
+    TransferChoice time = TransferChoice::alone, power = TransferChoice::alone;
     if (transfer.model) {
-      choice = TransferChoice::prior;
+      time = power = TransferChoice::prior;
       if (options.transfer_gate) {
         gate = choose_transfer(out.used, aopt, transfer, f_max, freqs, bs);
-        choice = gate->choice;
+        time = gate->time;
+        power = gate->power;
       }
     }
-    fit = [&, freqs, bs, f_max, choice](const std::vector<traces::ProfilePoint>& pts) -> std::unique_ptr<DeviceModel> {
-      return fit_transfer_candidate(choice, pts, aopt, transfer, f_max, freqs, bs);
+    fit = [&, freqs, bs, f_max, time, power](const std::vector<traces::ProfilePoint>& pts) -> std::unique_ptr<DeviceModel> {
+      return fit_transfer(time, power, pts, aopt, transfer, f_max, freqs, bs);
     };
   } else if (kind == ModelKind::modes) {
     std::vector<traces::ProfilePoint> anchors;
@@ -799,7 +875,7 @@ Calibration calibrate(const traces::ProfileTable& table, const traces::DeviceSpe
     record.settings["prior"] = options.prior_name;
     record.settings["transfer_weight"] = fmt::format("{:g}", transfer.weight);
     record.transfer_gate = options.transfer_gate;
-    record.transfer_choice = to_string(gate ? gate->choice : TransferChoice::prior);
+    record.transfer_choice = gate ? gate->label() : to_string(TransferChoice::prior);
     if (gate && gate->trusted)
       for (const auto& [c, e] : gate->loo) {
         record.metrics[transfer_loo_metric(c, "time")] = e.time_mape;

@@ -143,26 +143,41 @@ std::unique_ptr<AnalyticalModel> fit_analytical_with_prior(const std::vector<tra
                                                            const std::vector<double>& freqs_hz,
                                                            const std::vector<int>& batch_sizes);
 
-// The transfer gate (`pacer calibrate --prior`, on unless forced): which of three candidates fits
-// this board's k points -- the k points alone, the prior as above, the prior with its b axis scaled
-// (TransferPrior::scale_batch) -- is decided by leave-one-out on the k points: each candidate is
-// refitted k times without one point (the prior's affine maps too) and scored on it by time + mean
-// power MAPE; the lowest wins (ties: the earlier of alone, prior, prior-scaled-b) and is fitted on
-// all k points. Below kMinTransferGatePoints the gate is not trusted and the prior is kept: the
-// leave-one-out folds would train the k points alone on fewer points than the analytical model needs
-// (kMinAnalyticalPoints), so the candidates cannot all be scored. The constant follows from that
-// count; nothing was tuned (docs/models.md, "Transfer between boards").
+// The transfer gate (`pacer calibrate --prior`, on unless forced), one choice per axis: the time
+// model and the power model (V(f), mean and peak power) each come from one of three candidates --
+// the k points alone, the prior as above, the prior with its b axis scaled
+// (TransferPrior::scale_batch) -- chosen by leave-one-out on the k points. Each candidate is
+// refitted k times without one point (the prior's affine maps too); the time model is the candidate
+// with the lowest leave-one-out time MAPE, then the power model the candidate with the lowest
+// leave-one-out mean-power MAPE when paired with that time model (power's coupled energy terms
+// divide by t(f, b)); ties go to the earlier of alone, prior, prior-scaled-b. A prior can carry one
+// axis and not the other (a board whose time scales like the prior's while its power does not):
+// one choice for both would pay on one axis for the gain on the other. The choices are fitted on
+// all k points and combined (combine_transfer_axes). Below kMinTransferGatePoints the gate is not
+// trusted and the prior is kept for both: the leave-one-out folds would train the k points alone on
+// fewer points than the analytical model needs (kMinAnalyticalPoints), so the candidates cannot all
+// be scored. The constant follows from that count; nothing was tuned (docs/models.md, "Transfer
+// between boards").
 inline constexpr int kMinAnalyticalPoints = 4;
 inline constexpr int kMinTransferGatePoints = kMinAnalyticalPoints + 1;
 enum class TransferChoice { alone, prior, prior_scaled_b };
 inline constexpr TransferChoice kTransferChoices[] = {TransferChoice::alone, TransferChoice::prior,
                                                       TransferChoice::prior_scaled_b};
 std::string to_string(TransferChoice choice);  // "alone" | "prior" | "prior-scaled-b"
+// The record's transfer_choice: the candidate's name when both axes took it, else
+// "time <candidate>, power <candidate>".
+std::string transfer_label(TransferChoice time, TransferChoice power);
 struct TransferGate {
-  TransferChoice choice = TransferChoice::prior;
-  bool trusted = false;                        // false below kMinTransferGatePoints: the prior kept unscored
-  std::map<TransferChoice, ErrorSummary> loo;  // leave-one-out errors per candidate (when trusted)
-  std::unique_ptr<AnalyticalModel> model;      // the choice fitted on every measured point
+  TransferChoice time = TransferChoice::prior;   // whose time model is kept
+  TransferChoice power = TransferChoice::prior;  // whose V(f) and power models are kept
+  bool trusted = false;                          // false below kMinTransferGatePoints: the prior kept unscored
+  // Leave-one-out errors per candidate (when trusted): time_mape of its own time model,
+  // power_mean_mape of its power model paired with the chosen time model.
+  std::map<TransferChoice, ErrorSummary> loo;
+  // Leave-one-out errors of each candidate on its own (its time and power models together).
+  std::map<TransferChoice, ErrorSummary> loo_own;
+  std::unique_ptr<AnalyticalModel> model;  // the choices fitted on every measured point
+  std::string label() const { return transfer_label(time, power); }
 };
 // One candidate fitted on `measured` (alone ignores the prior).
 std::unique_ptr<AnalyticalModel> fit_transfer_candidate(TransferChoice choice,
@@ -170,12 +185,23 @@ std::unique_ptr<AnalyticalModel> fit_transfer_candidate(TransferChoice choice,
                                                         const AnalyticalFitOptions& options, const TransferPrior& prior,
                                                         double target_max_hz, const std::vector<double>& freqs_hz,
                                                         const std::vector<int>& batch_sizes);
+// The time model of `time_model` with the V(f) and mean and peak power models of `power_model`
+// (parameters, their standard errors and the time form's setting each from its own fit).
+std::unique_ptr<AnalyticalModel> combine_transfer_axes(const AnalyticalModel& time_model,
+                                                       const AnalyticalModel& power_model);
+// The candidates `time` and `power` fitted on `measured` and combined (one fit when they agree).
+std::unique_ptr<AnalyticalModel> fit_transfer(TransferChoice time, TransferChoice power,
+                                              const std::vector<traces::ProfilePoint>& measured,
+                                              const AnalyticalFitOptions& options, const TransferPrior& prior,
+                                              double target_max_hz, const std::vector<double>& freqs_hz,
+                                              const std::vector<int>& batch_sizes);
 // The gate above. Throws Error as transfer_pseudo_points does.
 TransferGate choose_transfer(const std::vector<traces::ProfilePoint>& measured, const AnalyticalFitOptions& options,
                              const TransferPrior& prior, double target_max_hz, const std::vector<double>& freqs_hz,
                              const std::vector<int>& batch_sizes);
-// The record's metric holding candidate `choice`'s leave-one-out MAPE of `target` ("time",
-// "power_mean"), and one line describing a calibrated record's transfer ("" without a prior).
+// The record's metric holding candidate `choice`'s leave-one-out MAPE of `target` ("time": its
+// own time model; "power_mean": its power model paired with the chosen time model), and one line
+// describing a calibrated record's transfer ("" without a prior).
 std::string transfer_loo_metric(TransferChoice choice, const std::string& target);
 std::string describe_transfer(const traces::ModelRecord& record);
 
@@ -200,7 +226,7 @@ struct CalibrationOptions {
   const traces::DeviceSpec* prior_device = nullptr;
   std::string prior_name;
   double prior_weight_points = kDefaultTransferWeight;
-  bool transfer_gate = true;  // false: always the prior (TransferChoice::prior), no leave-one-out
+  bool transfer_gate = true;  // false: always the prior (TransferChoice::prior) for both axes, no leave-one-out
 };
 
 struct Calibration {

@@ -280,7 +280,9 @@ struct ModelRecord {
   std::map<std::string, std::string> settings;  // free-form fit settings
   std::vector<uint8_t> blob;                    // serialised weights (learned)
   // Transfer from another board (models::choose_transfer): whether the leave-one-out gate chose,
-  // and what it (or the forced prior) fitted: "alone" | "prior" | "prior-scaled-b"; "" without a prior.
+  // and what it (or the forced prior) fitted: "alone" | "prior" | "prior-scaled-b" when the time and
+  // the power model took the same candidate, else "time <candidate>, power <candidate>"; "" without
+  // a prior.
   bool transfer_gate = false;
   std::string transfer_choice;
   bool operator==(const ModelRecord&) const;

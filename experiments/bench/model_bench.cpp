@@ -581,22 +581,24 @@ std::string close_to_every_point(std::vector<ModelBenchRow>& rows, const std::ve
       r.fit_points = static_cast<int>(split.train.size());
       r.heldout_points = static_cast<int>(split.test.size());
       ModelBenchRow u = r;
-      r.note = fmt::format("prior {}, gated: {}", other.device.name, models::to_string(gate.choice));
+      r.note = fmt::format("prior {}, gated: {}", other.device.name, gate.label());
       r.error = models::mape(*gate.model, split.test);
       u.note = fmt::format("prior {}, always", other.device.name);
       u.error = models::mape(*always, split.test);
       rows.push_back(r);
       rows.push_back(u);
       const auto alone = at_k(k);
-      std::string loo;
-      for (const auto& [c, e] : gate.loo)
-        loo += fmt::format("{}{} {:.2f} + {:.2f}%", loo.empty() ? "" : ", ", models::to_string(c), e.time_mape,
-                           e.power_mean_mape);
+      std::string loo_t, loo_p;
+      for (const auto& [c, e] : gate.loo) {
+        loo_t += fmt::format("{}{} {:.2f}%", loo_t.empty() ? "" : ", ", models::to_string(c), e.time_mape);
+        loo_p += fmt::format("{}{} {:.2f}%", loo_p.empty() ? "" : ", ", models::to_string(c), e.power_mean_mape);
+      }
+      const std::string loo = fmt::format("time: {}; P mean with that time model: {}", loo_t, loo_p);
       const bool beats = r.error.time_mape + r.error.power_mean_mape < alone.t + alone.p;
       md += fmt::format(
-          "transfer {} -> {}, k = {}: gated ({}; leave-one-out time + P mean: {}) time {:.2f}% / P mean {:.2f}%; the "
+          "transfer {} -> {}, k = {}: gated ({}; leave-one-out {}) time {:.2f}% / P mean {:.2f}%; the "
           "prior always {:.2f}% / {:.2f}%; the same k points alone {:.2f}% / {:.2f}%: gated beats k-only {}\n",
-          other.device.name, b.device.name, k, models::to_string(gate.choice),
+          other.device.name, b.device.name, k, gate.label(),
           gate.trusted ? loo : fmt::format("below {} points, the prior kept", models::kMinTransferGatePoints),
           r.error.time_mape, r.error.power_mean_mape, u.error.time_mape, u.error.power_mean_mape, alone.t, alone.p,
           yes_no(beats));
@@ -604,7 +606,7 @@ std::string close_to_every_point(std::vector<ModelBenchRow>& rows, const std::ve
         out.goals += fmt::format(
             "goal {}: transfer {} -> {} at k = {} beats the same k points alone (gated: {}; time + P mean MAPE): "
             "{:.2f}% + {:.2f}% < {:.2f}% + {:.2f}%?\n",
-            verdict(beats), other.device.name, b.device.name, k, models::to_string(gate.choice), r.error.time_mape,
+            verdict(beats), other.device.name, b.device.name, k, gate.label(), r.error.time_mape,
             r.error.power_mean_mape, alone.t, alone.p);
     }
   }

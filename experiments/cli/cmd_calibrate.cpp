@@ -119,9 +119,9 @@ Command make() {
         "prior", po::value<std::string>(),
         fmt::format("analytical: transfer from another board -- its full sweep of the same workload, NAME in the "
                     "same store or FILE.h5:NAME; the model fitted on it regularises the fit on this profile's (few) "
-                    "points where leave-one-out on them says it helps: the points alone, the prior, or the prior "
-                    "with its batch sizes scaled to this board's range (printed; from {} points, below that the "
-                    "prior is kept)",
+                    "points where leave-one-out on them says it helps, for the time and the power model each: the "
+                    "points alone, the prior, or the prior with its batch sizes scaled to this board's range "
+                    "(printed; from {} points, below that the prior is kept)",
                     models::kMinTransferGatePoints)
             .c_str())("prior-always", "analytical, with --prior: always fit with the prior (no leave-one-out gate)")(
         "prior-points", po::value<double>()->default_value(o.prior_weight_points),

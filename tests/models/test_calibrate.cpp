@@ -456,10 +456,15 @@ TEST(CalibCli, APriorFromAnotherStoreIsUsedAndRecorded) {
   const auto gated = traces::Store::open(b).read<traces::ModelRecord>("synthetic@jetson-nano:analytical");
   EXPECT_TRUE(gated.transfer_gate);
   const std::string printed = pacer::testing::slurp(log);
-  EXPECT_NE(printed.find("transfer: " + gated.transfer_choice + " (chosen by leave-one-out time + P mean MAPE: alone "),
+  EXPECT_NE(printed.find("transfer: " + gated.transfer_choice + " (chosen per axis by leave-one-out MAPE; time: alone "),
             std::string::npos)
       << printed;
+  EXPECT_NE(printed.find("; P mean with the chosen time model: alone "), std::string::npos) << printed;
   for (const char* c : {", prior ", ", prior-scaled-b "}) EXPECT_NE(printed.find(c), std::string::npos) << c;
+  // The JSON carries the choice (one label for both axes, or "time X, power Y").
+  ASSERT_EQ(run_pacer(fmt_path(b) + " --points 6 --prior " + prior + " --json", log), 0);
+  EXPECT_NE(pacer::testing::slurp(log).find("\"transfer_choice\":\"" + gated.transfer_choice + "\""), std::string::npos)
+      << pacer::testing::slurp(log);
   ASSERT_EQ(run_pacer(fmt_path(b) + " --points 6 --prior " + prior + " --prior-always", log), 0);
   const auto always = traces::Store::open(b).read<traces::ModelRecord>("synthetic@jetson-nano:analytical");
   EXPECT_FALSE(always.transfer_gate);

@@ -284,8 +284,14 @@ TEST(Transfer, TheGateTakesThePriorOnTheBAxisWhenTheBoardsDifferInTheirBatchRang
   const auto gate = choose_transfer(g.train, g.options, g.prior, g.freqs.back(), g.freqs, g.batch_sizes);
   EXPECT_TRUE(gate.trusted);
   ASSERT_EQ(gate.loo.size(), 3u);
-  EXPECT_EQ(gate.choice, TransferChoice::prior_scaled_b) << to_string(gate.choice);
-  const auto loo = [&](TransferChoice c) { return gate.loo.at(c).time_mape + gate.loo.at(c).power_mean_mape; };
+  ASSERT_EQ(gate.loo_own.size(), 3u);
+  EXPECT_EQ(gate.time, TransferChoice::prior_scaled_b) << gate.label();
+  // Power (c(b) = c_base + c_log ln b: A's ln b slope doubled is still in the family once the map
+  // is affine) takes a prior too, scaled or not.
+  EXPECT_NE(gate.power, TransferChoice::alone) << gate.label();
+  const auto loo = [&](TransferChoice c) {
+    return gate.loo_own.at(c).time_mape + gate.loo_own.at(c).power_mean_mape;
+  };
   EXPECT_LT(loo(TransferChoice::prior_scaled_b), loo(TransferChoice::prior));
   EXPECT_LT(loo(TransferChoice::prior_scaled_b), loo(TransferChoice::alone));
   // On the held-out points: the chosen model beats the 8 points alone and the unscaled prior.
@@ -309,7 +315,8 @@ TEST(Transfer, TheGateTakesThePriorOnTheBAxisWhenTheBoardsDifferInTheirBatchRang
   const std::vector<traces::ProfilePoint> four(g.train.begin(), g.train.begin() + 4);
   const auto few = choose_transfer(four, g.options, g.prior, g.freqs.back(), g.freqs, g.batch_sizes);
   EXPECT_FALSE(few.trusted);
-  EXPECT_EQ(few.choice, TransferChoice::prior);
+  EXPECT_EQ(few.time, TransferChoice::prior);
+  EXPECT_EQ(few.power, TransferChoice::prior);
   EXPECT_TRUE(few.loo.empty());
 }
 
@@ -336,7 +343,8 @@ TEST(Transfer, TheGateGivesWayToThePointsWhenThePriorIsWrong) {
   g.prior.weight = 8;
   const auto gate = choose_transfer(g.train, g.options, g.prior, g.freqs.back(), g.freqs, g.batch_sizes);
   EXPECT_TRUE(gate.trusted);
-  EXPECT_EQ(gate.choice, TransferChoice::alone) << to_string(gate.choice);
+  EXPECT_EQ(gate.time, TransferChoice::alone) << gate.label();
+  EXPECT_EQ(gate.power, TransferChoice::alone) << gate.label();
   const double alone = time_plus_power(*fit_analytical(g.train, g.options), g.test);
   EXPECT_DOUBLE_EQ(time_plus_power(*gate.model, g.test), alone);
   // The prior really is wrong: forced, it loses on the held-out points.
@@ -344,6 +352,95 @@ TEST(Transfer, TheGateGivesWayToThePointsWhenThePriorIsWrong) {
                                                                 g.freqs.back(), g.freqs, g.batch_sizes),
                                         g.test);
   EXPECT_GT(forced, alone + 1.0);
+}
+
+// One choice per axis: board B's time is board A's with the batch axis squeezed (as above: the
+// prior, b axis scaled, settles its shape in b), while its power has nothing of A's -- flat in b,
+// where A's rises with ln b. A prior that helps time and misleads power: the gate takes it for time
+// and the points alone for power, and on the held-out points that beats each single choice (the
+// points alone for both miss time, the prior for both misses power).
+TEST(Transfer, TheGateTakesThePriorForTimeAndThePointsForPowerWhenOnlyTimeTransfers) {
+  const auto nano = traces::find_device("jetson-nano");
+  const AnalyticalModel a(log_in_b(nano), traces::ModelRecord{});
+  AnalyticalParams flat_in_b = testing::nano_truth(nano);
+  for (auto* pw : {&flat_in_b.power_mean, &flat_in_b.power_peak}) {
+    pw->cap_base_w_per_hz_v2 += pw->cap_sat_w_per_hz_v2;
+    pw->cap_sat_w_per_hz_v2 = 0;
+  }
+  const AnalyticalModel b_power(flat_in_b, traces::ModelRecord{});
+  auto g = gate_case(
+      [&](double f, int b) {
+        traces::ProfilePoint p;
+        p.knob = {f};
+        p.batch_size = b;
+        p.time_per_batch_mean_s = 0.6 * a.predict({f}, b * b).time_per_batch_s;
+        p.power_mean_w = b_power.predict({f}, b).power_mean_w;
+        return p;
+      },
+      log_in_b(nano), 6);
+  g.prior.weight = 2;
+  ASSERT_EQ(g.train.size(), 6u);
+  const auto gate = choose_transfer(g.train, g.options, g.prior, g.freqs.back(), g.freqs, g.batch_sizes);
+  ASSERT_TRUE(gate.trusted);
+  EXPECT_EQ(gate.time, TransferChoice::prior_scaled_b) << gate.label();
+  EXPECT_EQ(gate.power, TransferChoice::alone) << gate.label();
+  EXPECT_EQ(gate.label(), "time prior-scaled-b, power alone");
+  // The scores behind it: each axis's choice is that axis's lowest leave-one-out error.
+  for (const auto c : kTransferChoices) {
+    EXPECT_LE(gate.loo.at(gate.time).time_mape, gate.loo.at(c).time_mape) << to_string(c);
+    EXPECT_LE(gate.loo.at(gate.power).power_mean_mape, gate.loo.at(c).power_mean_mape) << to_string(c);
+  }
+  const auto fit = [&](TransferChoice c) {
+    return fit_transfer_candidate(c, g.train, g.options, g.prior, g.freqs.back(), g.freqs, g.batch_sizes);
+  };
+  const auto alone = mape(*fit(TransferChoice::alone), g.test);
+  const auto scaled = mape(*fit(TransferChoice::prior_scaled_b), g.test);
+  const auto gated = mape(*gate.model, g.test);
+  // The combined model is the scaled prior's time and the points' power, exactly.
+  EXPECT_NEAR(gated.time_mape, scaled.time_mape, 1e-9);
+  EXPECT_LT(gated.time_mape, alone.time_mape);
+  EXPECT_LT(gated.power_mean_mape, scaled.power_mean_mape);
+  for (const auto c : kTransferChoices)
+    EXPECT_LT(gated.time_mape + gated.power_mean_mape, time_plus_power(*fit(c), g.test)) << to_string(c);
+  // fit_transfer builds the same model from the two choices.
+  const auto again =
+      fit_transfer(gate.time, gate.power, g.train, g.options, g.prior, g.freqs.back(), g.freqs, g.batch_sizes);
+  EXPECT_DOUBLE_EQ(time_plus_power(*again, g.test), gated.time_mape + gated.power_mean_mape);
+}
+
+// combine_transfer_axes: time (and its standard errors and form) from one fit, V(f) and power from the
+// other; the record round-trips.
+TEST(Transfer, CombiningAxesKeepsEachFitsOwnParameters) {
+  const auto nano = traces::find_device("jetson-nano");
+  AnalyticalFitOptions opt;
+  opt.voltage_table = nano.voltage_table;
+  const auto t1 = testing::table_from(testing::nano_truth(nano), nano.gpu_freqs_hz, testing::paper_batches(), 0.01);
+  AnalyticalParams other = testing::nano_truth(nano);
+  other.time = {0.02, 1e-3, 1e6, 2e6};
+  for (auto* pw : {&other.power_mean, &other.power_peak}) pw->idle_w += 1.5;
+  const auto t2 = testing::table_from(other, nano.gpu_freqs_hz, testing::paper_batches(), 0.01);
+  const auto time_model = fit_analytical(t1.points, opt);
+  const auto power_model = fit_analytical(t2.points, opt);
+  const auto both = combine_transfer_axes(*time_model, *power_model);
+  for (const auto& p : t1.points) {
+    const auto q = both->predict(p.knob, p.batch_size);
+    EXPECT_DOUBLE_EQ(q.time_per_batch_s, time_model->predict(p.knob, p.batch_size).time_per_batch_s);
+  }
+  EXPECT_DOUBLE_EQ(both->params().power_mean.idle_w, power_model->params().power_mean.idle_w);
+  EXPECT_GT(both->params().power_mean.idle_w, time_model->params().power_mean.idle_w + 1.0);
+  const auto r = both->to_record(), rt = time_model->to_record();
+  for (size_t i = 0; i < r.param_names.size(); ++i)
+    if (r.param_names[i].rfind("time_", 0) == 0) {
+      const auto j = std::find(rt.param_names.begin(), rt.param_names.end(), r.param_names[i]) - rt.param_names.begin();
+      ASSERT_LT(static_cast<size_t>(j), rt.param_names.size());
+      EXPECT_EQ(r.param_values[i], rt.param_values[static_cast<size_t>(j)]) << r.param_names[i];
+      if (std::isfinite(rt.param_stderr[static_cast<size_t>(j)]))
+        EXPECT_EQ(r.param_stderr[i], rt.param_stderr[static_cast<size_t>(j)]) << r.param_names[i];
+    }
+  const auto back = analytical_from_record(r);
+  const auto q = back->predict({nano.gpu_freqs_hz.back()}, 4), q0 = both->predict({nano.gpu_freqs_hz.back()}, 4);
+  EXPECT_DOUBLE_EQ(q.time_per_batch_s, q0.time_per_batch_s);
+  EXPECT_DOUBLE_EQ(q.power_mean_w, q0.power_mean_w);
 }
 
 TEST(Coverage, CountsHeldOutErrorsInsideTheStatedSigmaAndTheNinetyPercentInterval) {
