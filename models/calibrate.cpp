@@ -607,6 +607,14 @@ std::string to_string(TransferChoice choice) {
   return "?";
 }
 
+std::string to_string(TransferGateMode mode) { return mode == TransferGateMode::joint ? "joint" : "per-axis"; }
+
+TransferGateMode parse_transfer_gate_mode(const std::string& name) {
+  for (const auto m : {TransferGateMode::joint, TransferGateMode::per_axis})
+    if (name == to_string(m)) return m;
+  throw OptionError("prior-gate", fmt::format("'{}' is not a transfer gate: use joint or per-axis", name));
+}
+
 std::string transfer_label(TransferChoice time, TransferChoice power) {
   if (time == power) return to_string(time);
   return fmt::format("time {}, power {}", to_string(time), to_string(power));
@@ -657,8 +665,9 @@ std::unique_ptr<AnalyticalModel> fit_transfer(TransferChoice time, TransferChoic
 
 TransferGate choose_transfer(const std::vector<traces::ProfilePoint>& measured, const AnalyticalFitOptions& options,
                              const TransferPrior& prior, double target_max_hz, const std::vector<double>& freqs_hz,
-                             const std::vector<int>& batch_sizes) {
+                             const std::vector<int>& batch_sizes, TransferGateMode mode) {
   TransferGate gate;
+  gate.mode = mode;
   const size_t n = measured.size();
   gate.trusted = static_cast<int>(n) >= kMinTransferGatePoints;
   if (gate.trusted) {
@@ -667,31 +676,36 @@ TransferGate choose_transfer(const std::vector<traces::ProfilePoint>& measured, 
     std::vector<TransferChoice> candidates;
     for (const auto c : kTransferChoices)
       if (c != TransferChoice::prior_scaled_b || scalable) candidates.push_back(c);
-    // Each candidate fitted without point i (null where that fold cannot be fitted, as in
-    // cross_validate); every pairing below reuses these fits.
+    // The folds of cross_validate: leave-one-out up to 30 points, 10 interleaved folds above. Each
+    // candidate is fitted without each fold (null where that fold cannot be fitted, as there);
+    // every pairing below reuses these fits.
+    const size_t n_folds = n <= 30 ? n : 10;
     std::map<TransferChoice, std::vector<std::unique_ptr<AnalyticalModel>>> folds;
     for (const auto c : candidates) {
       auto& fc = folds[c];
-      fc.resize(n);
-      for (size_t i = 0; i < n; ++i) {
+      fc.resize(n_folds);
+      for (size_t fold = 0; fold < n_folds; ++fold) {
         std::vector<traces::ProfilePoint> train;
         for (size_t j = 0; j < n; ++j)
-          if (j != i) train.push_back(measured[j]);
+          if (j % n_folds != fold) train.push_back(measured[j]);
+        if (static_cast<int>(train.size()) < kMinAnalyticalPoints) continue;
         try {
-          fc[i] = fit_transfer_candidate(c, train, options, prior, target_max_hz, freqs_hz, batch_sizes);
+          fc[fold] = fit_transfer_candidate(c, train, options, prior, target_max_hz, freqs_hz, batch_sizes);
         } catch (const Error& e) {
-          spdlog::debug("transfer gate: {} without point {} skipped: {}", to_string(c), i, e.what());
+          spdlog::debug("transfer gate: {} without fold {} skipped: {}", to_string(c), fold, e.what());
         }
       }
     }
-    // Leave-one-out errors of time candidate `t` paired with power candidate `p`.
+    // Held-out errors of time candidate `t` paired with power candidate `p`.
     const auto loo = [&](TransferChoice t, TransferChoice p) {
       PooledErrors pooled;
-      for (size_t i = 0; i < n; ++i) {
-        const auto& mt = folds.at(t)[i];
-        const auto& mp = folds.at(p)[i];
+      for (size_t fold = 0; fold < n_folds; ++fold) {
+        const auto& mt = folds.at(t)[fold];
+        const auto& mp = folds.at(p)[fold];
         if (!mt || !mp) continue;
-        pooled.add(mape(t == p ? *mt : *combine_transfer_axes(*mt, *mp), {measured[i]}));
+        std::vector<traces::ProfilePoint> test;
+        for (size_t j = fold; j < n; j += n_folds) test.push_back(measured[j]);
+        pooled.add(mape(t == p ? *mt : *combine_transfer_axes(*mt, *mp), test));
       }
       return pooled.summary();
     };
@@ -703,8 +717,14 @@ TransferGate choose_transfer(const std::vector<traces::ProfilePoint>& measured, 
       return best;
     };
     for (const auto c : candidates) gate.loo_own[c] = loo(c, c);
-    const auto time = pick([&](TransferChoice c) { return gate.loo_own.at(c).time_mape; });
-    if (time) {
+    if (mode == TransferGateMode::joint) {
+      const auto best = pick([&](TransferChoice c) {
+        return gate.loo_own.at(c).time_mape + gate.loo_own.at(c).power_mean_mape;
+      });
+      gate.loo = gate.loo_own;
+      if (best) gate.time = gate.power = *best;
+      else gate.trusted = false;  // no candidate could be scored: keep the prior
+    } else if (const auto time = pick([&](TransferChoice c) { return gate.loo_own.at(c).time_mape; })) {
       for (const auto c : candidates) {
         gate.loo[c] = loo(*time, c);
         gate.loo[c].time_mape = gate.loo_own.at(c).time_mape;
@@ -731,20 +751,24 @@ std::string describe_transfer(const traces::ModelRecord& record) {
   if (record.transfer_choice.empty()) return "";
   if (!record.transfer_gate)
     return fmt::format("transfer: the prior always ({}; the gate is off)", record.transfer_choice);
-  std::string time, power;
+  std::string time, power, both;
   for (const auto c : kTransferChoices) {
     const auto t = record.metrics.find(transfer_loo_metric(c, "time"));
     const auto pw = record.metrics.find(transfer_loo_metric(c, "power_mean"));
     if (t == record.metrics.end() || pw == record.metrics.end()) continue;
     time += fmt::format("{}{} {:.2f}%", time.empty() ? "" : ", ", to_string(c), t->second);
     power += fmt::format("{}{} {:.2f}%", power.empty() ? "" : ", ", to_string(c), pw->second);
+    both += fmt::format("{}{} {:.2f} + {:.2f}%", both.empty() ? "" : ", ", to_string(c), t->second, pw->second);
   }
   if (time.empty())
     return fmt::format("transfer: {} (the gate needs {} points for leave-one-out; below that the prior is kept)",
                        record.transfer_choice, kMinTransferGatePoints);
-  return fmt::format(
-      "transfer: {} (chosen per axis by leave-one-out MAPE; time: {}; P mean with the chosen time model: {})",
-      record.transfer_choice, time, power);
+  const auto mode = record.settings.find("transfer_gate_mode");
+  if (mode != record.settings.end() && mode->second == to_string(TransferGateMode::per_axis))
+    return fmt::format(
+        "transfer: {} (chosen per axis by leave-one-out MAPE; time: {}; P mean with the chosen time model: {})",
+        record.transfer_choice, time, power);
+  return fmt::format("transfer: {} (chosen by leave-one-out time + P mean MAPE: {})", record.transfer_choice, both);
 }
 
 Calibration calibrate(const traces::ProfileTable& table, const traces::DeviceSpec* device,
@@ -815,7 +839,7 @@ Calibration calibrate(const traces::ProfileTable& table, const traces::DeviceSpe
     if (transfer.model) {
       time = power = TransferChoice::prior;
       if (options.transfer_gate) {
-        gate = choose_transfer(out.used, aopt, transfer, f_max, freqs, bs);
+        gate = choose_transfer(out.used, aopt, transfer, f_max, freqs, bs, options.transfer_gate_mode);
         time = gate->time;
         power = gate->power;
       }
@@ -875,6 +899,7 @@ Calibration calibrate(const traces::ProfileTable& table, const traces::DeviceSpe
     record.settings["prior"] = options.prior_name;
     record.settings["transfer_weight"] = fmt::format("{:g}", transfer.weight);
     record.transfer_gate = options.transfer_gate;
+    if (options.transfer_gate) record.settings["transfer_gate_mode"] = to_string(options.transfer_gate_mode);
     record.transfer_choice = gate ? gate->label() : to_string(TransferChoice::prior);
     if (gate && gate->trusted)
       for (const auto& [c, e] : gate->loo) {

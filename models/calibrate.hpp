@@ -143,36 +143,45 @@ std::unique_ptr<AnalyticalModel> fit_analytical_with_prior(const std::vector<tra
                                                            const std::vector<double>& freqs_hz,
                                                            const std::vector<int>& batch_sizes);
 
-// The transfer gate (`pacer calibrate --prior`, on unless forced), one choice per axis: the time
-// model and the power model (V(f), mean and peak power) each come from one of three candidates --
-// the k points alone, the prior as above, the prior with its b axis scaled
-// (TransferPrior::scale_batch) -- chosen by leave-one-out on the k points. Each candidate is
-// refitted k times without one point (the prior's affine maps too); the time model is the candidate
-// with the lowest leave-one-out time MAPE, then the power model the candidate with the lowest
-// leave-one-out mean-power MAPE when paired with that time model (power's coupled energy terms
-// divide by t(f, b)); ties go to the earlier of alone, prior, prior-scaled-b. A prior can carry one
-// axis and not the other (a board whose time scales like the prior's while its power does not):
-// one choice for both would pay on one axis for the gain on the other. The choices are fitted on
-// all k points and combined (combine_transfer_axes). Below kMinTransferGatePoints the gate is not
-// trusted and the prior is kept for both: the leave-one-out folds would train the k points alone on
-// fewer points than the analytical model needs (kMinAnalyticalPoints), so the candidates cannot all
-// be scored. The constant follows from that count; nothing was tuned (docs/models.md, "Transfer
-// between boards").
+// The transfer gate (`pacer calibrate --prior`, on unless forced): which of three candidates fits
+// this board's k points -- the k points alone, the prior as above, the prior with its b axis scaled
+// (TransferPrior::scale_batch) -- is decided by leave-one-out on the k points: each candidate is
+// refitted k times without one point (the prior's affine maps too) and scored on it.
+// - TransferGateMode::joint (the default): one candidate for the whole model, the lowest time +
+//   mean-power MAPE (ties: the earlier of alone, prior, prior-scaled-b).
+// - TransferGateMode::per_axis: the time model and the power model (V(f), mean and peak power) each
+//   take their own candidate: time the lowest leave-one-out time MAPE, then power the lowest
+//   leave-one-out mean-power MAPE paired with that time model (power's coupled energy terms divide
+//   by t(f, b)); combined by combine_transfer_axes. It wins where the prior carries one axis and not
+//   the other (Transfer.TheGateTakesThePriorForTimeAndThePointsForPowerWhenOnlyTimeTransfers); on
+//   the two LoudVA boards at k = 8 leave-one-out on the planner's 8 corner points picks the wrong
+//   axis both ways and it loses to the joint gate (docs/models.md, "Transfer between boards"), so
+//   it is an option, not the default.
+// The choices are fitted on all k points. Below kMinTransferGatePoints the gate is not trusted and
+// the prior is kept: the leave-one-out folds would train the k points alone on fewer points than
+// the analytical model needs (kMinAnalyticalPoints), so the candidates cannot all be scored. The
+// constant follows from that count; nothing was tuned (docs/models.md, "Transfer between boards").
 inline constexpr int kMinAnalyticalPoints = 4;
 inline constexpr int kMinTransferGatePoints = kMinAnalyticalPoints + 1;
 enum class TransferChoice { alone, prior, prior_scaled_b };
 inline constexpr TransferChoice kTransferChoices[] = {TransferChoice::alone, TransferChoice::prior,
                                                       TransferChoice::prior_scaled_b};
 std::string to_string(TransferChoice choice);  // "alone" | "prior" | "prior-scaled-b"
+enum class TransferGateMode { joint, per_axis };
+std::string to_string(TransferGateMode mode);  // "joint" | "per-axis"
+// The mode named `name` ("joint" | "per-axis"); throws OptionError("prior-gate") for another.
+TransferGateMode parse_transfer_gate_mode(const std::string& name);
 // The record's transfer_choice: the candidate's name when both axes took it, else
 // "time <candidate>, power <candidate>".
 std::string transfer_label(TransferChoice time, TransferChoice power);
 struct TransferGate {
+  TransferGateMode mode = TransferGateMode::joint;
   TransferChoice time = TransferChoice::prior;   // whose time model is kept
-  TransferChoice power = TransferChoice::prior;  // whose V(f) and power models are kept
+  TransferChoice power = TransferChoice::prior;  // whose V(f) and power models are kept (joint: the same)
   bool trusted = false;                          // false below kMinTransferGatePoints: the prior kept unscored
-  // Leave-one-out errors per candidate (when trusted): time_mape of its own time model,
-  // power_mean_mape of its power model paired with the chosen time model.
+  // Leave-one-out errors per candidate behind the choice (when trusted): joint, those of loo_own;
+  // per axis, time_mape of its own time model and power_mean_mape of its power model paired with the
+  // chosen time model.
   std::map<TransferChoice, ErrorSummary> loo;
   // Leave-one-out errors of each candidate on its own (its time and power models together).
   std::map<TransferChoice, ErrorSummary> loo_own;
@@ -198,10 +207,10 @@ std::unique_ptr<AnalyticalModel> fit_transfer(TransferChoice time, TransferChoic
 // The gate above. Throws Error as transfer_pseudo_points does.
 TransferGate choose_transfer(const std::vector<traces::ProfilePoint>& measured, const AnalyticalFitOptions& options,
                              const TransferPrior& prior, double target_max_hz, const std::vector<double>& freqs_hz,
-                             const std::vector<int>& batch_sizes);
-// The record's metric holding candidate `choice`'s leave-one-out MAPE of `target` ("time": its
-// own time model; "power_mean": its power model paired with the chosen time model), and one line
-// describing a calibrated record's transfer ("" without a prior).
+                             const std::vector<int>& batch_sizes, TransferGateMode mode = TransferGateMode::joint);
+// The record's metric holding candidate `choice`'s leave-one-out MAPE of `target` ("time",
+// "power_mean"; TransferGate::loo), and one line describing a calibrated record's transfer ("" without
+// a prior; the record's setting "transfer_gate_mode" says how the gate chose).
 std::string transfer_loo_metric(TransferChoice choice, const std::string& target);
 std::string describe_transfer(const traces::ModelRecord& record);
 
@@ -226,7 +235,8 @@ struct CalibrationOptions {
   const traces::DeviceSpec* prior_device = nullptr;
   std::string prior_name;
   double prior_weight_points = kDefaultTransferWeight;
-  bool transfer_gate = true;  // false: always the prior (TransferChoice::prior) for both axes, no leave-one-out
+  bool transfer_gate = true;  // false: always the prior (TransferChoice::prior), no leave-one-out
+  TransferGateMode transfer_gate_mode = TransferGateMode::joint;
 };
 
 struct Calibration {

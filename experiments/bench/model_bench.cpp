@@ -588,15 +588,13 @@ std::string close_to_every_point(std::vector<ModelBenchRow>& rows, const std::ve
       rows.push_back(r);
       rows.push_back(u);
       const auto alone = at_k(k);
-      std::string loo_t, loo_p;
-      for (const auto& [c, e] : gate.loo) {
-        loo_t += fmt::format("{}{} {:.2f}%", loo_t.empty() ? "" : ", ", models::to_string(c), e.time_mape);
-        loo_p += fmt::format("{}{} {:.2f}%", loo_p.empty() ? "" : ", ", models::to_string(c), e.power_mean_mape);
-      }
-      const std::string loo = fmt::format("time: {}; P mean with that time model: {}", loo_t, loo_p);
+      std::string loo;
+      for (const auto& [c, e] : gate.loo)
+        loo += fmt::format("{}{} {:.2f} + {:.2f}%", loo.empty() ? "" : ", ", models::to_string(c), e.time_mape,
+                           e.power_mean_mape);
       const bool beats = r.error.time_mape + r.error.power_mean_mape < alone.t + alone.p;
       md += fmt::format(
-          "transfer {} -> {}, k = {}: gated ({}; leave-one-out {}) time {:.2f}% / P mean {:.2f}%; the "
+          "transfer {} -> {}, k = {}: gated ({}; leave-one-out time + P mean: {}) time {:.2f}% / P mean {:.2f}%; the "
           "prior always {:.2f}% / {:.2f}%; the same k points alone {:.2f}% / {:.2f}%: gated beats k-only {}\n",
           other.device.name, b.device.name, k, gate.label(),
           gate.trusted ? loo : fmt::format("below {} points, the prior kept", models::kMinTransferGatePoints),

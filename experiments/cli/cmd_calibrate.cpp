@@ -77,6 +77,10 @@ experiments::CalibrationRequest request_from(const po::variables_map& vm) {
     throw UsageError("--prior applies to --model analytical only (a GPU-frequency profile)");
   opt.transfer_gate = !vm.count("prior-always");
   if (!opt.transfer_gate && !r.prior) throw UsageError("--prior-always needs --prior");
+  if (vm.count("prior-gate")) {
+    if (!r.prior || !opt.transfer_gate) throw UsageError("--prior-gate needs --prior (and no --prior-always)");
+    opt.transfer_gate_mode = models::parse_transfer_gate_mode(vm["prior-gate"].as<std::string>());
+  }
   return r;
 }
 
@@ -119,11 +123,14 @@ Command make() {
         "prior", po::value<std::string>(),
         fmt::format("analytical: transfer from another board -- its full sweep of the same workload, NAME in the "
                     "same store or FILE.h5:NAME; the model fitted on it regularises the fit on this profile's (few) "
-                    "points where leave-one-out on them says it helps, for the time and the power model each: the "
-                    "points alone, the prior, or the prior with its batch sizes scaled to this board's range "
-                    "(printed; from {} points, below that the prior is kept)",
+                    "points where leave-one-out on them says it helps: the points alone, the prior, or the prior "
+                    "with its batch sizes scaled to this board's range (printed; from {} points, below that the "
+                    "prior is kept)",
                     models::kMinTransferGatePoints)
             .c_str())("prior-always", "analytical, with --prior: always fit with the prior (no leave-one-out gate)")(
+        "prior-gate", po::value<std::string>(),
+        "analytical, with --prior: joint (default: one candidate for the whole model) or per-axis (the time and "
+        "the power model each take their own)")(
         "prior-points", po::value<double>()->default_value(o.prior_weight_points),
         "analytical, with --prior: weight of the other board's model, in points' worth")(
         "predictions-csv", po::value<std::string>(),

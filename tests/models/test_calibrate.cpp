@@ -456,11 +456,24 @@ TEST(CalibCli, APriorFromAnotherStoreIsUsedAndRecorded) {
   const auto gated = traces::Store::open(b).read<traces::ModelRecord>("synthetic@jetson-nano:analytical");
   EXPECT_TRUE(gated.transfer_gate);
   const std::string printed = pacer::testing::slurp(log);
-  EXPECT_NE(printed.find("transfer: " + gated.transfer_choice + " (chosen per axis by leave-one-out MAPE; time: alone "),
+  EXPECT_NE(printed.find("transfer: " + gated.transfer_choice + " (chosen by leave-one-out time + P mean MAPE: alone "),
             std::string::npos)
       << printed;
-  EXPECT_NE(printed.find("; P mean with the chosen time model: alone "), std::string::npos) << printed;
   for (const char* c : {", prior ", ", prior-scaled-b "}) EXPECT_NE(printed.find(c), std::string::npos) << c;
+  EXPECT_EQ(gated.settings.at("transfer_gate_mode"), "joint");
+  // --prior-gate per-axis: each axis its own candidate, the scores of each axis printed.
+  ASSERT_EQ(run_pacer(fmt_path(b) + " --points 6 --prior " + prior + " --prior-gate per-axis", log), 0);
+  const auto per_axis = traces::Store::open(b).read<traces::ModelRecord>("synthetic@jetson-nano:analytical");
+  EXPECT_EQ(per_axis.settings.at("transfer_gate_mode"), "per-axis");
+  EXPECT_NE(pacer::testing::slurp(log).find("transfer: " + per_axis.transfer_choice +
+                                            " (chosen per axis by leave-one-out MAPE; time: alone "),
+            std::string::npos)
+      << pacer::testing::slurp(log);
+  EXPECT_NE(pacer::testing::slurp(log).find("; P mean with the chosen time model: alone "), std::string::npos);
+  EXPECT_EQ(run_pacer(fmt_path(b) + " --points 6 --prior " + prior + " --prior-gate both", log), 2);
+  EXPECT_NE(pacer::testing::slurp(log).find("--prior-gate: 'both' is not a transfer gate"), std::string::npos)
+      << pacer::testing::slurp(log);
+  EXPECT_EQ(run_pacer(fmt_path(b) + " --points 6 --prior-gate per-axis", log), 2);
   // The JSON carries the choice (one label for both axes, or "time X, power Y").
   ASSERT_EQ(run_pacer(fmt_path(b) + " --points 6 --prior " + prior + " --json", log), 0);
   EXPECT_NE(pacer::testing::slurp(log).find("\"transfer_choice\":\"" + gated.transfer_choice + "\""), std::string::npos)

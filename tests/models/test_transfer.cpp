@@ -286,9 +286,8 @@ TEST(Transfer, TheGateTakesThePriorOnTheBAxisWhenTheBoardsDifferInTheirBatchRang
   ASSERT_EQ(gate.loo.size(), 3u);
   ASSERT_EQ(gate.loo_own.size(), 3u);
   EXPECT_EQ(gate.time, TransferChoice::prior_scaled_b) << gate.label();
-  // Power (c(b) = c_base + c_log ln b: A's ln b slope doubled is still in the family once the map
-  // is affine) takes a prior too, scaled or not.
-  EXPECT_NE(gate.power, TransferChoice::alone) << gate.label();
+  EXPECT_EQ(gate.power, TransferChoice::prior_scaled_b) << gate.label();
+  EXPECT_EQ(gate.label(), "prior-scaled-b");
   const auto loo = [&](TransferChoice c) {
     return gate.loo_own.at(c).time_mape + gate.loo_own.at(c).power_mean_mape;
   };
@@ -380,7 +379,8 @@ TEST(Transfer, TheGateTakesThePriorForTimeAndThePointsForPowerWhenOnlyTimeTransf
       log_in_b(nano), 6);
   g.prior.weight = 2;
   ASSERT_EQ(g.train.size(), 6u);
-  const auto gate = choose_transfer(g.train, g.options, g.prior, g.freqs.back(), g.freqs, g.batch_sizes);
+  const auto gate = choose_transfer(g.train, g.options, g.prior, g.freqs.back(), g.freqs, g.batch_sizes,
+                                    TransferGateMode::per_axis);
   ASSERT_TRUE(gate.trusted);
   EXPECT_EQ(gate.time, TransferChoice::prior_scaled_b) << gate.label();
   EXPECT_EQ(gate.power, TransferChoice::alone) << gate.label();
@@ -402,6 +402,10 @@ TEST(Transfer, TheGateTakesThePriorForTimeAndThePointsForPowerWhenOnlyTimeTransf
   EXPECT_LT(gated.power_mean_mape, scaled.power_mean_mape);
   for (const auto c : kTransferChoices)
     EXPECT_LT(gated.time_mape + gated.power_mean_mape, time_plus_power(*fit(c), g.test)) << to_string(c);
+  // The joint gate (the default) has one choice for both axes, and loses to the per-axis one here.
+  const auto joint = choose_transfer(g.train, g.options, g.prior, g.freqs.back(), g.freqs, g.batch_sizes);
+  EXPECT_EQ(joint.time, joint.power);
+  EXPECT_GT(time_plus_power(*joint.model, g.test), gated.time_mape + gated.power_mean_mape);
   // fit_transfer builds the same model from the two choices.
   const auto again =
       fit_transfer(gate.time, gate.power, g.train, g.options, g.prior, g.freqs.back(), g.freqs, g.batch_sizes);
