@@ -453,28 +453,8 @@ AdaptivePlan plan_round(const AdaptiveProblem& problem, const std::vector<Adapti
   }
   const std::set<int>& active = budgeted ? contenders_any : contenders_undecided;
   auto& why_of = budgeted ? why_any : why_contender;
-  // The unfinished runs climb the learning curve together (a fixed cut's runs all stop at one
-  // level, and the ranking of counts to one level is what holds): the frontier is the tightest
-  // level an unfinished run of a training b reached; while a run lags behind it, only the laggards
-  // train, each to its samples predicted at the frontier (its samples to its own level times the
-  // median ratio frontier/level of the runs that reached both; no ratio: growth times its
-  // samples); then all of them train `growth` times further.
   const bool hib = header.higher_is_better;
   const auto tighter = [&](double x, double y) { return hib ? x > y : x < y; };
-  double frontier = traces::kNaN;
-  for (int b : active)
-    for (const auto* r : by_b[b])
-      if (open(*r)) {
-        const double level = best_metric(r->curve, hib);
-        if (!std::isnan(level) && (std::isnan(frontier) || tighter(level, frontier))) frontier = level;
-      }
-  const auto lags = [&](const AdaptiveRun& r) {
-    const double level = best_metric(r.curve, hib);
-    return !std::isnan(frontier) && (std::isnan(level) || tighter(frontier, level));
-  };
-  bool any_lagging = false;
-  for (int b : active)
-    for (const auto* r : by_b[b]) any_lagging = any_lagging || (open(*r) && lags(*r));
   // Run r's samples predicted at `goal`: its samples to its own level times the median ratio
   // goal/level of the runs that reached both; 0: none did.
   const auto predicted_at = [&](const AdaptiveRun& r, double goal) -> int64_t {
@@ -488,7 +468,6 @@ AdaptivePlan plan_round(const AdaptiveProblem& problem, const std::vector<Adapti
     }
     return ratios.empty() ? 0 : std::llround(static_cast<double>(at) * base::median(ratios));
   };
-  const auto to_frontier = [&](const AdaptiveRun& r) { return predicted_at(r, frontier); };
   // First, with a compute budget and the policy's looser level known: every batch size's first run
   // to the looser level (what the pacer policy's blend ranks on, and what the cheapest fixed cut that
   // keeps the choices trains: one seed per batch size one level looser than the target); no batch
@@ -599,26 +578,16 @@ AdaptivePlan plan_round(const AdaptiveProblem& problem, const std::vector<Adapti
       continue;
     }
     const std::string& why = why_of[b].second;
-    bool ordered = false, waits = false;
+    bool ordered = false;
     for (const auto* r : rs)
       if (open(*r)) {
-        if (any_lagging && !lags(*r)) {
-          waits = true;
-          continue;
-        }
-        int64_t to = std::llround(options.growth * static_cast<double>(r->samples));
-        if (any_lagging)
-          if (const int64_t f = to_frontier(*r); f > r->samples) to = f;
-        to = std::min(options.run_budget_samples, std::max<int64_t>(r->samples + 1, to));
+        const int64_t to = std::min(options.run_budget_samples,
+                                    std::max<int64_t>(r->samples + 1, std::llround(options.growth * r->samples)));
         plan.orders.push_back({b, r->seed, to, false});
         ordered = true;
       }
     if (ordered) {
       plan.decisions.push_back({b, round, "continue", why});
-      continue;
-    }
-    if (waits) {
-      plan.decisions.push_back({b, round, "wait", why + "; its runs wait at the frontier while others catch up"});
       continue;
     }
     int64_t longest = 0;

@@ -13,8 +13,8 @@
 //     did reach the target (a line in log b, clamped to their range), else the median over every
 //     run that reached its level of (that run's own extrapolation / its samples to the level), the
 //     shared ratio at the run's own level (never at a looser level another run stopped at), else its
-//     own curve (extrapolate_samples); the spread of those ratios widens its interval. With the extrapolation `shared-curve`
-//     the learning curve is shared across batch sizes first: the step from each level where an
+//     own curve (extrapolate_samples); the spread of those ratios widens its interval. With the extrapolation
+//     `shared-curve` the learning curve is shared across batch sizes first: the step from each level where an
 //     unfinished run stopped to the next such level (and the last to the target) is the ratio of
 //     samples of the runs that went that far, b's own where it has any, else a line in log b through
 //     every b's; the run's estimate chains the steps from its level to the target (a b with a short
@@ -38,9 +38,6 @@
 //     whose runs all reached the target gets one more seed (up to `max_seeds`), trained to `growth`
 //     times its longest run. Batch sizes that are no contender anywhere stop:
 //     their runs stay (censored where unfinished) and may resume when they become contenders again.
-//     The unfinished runs of the batch sizes that train climb in step: while one lags behind the
-//     tightest level another reached (the frontier), only the laggards train, to their samples
-//     predicted there.
 //  5. With a compute budget the campaign spends all of it: it never stops as decided while budget
 //     is left, and the batch sizes that train are the contenders at every cap (decided or not).
 //     Where the policy's looser level is known (AdaptiveProblem::looser_level; the replays), it
