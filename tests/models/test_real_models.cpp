@@ -210,12 +210,14 @@ TEST(RealModels, TheGatedAgxXavierPriorIsNeverWorseThanTheForcedOneOnEightNanoPo
 // held-out points inside 1 sigma. The band is what a sigma from 8 points can promise (its relative
 // standard error 1/sqrt(16) either way): 55-79% inside 1 sigma, 78-96% inside the 90% interval.
 // (The AGX Xavier is checked by `pacer bench models --real`: its fitted V(f) makes the 9 fits a
-// minute long.) With the absolute-error power fit and the scale re-chosen for it (0.39) the Nano
-// covers 81% inside 1 sigma at k = 8, 2 pp above the band (on the safe side: too wide); its 90%
-// interval is in the band. The bound 0.82 is what holds: the old scale (0.45) gives 84%, none 95%.
+// minute long.) With the absolute-error power fit and the scale re-chosen for it from this
+// implementation's bench run (0.44; models/calibrate.hpp) the Nano covers 84% inside 1 sigma at
+// k = 8, 5 pp above the band (on the safe side: too wide; the scale the Nano alone would pick, 0.36,
+// is what leave-one-board-out does not let it choose); its 90% interval is in the band. The bound
+// 0.85 is what holds: 0.39 gives 81%, no scale 95%.
 TEST(RealModels, TheFewPointSigmaOfEightPointsCoversHeldOutPowerAtTheNominalRate) {
   for (const auto& [folder, device, hi68] :
-       std::vector<std::tuple<std::string, std::string, double>>{{"nano", "jetson-nano", 0.82}}) {
+       std::vector<std::tuple<std::string, std::string, double>>{{"nano", "jetson-nano", 0.85}}) {
     if (!std::filesystem::exists(kLoudva / folder)) GTEST_SKIP() << "no LoudVA data under " << kLoudva;
     traces::loudva::ImportOptions o;
     o.dir = kLoudva / folder;
