@@ -23,7 +23,7 @@ namespace {
 // Variance of a log count estimated from a ratio fitted to fewer than three runs, or from the run's
 // own curve: wide (a factor of 1.65 at one standard deviation), not tuned.
 constexpr double kLooseEstimateVar = 0.25;
-// Variance of a log count from the common level's shared ratio (the learning curves' shape differs
+// Variance of a log count from its level's shared ratio (the learning curves' shape differs
 // across b: on the Zeus traces the last step is 1.6x at b = 16 and 3.5x at b = 4096), not tuned.
 constexpr double kCommonRatioVar = 0.05;
 
@@ -56,39 +56,26 @@ struct Estimate {
 };
 
 // Step 1: an unfinished run's samples-to-target from the runs that reached it.
-// Before any run reached the target: the highest level every unfinished run reached and the median
-// over those runs of log(own extrapolation / samples to that level) (explore/proxy_budget.hpp's
-// shared ratio). The common factor cancels in every comparison of batch sizes; the ranking comes
-// from the measured samples to the common level.
-struct CommonLevel {
-  double level = traces::kNaN;
-  double log_ratio = 0;
-  bool valid() const { return !std::isnan(level); }
-};
-
-CommonLevel common_level(const std::vector<AdaptiveRun>& runs, const traces::RelationSet& header) {
+// Where no run reached the target past the run's own level (its best metric): the median over every
+// run that reached that level of log(own extrapolation / samples to the level) (explore/proxy_budget.hpp's
+// shared ratio, at the run's level). Runs at one level share the factor, so their ranking comes from
+// their measured samples to that level; a run stopped at a looser level gets that level's factor,
+// never a factor taken at a level looser than its own.
+double shared_log_ratio(const std::vector<AdaptiveRun>& runs, double level, const traces::RelationSet& header) {
   const bool hib = header.higher_is_better;
-  CommonLevel c;
-  for (const auto& r : runs) {
-    if (r.reached) return {};  // the finished runs give the ratios
-    const double best = best_metric(r.curve, hib);
-    if (std::isnan(best)) continue;
-    c.level = std::isnan(c.level) ? best : hib ? std::min(c.level, best) : std::max(c.level, best);
-  }
-  if (!c.valid()) return c;
   std::vector<double> ratios;
   for (const auto& r : runs) {
-    const int64_t at = first_reaching(r.curve, c.level, hib);
+    const int64_t at = first_reaching(r.curve, level, hib);
     const double n = extrapolate_samples(r.curve, header.target, hib);
     if (at > 0 && std::isfinite(n)) ratios.push_back(std::log(n / static_cast<double>(at)));
   }
-  c.log_ratio = ratios.empty() ? 0.0 : std::max(0.0, base::median(ratios));
-  return c;
+  return ratios.empty() ? traces::kNaN : std::max(0.0, base::median(ratios));
 }
 
 // `power`: the run's estimate on the shared power law (extrapolation "power-law"), used when given.
 Estimate estimate_run(const AdaptiveRun& run, const std::vector<const AdaptiveRun*>& finished,
-                      const traces::RelationSet& header, const CommonLevel& common, const PowerLawEstimate* power) {
+                      const std::vector<AdaptiveRun>& all, const traces::RelationSet& header,
+                      const PowerLawEstimate* power) {
   const bool hib = header.higher_is_better;
   const double level = best_metric(run.curve, hib);
   Estimate e;
@@ -104,10 +91,10 @@ Estimate estimate_run(const AdaptiveRun& run, const std::vector<const AdaptiveRu
   }
   const double floor = std::log(static_cast<double>(std::max<int64_t>(1, run.samples)));
   if (power) return {std::max(floor, power->log_samples), power->var};
-  if (log_ratio.empty() && common.valid()) {  // no run reached the target: the shared ratio at the common level
-    const int64_t at_common = first_reaching(run.curve, common.level, hib);
-    if (at_common > 0) {
-      e.log_samples = std::max(floor, std::log(static_cast<double>(at_common)) + common.log_ratio);
+  if (log_ratio.empty()) {  // no run reached the target past this level: the shared ratio at this level
+    const double shared = shared_log_ratio(all, level, header);
+    if (!std::isnan(shared)) {
+      e.log_samples = std::max(floor, std::log(static_cast<double>(at)) + shared);
       e.var = kCommonRatioVar;
       return e;
     }
@@ -285,7 +272,6 @@ AdaptivePlan plan_round(const AdaptiveProblem& problem, const std::vector<Adapti
   std::vector<const AdaptiveRun*> finished;
   for (const auto& r : runs)
     if (r.reached && r.samples > 0) finished.push_back(&r);
-  const CommonLevel common = common_level(runs, header);
   const SharedCurve shared(runs, header);
   std::map<int, std::vector<double>> extra_var;  // per b: the estimates' variances
   std::map<int, int> runs_at;
@@ -311,7 +297,7 @@ AdaptivePlan plan_round(const AdaptiveProblem& problem, const std::vector<Adapti
       // The power law or the shared curve where asked for and valid, else the ratio.
       Estimate e =
           options.extrapolation == AdaptiveExtrapolation::shared_curve ? shared.estimate(r) : Estimate{};
-      if (std::isnan(e.log_samples)) e = estimate_run(r, finished, header, common, pl.valid ? &pl : nullptr);
+      if (std::isnan(e.log_samples)) e = estimate_run(r, finished, runs, header, pl.valid ? &pl : nullptr);
       rr.reached = !std::isnan(e.log_samples);
       // Stored at its upper end: a loose extrapolation must not make a stopped b look best.
       rr.samples = rr.reached
@@ -364,6 +350,8 @@ AdaptivePlan plan_round(const AdaptiveProblem& problem, const std::vector<Adapti
   ctx.proxy = &rel;
   std::map<int, std::pair<double, std::string>> why_contender;  // b -> (its regret term, why) at its worst cap
   std::set<int> contenders_undecided;
+  std::set<int> contenders_any;                           // b whose interval overlaps the choice's at some cap
+  std::map<int, std::pair<double, std::string>> why_any;  // as why_contender, over every cap
   bool all_decided = true;
   for (double cap : problem.caps_w) {
     AdaptiveCap ac;
@@ -398,6 +386,15 @@ AdaptivePlan plan_round(const AdaptiveProblem& problem, const std::vector<Adapti
     ac.contenders.push_back(s.batch_size);
     for (const auto& [b, term] : terms) ac.contenders.push_back(b);
     std::sort(ac.contenders.begin(), ac.contenders.end());
+    contenders_any.insert(ac.contenders.begin(), ac.contenders.end());
+    for (const auto& [b, term] : terms) {
+      auto& w = why_any[b];
+      if (w.second.empty() || term > w.first)
+        w = {term, fmt::format("contender at {:g} W: its interval overlaps the choice b={}'s (regret term {})", cap,
+                               s.batch_size, pct(term))};
+    }
+    if (why_any[s.batch_size].second.empty())
+      why_any[s.batch_size] = {ac.expected_regret, fmt::format("the choice at {:g} W", cap)};
     if (ac.expected_regret > options.tolerance) {
       all_decided = false;
       // The runs go where the regret is: a contender whose share of the expected regret is below
@@ -436,11 +433,15 @@ AdaptivePlan plan_round(const AdaptiveProblem& problem, const std::vector<Adapti
       if (open(*r) && (r->last_round == 0 || r->last_round == round)) return true;
     return false;
   };
-  if (all_decided) {
+  // With a compute budget the campaign spends all of it (a decided cap's choice gains from more runs
+  // of its contenders): the batch sizes that train are the contenders at every cap; without one,
+  // those at the undecided caps, and the campaign ends when every cap is decided.
+  const bool budgeted = options.compute_budget_samples > 0;
+  if (all_decided && !budgeted) {
     plan.verdict = AdaptiveVerdict::Decided;
     plan.reason =
         fmt::format("decided: expected regret <= {} at all {} caps", pct(options.tolerance), problem.caps_w.size());
-  } else if (options.compute_budget_samples > 0 && plan.compute_used >= options.compute_budget_samples) {
+  } else if (budgeted && plan.compute_used >= options.compute_budget_samples) {
     plan.verdict = AdaptiveVerdict::Budget;
     plan.reason = fmt::format("compute budget spent: {:.4g} of {:.4g} samples", plan.compute_used,
                               options.compute_budget_samples);
@@ -450,14 +451,133 @@ AdaptivePlan plan_round(const AdaptiveProblem& problem, const std::vector<Adapti
       if (trained_now(b)) plan.decisions.push_back({b, round, "stop", plan.reason});
     return plan;
   }
-  for (int b : batches) {
+  const std::set<int>& active = budgeted ? contenders_any : contenders_undecided;
+  auto& why_of = budgeted ? why_any : why_contender;
+  const bool hib = header.higher_is_better;
+  const auto tighter = [&](double x, double y) { return hib ? x > y : x < y; };
+  // Run r's samples predicted at `goal`: its samples to its own level times the median ratio
+  // goal/level of the runs that reached both; 0: none did.
+  const auto predicted_at = [&](const AdaptiveRun& r, double goal) -> int64_t {
+    const double level = best_metric(r.curve, hib);
+    const int64_t at = std::isnan(level) ? 0 : first_reaching(r.curve, level, hib);
+    if (at <= 0) return 0;
+    std::vector<double> ratios;
+    for (const auto& o : runs) {
+      const int64_t from = first_reaching(o.curve, level, hib), to = first_reaching(o.curve, goal, hib);
+      if (from > 0 && to >= from) ratios.push_back(static_cast<double>(to) / static_cast<double>(from));
+    }
+    return ratios.empty() ? 0 : std::llround(static_cast<double>(at) * base::median(ratios));
+  };
+  // First, with a compute budget and the policy's looser level known: every batch size's first run
+  // to the looser level (what the pacer policy's blend ranks on, and what the cheapest fixed cut that
+  // keeps the choices trains: one seed per batch size one level looser than the target); no batch
+  // size stops before its first run is there.
+  const auto first_runs = [&](int b) {  // its round-1 seeds (seed < initial_seeds)
+    std::vector<const AdaptiveRun*> out;
+    for (const auto* r : by_b[b])
+      if (r->seed < options.initial_seeds) out.push_back(r);
+    return out;
+  };
+  // The climb goes one level at a time (a budget too small for the looser level ends with every
+  // first run at one looser level, as a fixed cut "k levels looser x 1 seed"): the goal is the
+  // level next tighter than the loosest first run's, among the levels any run's curve shows, and
+  // at most the looser level; the first runs below it train until they reach it (stop_level), to
+  // `growth` times their samples predicted there at most.
+  const auto below = [&](const AdaptiveRun& r, double level) {
+    return open(r) && first_reaching(r.curve, level, hib) <= 0;
+  };
+  bool climbing = false;
+  double goal = problem.looser_level;
+  std::vector<std::pair<int64_t, int64_t>> climb_need;  // per climbing order: (its samples, its need)
+  if (budgeted && !std::isnan(problem.looser_level)) {
+    double loosest = traces::kNaN;
+    bool no_level = false;
+    for (int b : batches)
+      for (const auto* lead : first_runs(b)) {
+        if (!below(*lead, problem.looser_level)) continue;
+        climbing = true;
+        const double level = best_metric(lead->curve, hib);
+        if (std::isnan(level))
+          no_level = true;
+        else if (std::isnan(loosest) || tighter(loosest, level))
+          loosest = level;
+      }
+    std::set<double> seen;  // the levels the curves show, from the looser level's side
+    for (const auto& r : runs)
+      for (const auto& [n, m] : r.curve)
+        if (!std::isnan(m) && !tighter(m, problem.looser_level)) seen.insert(m);
+    for (double level : seen)
+      if (no_level ? true : tighter(level, loosest))
+        if (tighter(goal, level)) goal = level;  // the loosest candidate: the next step
+  }
+  if (climbing) {
+    for (int b : batches) {
+      bool climbs = false;
+      for (const auto* lead : first_runs(b)) {
+        if (!below(*lead, goal)) continue;
+        climbs = true;
+        // Its need: the samples predicted at the goal (unknown: growth times its samples); it may
+        // train to growth times the prediction (it stops at the goal).
+        const int64_t f = predicted_at(*lead, goal);
+        const int64_t need =
+            std::min(options.run_budget_samples,
+                     std::max<int64_t>(
+                         lead->samples + 1,
+                         f > lead->samples ? f : std::llround(options.growth * static_cast<double>(lead->samples))));
+        const int64_t to =
+            f > lead->samples ? std::min(options.run_budget_samples,
+                                         std::max<int64_t>(need, std::llround(options.growth * static_cast<double>(f))))
+                              : need;
+        plan.orders.push_back({b, lead->seed, to, false, goal});
+        climb_need.emplace_back(lead->samples, need);
+      }
+      plan.decisions.push_back(
+          {b, round, climbs ? "continue" : "wait",
+           climbs ? fmt::format("every batch size's first runs climb to level {:g} (the looser level {:g})", goal,
+                                problem.looser_level)
+                  : fmt::format("its first runs are at level {:g} (or done) while the others climb to it", goal)});
+    }
+  }
+  // Then, with a compute budget, the contenders (at any cap) gain seeds at the looser level, one per
+  // round each, before any run goes on to the target: counts at one level are what a fixed cut of
+  // all seeds ranks on, and they cost a fraction of counts at the target.
+  bool seeding = false;
+  if (budgeted && !std::isnan(problem.looser_level) && !climbing) {
+    for (int b : batches) {
+      if (!contenders_any.count(b)) continue;
+      const auto& rs = by_b[b];
+      const auto limit = options.seeds_by_batch.find(b);
+      const int seeds =
+          limit == options.seeds_by_batch.end() ? options.max_seeds : std::min(options.max_seeds, limit->second);
+      if (static_cast<int>(rs.size()) >= seeds) continue;
+      int64_t longest = 0;  // its runs' samples to the looser level
+      int next_seed = 0;
+      bool all_there = true;
+      for (const auto* r : rs) {
+        next_seed = std::max(next_seed, r->seed + 1);
+        const int64_t at = first_reaching(r->curve, problem.looser_level, hib);
+        if (at > 0)
+          longest = std::max(longest, at);
+        else if (open(*r))
+          all_there = false;
+      }
+      if (!all_there || longest <= 0) continue;
+      const int64_t to = std::min<int64_t>(options.run_budget_samples, std::llround(options.growth * longest));
+      plan.orders.push_back({b, next_seed, to, true, problem.looser_level});
+      plan.decisions.push_back(
+          {b, round, "add-seed",
+           fmt::format("{}; a new seed to the looser level {:g}", why_any[b].second, problem.looser_level)});
+      seeding = true;
+    }
+  }
+  for (int b : (climbing || seeding ? std::vector<int>{} : batches)) {
     const auto& rs = by_b[b];
-    if (!contenders_undecided.count(b)) {
+    if (!active.count(b)) {
       if (trained_now(b))
         plan.decisions.push_back({b, round, "stop", "not a contender at any undecided cap: its runs stay, censored"});
       continue;
     }
-    const std::string& why = why_contender[b].second;
+    const std::string& why = why_of[b].second;
     bool ordered = false;
     for (const auto* r : rs)
       if (open(*r)) {
@@ -494,12 +614,32 @@ AdaptivePlan plan_round(const AdaptiveProblem& problem, const std::vector<Adapti
                                     : fmt::format("{}; its runs spent their budget without reaching the target", why)});
     }
   }
+  // A climbing round never asks for more than the budget leaves: where the needs exceed it, every
+  // first run trains the same share of its need (the runs stay in step). Other rounds go
+  // most-needed first, whole, while the budget lasts (the campaign's fit to its budget, or the
+  // replay's).
+  if (climbing) {
+    double cost = 0;
+    for (const auto& [from, need] : climb_need) cost += static_cast<double>(need - from);
+    const double left = options.compute_budget_samples - plan.compute_used;
+    if (cost > left && cost > 0)
+      for (size_t i = 0; i < plan.orders.size(); ++i) {
+        const auto [from, need] = climb_need[i];
+        plan.orders[i].train_to_samples =
+            from +
+            std::max<int64_t>(1, static_cast<int64_t>(std::floor(static_cast<double>(need - from) * left / cost)));
+      }
+  }
   // Most-needed first (a campaign with a budget trains them in this order): by the regret the b's
   // uncertainty costs at its worst cap, then ascending b.
   std::stable_sort(plan.orders.begin(), plan.orders.end(), [&](const AdaptiveOrder& a, const AdaptiveOrder& b) {
-    return why_contender[a.batch_size].first > why_contender[b.batch_size].first;
+    return why_of[a.batch_size].first > why_of[b.batch_size].first;
   });
-  if (plan.orders.empty()) {
+  if (plan.orders.empty() && all_decided) {
+    plan.verdict = AdaptiveVerdict::Decided;
+    plan.reason = fmt::format("decided: expected regret <= {} at all {} caps, and nothing left to train",
+                              pct(options.tolerance), problem.caps_w.size());
+  } else if (plan.orders.empty()) {
     plan.verdict = AdaptiveVerdict::Budget;
     plan.reason = "nothing left to train: every contender has all its seeds at the target or its run budget spent";
   } else {
@@ -531,6 +671,36 @@ uint64_t mix(uint64_t x) {  // splitmix64's finaliser
 
 }  // namespace
 
+std::map<int, std::vector<int>> replay_seed_order(const traces::RelationSet& runs, uint64_t order_seed) {
+  std::map<int, std::vector<int>> order;
+  for (const auto& r : runs.runs) order[r.batch_size].push_back(r.seed);
+  uint64_t name_hash = 1469598103934665603ULL;  // FNV-1a of the relation's name: orders differ per workload
+  for (char c : runs.name) name_hash = (name_hash ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
+  for (auto& [b, seeds] : order) {
+    std::sort(seeds.begin(), seeds.end());
+    if (order_seed != 0) {
+      std::mt19937_64 rng(mix(order_seed ^ mix(name_hash ^ static_cast<uint64_t>(b))));
+      std::shuffle(seeds.begin(), seeds.end(), rng);
+    }
+  }
+  return order;
+}
+
+ReplayPool reorder_pool(const ReplayPool& pool, uint64_t order_seed) {
+  std::map<std::pair<int, int>, int> rank;  // (b, seed) -> its rank in the draw order
+  for (const auto& [b, seeds] : replay_seed_order(pool.runs, order_seed))
+    for (size_t k = 0; k < seeds.size(); ++k) rank[{b, seeds[k]}] = static_cast<int>(k);
+  ReplayPool out = pool;
+  for (auto& r : out.runs.runs) r.seed = rank.at({r.batch_size, r.seed});
+  out.curve.points.clear();
+  for (auto p : pool.curve.points)
+    if (const auto it = rank.find({p.batch_size, p.seed}); it != rank.end()) {
+      p.seed = it->second;
+      out.curve.points.push_back(p);
+    }
+  return out;
+}
+
 ReplayResult replay_adaptive(const AdaptiveProblem& problem, const ReplayPool& pool, const ReplayOptions& options) {
   // The pool: per b, its runs in the order seeds are drawn, with their curves.
   struct PoolRun {
@@ -551,14 +721,13 @@ ReplayResult replay_adaptive(const AdaptiveProblem& problem, const ReplayPool& p
     by_b[r.batch_size].push_back(std::move(p));
   }
   if (by_b.empty()) throw Error(fmt::format("relation '{}': no runs to replay", pool.runs.name));
-  uint64_t name_hash = 1469598103934665603ULL;  // FNV-1a of the relation's name: orders differ per workload
-  for (char c : pool.runs.name) name_hash = (name_hash ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
+  const auto draw = replay_seed_order(pool.runs, options.order_seed);
   for (auto& [b, runs] : by_b) {
-    std::sort(runs.begin(), runs.end(), [](const PoolRun& x, const PoolRun& y) { return x.run->seed < y.run->seed; });
-    if (options.order_seed != 0) {
-      std::mt19937_64 rng(mix(options.order_seed ^ mix(name_hash ^ static_cast<uint64_t>(b))));
-      std::shuffle(runs.begin(), runs.end(), rng);
-    }
+    const auto& seeds = draw.at(b);
+    const auto rank = [&](const PoolRun& x) {
+      return std::find(seeds.begin(), seeds.end(), x.run->seed) - seeds.begin();
+    };
+    std::stable_sort(runs.begin(), runs.end(), [&](const PoolRun& x, const PoolRun& y) { return rank(x) < rank(y); });
   }
   AdaptiveOptions engine = options.engine;
   if (engine.run_budget_samples <= 0) engine.run_budget_samples = longest;
@@ -599,6 +768,9 @@ ReplayResult replay_adaptive(const AdaptiveProblem& problem, const ReplayPool& p
       if (fresh) runs.push_back({o.batch_size, o.seed, 0, false, false, 0, {}});
       AdaptiveRun& r = runs[it->second];
       int64_t to = std::min(o.train_to_samples, p.end);
+      if (!std::isnan(o.stop_level))  // it stops where its curve reaches the level
+        if (const int64_t at = first_reaching(p.curve, o.stop_level, pool.runs.higher_is_better); at > r.samples)
+          to = std::min(to, at);
       if (budget > 0) {
         const double left = budget - result.compute_used;
         if (left < static_cast<double>(to - r.samples)) {

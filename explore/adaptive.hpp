@@ -10,9 +10,11 @@
 // The rule, per round:
 //  1. every unfinished run (below the target) gets an estimated samples-to-target from its learning
 //     curve: its samples to the best level it reached times the ratio target/level of the runs that
-//     did reach the target (median, the nearest batch sizes in log b first), else its own curve
-//     (extrapolate_samples); the spread of those ratios widens its interval. With the extrapolation `shared-curve`
-//     the learning curve is shared across batch sizes first: the step from each level where an
+//     did reach the target (a line in log b, clamped to their range), else the median over every
+//     run that reached its level of (that run's own extrapolation / its samples to the level), the
+//     shared ratio at the run's own level (never at a looser level another run stopped at), else its
+//     own curve (extrapolate_samples); the spread of those ratios widens its interval. With the extrapolation
+//     `shared-curve` the learning curve is shared across batch sizes first: the step from each level where an
 //     unfinished run stopped to the next such level (and the last to the target) is the ratio of
 //     samples of the runs that went that far, b's own where it has any, else a line in log b through
 //     every b's; the run's estimate chains the steps from its level to the target (a b with a short
@@ -36,6 +38,16 @@
 //     whose runs all reached the target gets one more seed (up to `max_seeds`), trained to `growth`
 //     times its longest run. Batch sizes that are no contender anywhere stop:
 //     their runs stay (censored where unfinished) and may resume when they become contenders again.
+//  5. With a compute budget the campaign spends all of it: it never stops as decided while budget
+//     is left, and the batch sizes that train are the contenders at every cap (decided or not).
+//     Where the policy's looser level is known (AdaptiveProblem::looser_level; the replays), it
+//     allocates first as the cheapest fixed cut that keeps the choices: (a) every batch size's
+//     first run (initial_seeds of them) climbs to the looser level one curve level at a time, all
+//     in step (orders with a stop_level; a round that needs more than the budget leaves trains every
+//     run the same share of its need), so a budget too small for the looser level ends as a fixed
+//     cut "k levels looser x 1 seed"; (b) then the contenders gain seeds at the looser level, one a
+//     round; (c) then step 4. The real relation campaign sets no looser level: (a) and (b) never
+//     apply there.
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -143,6 +155,11 @@ struct AdaptiveOrder {
   int seed = 0;
   int64_t train_to_samples = 0;
   bool new_seed = false;
+  // The run also stops when it reaches this metric level (as it stops at the target); NaN: only at
+  // the target. Set only while every batch size's first run climbs to the policy's looser level
+  // under a compute budget, which needs AdaptiveProblem::looser_level (the replays set it; the real
+  // relation campaign does not, so its orders never carry one).
+  double stop_level = traces::kNaN;
 };
 
 // One line of the decision log: what the engine did with batch size b after round `round`.
@@ -207,6 +224,14 @@ struct ReplayResult {
   double compute_full = 0;  // samples of every pool run (as explore::CutRelation::compute_full)
   double share() const { return compute_full > 0 ? compute_used / compute_full : traces::kNaN; }
 };
+
+// Per batch size, the pool's seeds in the order a replay draws them (order_seed 0: ascending; else
+// a shuffle per workload name, batch size and order_seed).
+std::map<int, std::vector<int>> replay_seed_order(const traces::RelationSet& runs, uint64_t order_seed);
+// The pool with every run's seed renamed to its rank in that order, so that a fixed cut of one seed
+// (explore/proxy_budget.hpp keeps the lowest seeds) keeps the seed the replay draws first: fixed
+// cuts and replays compared over the same draws of seeds.
+ReplayPool reorder_pool(const ReplayPool& pool, uint64_t order_seed);
 
 // `problem.relation` may be the pool's runs (its header is used).
 ReplayResult replay_adaptive(const AdaptiveProblem& problem, const ReplayPool& pool, const ReplayOptions& options);

@@ -24,53 +24,115 @@ namespace pacer::models {
 using traces::KnobKind;
 using traces::ModelKind;
 
+namespace {
+
+// The largest number of linear parameters nnls takes (the models have at most 8, plus extra
+// columns); its work matrices live on the stack up to this size.
+constexpr Eigen::Index kNnlsMaxParams = 12;
+using NnlsMatrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, 0, kNnlsMaxParams, kNnlsMaxParams>;
+using NnlsVector = Eigen::Matrix<double, Eigen::Dynamic, 1, 0, kNnlsMaxParams, 1>;
+
+// The minimiser of x·G·x/2 - h·x on the passive set (the other coordinates held at 0), in full length.
+NnlsVector passive_minimiser(const NnlsMatrix& g, const NnlsVector& h, const std::array<bool, kNnlsMaxParams>& passive) {
+  const Eigen::Index p = g.rows();
+  std::array<Eigen::Index, kNnlsMaxParams> idx{};
+  Eigen::Index m = 0;
+  for (Eigen::Index j = 0; j < p; ++j)
+    if (passive[static_cast<size_t>(j)]) idx[static_cast<size_t>(m++)] = j;
+  NnlsMatrix gs(m, m);
+  NnlsVector hs(m);
+  for (Eigen::Index r = 0; r < m; ++r) {
+    hs(r) = h(idx[static_cast<size_t>(r)]);
+    for (Eigen::Index c = 0; c < m; ++c) gs(r, c) = g(idx[static_cast<size_t>(r)], idx[static_cast<size_t>(c)]);
+  }
+  const Eigen::LDLT<NnlsMatrix> ldlt(gs);
+  const NnlsVector zs = ldlt.solve(hs);
+  NnlsVector z = NnlsVector::Zero(p);
+  for (Eigen::Index r = 0; r < m; ++r) z(idx[static_cast<size_t>(r)]) = zs(r);
+  return z;
+}
+
+}  // namespace
+
 Eigen::VectorXd nnls(const Eigen::MatrixXd& a, const Eigen::VectorXd& y, const Eigen::VectorXd& ridge,
                      double* objective) {
   const Eigen::Index p = a.cols();
-  if (p > 12) throw Error(fmt::format("nnls: {} parameters is more than the enumerating solver supports", p));
-  Eigen::MatrixXd g = a.transpose() * a;
+  if (p > kNnlsMaxParams)
+    throw Error(fmt::format("nnls: {} parameters is more than the {} the solver supports", p, kNnlsMaxParams));
+  NnlsMatrix g = a.transpose() * a;
   g.diagonal() += ridge;
-  const Eigen::VectorXd h = a.transpose() * y;
-  const auto full_objective = [&](const Eigen::VectorXd& x) {
-    return (a * x - y).squaredNorm() + x.dot(ridge.cwiseProduct(x));
+  const NnlsVector h = a.transpose() * y;
+  const auto finish = [&](const NnlsVector& x) -> Eigen::VectorXd {
+    if (objective) *objective = (a * x - y).squaredNorm() + x.dot(ridge.cwiseProduct(x));
+    return x;
   };
-  // The optimum is the unconstrained minimiser on its passive set, and every feasible passive-set
-  // minimiser is a feasible point, so the best feasible one over all sets is the exact optimum.
-  Eigen::VectorXd best_x = Eigen::VectorXd::Zero(p);
-  double best = y.squaredNorm();
-  {
-    Eigen::LDLT<Eigen::MatrixXd> ldlt(g);
-    const Eigen::VectorXd x = ldlt.solve(h);
-    if (ldlt.info() == Eigen::Success && x.allFinite() && (x.array() >= 0).all()) {
-      if (objective) *objective = full_objective(x);
-      return x;
+  const Eigen::LDLT<NnlsMatrix> full(g);
+  const NnlsVector unconstrained = full.solve(h);
+  if (full.info() == Eigen::Success && unconstrained.allFinite() && (unconstrained.array() >= 0).all())
+    return finish(unconstrained);
+  // Lawson and Hanson's active-set method on the normal equations: G is positive definite (the
+  // ridge), so the optimum is unique and is the point where every held-at-0 coordinate's gradient
+  // h - G·x is <= 0 and the free ones solve their own system. Each round frees the coordinate of
+  // steepest descent, then steps towards its passive set's minimiser, holding at 0 whatever
+  // reaches 0 on the way. A coordinate whose freeing the solve contradicts at once (a gradient at
+  // rounding level) is left out until x moves again, so the method cannot cycle on it.
+  std::array<bool, kNnlsMaxParams> passive{}, refused{};
+  NnlsVector x = NnlsVector::Zero(p);
+  // From x (feasible, 0 off the passive set) to the passive set's minimiser, holding at 0 the
+  // coordinates that reach 0 on the way. False, with x and the passive set as before, when the
+  // coordinate `entered` (just freed; -1: none) would go negative at once.
+  const auto settle = [&](Eigen::Index entered) {
+    for (bool first = true;; first = false) {
+      const NnlsVector z = passive_minimiser(g, h, passive);
+      bool feasible = true;
+      for (Eigen::Index j = 0; j < p; ++j) feasible = feasible && (!passive[static_cast<size_t>(j)] || z(j) > 0);
+      if (feasible) {
+        x = z;
+        return true;
+      }
+      if (first && entered >= 0 && z(entered) <= 0) {
+        passive[static_cast<size_t>(entered)] = false;
+        return false;
+      }
+      // Step from x towards z as far as x stays >= 0; the first coordinate to reach 0 leaves.
+      double alpha = 1;
+      Eigen::Index leave = -1;
+      for (Eigen::Index j = 0; j < p; ++j)
+        if (passive[static_cast<size_t>(j)] && z(j) <= 0) {
+          const double step = x(j) / (x(j) - z(j));
+          if (leave < 0 || step < alpha) alpha = step, leave = j;
+        }
+      x += alpha * (z - x);
+      for (Eigen::Index j = 0; j < p; ++j)
+        if (passive[static_cast<size_t>(j)] && (j == leave || (x(j) <= 0 && z(j) <= 0))) {
+          passive[static_cast<size_t>(j)] = false;
+          x(j) = 0;
+        }
     }
+  };
+  // Warm start: most fits bind few constraints, so first free every coordinate the unconstrained
+  // minimiser has positive (from x = 0, settle drops those that its minimiser drives negative).
+  for (Eigen::Index j = 0; j < p; ++j) passive[static_cast<size_t>(j)] = unconstrained(j) > 0;
+  settle(-1);
+  const double h_scale = h.cwiseAbs().maxCoeff();
+  const double g_scale = g.cwiseAbs().maxCoeff();
+  constexpr double kTolerance = 64 * std::numeric_limits<double>::epsilon();
+  for (int round = 0; round < 4 * kNnlsMaxParams; ++round) {
+    const NnlsVector grad = h - g * x;
+    const double tol = kTolerance * static_cast<double>(p) * (h_scale + g_scale * x.cwiseAbs().maxCoeff());
+    Eigen::Index enter = -1;
+    for (Eigen::Index j = 0; j < p; ++j) {
+      const auto sj = static_cast<size_t>(j);
+      if (!passive[sj] && !refused[sj] && grad(j) > tol && (enter < 0 || grad(j) > grad(enter))) enter = j;
+    }
+    if (enter < 0) break;
+    passive[static_cast<size_t>(enter)] = true;
+    if (settle(enter))
+      refused.fill(false);
+    else
+      refused[static_cast<size_t>(enter)] = true;
   }
-  const unsigned sets = 1u << static_cast<unsigned>(p);
-  for (unsigned mask = 1; mask < sets; ++mask) {
-    std::vector<Eigen::Index> idx;
-    for (Eigen::Index j = 0; j < p; ++j)
-      if (mask & (1u << static_cast<unsigned>(j))) idx.push_back(j);
-    const auto m = static_cast<Eigen::Index>(idx.size());
-    Eigen::MatrixXd gs(m, m);
-    Eigen::VectorXd hs(m);
-    for (Eigen::Index r = 0; r < m; ++r) {
-      hs(r) = h(idx[static_cast<size_t>(r)]);
-      for (Eigen::Index c = 0; c < m; ++c) gs(r, c) = g(idx[static_cast<size_t>(r)], idx[static_cast<size_t>(c)]);
-    }
-    Eigen::LDLT<Eigen::MatrixXd> ldlt(gs);
-    const Eigen::VectorXd xs = ldlt.solve(hs);
-    if (ldlt.info() != Eigen::Success || !xs.allFinite() || (xs.array() < 0).any()) continue;
-    // At the passive-set minimiser G·x = h, so the objective is |y|² - x·h.
-    const double obj = y.squaredNorm() - xs.dot(hs);
-    if (obj < best) {
-      best = obj;
-      best_x.setZero();
-      for (Eigen::Index r = 0; r < m; ++r) best_x(idx[static_cast<size_t>(r)]) = xs(r);
-    }
-  }
-  if (objective) *objective = full_objective(best_x);
-  return best_x;
+  return finish(x);
 }
 
 ErrorSummary mape(const DeviceModel& model, const std::vector<traces::ProfilePoint>& points) {

@@ -18,8 +18,9 @@
 
 namespace pacer::models {
 
-// min ||A·x - y||² + Σ_j ridge_j·x_j²  subject to x >= 0, solved exactly by enumerating the
-// passive sets (the models have at most 8 linear parameters). `objective` receives the minimum.
+// min ||A·x - y||² + Σ_j ridge_j·x_j²  subject to x >= 0 (at most 12 columns; the models have at
+// most 8 linear parameters), solved exactly by Lawson and Hanson's active-set method on the normal
+// equations; a positive ridge makes the optimum unique. `objective` receives the minimum.
 Eigen::VectorXd nnls(const Eigen::MatrixXd& a, const Eigen::VectorXd& y, const Eigen::VectorXd& ridge,
                      double* objective = nullptr);
 

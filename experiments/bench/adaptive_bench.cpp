@@ -93,6 +93,19 @@ Outcome adaptive(const Case& c, const AdaptiveConstants& k, uint64_t order, doub
   return o;
 }
 
+// A fixed cut over the orders of the pool: a cut of all seeds once (the order does not change it);
+// a cut of fewer seeds keeps, in order k, the seeds the adaptive replay of order k draws first
+// (explore::reorder_pool), so that both are compared over the same draws of seeds.
+std::vector<Outcome> fixed_cut(const Case& c, const explore::ProxyCut& cut, int orders) {
+  std::vector<Outcome> per_order;
+  for (int k = cut.seeds == 0 ? 0 : 1; k <= (cut.seeds == 0 ? 0 : orders); ++k) {
+    const explore::ReplayPool pool = explore::reorder_pool({c.w.proxy, c.w.proxy_curve}, static_cast<uint64_t>(k));
+    const auto cr = explore::cut_relation(pool.runs, pool.curve, cut);
+    per_order.push_back(score(c, explore::Relation::from_set(cr.set, *c.space), cr.share()));
+  }
+  return per_order;
+}
+
 // A campaign's outcomes over cases (and orders), summarised as one table row.
 AdaptiveBenchRow summarize_campaign(const std::string& gpu, const std::string& campaign,
                                     const std::vector<const Case*>& cases,
@@ -240,18 +253,23 @@ AdaptiveBenchResult run_adaptive_bench(const AdaptiveBenchOptions& options) {
   if (o.budget_first_shares.size() == 1) used.budget_first_share = o.budget_first_shares.front();
   // share -> cut label -> case index -> orders
   std::vector<std::map<std::string, std::map<size_t, std::vector<Outcome>>>> budget_out(o.budget_first_shares.size());
-  std::map<std::string, std::map<size_t, Outcome>> fixed_out;  // cut label -> case index -> the fixed cut
+  // cut label -> case index -> the fixed cut over the orders
+  std::map<std::string, std::map<size_t, std::vector<Outcome>>> fixed_out;
+  // The compute share of a fixed cut in order r (1-based; a cut of all seeds has one).
+  const auto share_in = [](const std::vector<Outcome>& fixed, int r) {
+    return fixed.size() == 1 ? fixed.front().share : fixed.at(static_cast<size_t>(r - 1)).share;
+  };
   if (o.budget_first_shares.size() > 1)
     for (size_t i = 0; i < cases.size(); ++i)
       for (const auto& cut : explore::default_cuts(cases[i]->w.proxy_curve)) {
         if (cut.stop == explore::ProxyCut::Stop::none && cut.seeds == 0) continue;
-        const auto cr = explore::cut_relation(cases[i]->w.proxy, cases[i]->w.proxy_curve, cut);
-        fixed_out[cut.label()][i] = score(*cases[i], explore::Relation::from_set(cr.set, *cases[i]->space), cr.share());
+        const auto& fixed = fixed_out[cut.label()][i] = fixed_cut(*cases[i], cut, o.orders);
         for (size_t g = 0; g < o.budget_first_shares.size(); ++g) {
           AdaptiveConstants k = used;
           k.budget_first_share = o.budget_first_shares[g];
           auto& per_order = budget_out[g][cut.label()][i];
-          for (int r = 1; r <= o.orders; ++r) per_order.push_back(adaptive(*cases[i], k, static_cast<uint64_t>(r), cr.share()));
+          for (int r = 1; r <= o.orders; ++r)
+            per_order.push_back(adaptive(*cases[i], k, static_cast<uint64_t>(r), share_in(fixed, r)));
         }
       }
   // The mean over the cuts (those every selected case has) of the adaptive max regret on the cases
@@ -272,7 +290,7 @@ AdaptiveBenchResult run_adaptive_bench(const AdaptiveBenchOptions& options) {
       for (size_t i : idx)
         if (by_case.count(i)) {
           per_case.push_back(by_case.at(i));
-          fixed.push_back({fixed_out[label][i]});
+          fixed.push_back(fixed_out[label][i]);
         }
       if (per_case.size() != idx.size()) continue;
       const double m = summarize_campaign("", label, sel, per_case).max_regret;
@@ -305,9 +323,11 @@ AdaptiveBenchResult run_adaptive_bench(const AdaptiveBenchOptions& options) {
     if (std::find(campaigns.begin(), campaigns.end(), campaign) == campaigns.end()) campaigns.push_back(campaign);
     outcomes[campaign].push_back(std::move(per_order));
   };
-  const auto orders_of = [&](const Case& c, double budget_share) {
+  // The adaptive campaign over the orders: unbounded (no fixed cut) or at the fixed cut's compute in each order.
+  const auto orders_of = [&](const Case& c, const std::vector<Outcome>* fixed) {
     std::vector<Outcome> per_order;
-    for (int k = 1; k <= o.orders; ++k) per_order.push_back(adaptive(c, used, static_cast<uint64_t>(k), budget_share));
+    for (int k = 1; k <= o.orders; ++k)
+      per_order.push_back(adaptive(c, used, static_cast<uint64_t>(k), fixed ? share_in(*fixed, k) : 0));
     return per_order;
   };
   std::vector<double> choices_shares;
@@ -328,13 +348,12 @@ AdaptiveBenchResult run_adaptive_bench(const AdaptiveBenchOptions& options) {
       choices_shares.push_back(all > 0 ? mine / all : 0);
     }
     add(explore::ProxyCut{}.label(), {full});
-    add(explore::adaptive_cut_label(), orders_of(*c, 0));
+    add(explore::adaptive_cut_label(), orders_of(*c, nullptr));
     for (const auto& cut : explore::default_cuts(c->w.proxy_curve)) {
       if (cut.stop == explore::ProxyCut::Stop::none && cut.seeds == 0) continue;
-      const auto cr = explore::cut_relation(c->w.proxy, c->w.proxy_curve, cut);
-      const explore::Relation rel = explore::Relation::from_set(cr.set, *c->space);
-      add(cut.label(), {score(*c, rel, cr.share())});
-      add(explore::adaptive_cut_label(cut.label()), orders_of(*c, cr.share()));
+      const std::vector<Outcome> fixed = fixed_cut(*c, cut, o.orders);
+      add(cut.label(), fixed);
+      add(explore::adaptive_cut_label(cut.label()), orders_of(*c, &fixed));
     }
   }
   result.choices_share = mean(choices_shares);
