@@ -465,7 +465,10 @@ TEST(CalibCli, APriorFromAnotherStoreIsUsedAndRecorded) {
   const auto gated = traces::Store::open(b).read<traces::ModelRecord>("synthetic@jetson-nano:analytical");
   EXPECT_TRUE(gated.transfer_gate);
   const std::string printed = pacer::testing::slurp(log);
-  EXPECT_NE(printed.find("transfer: " + gated.transfer_choice + " (chosen by leave-one-out time + P mean MAPE: alone "),
+  // The choice, its weight (from the grid; none for the points alone), then the scores.
+  const std::string at = gated.transfer_choice == "alone" ? "" : ", " + gated.settings.at("transfer_weight") + " points";
+  EXPECT_NE(printed.find("transfer: " + gated.transfer_choice + at +
+                         " (chosen by leave-one-out time + P mean MAPE: alone "),
             std::string::npos)
       << printed;
   for (const char* c : {", prior ", ", prior-scaled-b "}) EXPECT_NE(printed.find(c), std::string::npos) << c;
