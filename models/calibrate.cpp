@@ -663,11 +663,17 @@ std::unique_ptr<AnalyticalModel> fit_transfer(TransferChoice time, TransferChoic
   return combine_transfer_axes(*t, *p);
 }
 
+std::vector<double> transfer_weight_grid() {
+  return std::vector<double>(std::begin(kTransferWeightGrid), std::end(kTransferWeightGrid));
+}
+
 TransferGate choose_transfer(const std::vector<traces::ProfilePoint>& measured, const AnalyticalFitOptions& options,
                              const TransferPrior& prior, double target_max_hz, const std::vector<double>& freqs_hz,
-                             const std::vector<int>& batch_sizes, TransferGateMode mode) {
+                             const std::vector<int>& batch_sizes, TransferGateMode mode,
+                             const std::vector<double>& weights) {
   TransferGate gate;
   gate.mode = mode;
+  gate.weight = prior.weight;
   const size_t n = measured.size();
   gate.trusted = static_cast<int>(n) >= kMinTransferGatePoints;
   if (gate.trusted) {
@@ -680,24 +686,27 @@ TransferGate choose_transfer(const std::vector<traces::ProfilePoint>& measured, 
     // candidate is fitted without each fold (null where that fold cannot be fitted, as there);
     // every pairing below reuses these fits.
     const size_t n_folds = n <= 30 ? n : 10;
-    std::map<TransferChoice, std::vector<std::unique_ptr<AnalyticalModel>>> folds;
-    for (const auto c : candidates) {
-      auto& fc = folds[c];
-      fc.resize(n_folds);
-      for (size_t fold = 0; fold < n_folds; ++fold) {
-        std::vector<traces::ProfilePoint> train;
-        for (size_t j = 0; j < n; ++j)
-          if (j % n_folds != fold) train.push_back(measured[j]);
-        if (static_cast<int>(train.size()) < kMinAnalyticalPoints) continue;
-        try {
-          fc[fold] = fit_transfer_candidate(c, train, options, prior, target_max_hz, freqs_hz, batch_sizes);
-        } catch (const Error& e) {
-          spdlog::debug("transfer gate: {} without fold {} skipped: {}", to_string(c), fold, e.what());
+    using Folds = std::map<TransferChoice, std::vector<std::unique_ptr<AnalyticalModel>>>;
+    const auto fit_folds = [&](const TransferPrior& p, const std::vector<TransferChoice>& which, Folds& folds) {
+      for (const auto c : which) {
+        auto& fc = folds[c];
+        fc.clear();
+        fc.resize(n_folds);
+        for (size_t fold = 0; fold < n_folds; ++fold) {
+          std::vector<traces::ProfilePoint> train;
+          for (size_t j = 0; j < n; ++j)
+            if (j % n_folds != fold) train.push_back(measured[j]);
+          if (static_cast<int>(train.size()) < kMinAnalyticalPoints) continue;
+          try {
+            fc[fold] = fit_transfer_candidate(c, train, options, p, target_max_hz, freqs_hz, batch_sizes);
+          } catch (const Error& e) {
+            spdlog::debug("transfer gate: {} without fold {} skipped: {}", to_string(c), fold, e.what());
+          }
         }
       }
-    }
+    };
     // Held-out errors of time candidate `t` paired with power candidate `p`.
-    const auto loo = [&](TransferChoice t, TransferChoice p) {
+    const auto loo = [&](const Folds& folds, TransferChoice t, TransferChoice p) {
       PooledErrors pooled;
       for (size_t fold = 0; fold < n_folds; ++fold) {
         const auto& mt = folds.at(t)[fold];
@@ -716,18 +725,51 @@ TransferGate choose_transfer(const std::vector<traces::ProfilePoint>& measured, 
         if (const double s = score(c); std::isfinite(s) && s < best_score) best_score = s, best = c;
       return best;
     };
-    for (const auto c : candidates) gate.loo_own[c] = loo(c, c);
+    const auto joint_score = [](const ErrorSummary& e) { return e.time_mape + e.power_mean_mape; };
+    // With a weight grid (joint gate) each prior candidate is scored at each weight, its score its
+    // best over them (the earlier weight on ties); the points alone do not depend on the weight.
+    const bool grid = mode == TransferGateMode::joint && !weights.empty();
+    Folds folds;
+    fit_folds(prior, grid ? std::vector<TransferChoice>{TransferChoice::alone} : candidates, folds);
+    for (const auto c : candidates) gate.loo_weight[c] = prior.weight;
+    if (grid) {
+      gate.loo_own[TransferChoice::alone] = loo(folds, TransferChoice::alone, TransferChoice::alone);
+      std::vector<TransferChoice> priors;
+      for (const auto c : candidates)
+        if (c != TransferChoice::alone) priors.push_back(c);
+      for (const double w : weights) {
+        TransferPrior p = prior;
+        p.weight = w;
+        Folds at_w;
+        fit_folds(p, priors, at_w);
+        for (const auto c : priors) {
+          const auto e = loo(at_w, c, c);
+          const auto was = gate.loo_own.find(c);
+          if (std::isfinite(joint_score(e)) &&
+              (was == gate.loo_own.end() || !(joint_score(was->second) <= joint_score(e))))
+            gate.loo_own[c] = e, gate.loo_weight[c] = w;
+        }
+      }
+    } else {
+      for (const auto c : candidates) gate.loo_own[c] = loo(folds, c, c);
+    }
     if (mode == TransferGateMode::joint) {
       const auto best = pick([&](TransferChoice c) {
-        return gate.loo_own.at(c).time_mape + gate.loo_own.at(c).power_mean_mape;
+        const auto it = gate.loo_own.find(c);
+        return it == gate.loo_own.end() ? traces::kNaN : joint_score(it->second);
       });
       gate.loo = gate.loo_own;
-      if (best) gate.time = gate.power = *best;
-      else gate.trusted = false;  // no candidate could be scored: keep the prior
+      if (best) {
+        gate.time = gate.power = *best;
+        if (*best != TransferChoice::alone) gate.weight = gate.loo_weight.at(*best);
+      } else {
+        gate.trusted = false;  // no candidate could be scored: keep the prior
+      }
     } else if (const auto time = pick([&](TransferChoice c) { return gate.loo_own.at(c).time_mape; })) {
       for (const auto c : candidates) {
-        gate.loo[c] = loo(*time, c);
+        gate.loo[c] = loo(folds, *time, c);
         gate.loo[c].time_mape = gate.loo_own.at(c).time_mape;
+        gate.loo_weight[c] = prior.weight;
       }
       const auto power = pick([&](TransferChoice c) { return gate.loo.at(c).power_mean_mape; });
       gate.time = *time;
@@ -736,8 +778,13 @@ TransferGate choose_transfer(const std::vector<traces::ProfilePoint>& measured, 
       gate.trusted = false;  // no candidate could be scored: keep the prior
     }
   }
-  if (!gate.trusted) gate.time = gate.power = TransferChoice::prior;
-  gate.model = fit_transfer(gate.time, gate.power, measured, options, prior, target_max_hz, freqs_hz, batch_sizes);
+  if (!gate.trusted) {
+    gate.time = gate.power = TransferChoice::prior;
+    gate.weight = prior.weight;
+  }
+  TransferPrior chosen = prior;
+  chosen.weight = gate.weight;
+  gate.model = fit_transfer(gate.time, gate.power, measured, options, chosen, target_max_hz, freqs_hz, batch_sizes);
   return gate;
 }
 
@@ -745,6 +792,12 @@ std::string transfer_loo_metric(TransferChoice choice, const std::string& target
   std::string name = to_string(choice);
   std::replace(name.begin(), name.end(), '-', '_');
   return fmt::format("transfer_{}_{}_mape_loo", name, target);
+}
+
+std::string transfer_weight_metric(TransferChoice choice) {
+  std::string name = to_string(choice);
+  std::replace(name.begin(), name.end(), '-', '_');
+  return fmt::format("transfer_{}_weight_points", name);
 }
 
 std::string describe_transfer(const traces::ModelRecord& record) {
@@ -758,7 +811,9 @@ std::string describe_transfer(const traces::ModelRecord& record) {
     if (t == record.metrics.end() || pw == record.metrics.end()) continue;
     time += fmt::format("{}{} {:.2f}%", time.empty() ? "" : ", ", to_string(c), t->second);
     power += fmt::format("{}{} {:.2f}%", power.empty() ? "" : ", ", to_string(c), pw->second);
-    both += fmt::format("{}{} {:.2f} + {:.2f}%", both.empty() ? "" : ", ", to_string(c), t->second, pw->second);
+    const auto w = record.metrics.find(transfer_weight_metric(c));
+    both += fmt::format("{}{} {:.2f} + {:.2f}%{}", both.empty() ? "" : ", ", to_string(c), t->second, pw->second,
+                        w == record.metrics.end() ? "" : fmt::format(" ({:g} points)", w->second));
   }
   if (time.empty())
     return fmt::format("transfer: {} (the gate needs {} points for leave-one-out; below that the prior is kept)",
@@ -768,7 +823,13 @@ std::string describe_transfer(const traces::ModelRecord& record) {
     return fmt::format(
         "transfer: {} (chosen per axis by leave-one-out MAPE; time: {}; P mean with the chosen time model: {})",
         record.transfer_choice, time, power);
-  return fmt::format("transfer: {} (chosen by leave-one-out time + P mean MAPE: {})", record.transfer_choice, both);
+  const auto weight = record.settings.find("transfer_weight");
+  const std::string at =
+      record.transfer_choice == to_string(TransferChoice::alone) || weight == record.settings.end()
+          ? ""
+          : fmt::format(", {} points", weight->second);
+  return fmt::format("transfer: {}{} (chosen by leave-one-out time + P mean MAPE: {})", record.transfer_choice, at,
+                     both);
 }
 
 Calibration calibrate(const traces::ProfileTable& table, const traces::DeviceSpec* device,
@@ -839,9 +900,12 @@ Calibration calibrate(const traces::ProfileTable& table, const traces::DeviceSpe
     if (transfer.model) {
       time = power = TransferChoice::prior;
       if (options.transfer_gate) {
-        gate = choose_transfer(out.used, aopt, transfer, f_max, freqs, bs, options.transfer_gate_mode);
+        const bool grid = options.prior_weight_by_gate && options.transfer_gate_mode == TransferGateMode::joint;
+        gate = choose_transfer(out.used, aopt, transfer, f_max, freqs, bs, options.transfer_gate_mode,
+                               grid ? transfer_weight_grid() : std::vector<double>{});
         time = gate->time;
         power = gate->power;
+        transfer.weight = gate->weight;  // the fit below (and its cross-validation) uses the chosen weight
       }
     }
     fit = [&, freqs, bs, f_max, time, power](const std::vector<traces::ProfilePoint>& pts) -> std::unique_ptr<DeviceModel> {
@@ -905,6 +969,8 @@ Calibration calibrate(const traces::ProfileTable& table, const traces::DeviceSpe
       for (const auto& [c, e] : gate->loo) {
         record.metrics[transfer_loo_metric(c, "time")] = e.time_mape;
         record.metrics[transfer_loo_metric(c, "power_mean")] = e.power_mean_mape;
+        if (c != TransferChoice::alone && gate->loo_weight.count(c))
+          record.metrics[transfer_weight_metric(c)] = gate->loo_weight.at(c);
       }
   }
   if (!voltage_why.empty()) record.settings["voltage_choice"] = voltage_why;

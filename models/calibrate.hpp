@@ -115,6 +115,11 @@ std::vector<traces::ProfilePoint> usable_points(const traces::ProfileTable& tabl
 // beats the k points alone there. The prior is weak on purpose: it settles what a few points leave
 // open and gives way to any measurement.
 inline constexpr double kDefaultTransferWeight = 0.25;
+// The weights the transfer gate (joint, below) chooses from with each prior candidate, by the same
+// leave-one-out, unless a weight is fixed: kDefaultTransferWeight and two below it, about 3x apart
+// (every larger weight measured hurt: docs/models.md, "Transfer between boards"). The prior kept
+// below kMinTransferGatePoints and the prior always weigh kDefaultTransferWeight.
+inline constexpr double kTransferWeightGrid[] = {0.03, 0.1, kDefaultTransferWeight};
 struct TransferPrior {
   std::shared_ptr<const AnalyticalModel> model;  // fitted on the other board's full sweep
   double knob_max_hz = 0;                        // that board's highest GPU clock
@@ -149,12 +154,15 @@ std::unique_ptr<AnalyticalModel> fit_analytical_with_prior(const std::vector<tra
 // (TransferPrior::scale_batch) -- is decided by leave-one-out on the k points: each candidate is
 // refitted k times without one point (the prior's affine maps too) and scored on it.
 // - TransferGateMode::joint (the default): one candidate for the whole model, the lowest time +
-//   mean-power MAPE (ties: the earlier of alone, prior, prior-scaled-b).
+//   mean-power MAPE (ties: the earlier of alone, prior, prior-scaled-b). With `weights` (calibrate:
+//   kTransferWeightGrid unless a weight is given) each prior candidate is scored at each weight and
+//   the lowest (candidate, weight) wins (ties: the earlier weight); without, at TransferPrior::weight.
 // - TransferGateMode::per_axis: the time model and the power model (V(f), mean and peak power) each
 //   take their own candidate: time the lowest leave-one-out time MAPE, then power the lowest
 //   leave-one-out mean-power MAPE paired with that time model (power's coupled energy terms divide
 //   by t(f, b)); combined by combine_transfer_axes. It wins where the prior carries one axis and not
-//   the other (Transfer.TheGateTakesThePriorForTimeAndThePointsForPowerWhenOnlyTimeTransfers); on
+//   the other (Transfer.TheGateTakesThePriorForTimeAndThePointsForPowerWhenOnlyTimeTransfers); it
+//   uses TransferPrior::weight (no weight grid). On
 //   the two LoudVA boards at k = 8 leave-one-out on the planner's 8 corner points picks the wrong
 //   axis both ways and it loses to the joint gate (docs/models.md, "Transfer between boards"), so
 //   it is an option, not the default.
@@ -187,6 +195,10 @@ struct TransferGate {
   // Leave-one-out errors of each candidate on its own (its time and power models together).
   std::map<TransferChoice, ErrorSummary> loo_own;
   std::unique_ptr<AnalyticalModel> model;  // the choices fitted on every measured point
+  // The prior's weight the chosen fit uses (joint with a weight grid: chosen with the candidate; else
+  // TransferPrior::weight), and per prior candidate the weight behind its score in `loo`.
+  double weight = kDefaultTransferWeight;
+  std::map<TransferChoice, double> loo_weight;
   std::string label() const { return transfer_label(time, power); }
 };
 // One candidate fitted on `measured` (alone ignores the prior).
@@ -208,11 +220,16 @@ std::unique_ptr<AnalyticalModel> fit_transfer(TransferChoice time, TransferChoic
 // The gate above. Throws Error as transfer_pseudo_points does.
 TransferGate choose_transfer(const std::vector<traces::ProfilePoint>& measured, const AnalyticalFitOptions& options,
                              const TransferPrior& prior, double target_max_hz, const std::vector<double>& freqs_hz,
-                             const std::vector<int>& batch_sizes, TransferGateMode mode = TransferGateMode::joint);
+                             const std::vector<int>& batch_sizes, TransferGateMode mode = TransferGateMode::joint,
+                             const std::vector<double>& weights = {});
+// kTransferWeightGrid as a vector (choose_transfer's `weights`).
+std::vector<double> transfer_weight_grid();
 // The record's metric holding candidate `choice`'s leave-one-out MAPE of `target` ("time",
 // "power_mean"; TransferGate::loo), and one line describing a calibrated record's transfer ("" without
 // a prior; the record's setting "transfer_gate_mode" says how the gate chose).
 std::string transfer_loo_metric(TransferChoice choice, const std::string& target);
+// The record's metric holding the weight (points) behind prior candidate `choice`'s score.
+std::string transfer_weight_metric(TransferChoice choice);
 std::string describe_transfer(const traces::ModelRecord& record);
 
 struct CalibrationOptions {
@@ -236,6 +253,8 @@ struct CalibrationOptions {
   const traces::DeviceSpec* prior_device = nullptr;
   std::string prior_name;
   double prior_weight_points = kDefaultTransferWeight;
+  // The joint gate chooses the weight from kTransferWeightGrid (false: prior_weight_points, fixed).
+  bool prior_weight_by_gate = true;
   bool transfer_gate = true;  // false: always the prior (TransferChoice::prior), no leave-one-out
   TransferGateMode transfer_gate_mode = TransferGateMode::joint;
 };

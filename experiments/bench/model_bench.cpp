@@ -558,7 +558,8 @@ std::string close_to_every_point(std::vector<ModelBenchRow>& rows, const std::ve
   }
   // Transfer: the other board's full sweep as the prior, plus this board's k points; the gate
   // (models::choose_transfer) decides by leave-one-out on the k points between them alone, the prior
-  // and the prior with its b axis scaled; the prior always (the ungated fit) is printed beside it.
+  // and the prior with its b axis scaled, each prior at each weight of models::kTransferWeightGrid (as
+  // pacer calibrate does); the prior always (the ungated fit, at --transfer-weight) is printed beside it.
   for (size_t oi = 0; oi < boards.size(); ++oi) {
     if (oi == bi) continue;
     const auto& other = boards[oi];
@@ -573,7 +574,8 @@ std::string close_to_every_point(std::vector<ModelBenchRow>& rows, const std::ve
       if (k < 4 || k >= static_cast<int>(b.points.size())) continue;
       const auto split = plan_split(b, k);
       const auto chosen = models::choose_voltage(split.train, aopt, 0);
-      const auto gate = models::choose_transfer(split.train, chosen, prior, b.device.max_freq_hz(), freqs, bs);
+      const auto gate = models::choose_transfer(split.train, chosen, prior, b.device.max_freq_hz(), freqs, bs,
+                                                models::TransferGateMode::joint, models::transfer_weight_grid());
       const auto always = models::fit_transfer_candidate(models::TransferChoice::prior, split.train, chosen, prior,
                                                          b.device.max_freq_hz(), freqs, bs);
       ModelBenchRow r = row("real-transfer", b.device.name, b.table.workload, ModelKind::analytical);
@@ -581,7 +583,7 @@ std::string close_to_every_point(std::vector<ModelBenchRow>& rows, const std::ve
       r.fit_points = static_cast<int>(split.train.size());
       r.heldout_points = static_cast<int>(split.test.size());
       ModelBenchRow u = r;
-      r.note = fmt::format("prior {}, gated: {}", other.device.name, gate.label());
+      r.note = fmt::format("prior {}, gated: {} ({:g} points)", other.device.name, gate.label(), gate.weight);
       r.error = models::mape(*gate.model, split.test);
       u.note = fmt::format("prior {}, always", other.device.name);
       u.error = models::mape(*always, split.test);

@@ -106,7 +106,8 @@ Command make() {
         "curve-ks", po::value<std::string>()->default_value(ks_text(d0.curve_ks)),
         "(c) the analytical k-curve: numbers of points (from 4), comma-separated")(
         "transfer-weight", po::value<double>()->default_value(d0.transfer_weight),
-        "(c) weight of the other board's prior in the transfer rows, in points (pacer calibrate --prior-points)")(
+        "(c) weight of the other board's prior in the transfer rows' prior-always fit, in points (pacer calibrate "
+        "--prior-points; the gated fit chooses its weight as pacer calibrate does)")(
         "analytical-only", "(c) the analytical model only (no learned or interpolating rows)")(
         "figures", po::value<std::string>()->default_value(""),
         "(c) draw the k-curve and the planner's points into this folder (gnuplot: .dat, .gp, .png, .svg)")(

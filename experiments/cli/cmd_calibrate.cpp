@@ -1,5 +1,6 @@
 // `pacer calibrate`: fit a time and power model to a profile in the trace store.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
 #include <iostream>
@@ -69,10 +70,13 @@ experiments::CalibrationRequest request_from(const po::variables_map& vm) {
   opt.learned.threads = vm["threads"].as<int>();
   if (r.reference && opt.model != traces::ModelKind::learned)
     throw UsageError("--reference applies to --model learned only");
-  opt.prior_weight_points = vm["prior-points"].as<double>();
-  if (!(opt.prior_weight_points > 0 && opt.prior_weight_points <= 1e6))
-    throw UsageError(fmt::format("--prior-points: {:g} is not a positive weight (points' worth of the prior)",
-                                 opt.prior_weight_points));
+  if (vm.count("prior-points")) {
+    opt.prior_weight_points = vm["prior-points"].as<double>();
+    opt.prior_weight_by_gate = false;
+    if (!(opt.prior_weight_points > 0 && opt.prior_weight_points <= 1e6))
+      throw UsageError(fmt::format("--prior-points: {:g} is not a positive weight (points' worth of the prior)",
+                                   opt.prior_weight_points));
+  }
   if (r.prior && opt.model != traces::ModelKind::analytical)
     throw UsageError("--prior applies to --model analytical only (a GPU-frequency profile)");
   opt.transfer_gate = !vm.count("prior-always");
@@ -131,8 +135,13 @@ Command make() {
         "prior-gate", po::value<std::string>(),
         "analytical, with --prior: joint (default: one candidate for the whole model) or per-axis (the time and "
         "the power model each take their own)")(
-        "prior-points", po::value<double>()->default_value(o.prior_weight_points),
-        "analytical, with --prior: weight of the other board's model, in points' worth")(
+        "prior-points", po::value<double>(),
+        fmt::format("analytical, with --prior: weight of the other board's model, in points' worth (default: "
+                    "the gate chooses it with the candidate from {}; {:g} with --prior-always, --prior-gate "
+                    "per-axis or below {} points)",
+                    fmt::join(models::transfer_weight_grid(), ", "), models::kDefaultTransferWeight,
+                    models::kMinTransferGatePoints)
+            .c_str())(
         "predictions-csv", po::value<std::string>(),
         "write one row per measured point: knob values, b, used_for_fit, measured and predicted time and power (CSV)")(
         "predict", fmt::format("also write the predicted table for the device's whole grid as profile {}",

@@ -445,7 +445,16 @@ TEST(CalibCli, APriorFromAnotherStoreIsUsedAndRecorded) {
   ASSERT_EQ(run_pacer(fmt_path(b) + " --points 5 --prior " + prior, log), 0);
   const auto rec = traces::Store::open(b).read<traces::ModelRecord>("synthetic@jetson-nano:analytical");
   EXPECT_EQ(rec.settings.at("prior"), a.string() + ":other-board");
-  EXPECT_EQ(rec.settings.at("transfer_weight"), fmt::format("{:g}", kDefaultTransferWeight));
+  // The gate chose the weight from kTransferWeightGrid; --prior-points fixes it.
+  const auto wgrid = transfer_weight_grid();
+  EXPECT_NE(std::find_if(wgrid.begin(), wgrid.end(),
+                         [&](double w) { return rec.settings.at("transfer_weight") == fmt::format("{:g}", w); }),
+            wgrid.end())
+      << rec.settings.at("transfer_weight");
+  ASSERT_EQ(run_pacer(fmt_path(b) + " --points 5 --prior " + prior + " --prior-points 0.5", log), 0);
+  EXPECT_EQ(traces::Store::open(b).read<traces::ModelRecord>("synthetic@jetson-nano:analytical").settings.at(
+                "transfer_weight"),
+            "0.5");
   EXPECT_EQ(run_pacer(fmt_path(b) + " --points 5 --prior '" + a.string() + ":missing'", log), 1);
   EXPECT_EQ(run_pacer(fmt_path(b) + " --points 5 --model interpolating --prior " + prior, log), 2);
   EXPECT_EQ(run_pacer(fmt_path(b) + " --points 5 --prior " + prior + " --prior-points 0", log), 2);
@@ -456,7 +465,10 @@ TEST(CalibCli, APriorFromAnotherStoreIsUsedAndRecorded) {
   const auto gated = traces::Store::open(b).read<traces::ModelRecord>("synthetic@jetson-nano:analytical");
   EXPECT_TRUE(gated.transfer_gate);
   const std::string printed = pacer::testing::slurp(log);
-  EXPECT_NE(printed.find("transfer: " + gated.transfer_choice + " (chosen by leave-one-out time + P mean MAPE: alone "),
+  // The choice, its weight (from the grid; none for the points alone), then the scores.
+  const std::string at = gated.transfer_choice == "alone" ? "" : ", " + gated.settings.at("transfer_weight") + " points";
+  EXPECT_NE(printed.find("transfer: " + gated.transfer_choice + at +
+                         " (chosen by leave-one-out time + P mean MAPE: alone "),
             std::string::npos)
       << printed;
   for (const char* c : {", prior ", ", prior-scaled-b "}) EXPECT_NE(printed.find(c), std::string::npos) << c;

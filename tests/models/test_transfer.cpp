@@ -170,7 +170,13 @@ TEST(Transfer, CalibrateTakesThePriorAndRecordsIt) {
   opt.prior_name = "a.h5:synthetic";
   const auto with = calibrate(t.b, nullptr, opt);
   EXPECT_EQ(with.record.settings.at("prior"), "a.h5:synthetic");
-  EXPECT_EQ(with.record.settings.at("transfer_weight"), fmt::format("{:g}", kDefaultTransferWeight));
+  // The weight: the gate's pick from kTransferWeightGrid (stored per candidate too).
+  const auto wgrid = transfer_weight_grid();
+  EXPECT_NE(std::find_if(wgrid.begin(), wgrid.end(),
+                         [&](double w) { return with.record.settings.at("transfer_weight") == fmt::format("{:g}", w); }),
+            wgrid.end())
+      << with.record.settings.at("transfer_weight");
+  EXPECT_TRUE(with.record.metrics.count(transfer_weight_metric(TransferChoice::prior)));
   EXPECT_LT(with.record.metrics.at("power_mean_mape_heldout"), alone.record.metrics.at("power_mean_mape_heldout"));
   // The gate (5 points: leave-one-out trusted) kept a prior and stored every candidate's score.
   EXPECT_TRUE(with.record.transfer_gate);
@@ -182,6 +188,7 @@ TEST(Transfer, CalibrateTakesThePriorAndRecordsIt) {
   const auto always = calibrate(t.b, nullptr, opt);
   EXPECT_FALSE(always.record.transfer_gate);
   EXPECT_EQ(always.record.transfer_choice, "prior");
+  EXPECT_EQ(always.record.settings.at("transfer_weight"), fmt::format("{:g}", kDefaultTransferWeight));
   EXPECT_FALSE(always.record.metrics.count(transfer_loo_metric(TransferChoice::alone, "time")));
   opt.model = traces::ModelKind::interpolating;
   try {
@@ -410,6 +417,57 @@ TEST(Transfer, TheGateTakesThePriorForTimeAndThePointsForPowerWhenOnlyTimeTransf
   const auto again =
       fit_transfer(gate.time, gate.power, g.train, g.options, g.prior, g.freqs.back(), g.freqs, g.batch_sizes);
   EXPECT_DOUBLE_EQ(time_plus_power(*again, g.test), gated.time_mape + gated.power_mean_mape);
+}
+
+// The joint gate with a weight grid (calibrate's default, kTransferWeightGrid): each prior candidate
+// is scored at each weight; a prior that is right but should weigh little (a board B that differs
+// from A by a staircase in b that A lacks) takes the small weight, and the chosen (candidate, weight)
+// is the lowest leave-one-out score of all.
+TEST(Transfer, TheJointGateChoosesThePriorsWeightByLeaveOneOut) {
+  const auto nano = traces::find_device("jetson-nano");
+  const AnalyticalModel a(log_in_b(nano), traces::ModelRecord{});
+  auto g = gate_case(
+      [&](double f, int b) {
+        const auto q = a.predict({f}, b * b);
+        traces::ProfilePoint p;
+        p.knob = {f};
+        p.batch_size = b;
+        p.time_per_batch_mean_s = 0.6 * q.time_per_batch_s;
+        p.power_mean_w = 1.0 + 1.3 * q.power_mean_w;
+        return p;
+      },
+      log_in_b(nano), 6);
+  const std::vector<double> grid = {0.03, 0.25, 2.0};
+  const auto gate = choose_transfer(g.train, g.options, g.prior, g.freqs.back(), g.freqs, g.batch_sizes,
+                                    TransferGateMode::joint, grid);
+  ASSERT_TRUE(gate.trusted);
+  // Each prior candidate's score is its best over the grid: no weight alone scores lower.
+  for (const auto c : {TransferChoice::prior, TransferChoice::prior_scaled_b}) {
+    ASSERT_TRUE(gate.loo_weight.count(c));
+    EXPECT_NE(std::find(grid.begin(), grid.end(), gate.loo_weight.at(c)), grid.end());
+    for (const double w : grid) {
+      TransferPrior p = g.prior;
+      p.weight = w;
+      const auto single = choose_transfer(g.train, g.options, p, g.freqs.back(), g.freqs, g.batch_sizes);
+      const auto& e = single.loo.at(c);
+      EXPECT_LE(gate.loo.at(c).time_mape + gate.loo.at(c).power_mean_mape, e.time_mape + e.power_mean_mape + 1e-9)
+          << to_string(c) << " at " << w;
+    }
+  }
+  // The choice is the lowest score, fitted at its weight.
+  const auto score = [&](TransferChoice c) { return gate.loo.at(c).time_mape + gate.loo.at(c).power_mean_mape; };
+  for (const auto c : kTransferChoices) EXPECT_LE(score(gate.time), score(c)) << to_string(c);
+  EXPECT_EQ(gate.time, gate.power);
+  if (gate.time != TransferChoice::alone) {
+    EXPECT_EQ(gate.weight, gate.loo_weight.at(gate.time));
+    TransferPrior p = g.prior;
+    p.weight = gate.weight;
+    const auto again = fit_transfer_candidate(gate.time, g.train, g.options, p, g.freqs.back(), g.freqs, g.batch_sizes);
+    EXPECT_DOUBLE_EQ(time_plus_power(*again, g.test), time_plus_power(*gate.model, g.test));
+  }
+  // Without a grid the gate keeps TransferPrior::weight.
+  const auto fixed = choose_transfer(g.train, g.options, g.prior, g.freqs.back(), g.freqs, g.batch_sizes);
+  EXPECT_EQ(fixed.weight, g.prior.weight);
 }
 
 // combine_transfer_axes: time (and its standard errors and form) from one fit, V(f) and power from the
