@@ -167,11 +167,19 @@ void check_resume(const fs::path& path, const traces::AdaptiveLog& stored, const
         {"extrapolation", "extrapolation",
          stored.extrapolation.empty() ? extrapolation + " (not recorded in this store: the default)" : extrapolation,
          asked.extrapolation});
-  if (!std::isnan(stored.first_round) && !traces::same(stored.first_round, asked.first_round))
-    out.push_back({"first-round", "round 1 of the run budget", pct(stored.first_round), pct(asked.first_round)});
-  if (!std::isnan(stored.budget_first_share) && !traces::same(stored.budget_first_share, asked.budget_first_share))
-    out.push_back({"first-round", "round 1 of the compute budget", pct(stored.budget_first_share),
-                   pct(asked.budget_first_share)});
+  // Round 1 (explore::plan_round): with a compute budget and a share of it, that share; else the
+  // fraction of the run budget. Only the one that applies is compared (the compute budgets are equal here).
+  const auto of_budget = [](const traces::AdaptiveLog& l) { return l.compute_budget > 0 && l.budget_first_share > 0; };
+  if (!std::isnan(stored.budget_first_share) && !std::isnan(stored.first_round) &&
+      stored.compute_budget == asked.compute_budget) {
+    if (of_budget(stored) || of_budget(asked)) {
+      if (!traces::same(stored.budget_first_share, asked.budget_first_share))
+        out.push_back({"first-round", "round 1 of the compute budget", pct(stored.budget_first_share),
+                       pct(asked.budget_first_share)});
+    }
+    if (!(of_budget(stored) && of_budget(asked)) && !traces::same(stored.first_round, asked.first_round))
+      out.push_back({"first-round", "round 1 of the run budget", pct(stored.first_round), pct(asked.first_round)});
+  }
   if (stored.caps > 0 && stored.caps != asked.caps)
     out.push_back({"caps", "caps", std::to_string(stored.caps), std::to_string(asked.caps)});
   if (out.empty()) return;

@@ -291,9 +291,11 @@ TEST_F(AdaptiveRelation, RefusesToResumeUnderAnotherExtrapolationOrFirstRound) {
   first.budget_first_share = 0;
   std::tie(option, what) = refusal(first, 0);
   EXPECT_EQ(option, "first-round");
-  EXPECT_NE(what.find("round 1 of the run budget 2 % (asked: 5 %), round 1 of the compute budget 15 % (asked: 0 %)"),
-            std::string::npos)
-      << what;
+  EXPECT_NE(what.find("decided with round 1 of the run budget 2 % (asked: 5 %): resume"), std::string::npos) << what;
+  // Without a compute budget round 1's share of one decides nothing: not compared.
+  auto no_share = ratio;
+  no_share.budget_first_share = 0;
+  EXPECT_EQ(refusal(no_share, 0).first, "");
   EXPECT_EQ(stored(), planned) << "a refused resume writes nothing";
   EXPECT_EQ(pacer::experiments::decide_adaptive_round(c, ratio, 0), planned) << "the same settings resume";
 
