@@ -109,11 +109,15 @@ inline constexpr std::array<Field<CurvePoint>, 4> kCurvePointColumns{{
 
 // ---------------------------------------------------------------------------------------------
 // AdaptiveLog
-inline constexpr std::array<Field<AdaptiveLog>, 4> kAdaptiveLogAttributes{{
+inline constexpr std::array<Field<AdaptiveLog>, 8> kAdaptiveLogAttributes{{
     {"name", "", &AdaptiveLog::name},
     {"tolerance", "1", &AdaptiveLog::tolerance},
     {"compute_budget", "samples", &AdaptiveLog::compute_budget},
     {"profile", "", &AdaptiveLog::profile},
+    {"extrapolation", "", &AdaptiveLog::extrapolation, true},
+    {"first_round", "1", &AdaptiveLog::first_round, true},
+    {"budget_first_share", "1", &AdaptiveLog::budget_first_share, true},
+    {"caps", "1", &AdaptiveLog::caps, true},
 }};
 inline constexpr std::array<Field<AdaptiveLogRow>, 8> kAdaptiveLogRowColumns{{
     {"round", "1", &AdaptiveLogRow::round},

@@ -143,6 +143,56 @@ explore::AdaptiveOptions engine_options(const RelationCampaign& c, const Adaptiv
   return o;
 }
 
+// The settings that change the decisions when a campaign resumes with others: each stored one that
+// differs from the asked one (a setting not recorded, in stores written before it was, is not
+// checked; a missing extrapolation is the default, the ratio). One SettingError lists them all.
+void check_resume(const fs::path& path, const traces::AdaptiveLog& stored, const traces::AdaptiveLog& asked) {
+  struct Mismatch {
+    std::string key, what, stored, asked;
+  };
+  std::vector<Mismatch> out;
+  const auto pct = [](double x) { return fmt::format("{:g} %", 100 * x); };
+  const auto budget = [](int64_t x) { return x > 0 ? fmt::format("{} samples", x) : std::string("none"); };
+  if (!traces::same(stored.tolerance, asked.tolerance))
+    out.push_back({"tolerance", "tolerance", pct(stored.tolerance), pct(asked.tolerance)});
+  if (stored.compute_budget != asked.compute_budget)
+    out.push_back({"adaptive-budget", "compute budget", budget(stored.compute_budget), budget(asked.compute_budget)});
+  if (!asked.profile.empty() && stored.profile != asked.profile)
+    out.push_back({"profile", "profile", stored.profile, asked.profile});
+  const std::string extrapolation = stored.extrapolation.empty()
+                                        ? std::string(explore::to_string(explore::AdaptiveExtrapolation::ratio))
+                                        : stored.extrapolation;
+  if (extrapolation != asked.extrapolation)
+    out.push_back(
+        {"extrapolation", "extrapolation",
+         stored.extrapolation.empty() ? extrapolation + " (not recorded in this store: the default)" : extrapolation,
+         asked.extrapolation});
+  // Round 1 (explore::plan_round): with a compute budget and a share of it, that share; else the
+  // fraction of the run budget. Only the one that applies is compared (the compute budgets are equal here).
+  const auto of_budget = [](const traces::AdaptiveLog& l) { return l.compute_budget > 0 && l.budget_first_share > 0; };
+  if (!std::isnan(stored.budget_first_share) && !std::isnan(stored.first_round) &&
+      stored.compute_budget == asked.compute_budget) {
+    if (of_budget(stored) || of_budget(asked)) {
+      if (!traces::same(stored.budget_first_share, asked.budget_first_share))
+        out.push_back({"first-round", "round 1 of the compute budget", pct(stored.budget_first_share),
+                       pct(asked.budget_first_share)});
+    }
+    if (!(of_budget(stored) && of_budget(asked)) && !traces::same(stored.first_round, asked.first_round))
+      out.push_back({"first-round", "round 1 of the run budget", pct(stored.first_round), pct(asked.first_round)});
+  }
+  if (stored.caps > 0 && stored.caps != asked.caps)
+    out.push_back({"caps", "caps", std::to_string(stored.caps), std::to_string(asked.caps)});
+  if (out.empty()) return;
+  std::vector<std::string> lines;
+  for (const auto& m : out) lines.push_back(fmt::format("{} {} (asked: {})", m.what, m.stored, m.asked));
+  throw SettingError(out.front().key,
+                     fmt::format("{} holds the adaptive campaign '{}' decided with {}: resume it with the stored "
+                                 "setting{}, or train it into a fresh store (or under another relation name)",
+                                 path.string(), stored.name, fmt::join(lines, ", "), out.size() == 1 ? "" : "s"));
+}
+
+// The campaign's log in the store at `path` (checked against the settings, check_resume), or a new
+// one with the settings. `profile` "": not known here (not checked).
 traces::AdaptiveLog read_log(const fs::path& path, const RelationCampaign& c, const AdaptiveSettings& s,
                              const std::string& profile) {
   traces::AdaptiveLog log;
@@ -150,17 +200,20 @@ traces::AdaptiveLog read_log(const fs::path& path, const RelationCampaign& c, co
   log.tolerance = s.tolerance;
   log.compute_budget = compute_budget(c, s);
   log.profile = profile;
+  log.extrapolation = std::string(explore::to_string(s.extrapolation));
+  log.first_round = s.initial_fraction;
+  log.budget_first_share = s.budget_first_share;
+  log.caps = s.caps;
   if (!fs::exists(path)) return log;
   const auto store = traces::Store::open(path);
   if (!store.has<traces::AdaptiveLog>(c.name)) return log;
   traces::AdaptiveLog old = store.read<traces::AdaptiveLog>(c.name);
-  if (!traces::same(old.tolerance, log.tolerance) || old.compute_budget != log.compute_budget ||
-      (!profile.empty() && old.profile != profile))
-    throw SettingError("name", fmt::format("{} already holds the decisions of an adaptive campaign '{}' with tolerance "
-                                           "{:g}, compute budget {} and profile {} (now {:g}, {}, {}): choose another "
-                                           "relation name or store",
-                                           path.string(), c.name, old.tolerance, old.compute_budget, old.profile,
-                                           log.tolerance, log.compute_budget, profile));
+  check_resume(path, old, log);
+  // A store written before these were recorded: recorded from now on (the log's next rows write them).
+  old.extrapolation = log.extrapolation;
+  old.first_round = log.first_round;
+  old.budget_first_share = log.budget_first_share;
+  old.caps = log.caps;
   return old;
 }
 

@@ -15,6 +15,7 @@
 #include "explore/pacer_policy.hpp"
 #include "explore/policy.hpp"
 #include "explore/proxy_budget.hpp"
+#include "tests/support/hand_space.hpp"
 
 namespace pacer::explore {
 namespace {
@@ -29,16 +30,9 @@ double base_samples(int b) {
 // One knob, power 5 W everywhere; the time per sample makes T(b) = time per sample x base_samples(b)
 // equal to `relative_time[i]`.
 Space space_with_times(const std::vector<double>& relative_time) {
-  Space::Arrays a;
-  a.knob = traces::KnobSpace::gpu_frequency();
-  a.knob_settings = {{100e6}};
-  a.batch_sizes = kBatches;
-  for (size_t i = 0; i < kBatches.size(); ++i) {
-    const double per_sample = relative_time[i] / base_samples(kBatches[i]);
-    a.time_per_batch_s.push_back(per_sample * kBatches[i]);
-    a.power_w.push_back(5);
-  }
-  return Space::from_arrays(a);
+  std::vector<double> per_sample;
+  for (size_t i = 0; i < kBatches.size(); ++i) per_sample.push_back(relative_time[i] / base_samples(kBatches[i]));
+  return pacer::testing::one_knob_space(kBatches, per_sample);
 }
 
 AdaptiveRun done(int b, int seed, double factor) {
@@ -54,14 +48,7 @@ AdaptiveRun done(int b, int seed, double factor) {
 }
 
 AdaptiveProblem problem_for(const Index& index) {
-  AdaptiveProblem p;
-  p.index = &index;
-  p.caps_w = {10};
-  p.relation.name = "hand";
-  p.relation.metric = "accuracy";
-  p.relation.higher_is_better = true;
-  p.relation.target = 0.9;
-  return p;
+  return pacer::testing::one_cap_problem(index, 0.9);
 }
 
 AdaptiveOptions options() {
@@ -320,6 +307,19 @@ TEST(Adaptive, AResumedCampaignPlansTheSameRoundAndContinuesItsRuns) {
   EXPECT_TRUE(continued) << format_decisions(before.decisions);
 }
 
+// Adds to a replay's pool the run done(b, s, factor) reached, with its learning curve.
+void add_reached(ReplayPool& pool, int b, int s, double factor) {
+  const AdaptiveRun r = done(b, s, factor);
+  traces::RelationRun rr;
+  rr.batch_size = b;
+  rr.seed = s;
+  rr.reached = true;
+  rr.samples = r.samples;
+  rr.budget_samples = r.samples;
+  pool.runs.runs.push_back(rr);
+  for (const auto& [n, m] : r.curve) pool.curve.points.push_back({b, s, n, m});
+}
+
 // The replay's pool: three seeds per b; b=64 is truly 2 % faster than b=32, but its seed 0 was
 // unlucky (12 % more samples), so one seed per b (the fixed campaign "full x 1 seed") picks b=32.
 ReplayPool near_tie_pool() {
@@ -334,17 +334,7 @@ ReplayPool near_tie_pool() {
   for (int b : kBatches) {
     const std::vector<double> factors =
         b == 64 ? std::vector<double>{1.12, 0.94, 0.94} : std::vector<double>{1.0, 0.97, 1.03};
-    for (int s = 0; s < 3; ++s) {
-      const AdaptiveRun r = done(b, s, factors[static_cast<size_t>(s)]);
-      traces::RelationRun rr;
-      rr.batch_size = b;
-      rr.seed = s;
-      rr.reached = true;
-      rr.samples = r.samples;
-      rr.budget_samples = r.samples;
-      pool.runs.runs.push_back(rr);
-      for (const auto& [n, m] : r.curve) pool.curve.points.push_back({b, s, n, m});
-    }
+    for (int s = 0; s < 3; ++s) add_reached(pool, b, s, factors[static_cast<size_t>(s)]);
   }
   return pool;
 }
@@ -408,17 +398,7 @@ TEST(Adaptive, TheReplayBuysAsManySeedsAtATieAsTheFullCampaignHas) {
   pool.curve.points.clear();
   const std::vector<double> factors = {1.0, 0.9, 1.1, 0.95, 1.05};
   for (int b : kBatches)
-    for (int s = 0; s < 5; ++s) {
-      const AdaptiveRun r = done(b, s, factors[static_cast<size_t>(s)]);
-      traces::RelationRun rr;
-      rr.batch_size = b;
-      rr.seed = s;
-      rr.reached = true;
-      rr.samples = r.samples;
-      rr.budget_samples = r.samples;
-      pool.runs.runs.push_back(rr);
-      for (const auto& [n, m] : r.curve) pool.curve.points.push_back({b, s, n, m});
-    }
+    for (int s = 0; s < 5; ++s) add_reached(pool, b, s, factors[static_cast<size_t>(s)]);
   ReplayOptions ro;
   ro.engine.initial_fraction = 1.0;
   ro.engine.run_budget_samples = 100'000;

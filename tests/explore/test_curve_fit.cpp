@@ -9,6 +9,7 @@
 #include "base/error.hpp"
 #include "explore/adaptive.hpp"
 #include "explore/curve_fit.hpp"
+#include "tests/support/hand_space.hpp"
 
 namespace pacer::explore {
 namespace {
@@ -120,21 +121,9 @@ TEST(CurveFit, NamesTheAdaptiveExtrapolations) {
 // The engine (AdaptiveOptions::power_law): an unfinished run is stored at its samples on the shared
 // power law, not at the ratio's estimate.
 TEST(CurveFit, TheAdaptiveEngineStoresAnUnfinishedRunAtItsPowerLawEstimate) {
-  Space::Arrays arr;
-  arr.knob = traces::KnobSpace::gpu_frequency();
-  arr.knob_settings = {{100e6}};
-  arr.batch_sizes = {8, 16};
-  arr.time_per_batch_s = {8e-3, 16e-3};
-  arr.power_w = {5, 5};
-  const Space space = Space::from_arrays(arr);
+  const Space space = pacer::testing::one_knob_space({8, 16}, {1e-3, 1e-3});
   const Index index(space);
-  AdaptiveProblem p;
-  p.index = &index;
-  p.caps_w = {10};
-  p.relation.name = "hand";
-  p.relation.metric = "accuracy";
-  p.relation.higher_is_better = true;
-  p.relation.target = 0.98;
+  const AdaptiveProblem p = pacer::testing::one_cap_problem(index, 0.98);
   // b=8 reached the target (error 2 n^-0.5: 10,000 samples); b=16 stopped at 400 samples on a curve
   // with the same exponent and error scale 1: its power-law estimate is (1 / 0.02)^2 = 2,500.
   AdaptiveRun reached{8, 0, 10'000, true, false, 1, curve(2.0, 0.5, {1250, 2500, 5000, 10'000})};

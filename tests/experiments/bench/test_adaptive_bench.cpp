@@ -15,20 +15,28 @@ namespace {
 
 namespace fs = std::filesystem;
 
-TEST(AdaptiveBench, ReplaysSpendLessThanTheFullCampaignAndNoMoreThanTheirCut) {
-  const fs::path dir = fs::path(PACER_SOURCE_DIR) / "data" / "zeus";
-  ASSERT_TRUE(fs::exists(dir / "summary_train.csv")) << "no Zeus traces under " << dir;
+fs::path zeus_dir() {
+  return fs::path(PACER_SOURCE_DIR) / "data" / "zeus";
+}
+
+// The bench on V100 over `orders` orders of the pool, at the code's constants alone (one grid point).
+AdaptiveBenchOptions v100_at_the_constants(int orders) {
   AdaptiveBenchOptions o;
-  o.zeus_dir = dir;
+  o.zeus_dir = zeus_dir();
   o.gpus = {"v100"};
-  o.orders = 1;
+  o.orders = orders;
   o.tolerances = {explore::kAdaptiveTolerance};
   o.initial_fractions = {explore::kAdaptiveInitialFraction};
   o.zs = {explore::kAdaptiveZ};
   o.estimate_zs = {explore::kAdaptiveEstimateZ};
   o.shared_curves = {explore::kAdaptiveExtrapolation == explore::AdaptiveExtrapolation::shared_curve};
   o.budget_first_shares = {explore::kAdaptiveBudgetFirstShare};
-  const AdaptiveBenchResult r = run_adaptive_bench(o);
+  return o;
+}
+
+TEST(AdaptiveBench, ReplaysSpendLessThanTheFullCampaignAndNoMoreThanTheirCut) {
+  ASSERT_TRUE(fs::exists(zeus_dir() / "summary_train.csv")) << "no Zeus traces under " << zeus_dir();
+  const AdaptiveBenchResult r = run_adaptive_bench(v100_at_the_constants(1));
   EXPECT_TRUE(r.folds.empty());  // one grid point: no choice to make
   EXPECT_TRUE(r.budget_folds.empty());
   std::map<std::string, const AdaptiveBenchRow*> by;
@@ -70,19 +78,8 @@ TEST(AdaptiveBench, ReplaysSpendLessThanTheFullCampaignAndNoMoreThanTheirCut) {
 // doubling the contenders) left the large b short of any level and had 4.80 % mean regret at this
 // compute over ten orders (docs/explore.md): it would fail here.
 TEST(AdaptiveBench, AtTheComputeOfTheOneSeedLooserLevelCutTheAdaptiveCampaignIsThatCut) {
-  const fs::path dir = fs::path(PACER_SOURCE_DIR) / "data" / "zeus";
-  ASSERT_TRUE(fs::exists(dir / "summary_train.csv")) << "no Zeus traces under " << dir;
-  AdaptiveBenchOptions o;
-  o.zeus_dir = dir;
-  o.gpus = {"v100"};
-  o.orders = 2;
-  o.tolerances = {explore::kAdaptiveTolerance};
-  o.initial_fractions = {explore::kAdaptiveInitialFraction};
-  o.zs = {explore::kAdaptiveZ};
-  o.estimate_zs = {explore::kAdaptiveEstimateZ};
-  o.shared_curves = {explore::kAdaptiveExtrapolation == explore::AdaptiveExtrapolation::shared_curve};
-  o.budget_first_shares = {explore::kAdaptiveBudgetFirstShare};
-  const AdaptiveBenchResult r = run_adaptive_bench(o);
+  ASSERT_TRUE(fs::exists(zeus_dir() / "summary_train.csv")) << "no Zeus traces under " << zeus_dir();
+  const AdaptiveBenchResult r = run_adaptive_bench(v100_at_the_constants(2));
   std::map<std::string, const AdaptiveBenchRow*> by;
   for (const auto& row : r.rows) by[row.campaign] = &row;
   const std::string cut = "1 level looser x 1 seed";

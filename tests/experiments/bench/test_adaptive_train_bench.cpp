@@ -6,6 +6,7 @@
 
 #include "base/error.hpp"
 #include "experiments/bench/adaptive_train_bench.hpp"
+#include "tests/support/hand_space.hpp"
 
 namespace pacer::experiments {
 namespace {
@@ -14,15 +15,7 @@ const std::vector<int> kBatches = {8, 16, 32};
 
 // One knob, 5 W everywhere; b=8 takes a quarter of the time per sample of the others.
 explore::Space space() {
-  explore::Space::Arrays a;
-  a.knob = traces::KnobSpace::gpu_frequency();
-  a.knob_settings = {{100e6}};
-  a.batch_sizes = kBatches;
-  for (const int b : kBatches) {
-    a.time_per_batch_s.push_back((b == 8 ? 0.25e-3 : 1e-3) * b);
-    a.power_w.push_back(5);
-  }
-  return explore::Space::from_arrays(a);
+  return pacer::testing::one_knob_space(kBatches, {0.25e-3, 1e-3, 1e-3});
 }
 
 // Runs (b, seed 0, samples, reached).

@@ -8,6 +8,7 @@
 
 #include "experiments/bench/choice_agreement.hpp"
 #include "explore/policy.hpp"
+#include "tests/support/hand_space.hpp"
 
 namespace pacer::experiments {
 namespace {
@@ -17,15 +18,7 @@ const std::vector<int> kBatches = {8, 16, 32};
 // One knob, 5 W everywhere; every batch size takes the same time per sample, so that the time to
 // the target orders the batch sizes as their samples to the target do.
 explore::Space space() {
-  explore::Space::Arrays a;
-  a.knob = traces::KnobSpace::gpu_frequency();
-  a.knob_settings = {{100e6}};
-  a.batch_sizes = kBatches;
-  for (const int b : kBatches) {
-    a.time_per_batch_s.push_back(1e-3 * b);
-    a.power_w.push_back(5);
-  }
-  return explore::Space::from_arrays(a);
+  return pacer::testing::one_knob_space(kBatches, {1e-3, 1e-3, 1e-3});
 }
 
 traces::RelationSet relation(const std::vector<std::vector<int64_t>>& samples_by_batch) {

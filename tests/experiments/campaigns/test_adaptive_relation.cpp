@@ -3,7 +3,8 @@
 // setting, so that it can never be the choice: round 1 trains every batch size for a short
 // budget, b=8 stops (its run stays in the relation, censored), the contenders go on; every
 // decision is in the store; a campaign interrupted mid-round resumes without retraining what is
-// stored; the rounds' job lists, a round's decision and a round run before its decision.
+// stored; the rounds' job lists, a round's decision and a round run before its decision; a resume
+// under other settings (extrapolation, round 1) is refused, under the same ones it goes on.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -11,7 +12,10 @@
 #include <cmath>
 #include <filesystem>
 #include <string>
+#include <tuple>
+#include <utility>
 
+#include "base/error.hpp"
 #include "experiments/campaigns/relation.hpp"
 #include "tests/support/run_pacer.hpp"
 #include "traces/store/store.hpp"
@@ -242,6 +246,95 @@ TEST_F(AdaptiveRelation, ResumesAnInterruptedRoundWithoutRetrainingWhatIsStored)
     EXPECT_EQ(now->reached, w.reached);
     EXPECT_DOUBLE_EQ(now->final_metric, w.final_metric);
   }
+}
+
+TEST_F(AdaptiveRelation, RefusesToResumeUnderAnotherExtrapolationOrFirstRound) {
+  // Through the library: round 1 decided (its runs planned) with the ratio, the default.
+  pacer::experiments::RelationCampaign c;
+  c.name = "q";
+  c.dataset = "idx";
+  c.metric = "accuracy";
+  c.train.workload = "cnn";
+  c.train.target = 0.95;
+  c.train.budget_samples = 4096;
+  c.batch_sizes = {8, 16, 32};
+  c.seeds = {0, 1};
+  c.store = dir / "lib.h5";
+  pacer::experiments::AdaptiveSettings ratio;
+  ratio.profile_store = dir / "device.h5";
+  ratio.caps = 4;
+  const AdaptiveLog planned = pacer::experiments::decide_adaptive_round(c, ratio, 0);
+  EXPECT_EQ(planned.extrapolation, "ratio");
+  EXPECT_EQ(planned.caps, 4);
+  const auto stored = [&] { return Store::open(c.store).read<AdaptiveLog>("q"); };
+  ASSERT_EQ(stored(), planned);
+
+  // The option and the line of the refusal to decide after `round` under `settings` ({} when it goes on).
+  const auto refusal = [&](const pacer::experiments::AdaptiveSettings& settings, int round) {
+    try {
+      pacer::experiments::decide_adaptive_round(c, settings, round);
+    } catch (const pacer::SettingError& e) {
+      return std::pair<std::string, std::string>{e.option, e.what()};
+    }
+    return std::pair<std::string, std::string>{};
+  };
+  auto power = ratio;
+  power.extrapolation = pacer::explore::AdaptiveExtrapolation::power_law;
+  auto [option, what] = refusal(power, 1);
+  EXPECT_EQ(option, "extrapolation");
+  EXPECT_NE(what.find("extrapolation ratio (asked: power-law)"), std::string::npos) << what;
+  EXPECT_NE(what.find("resume it with the stored setting, or train it into a fresh store"), std::string::npos) << what;
+  // A shard's round refuses it as well, before it trains anything.
+  EXPECT_THROW(pacer::experiments::run_adaptive_round(c, {}, power, 1, std::nullopt), pacer::SettingError);
+  auto first = ratio;
+  first.initial_fraction = 0.05;
+  first.budget_first_share = 0;
+  std::tie(option, what) = refusal(first, 0);
+  EXPECT_EQ(option, "first-round");
+  EXPECT_NE(what.find("decided with round 1 of the run budget 2 % (asked: 5 %): resume"), std::string::npos) << what;
+  // Without a compute budget round 1's share of one decides nothing: not compared.
+  auto no_share = ratio;
+  no_share.budget_first_share = 0;
+  EXPECT_EQ(refusal(no_share, 0).first, "");
+  EXPECT_EQ(stored(), planned) << "a refused resume writes nothing";
+  EXPECT_EQ(pacer::experiments::decide_adaptive_round(c, ratio, 0), planned) << "the same settings resume";
+
+  // A store written before the extrapolation was recorded: it reads as the ratio.
+  AdaptiveLog old = planned;
+  old.extrapolation.clear();
+  old.first_round = pacer::traces::kNaN;
+  old.budget_first_share = pacer::traces::kNaN;
+  old.caps = 0;
+  Store::open(c.store).write(old, "", pacer::traces::Replace::always);
+  what = refusal(power, 0).second;
+  EXPECT_NE(what.find("extrapolation ratio (not recorded in this store: the default) (asked: power-law)"),
+            std::string::npos)
+      << what;
+  auto five_caps = ratio;
+  five_caps.caps = 5;  // not recorded there: not checked
+  EXPECT_NO_THROW(pacer::experiments::decide_adaptive_round(c, five_caps, 0));
+
+  // Through `pacer relation --adaptive`: the whole campaign, then the same command under the power
+  // law: one line naming both, exit 1, the store as it was; the same command again goes on.
+  auto r = pacer(common());
+  ASSERT_EQ(r.code, 0) << r.err;
+  const AdaptiveLog whole = log();
+  const RelationSet runs = relation();
+  EXPECT_EQ(whole.extrapolation, "ratio");
+  r = pacer(common() + " --extrapolation power-law");
+  EXPECT_EQ(r.code, 1) << r.err;
+  const std::string line = "pacer relation: error: --extrapolation: " + (dir / "s.h5").string() +
+                           " holds the adaptive campaign 'q' decided with extrapolation ratio (asked: power-law): "
+                           "resume it with the stored setting, or train it into a fresh store (or under another "
+                           "relation name)\n";
+  EXPECT_NE(r.err.find(line), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("error"), r.err.rfind("error")) << "one error line (after the data's info lines)\n" << r.err;
+  EXPECT_EQ(log(), whole);
+  EXPECT_EQ(relation(), runs);
+  r = pacer(common() + " --extrapolation ratio");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(log(), whole) << "the ended campaign resumes as it was";
+  EXPECT_EQ(relation(), runs);
 }
 
 TEST_F(AdaptiveRelation, NeverTrainsARoundPastItsComputeBudget) {

@@ -176,6 +176,10 @@ TEST(Store, EveryGroupReadsBackAsItsRecordTypeAndExportsAsItsCsv) {
   log.tolerance = 0.005;
   log.compute_budget = 50000;
   log.profile = "cnn@1x28x28";
+  log.extrapolation = "power-law";
+  log.first_round = 0.05;
+  log.budget_first_share = 0.15;
+  log.caps = 10;
   log.decisions = {{1, "train", 8, 0, 512, 0, NAN, "a new seed"},
                    {1, "stop", 8, -1, 0, 1536, NAN, "not a contender at any undecided cap"},
                    {2, "decided", 0, -1, 0, 4096, 0.001, "decided: expected regret <= 0.5 % at all 10 caps"}};
