@@ -247,7 +247,7 @@ AdaptivePlan plan_round(const AdaptiveProblem& problem, const std::vector<Adapti
 
   if (runs.empty()) {  // round 1: every batch size, a short budget
     // With a compute budget, round 1 spends budget_first_share of it across the batch sizes.
-    const bool of_budget = options.compute_budget_samples > 0 && options.budget_first_share > 0;
+    const bool of_budget = round_one_spends_budget(options.compute_budget_samples, options.budget_first_share);
     const double runs_in_round = static_cast<double>(batches.size()) * options.initial_seeds;
     const int64_t first = std::clamp<int64_t>(
         std::llround(of_budget ? options.budget_first_share * options.compute_budget_samples / runs_in_round

@@ -73,6 +73,11 @@ inline constexpr double kAdaptiveInitialFraction = 0.02;
 // initial seeds), instead of kAdaptiveInitialFraction of each run's budget. Leave-one-workload-out
 // over {0, 5, ..., 40, 50 %} at the fixed cuts' compute chose 15 % in five of six folds.
 inline constexpr double kAdaptiveBudgetFirstShare = 0.15;
+// Whether round 1 spends a share of the compute budget (a budget and a share of it) rather than
+// AdaptiveOptions::initial_fraction of the run budget: the one rule plan_round and a resume's check use.
+inline bool round_one_spends_budget(double compute_budget_samples, double budget_first_share) {
+  return compute_budget_samples > 0 && budget_first_share > 0;
+}
 // z of the contender intervals (two-sided 90 %).
 inline constexpr double kAdaptiveZ = 1.6448536269514722;
 // Each round a continued run trains this many times its samples so far.
@@ -95,9 +100,9 @@ std::string_view to_string(AdaptiveExtrapolation e);  // "ratio", "shared-curve"
 // The extrapolation named `text`; OptionError(option_key) naming the three otherwise.
 AdaptiveExtrapolation parse_adaptive_extrapolation(const std::string& text, const std::string& option_key);
 // The default: the ratio. Leave-one-workload-out on the Zeus traces (`pacer bench adaptive
-// --shared-curves 0,1`) chose the ratio over the shared curve in all six folds, and on real
-// training the shared curve decided after round 1 on noisy curves (72 % same choices against the
-// ratio's 100 %, docs/explore.md); the power law was not cross-validated.
+// --shared-curves 0,1`) chose the ratio over the shared curve in all six folds; on real training
+// from a fresh store the two make the same choices (docs/explore.md); the power law was not
+// cross-validated.
 inline constexpr AdaptiveExtrapolation kAdaptiveExtrapolation = AdaptiveExtrapolation::ratio;
 
 struct AdaptiveOptions {

@@ -169,7 +169,9 @@ void check_resume(const fs::path& path, const traces::AdaptiveLog& stored, const
          asked.extrapolation});
   // Round 1 (explore::plan_round): with a compute budget and a share of it, that share; else the
   // fraction of the run budget. Only the one that applies is compared (the compute budgets are equal here).
-  const auto of_budget = [](const traces::AdaptiveLog& l) { return l.compute_budget > 0 && l.budget_first_share > 0; };
+  const auto of_budget = [](const traces::AdaptiveLog& l) {
+    return explore::round_one_spends_budget(static_cast<double>(l.compute_budget), l.budget_first_share);
+  };
   if (!std::isnan(stored.budget_first_share) && !std::isnan(stored.first_round) &&
       stored.compute_budget == asked.compute_budget) {
     if (of_budget(stored) || of_budget(asked)) {

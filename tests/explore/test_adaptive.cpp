@@ -480,7 +480,7 @@ TEST(Adaptive, UnderABudgetEveryFirstRunClimbsToTheLooserLevelAsTheFixedCutOfEqu
 // b misses), spends no more, and the near-tie pair has all its seeds there. (After one seed per b
 // every b here is still a contender, 1.6 against 1.0 within the one-seed intervals, so the extra
 // seeds are not the pair's alone: docs/explore.md.)
-TEST(Adaptive, ABudgetedCampaignMatchesTheFixedCutOfEqualComputeAndSeedsTheNearTieFirst) {
+TEST(Adaptive, ABudgetedCampaignPicksAsTheAllSeedsFixedCutOfEqualCompute) {
   const Space space = space_with_times({1.6, 1.6, 1.02, 1.0, 1.6});
   const Index index(space);
   const ReplayPool pool = near_tie_pool();
