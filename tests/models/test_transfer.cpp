@@ -273,10 +273,10 @@ AnalyticalParams log_in_b(const traces::DeviceSpec& nano) {
   }
   return p;
 }
-TEST(Transfer, TheGateTakesThePriorOnTheBAxisWhenTheBoardsDifferInTheirBatchRange) {
-  const auto nano = traces::find_device("jetson-nano");
+// Board B is board A (log_in_b) at b^2, 0.6x its time and 1 W + 1.3x its power; 6 points of B.
+GateCase log_in_b_case(const traces::DeviceSpec& nano) {
   const AnalyticalModel a(log_in_b(nano), traces::ModelRecord{});
-  auto g = gate_case(
+  return gate_case(
       [&](double f, int b) {
         const auto q = a.predict({f}, b * b);
         traces::ProfilePoint p;
@@ -287,6 +287,11 @@ TEST(Transfer, TheGateTakesThePriorOnTheBAxisWhenTheBoardsDifferInTheirBatchRang
         return p;
       },
       log_in_b(nano), 6);
+}
+TEST(Transfer, TheGateTakesThePriorOnTheBAxisWhenTheBoardsDifferInTheirBatchRange) {
+  const auto nano = traces::find_device("jetson-nano");
+  const AnalyticalModel a(log_in_b(nano), traces::ModelRecord{});
+  auto g = log_in_b_case(nano);
   ASSERT_EQ(g.train.size(), 6u);
   const auto gate = choose_transfer(g.train, g.options, g.prior, g.freqs.back(), g.freqs, g.batch_sizes);
   EXPECT_TRUE(gate.trusted);
@@ -425,18 +430,7 @@ TEST(Transfer, TheGateTakesThePriorForTimeAndThePointsForPowerWhenOnlyTimeTransf
 // is the lowest leave-one-out score of all.
 TEST(Transfer, TheJointGateChoosesThePriorsWeightByLeaveOneOut) {
   const auto nano = traces::find_device("jetson-nano");
-  const AnalyticalModel a(log_in_b(nano), traces::ModelRecord{});
-  auto g = gate_case(
-      [&](double f, int b) {
-        const auto q = a.predict({f}, b * b);
-        traces::ProfilePoint p;
-        p.knob = {f};
-        p.batch_size = b;
-        p.time_per_batch_mean_s = 0.6 * q.time_per_batch_s;
-        p.power_mean_w = 1.0 + 1.3 * q.power_mean_w;
-        return p;
-      },
-      log_in_b(nano), 6);
+  auto g = log_in_b_case(nano);
   const std::vector<double> grid = {0.03, 0.25, 2.0};
   const auto gate = choose_transfer(g.train, g.options, g.prior, g.freqs.back(), g.freqs, g.batch_sizes,
                                     TransferGateMode::joint, grid);
@@ -496,8 +490,9 @@ TEST(Transfer, CombiningAxesKeepsEachFitsOwnParameters) {
       const auto j = std::find(rt.param_names.begin(), rt.param_names.end(), r.param_names[i]) - rt.param_names.begin();
       ASSERT_LT(static_cast<size_t>(j), rt.param_names.size());
       EXPECT_EQ(r.param_values[i], rt.param_values[static_cast<size_t>(j)]) << r.param_names[i];
-      if (std::isfinite(rt.param_stderr[static_cast<size_t>(j)]))
+      if (std::isfinite(rt.param_stderr[static_cast<size_t>(j)])) {
         EXPECT_EQ(r.param_stderr[i], rt.param_stderr[static_cast<size_t>(j)]) << r.param_names[i];
+      }
     }
   const auto back = analytical_from_record(r);
   const auto q = back->predict({nano.gpu_freqs_hz.back()}, 4), q0 = both->predict({nano.gpu_freqs_hz.back()}, 4);
