@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <tuple>
@@ -140,6 +141,16 @@ BoardSweep load_board(const std::string& folder, const std::string& device) {
   return {traces::loudva::import_dir(o).profiles.at(0).table, o.device};
 }
 
+// Both LoudVA boards (the transfer tests), or nothing when their data are absent.
+struct TwoBoards {
+  BoardSweep nano, agx;
+};
+std::optional<TwoBoards> two_boards() {
+  if (!std::filesystem::exists(kLoudva / "nano") || !std::filesystem::exists(kLoudva / "agx-xavier"))
+    return std::nullopt;
+  return TwoBoards{load_board("nano", "jetson-nano"), load_board("agx-xavier", "jetson-agx-xavier")};
+}
+
 // Transfer (calibrate --prior): the AGX Xavier's whole sweep as the prior of 4 Nano points beats
 // the same 4 points alone with the squared power fit (docs/models.md: 4.83 / 3.37 % against 5.44 /
 // 4.70 %). Against the default absolute-error fit of the 4 points alone (5.44 / 3.14 %) the
@@ -147,10 +158,9 @@ BoardSweep load_board(const std::string& folder, const std::string& device) {
 // each (a gate that keeps the prior only where it helps is models::choose_transfer's job; below 5
 // points it keeps the prior).
 TEST(RealModels, TheAgxXavierSweepHelpsFourNanoPoints) {
-  if (!std::filesystem::exists(kLoudva / "nano") || !std::filesystem::exists(kLoudva / "agx-xavier"))
-    GTEST_SKIP() << "no LoudVA data under " << kLoudva;
-  const BoardSweep nano = load_board("nano", "jetson-nano");
-  const BoardSweep agx = load_board("agx-xavier", "jetson-agx-xavier");
+  const auto boards = two_boards();
+  if (!boards) GTEST_SKIP() << "no LoudVA data under " << kLoudva;
+  const auto& [nano, agx] = *boards;
   const auto power = [](const Calibration& c) { return c.record.metrics.at("power_mean_mape_heldout"); };
   for (const std::string loss : {"squared", "absolute"}) {
     CalibrationOptions opt;
@@ -177,10 +187,9 @@ TEST(RealModels, TheAgxXavierSweepHelpsFourNanoPoints) {
 // chooses how to use the AGX Xavier's sweep (docs/models.md, "Transfer between boards"). At k = 4
 // the gate is not trusted and keeps the prior (TheAgxXavierSweepHelpsFourNanoPoints).
 TEST(RealModels, TheGatedAgxXavierPriorIsNeverWorseThanTheForcedOneOnEightNanoPoints) {
-  if (!std::filesystem::exists(kLoudva / "nano") || !std::filesystem::exists(kLoudva / "agx-xavier"))
-    GTEST_SKIP() << "no LoudVA data under " << kLoudva;
-  const BoardSweep nano = load_board("nano", "jetson-nano");
-  const BoardSweep agx = load_board("agx-xavier", "jetson-agx-xavier");
+  const auto boards = two_boards();
+  if (!boards) GTEST_SKIP() << "no LoudVA data under " << kLoudva;
+  const auto& [nano, agx] = *boards;
   CalibrationOptions opt;
   opt.points = 8;
   opt.analytical.voltage_table = nano.device.voltage_table;
@@ -211,10 +220,9 @@ TEST(RealModels, TheGatedAgxXavierPriorIsNeverWorseThanTheForcedOneOnEightNanoPo
 // was added after seeing this board's held-out errors at 0.03; the choice itself sees the 8 points
 // only).
 TEST(RealModels, TheNanoSweepBeatsEightAgxXavierPointsAloneWithTheWeightChosenByTheGate) {
-  if (!std::filesystem::exists(kLoudva / "nano") || !std::filesystem::exists(kLoudva / "agx-xavier"))
-    GTEST_SKIP() << "no LoudVA data under " << kLoudva;
-  const BoardSweep nano = load_board("nano", "jetson-nano");
-  const BoardSweep agx = load_board("agx-xavier", "jetson-agx-xavier");
+  const auto boards = two_boards();
+  if (!boards) GTEST_SKIP() << "no LoudVA data under " << kLoudva;
+  const auto& [nano, agx] = *boards;
   CalibrationOptions opt;
   opt.points = 8;
   const auto alone = calibrate(agx.table, &agx.device, opt);
