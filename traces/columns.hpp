@@ -109,7 +109,7 @@ inline constexpr std::array<Field<CurvePoint>, 4> kCurvePointColumns{{
 
 // ---------------------------------------------------------------------------------------------
 // AdaptiveLog
-inline constexpr std::array<Field<AdaptiveLog>, 8> kAdaptiveLogAttributes{{
+inline constexpr std::array<Field<AdaptiveLog>, 9> kAdaptiveLogAttributes{{
     {"name", "", &AdaptiveLog::name},
     {"tolerance", "1", &AdaptiveLog::tolerance},
     {"compute_budget", "samples", &AdaptiveLog::compute_budget},
@@ -118,6 +118,7 @@ inline constexpr std::array<Field<AdaptiveLog>, 8> kAdaptiveLogAttributes{{
     {"first_round", "1", &AdaptiveLog::first_round, true},
     {"budget_first_share", "1", &AdaptiveLog::budget_first_share, true},
     {"caps", "1", &AdaptiveLog::caps, true},
+    {"guard", "", &AdaptiveLog::guard, true},
 }};
 inline constexpr std::array<Field<AdaptiveLogRow>, 8> kAdaptiveLogRowColumns{{
     {"round", "1", &AdaptiveLogRow::round},

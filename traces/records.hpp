@@ -258,11 +258,12 @@ struct AdaptiveLog {
   std::string profile;            // the device profile (or model) whose caps it decided for
   // The other settings a resume must share (experiments::AdaptiveSettings). Stores written before
   // they were recorded hold none: extrapolation "" reads as "ratio" (the default), the others
-  // (NaN, 0) as not recorded.
+  // (NaN, 0, "") as not recorded.
   std::string extrapolation;         // how unfinished runs are extrapolated (explore::AdaptiveExtrapolation)
   double first_round = kNaN;         // round 1: this fraction of the run budget
   double budget_first_share = kNaN;  // with a compute budget, round 1's share of it (0: first_round)
   int caps = 0;                      // caps over the profile's power range
+  std::string guard;                 // choices under cap x (1 - guard): "auto" or the fraction
   std::vector<AdaptiveLogRow> decisions;
   bool operator==(const AdaptiveLog& o) const;
   // The campaign's end ("decided" | "budget" | "rounds"); "" while it runs.

@@ -184,6 +184,8 @@ void check_resume(const fs::path& path, const traces::AdaptiveLog& stored, const
   }
   if (stored.caps > 0 && stored.caps != asked.caps)
     out.push_back({"caps", "caps", std::to_string(stored.caps), std::to_string(asked.caps)});
+  if (!stored.guard.empty() && stored.guard != asked.guard)
+    out.push_back({"guard", "guard", stored.guard, asked.guard});
   if (out.empty()) return;
   std::vector<std::string> lines;
   for (const auto& m : out) lines.push_back(fmt::format("{} {} (asked: {})", m.what, m.stored, m.asked));
@@ -206,6 +208,7 @@ traces::AdaptiveLog read_log(const fs::path& path, const RelationCampaign& c, co
   log.first_round = s.initial_fraction;
   log.budget_first_share = s.budget_first_share;
   log.caps = s.caps;
+  log.guard = s.guard ? fmt::format("{}", *s.guard) : std::string("auto");
   if (!fs::exists(path)) return log;
   const auto store = traces::Store::open(path);
   if (!store.has<traces::AdaptiveLog>(c.name)) return log;
@@ -216,6 +219,7 @@ traces::AdaptiveLog read_log(const fs::path& path, const RelationCampaign& c, co
   old.first_round = log.first_round;
   old.budget_first_share = log.budget_first_share;
   old.caps = log.caps;
+  old.guard = log.guard;
   return old;
 }
 

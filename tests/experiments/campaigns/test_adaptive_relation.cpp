@@ -292,6 +292,13 @@ TEST_F(AdaptiveRelation, RefusesToResumeUnderAnotherExtrapolationOrFirstRound) {
   std::tie(option, what) = refusal(first, 0);
   EXPECT_EQ(option, "first-round");
   EXPECT_NE(what.find("decided with round 1 of the run budget 2 % (asked: 5 %): resume"), std::string::npos) << what;
+  // The guard: recorded as "auto" (the profile's own), refused as a fraction.
+  EXPECT_EQ(planned.guard, "auto");
+  auto guarded = ratio;
+  guarded.guard = 0.05;
+  std::tie(option, what) = refusal(guarded, 0);
+  EXPECT_EQ(option, "guard");
+  EXPECT_NE(what.find("decided with guard auto (asked: 0.05): resume"), std::string::npos) << what;
   // Without a compute budget round 1's share of one decides nothing: not compared.
   auto no_share = ratio;
   no_share.budget_first_share = 0;
@@ -305,14 +312,16 @@ TEST_F(AdaptiveRelation, RefusesToResumeUnderAnotherExtrapolationOrFirstRound) {
   old.first_round = pacer::traces::kNaN;
   old.budget_first_share = pacer::traces::kNaN;
   old.caps = 0;
+  old.guard.clear();
   Store::open(c.store).write(old, "", pacer::traces::Replace::always);
   what = refusal(power, 0).second;
   EXPECT_NE(what.find("extrapolation ratio (not recorded in this store: the default) (asked: power-law)"),
             std::string::npos)
       << what;
-  auto five_caps = ratio;
-  five_caps.caps = 5;  // not recorded there: not checked
-  EXPECT_NO_THROW(pacer::experiments::decide_adaptive_round(c, five_caps, 0));
+  auto unrecorded = ratio;
+  unrecorded.caps = 5;      // not recorded there: not checked
+  unrecorded.guard = 0.05;  // nor the guard
+  EXPECT_NO_THROW(pacer::experiments::decide_adaptive_round(c, unrecorded, 0));
 
   // Through `pacer relation --adaptive`: the whole campaign, then the same command under the power
   // law: one line naming both, exit 1, the store as it was; the same command again goes on.
