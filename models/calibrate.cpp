@@ -99,7 +99,8 @@ Eigen::VectorXd nnls(const Eigen::MatrixXd& a, const Eigen::VectorXd& y, const E
       Eigen::Index leave = -1;
       for (Eigen::Index j = 0; j < p; ++j)
         if (passive[static_cast<size_t>(j)] && z(j) <= 0) {
-          const double step = x(j) / (x(j) - z(j));
+          // x(j) >= 0 >= z(j): both 0 is a step of 0 (not 0 / 0).
+          const double step = x(j) > z(j) ? x(j) / (x(j) - z(j)) : 0.0;
           if (leave < 0 || step < alpha) alpha = step, leave = j;
         }
       x += alpha * (z - x);
