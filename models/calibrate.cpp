@@ -193,12 +193,16 @@ struct PooledErrors {
 
 }  // namespace
 
+int cross_validation_folds(int n, int folds) {
+  if (folds == 1) return 1;
+  return std::min(folds <= 0 ? (n <= 30 ? n : 10) : folds, n);
+}
+
 ErrorSummary cross_validate(const std::vector<traces::ProfilePoint>& points, const FitFunction& fit, int folds,
                             int min_train) {
   const int n = static_cast<int>(points.size());
   if (folds == 1 || n < min_train + 1) return {};
-  if (folds <= 0) folds = n <= 30 ? n : 10;
-  folds = std::min(folds, n);
+  folds = cross_validation_folds(n, folds);
   PooledErrors pooled;
   std::vector<double> peak_errors, mean_errors;
   for (int fold = 0; fold < folds; ++fold) {
@@ -686,7 +690,7 @@ TransferGate choose_transfer(const std::vector<traces::ProfilePoint>& measured, 
     // The folds of cross_validate: leave-one-out up to 30 points, 10 interleaved folds above. Each
     // candidate is fitted without each fold (null where that fold cannot be fitted, as there);
     // every pairing below reuses these fits.
-    const size_t n_folds = n <= 30 ? n : 10;
+    const auto n_folds = static_cast<size_t>(cross_validation_folds(static_cast<int>(n), 0));
     using Folds = std::map<TransferChoice, std::vector<std::unique_ptr<AnalyticalModel>>>;
     const auto fit_folds = [&](const TransferPrior& p, const std::vector<TransferChoice>& which, Folds& folds) {
       for (const auto c : which) {
@@ -936,8 +940,7 @@ Calibration calibrate(const traces::ProfileTable& table, const traces::DeviceSpe
   record.device = table.device;
   const int folds = options.cv_folds;
   const auto cv = cross_validate(out.used, fit, folds, min_points);
-  const int used_folds =
-      folds == 1 ? 1 : (folds <= 0 ? (out.used.size() <= 30 ? static_cast<int>(out.used.size()) : 10) : folds);
+  const int used_folds = cross_validation_folds(static_cast<int>(out.used.size()), folds);
   put_metrics(record, mape(*model, out.used), cv, used_folds);
   record_errors(record, *model, all, out.used);
   if (kind == ModelKind::analytical && used_folds == static_cast<int>(out.used.size()) && out.used.size() >= 2) {

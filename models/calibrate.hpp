@@ -37,6 +37,9 @@ struct ErrorSummary {
 ErrorSummary mape(const DeviceModel& model, const std::vector<traces::ProfilePoint>& points);
 
 using FitFunction = std::function<std::unique_ptr<DeviceModel>(const std::vector<traces::ProfilePoint>&)>;
+// The folds cross_validate uses for `n` points when asked for `folds` (0: leave-one-out up to 30
+// points, 10 above; 1: none), at most n.
+int cross_validation_folds(int n, int folds);
 // Held-out errors: every point is predicted by a model fitted without it (leave-one-out when
 // folds == 0 and there are at most 30 points; `folds` interleaved folds otherwise, 10 when 0).
 // Returns NaNs with points = 0 when there are fewer than `min_train` + 1 points.
