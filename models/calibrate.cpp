@@ -774,7 +774,6 @@ TransferGate choose_transfer(const std::vector<traces::ProfilePoint>& measured, 
       for (const auto c : candidates) {
         gate.loo[c] = loo(folds, *time, c);
         gate.loo[c].time_mape = gate.loo_own.at(c).time_mape;
-        gate.loo_weight[c] = prior.weight;
       }
       const auto power = pick([&](TransferChoice c) { return gate.loo.at(c).power_mean_mape; });
       gate.time = *time;
