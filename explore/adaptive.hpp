@@ -13,7 +13,10 @@
 //     did reach the target (a line in log b, clamped to their range), else the median over every
 //     run that reached its level of (that run's own extrapolation / its samples to the level), the
 //     shared ratio at the run's own level (never at a looser level another run stopped at), else its
-//     own curve (extrapolate_samples); the spread of those ratios widens its interval. With the extrapolation
+//     own curve (extrapolate_samples); the spread of those ratios widens its interval. A run that
+//     trained past the point where it reached its level without reaching the next level any run's
+//     curve shows is censored there: its estimate is at least the one from that next level at its
+//     samples. With the extrapolation
 //     `shared-curve` the learning curve is shared across batch sizes first: the step from each level where an
 //     unfinished run stopped to the next such level (and the last to the target) is the ratio of
 //     samples of the runs that went that far, b's own where it has any, else a line in log b through
@@ -57,6 +60,7 @@
 #include <vector>
 
 #include "explore/decide.hpp"
+#include "explore/proxy_budget.hpp"
 #include "explore/space.hpp"
 #include "explore/transfer.hpp"
 #include "traces/records.hpp"
@@ -237,6 +241,13 @@ std::map<int, std::vector<int>> replay_seed_order(const traces::RelationSet& run
 // (explore/proxy_budget.hpp keeps the lowest seeds) keeps the seed the replay draws first: fixed
 // cuts and replays compared over the same draws of seeds.
 ReplayPool reorder_pool(const ReplayPool& pool, uint64_t order_seed);
+// A fixed cut (explore/proxy_budget.hpp) over the same draws of seeds as the replays: a cut of all
+// seeds once (the draw does not change it); a cut of fewer seeds once per order k = 1..orders on
+// reorder_pool(pool, k), keeping the seeds the replay of order k draws first; with orders 0, once on
+// the pool's own order (the lowest seeds). The one rule of `pacer budget --adaptive` and `pacer
+// bench adaptive`.
+std::vector<CutRelation> cut_over_orders(const ReplayPool& pool, const ProxyCut& cut, int orders,
+                                         Extrapolation extrapolation = kDefaultExtrapolation);
 
 // `problem.relation` may be the pool's runs (its header is used).
 ReplayResult replay_adaptive(const AdaptiveProblem& problem, const ReplayPool& pool, const ReplayOptions& options);

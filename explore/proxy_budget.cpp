@@ -332,40 +332,54 @@ BudgetResult budget_sweep(const std::vector<const Problem*>& problems, const std
   std::vector<ProxyCut> cuts = request.cuts.empty() ? default_cuts(curves[0]) : request.cuts;
   if (std::none_of(cuts.begin(), cuts.end(), is_full)) cuts.insert(cuts.begin(), ProxyCut{});  // the reference
   BudgetResult result;
+  // Per cut below the full proxy, per problem, per draw of seeds: its compute share (the adaptive
+  // replays' budgets). A cut of fewer seeds is taken over the replays' draws (cut_over_orders: in
+  // order k, the seeds the replay of order k draws first), its rows pooled over them.
+  std::vector<std::pair<std::string, std::vector<std::vector<double>>>> budgets{
+      {"", std::vector<std::vector<double>>(problems.size(), std::vector<double>{0})}};
   for (size_t i = 0; i < cuts.size(); ++i) {
-    std::vector<Relation> relations;  // one per problem, alive for the sweep
-    relations.reserve(problems.size());
-    double share_sum = 0;
-    SweepRequest req = request.sweep;
-    req.name = fmt::format("{}@{}", request.name, i);
-    for (size_t j = 0; j < problems.size(); ++j) {
-      if (is_full(cuts[i])) {
-        req.proxies.push_back(&problems[j]->proxy);  // as `pacer sweep`: with its looser level
-        share_sum += 1;
-        continue;
+    std::vector<std::vector<CutRelation>> drawn;  // per problem, per draw
+    size_t draws = 1;
+    if (!is_full(cuts[i]))
+      for (size_t j = 0; j < problems.size(); ++j) {
+        drawn.push_back(cut_over_orders({problems[j]->proxy_set, curves[j]}, cuts[i], request.adaptive_orders,
+                                        request.extrapolation));
+        draws = std::max(draws, drawn.back().size());
       }
-      const CutRelation cut = cut_relation(problems[j]->proxy_set, curves[j], cuts[i], request.extrapolation);
-      const auto* target = problems[j]->target_set ? &*problems[j]->target_set : nullptr;  // as the full: its transfer
-      relations.push_back(proxy_relation(cut.set, *problems[j]->space, nullptr, target));
-      req.proxies.push_back(&relations.back());
-      share_sum += cut.share();
+    traces::SweepResult merged;
+    double share_sum = 0;
+    std::vector<std::vector<double>> shares(problems.size());
+    for (size_t d = 0; d < draws; ++d) {
+      std::vector<Relation> relations;  // one per problem, alive for the sweep
+      relations.reserve(problems.size());
+      SweepRequest req = request.sweep;
+      req.name = fmt::format("{}@{}", request.name, i);
+      for (size_t j = 0; j < problems.size(); ++j) {
+        if (is_full(cuts[i])) {
+          req.proxies.push_back(&problems[j]->proxy);  // as `pacer sweep`: with its looser level
+          share_sum += 1;
+          continue;
+        }
+        const CutRelation& cut = drawn[j][std::min(d, drawn[j].size() - 1)];
+        const auto* target = problems[j]->target_set ? &*problems[j]->target_set : nullptr;  // as the full: its transfer
+        relations.push_back(proxy_relation(cut.set, *problems[j]->space, nullptr, target));
+        req.proxies.push_back(&relations.back());
+        share_sum += cut.share();
+        shares[j].push_back(cut.share());
+      }
+      traces::SweepResult s = sweep_record(problems, req);
+      if (d == 0)
+        merged = std::move(s);
+      else
+        merged.rows.insert(merged.rows.end(), s.rows.begin(), s.rows.end());
     }
-    traces::SweepResult s = sweep_record(problems, req);
-    s.budget = request.name;
-    s.proxy_cut = cuts[i].label();
-    s.proxy_share = share_sum / static_cast<double>(problems.size());
-    result.sweeps.push_back(std::move(s));
+    merged.budget = request.name;
+    merged.proxy_cut = cuts[i].label();
+    merged.proxy_share = share_sum / static_cast<double>(problems.size() * draws);
+    result.sweeps.push_back(std::move(merged));
+    if (!is_full(cuts[i])) budgets.emplace_back(cuts[i].label(), std::move(shares));
   }
   if (request.adaptive_orders > 0) {
-    // Per problem, the share of every cut below the full proxy: the adaptive replays' budgets.
-    std::vector<std::pair<std::string, std::vector<double>>> budgets{{"", std::vector<double>(problems.size(), 0)}};
-    for (const auto& cut : cuts) {
-      if (is_full(cut)) continue;
-      std::vector<double> shares;
-      for (size_t j = 0; j < problems.size(); ++j)
-        shares.push_back(cut_relation(problems[j]->proxy_set, curves[j], cut, request.extrapolation).share());
-      budgets.emplace_back(cut.label(), std::move(shares));
-    }
     for (const auto& [budget_of, shares] : budgets) {
       traces::SweepResult merged;
       double share_sum = 0;
@@ -387,7 +401,7 @@ BudgetResult budget_sweep(const std::vector<const Problem*>& problems, const std
           ap.transfer = transfer_sd(p.proxy_set, p.target_set ? &*p.target_set : nullptr);
           ReplayOptions ro;
           ro.order_seed = static_cast<uint64_t>(order);
-          ro.budget_share = shares[j];
+          ro.budget_share = shares[j][std::min(static_cast<size_t>(order - 1), shares[j].size() - 1)];
           const ReplayResult r = replay_adaptive(ap, {p.proxy_set, curves[j]}, ro);
           relations.push_back(proxy_relation(r.final.relation, *p.space, r.final.looser ? &*r.final.looser : nullptr,
                                              p.target_set ? &*p.target_set : nullptr));

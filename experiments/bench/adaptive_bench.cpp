@@ -98,11 +98,8 @@ Outcome adaptive(const Case& c, const AdaptiveConstants& k, uint64_t order, doub
 // (explore::reorder_pool), so that both are compared over the same draws of seeds.
 std::vector<Outcome> fixed_cut(const Case& c, const explore::ProxyCut& cut, int orders) {
   std::vector<Outcome> per_order;
-  for (int k = cut.seeds == 0 ? 0 : 1; k <= (cut.seeds == 0 ? 0 : orders); ++k) {
-    const explore::ReplayPool pool = explore::reorder_pool({c.w.proxy, c.w.proxy_curve}, static_cast<uint64_t>(k));
-    const auto cr = explore::cut_relation(pool.runs, pool.curve, cut);
+  for (const auto& cr : explore::cut_over_orders({c.w.proxy, c.w.proxy_curve}, cut, orders))
     per_order.push_back(score(c, explore::Relation::from_set(cr.set, *c.space), cr.share()));
-  }
   return per_order;
 }
 

@@ -193,6 +193,35 @@ TEST(Adaptive, UnfinishedRunsAreUsedNotDropped) {
   EXPECT_GT(plan.log_var[bi], plan.log_var[*space.batch_index(64)]);
 }
 
+// A run that trained on past its level without reaching the next one is censored at the next
+// level: its count is at least its samples times the ratio target / next level, not its samples to
+// its own level times that level's ratio (a run stalled at 0.7 for three times the samples it took
+// to get there would otherwise look as fast as when it got there; on ImageNet such a run of b = 64
+// was chosen at every cap, docs/explore.md).
+TEST(Adaptive, ARunStalledAtItsLevelIsEstimatedFromTheNextLevelItHasNotReached) {
+  const Space space = space_with_times({2, 2, 1, 1.05, 2});
+  const Index index(space);
+  std::vector<AdaptiveRun> runs;
+  for (int b : {8, 16, 32, 64}) runs.push_back(done(b, 0, 1.0));  // 0.7 at N/2, 0.8 at 3N/4, 0.9 at N
+  AdaptiveRun stalled = done(128, 0, 1.0);
+  const double n = base_samples(128);
+  stalled.reached = false;
+  stalled.curve.resize(2);  // (N/4, 0.5), (N/2, 0.7)
+  stalled.samples = std::llround(1.5 * n);
+  stalled.curve.emplace_back(stalled.samples, 0.7);  // still 0.7 at 1.5 N
+  runs.push_back(stalled);
+  const AdaptivePlan plan = plan_round(problem_for(index), runs, 2, options());
+  bool seen = false;
+  for (const auto& r : plan.relation.runs)
+    if (r.batch_size == 128) {
+      seen = true;
+      EXPECT_TRUE(r.reached);
+      // 1.5 N to 0.8 at least, times 4/3 (target / 0.8): 2 N; from 0.7 at N/2 it would be N (1.5 N, floored).
+      EXPECT_NEAR(static_cast<double>(r.samples), 2 * n, 3.0);
+    }
+  EXPECT_TRUE(seen);
+}
+
 // A run of `b` whose curve has the levels 0.5, 0.7, 0.8 and the target 0.9 at these shares of its
 // count, stopped after the level `upto` (its samples: `stop` x its count).
 AdaptiveRun shaped(int b, const std::vector<double>& shares, double upto, double stop) {
@@ -539,6 +568,35 @@ TEST(Adaptive, AReorderedPoolPutsTheReplaysFirstDrawAtSeedZero) {
       for (const auto& [b, seeds] : draw) EXPECT_EQ(seeds, (std::vector<int>{0, 1, 2}));
   }
   EXPECT_TRUE(any_moved);  // a shuffled order draws another seed first somewhere
+}
+
+// cut_over_orders is the one rule by which fixed cuts meet the replays: a cut of one seed is taken
+// once per order, keeping in order k the run the replay of order k draws first (not the lowest
+// seed every time); a cut of all seeds once; with no orders, the pool's own order.
+TEST(Adaptive, AOneSeedFixedCutIsTakenOverTheReplaysDrawsOfSeeds) {
+  const ReplayPool pool = near_tie_pool();
+  const auto one_seed = parse_cut("full@1", "cut");
+  const auto cuts = cut_over_orders(pool, one_seed, 3);
+  ASSERT_EQ(cuts.size(), 3u);
+  bool any_other_than_lowest = false;
+  for (int k = 1; k <= 3; ++k) {
+    const auto draw = replay_seed_order(pool.runs, static_cast<uint64_t>(k));
+    const auto& kept = cuts[static_cast<size_t>(k - 1)].set.runs;
+    ASSERT_EQ(kept.size(), kBatches.size());
+    for (const auto& r : kept) {
+      const int first = draw.at(r.batch_size).front();
+      any_other_than_lowest |= first != 0;
+      for (const auto& p : pool.runs.runs)
+        if (p.batch_size == r.batch_size && p.seed == first) EXPECT_EQ(r.samples, p.samples) << "b=" << r.batch_size;
+    }
+  }
+  EXPECT_TRUE(any_other_than_lowest);
+  EXPECT_EQ(cut_over_orders(pool, parse_cut("full", "cut"), 3).size(), 1u);
+  const auto lowest = cut_over_orders(pool, one_seed, 0);
+  ASSERT_EQ(lowest.size(), 1u);
+  for (const auto& r : lowest.front().set.runs)
+    for (const auto& p : pool.runs.runs)
+      if (p.batch_size == r.batch_size && p.seed == 0) EXPECT_EQ(r.samples, p.samples);
 }
 
 }  // namespace

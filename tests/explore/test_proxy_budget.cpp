@@ -387,5 +387,40 @@ TEST(ProxyBudget, AdaptiveReplaysAreRecordsBesideTheCuts) {
   EXPECT_DOUBLE_EQ(again.sweeps[3].proxy_share, result.sweeps[3].proxy_share);
 }
 
+// With --adaptive N, a fixed cut of one seed is taken over the same N draws of seeds as the replays
+// (cut_over_orders), as in `pacer bench adaptive`: its record pools N draws' rows, its share is
+// their mean, and the adaptive replay of order k gets the draw k's compute. Keeping the lowest seed
+// (the cut before) gives one draw's rows.
+TEST(ProxyBudget, AOneSeedCutIsTakenOverTheAdaptiveReplaysDraws) {
+  const testing::TempStore store_path("budget-one-seed");
+  ASSERT_NO_FATAL_FAILURE(write_zeus_store(store_path));
+  const auto store = traces::Store::open(store_path);
+  const auto problems = load_problems(store, ProblemSpec{});
+  std::vector<const Problem*> views;
+  for (const auto& p : problems) views.push_back(p.get());
+  BudgetRequest req;
+  req.cuts = {parse_cut("full", "cuts"), parse_cut("looser:1@1", "cuts")};
+  req.sweep.options.policies = {Policy::Pacer, Policy::Oracle};
+  req.adaptive_orders = 2;
+  const auto curves = read_curves(store, views);
+  const auto result = budget_sweep(views, curves, req);
+  ASSERT_EQ(result.sweeps.size(), 4u);
+  EXPECT_EQ(result.sweeps[1].proxy_cut, "1 level looser x 1 seed");
+  EXPECT_EQ(result.sweeps[1].rows.size(), 2 * result.sweeps[0].rows.size());
+  double share = 0;
+  for (size_t j = 0; j < views.size(); ++j)
+    for (const auto& c : cut_over_orders({views[j]->proxy_set, curves[j]}, req.cuts[1], 2)) share += c.share();
+  EXPECT_NEAR(result.sweeps[1].proxy_share, share / static_cast<double>(2 * views.size()), 1e-12);
+  double lowest = 0;
+  for (size_t j = 0; j < views.size(); ++j) lowest += cut_relation(views[j]->proxy_set, curves[j], req.cuts[1]).share();
+  EXPECT_GT(std::abs(result.sweeps[1].proxy_share - lowest / static_cast<double>(views.size())), 1e-9);
+  EXPECT_LE(result.sweeps[3].proxy_share, result.sweeps[1].proxy_share + 1e-9);
+  // Without replays the cut keeps the lowest seed, once.
+  req.adaptive_orders = 0;
+  const auto plain = budget_sweep(views, curves, req);
+  EXPECT_EQ(plain.sweeps[1].rows.size(), plain.sweeps[0].rows.size());
+  EXPECT_NEAR(plain.sweeps[1].proxy_share, lowest / static_cast<double>(views.size()), 1e-12);
+}
+
 }  // namespace
 }  // namespace pacer::explore
