@@ -499,10 +499,18 @@ AdaptivePlan plan_round(const AdaptiveProblem& problem, const std::vector<Adapti
   // to the looser level (what the pacer policy's blend ranks on, and what the cheapest fixed cut that
   // keeps the choices trains: one seed per batch size one level looser than the target); no batch
   // size stops before its first run is there.
-  const auto first_runs = [&](int b) {  // its round-1 seeds (seed < initial_seeds)
+  const auto seed_limit = [&](int b) {
+    const auto limit = options.seeds_by_batch.find(b);
+    return limit == options.seeds_by_batch.end() ? options.max_seeds : std::min(options.max_seeds, limit->second);
+  };
+  // The climb's width (see the width rule below): its round-1 seeds (seed < initial_seeds), or every
+  // seed once the rule has widened the climb (a run beyond the round-1 seeds exists while it climbs).
+  bool widened = false;
+  for (const auto& r : runs) widened |= r.seed >= options.initial_seeds;
+  const auto first_runs = [&](int b) {
     std::vector<const AdaptiveRun*> out;
     for (const auto* r : by_b[b])
-      if (r->seed < options.initial_seeds) out.push_back(r);
+      if (widened || r->seed < options.initial_seeds) out.push_back(r);
     return out;
   };
   // The climb goes one level at a time (a budget too small for the looser level ends with every
@@ -537,7 +545,131 @@ AdaptivePlan plan_round(const AdaptiveProblem& problem, const std::vector<Adapti
       if (no_level ? true : tighter(level, loosest))
         if (tighter(goal, level)) goal = level;  // the loosest candidate: the next step
   }
-  if (climbing) {
+  // The width rule: while the climb has its round-1 seeds alone and every first run has a level,
+  // it either widens (every batch size's missing seeds train to the loosest first run's level `cur`,
+  // then all climb in step, as a fixed cut of all seeds) or goes on with one seed (as a fixed cut of
+  // one seed). On the campaign's own runs it predicts how many levels past `cur` each gets on the
+  // budget left, one seed j1 and every seed jA (the levels' spacing: the median gap between the
+  // levels the curves show; a run's samples per level: a line in log b through every run's log
+  // step between two consecutive levels it reached), and widens when the seed variance it averages
+  // out exceeds the extrapolation variance of the levels it gives up:
+  //   s2_seed x mean_b (1/k_b - 1/n_b)  >  (j1 - jA) x s2_step,
+  // k_b the runs b has, n_b its seed limit; s2_seed the pooled within-b variance of log samples to
+  // a level (every level two runs of one b reached; none: options.seed_var); s2_step the steps'
+  // residual variance about that line (fewer than three steps: kLooseEstimateVar). No constant is
+  // fitted. Where every seed reaches the looser level anyway it does not widen (the contenders'
+  // seeds there, below, cost less).
+  bool widen = false;
+  double cur = traces::kNaN;
+  std::string width_note;  // the rule's figures, in the decision log
+  if (climbing && !widened) {
+    bool every_level = true;
+    for (int b : batches)
+      for (const auto* lead : first_runs(b)) {
+        const double level = best_metric(lead->curve, hib);
+        if (std::isnan(level))
+          every_level = false;
+        else if (std::isnan(cur) || tighter(cur, level))
+          cur = level;
+      }
+    std::vector<double> seen;  // the levels the curves show, up to the looser level, loosest first
+    {
+      std::set<double> levels;
+      for (const auto& r : runs)
+        for (const auto& [n, m] : r.curve)
+          if (!std::isnan(m) && !tighter(m, problem.looser_level)) levels.insert(m);
+      seen.assign(levels.begin(), levels.end());
+      if (!hib) std::reverse(seen.begin(), seen.end());
+    }
+    std::vector<double> gaps, step_b, step;
+    for (size_t i = 0; i + 1 < seen.size(); ++i) {
+      gaps.push_back(std::abs(seen[i + 1] - seen[i]));
+      for (const auto& r : runs) {
+        const int64_t from = first_reaching(r.curve, seen[i], hib), to = first_reaching(r.curve, seen[i + 1], hib);
+        if (from > 0 && to >= from) {
+          step_b.push_back(std::log(static_cast<double>(r.batch_size)));
+          step.push_back(std::log(static_cast<double>(to) / static_cast<double>(from)));
+        }
+      }
+    }
+    if (every_level && !std::isnan(cur) && !gaps.empty() && step.size() >= 3) {
+      const double gap = base::median(gaps);
+      const int levels_left =
+          gap > 0 ? static_cast<int>(std::lround(std::abs(problem.looser_level - cur) / gap)) : 0;
+      const base::Line line = base::least_squares_line(step_b, step);
+      double s2_step = 0;
+      for (size_t i = 0; i < step.size(); ++i) s2_step += std::pow(step[i] - line.at(step_b[i]), 2);
+      s2_step /= static_cast<double>(step.size() - 2);
+      const double left = options.compute_budget_samples - plan.compute_used;
+      int j1 = -1, ja = -1;
+      for (int j = 0; j <= levels_left; ++j) {
+        double cost1 = 0, cost_a = 0;
+        for (int b : batches) {
+          const auto leads = first_runs(b);
+          if (leads.empty()) continue;
+          const double per_step = std::max(0.0, line.at(std::log(static_cast<double>(b))));
+          for (const auto* lead : leads)
+            if (open(*lead)) {
+              const double at = static_cast<double>(first_reaching(lead->curve, cur, hib)) * std::exp(j * per_step);
+              cost1 += std::max(0.0, at - static_cast<double>(lead->samples));
+            }
+          const double at = static_cast<double>(first_reaching(leads.front()->curve, cur, hib)) * std::exp(j * per_step);
+          cost_a += std::max(0, seed_limit(b) - static_cast<int>(by_b[b].size())) * at;
+        }
+        cost_a += cost1;
+        if (cost1 <= left) j1 = j;
+        if (cost_a <= left) ja = j;
+      }
+      if (ja >= 0 && ja < levels_left) {
+        double ss = 0, dof = 0;
+        std::set<double> levels;
+        for (const auto& r : runs)
+          for (const auto& [n, m] : r.curve)
+            if (!std::isnan(m)) levels.insert(m);
+        for (double level : levels)
+          for (int b : batches) {
+            std::vector<double> logs;
+            for (const auto* r : by_b[b])
+              if (const int64_t at = first_reaching(r->curve, level, hib); at > 0)
+                logs.push_back(std::log(static_cast<double>(at)));
+            if (logs.size() < 2) continue;
+            const double m = base::mean(logs);
+            for (double x : logs) ss += (x - m) * (x - m);
+            dof += static_cast<double>(logs.size() - 1);
+          }
+        const double s2_seed = dof > 0 ? ss / dof : options.seed_var;
+        double gain = 0;
+        for (int b : batches) {
+          const double k = static_cast<double>(std::max<size_t>(1, by_b[b].size()));
+          gain += s2_seed * (1 / k - 1 / std::max(k, static_cast<double>(seed_limit(b))));
+        }
+        gain /= static_cast<double>(std::max<size_t>(1, batches.size()));
+        const double loss = static_cast<double>(j1 - ja) * s2_step;
+        widen = gain > loss;
+        width_note = fmt::format(
+            " (width rule: seed variance averaged out {:.3g} {} extrapolation variance given up {:.3g}: every seed "
+            "{} levels past {:g}, one seed {})",
+            gain, widen ? ">" : "<=", loss, ja, cur, j1);
+      }
+    }
+  }
+  if (widen) {
+    for (int b : batches) {
+      const auto leads = first_runs(b);
+      const int k = static_cast<int>(by_b[b].size()), n = seed_limit(b);
+      int next_seed = 0;
+      for (const auto* r : by_b[b]) next_seed = std::max(next_seed, r->seed + 1);
+      const int64_t at = leads.empty() ? 0 : first_reaching(leads.front()->curve, cur, hib);
+      for (int s = k; s < n && at > 0; ++s, ++next_seed) {
+        const int64_t to = std::min<int64_t>(options.run_budget_samples, std::llround(options.growth * static_cast<double>(at)));
+        plan.orders.push_back({b, next_seed, to, true, cur});
+        climb_need.emplace_back(0, std::min<int64_t>(options.run_budget_samples, at));
+      }
+      plan.decisions.push_back(
+          {b, round, n > k && at > 0 ? "add-seed" : "wait",
+           fmt::format("the climb widens: every seed to level {:g}{}", cur, width_note)});
+    }
+  } else if (climbing) {
     for (int b : batches) {
       bool climbs = false;
       for (const auto* lead : first_runs(b)) {
@@ -560,8 +692,8 @@ AdaptivePlan plan_round(const AdaptiveProblem& problem, const std::vector<Adapti
       }
       plan.decisions.push_back(
           {b, round, climbs ? "continue" : "wait",
-           climbs ? fmt::format("every batch size's first runs climb to level {:g} (the looser level {:g})", goal,
-                                problem.looser_level)
+           climbs ? fmt::format("every batch size's first runs climb to level {:g} (the looser level {:g}){}", goal,
+                                problem.looser_level, width_note)
                   : fmt::format("its first runs are at level {:g} (or done) while the others climb to it", goal)});
     }
   }

@@ -544,6 +544,65 @@ TEST(Adaptive, ABudgetedCampaignPicksAsTheAllSeedsFixedCutOfEqualCompute) {
   }
 }
 
+// The width rule under a budget: after round 1 (b = 8, 16, 32 at 0.7 at half their count, b = 64
+// and 128 at 0.5 at a quarter), the budget left takes one seed per b two levels further but every
+// seed no further than 0.5. Where the step 0.5 -> 0.7 is the same factor (2) for every run, the
+// levels given up cost no extrapolation variance and the seeds' variance (the prior seed_var) wins:
+// every b's two missing seeds start, to 0.5. Where the step differs across b beyond a line in log
+// b (1.5, 2.5, 2), the two levels given up cost more than the seeds average out: the first runs
+// climb to 0.7 with one seed. A rule that never widens fails the first; one that always does, the second.
+TEST(Adaptive, UnderABudgetTheClimbWidensToEverySeedOnlyWhereTheSeedSpreadOutweighsTheLevelsGivenUp) {
+  const Space space = space_with_times({1.6, 1.6, 1.02, 1.0, 1.6});
+  const Index index(space);
+  AdaptiveProblem problem = problem_for(index);
+  problem.looser_level = 0.8;
+  const auto after_round_one = [](const std::vector<double>& step) {
+    std::vector<AdaptiveRun> runs;
+    for (size_t i = 0; i < kBatches.size(); ++i) {
+      const int b = kBatches[i];
+      const double n = base_samples(b);
+      AdaptiveRun r;
+      r.batch_size = b;
+      r.samples = std::llround(0.25 * n);
+      r.curve = {{r.samples, 0.5}};
+      if (i < step.size()) {
+        r.samples = std::llround(0.25 * n * step[i]);
+        r.curve.emplace_back(r.samples, 0.7);
+      }
+      r.last_round = 1;
+      runs.push_back(r);
+    }
+    return runs;
+  };
+  for (const bool same_step : {true, false}) {
+    const auto runs = after_round_one(same_step ? std::vector<double>{2, 2, 2} : std::vector<double>{1.5, 2.5, 2});
+    double used = 0;
+    for (const auto& r : runs) used += static_cast<double>(r.samples);
+    AdaptiveOptions o = options();
+    o.compute_budget_samples = used + 8000;
+    const AdaptivePlan plan = plan_round(problem, runs, 1, o);
+    ASSERT_EQ(plan.verdict, AdaptiveVerdict::Continue) << plan.reason;
+    std::map<int, int> new_seeds;
+    for (const auto& order : plan.orders) {
+      if (order.new_seed) {
+        ++new_seeds[order.batch_size];
+        EXPECT_DOUBLE_EQ(order.stop_level, 0.5);
+      } else {
+        EXPECT_DOUBLE_EQ(order.stop_level, 0.7);
+      }
+    }
+    if (same_step) {
+      for (int b : kBatches) EXPECT_EQ(new_seeds[b], 2) << "b=" << b << "\n" << format_decisions(plan.decisions);
+    } else {
+      EXPECT_TRUE(new_seeds.empty()) << format_decisions(plan.decisions);
+      EXPECT_EQ(plan.orders.size(), 2u);  // b = 64 and 128 climb to 0.7
+    }
+    bool logged = false;
+    for (const auto& d : plan.decisions) logged |= d.why.find("width rule") != std::string::npos;
+    EXPECT_TRUE(logged) << format_decisions(plan.decisions);
+  }
+}
+
 // reorder_pool renames each b's seeds to their rank in the replay's draw order: a fixed cut of
 // one seed (the lowest) then keeps the run the replay of that order draws first, curve and all.
 TEST(Adaptive, AReorderedPoolPutsTheReplaysFirstDrawAtSeedZero) {
