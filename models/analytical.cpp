@@ -461,6 +461,8 @@ FitInputs check_inputs(const std::vector<traces::ProfilePoint>& points, const An
   static const std::vector<bool> no_flags;
   const std::vector<bool>& fixed_weight = extras ? extras->fixed_weight : no_flags;
   check(fixed_weight.size(), "fixed-weight flags");
+  const std::vector<bool>& time_only = extras ? extras->time_only : no_flags;
+  check(time_only.size(), "time-only flags");
   if (extras)
     check(extras->time_columns.size(), "extra time rows"), check(extras->power_columns.size(), "extra power rows");
   if (!(options.prior_weight >= 0 && options.prior_weight <= kMaxPriorWeight))
@@ -499,6 +501,7 @@ FitInputs check_inputs(const std::vector<traces::ProfilePoint>& points, const An
     if (!(w > 0 && std::isfinite(w))) throw Error(fmt::format("point weight {:g} is not positive", w));
     const bool fixed = !fixed_weight.empty() && fixed_weight[pi];
     in.time_obs.push_back({f, p.batch_size, p.time_per_batch_mean_s, share, nullptr, w, fixed});
+    if (!time_only.empty() && time_only[pi]) continue;
     in.mean_obs.push_back({f, p.batch_size, p.power_mean_w, share, power_extra, w, fixed});
     if (std::isfinite(p.power_peak_w) && p.power_peak_w > 0)
       in.peak_obs.push_back({f, p.batch_size, p.power_peak_w, share, power_extra, w, fixed});

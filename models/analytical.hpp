@@ -132,6 +132,9 @@ struct FitExtras {
   // Per point (empty: none): its weight is kept by the absolute power loss's reweighting and its
   // power residual is squared (a transfer prior's pseudo-points: a least-squares prior).
   std::vector<bool> fixed_weight;
+  // Per point (empty: none): the point joins the time fit only, not the power fits (a transfer
+  // prior that carries time alone: TransferPrior::power).
+  std::vector<bool> time_only;
   std::vector<std::vector<double>> time_columns;                    // per point; added time = sum_j time_coef[j] x_j
   std::vector<std::vector<double>> power_columns;                   // per point; added power = sum_j coef[j] x_j
   std::vector<double> time_coef, power_mean_coef, power_peak_coef;  // out

@@ -594,6 +594,10 @@ std::unique_ptr<AnalyticalModel> fit_analytical_with_prior(const std::vector<tra
   // kept fixed; the measured points get the absolute loss.
   extras.fixed_weight.assign(measured.size(), false);
   extras.fixed_weight.resize(pts.size(), true);
+  if (!prior.power) {
+    extras.time_only.assign(measured.size(), false);
+    extras.time_only.resize(pts.size(), true);
+  }
   auto model = fit_analytical(pts, options, &extras);
   auto record = model->to_record();
   record.settings["transfer_weight"] = fmt::format("{:g}", prior.weight);
@@ -608,6 +612,10 @@ std::string to_string(TransferChoice choice) {
       return "prior";
     case TransferChoice::prior_scaled_b:
       return "prior-scaled-b";
+    case TransferChoice::prior_time_only:
+      return "prior-time-only";
+    case TransferChoice::prior_scaled_b_time_only:
+      return "prior-scaled-b-time-only";
   }
   return "?";
 }
@@ -632,7 +640,8 @@ std::unique_ptr<AnalyticalModel> fit_transfer_candidate(TransferChoice choice,
                                                         const std::vector<int>& batch_sizes) {
   if (choice == TransferChoice::alone) return fit_analytical(measured, options);
   TransferPrior p = prior;
-  p.scale_batch = choice == TransferChoice::prior_scaled_b;
+  p.scale_batch = scales_batch(choice);
+  p.power = transfers_power(choice);
   return fit_analytical_with_prior(measured, options, p, target_max_hz, freqs_hz, batch_sizes);
 }
 
@@ -668,8 +677,23 @@ std::unique_ptr<AnalyticalModel> fit_transfer(TransferChoice time, TransferChoic
   return combine_transfer_axes(*t, *p);
 }
 
+bool scales_batch(TransferChoice choice) {
+  return choice == TransferChoice::prior_scaled_b || choice == TransferChoice::prior_scaled_b_time_only;
+}
+
+bool transfers_power(TransferChoice choice) {
+  return choice == TransferChoice::prior || choice == TransferChoice::prior_scaled_b;
+}
+
 std::vector<double> transfer_weight_grid() {
-  return std::vector<double>(std::begin(kTransferWeightGrid), std::end(kTransferWeightGrid));
+  // 10^(-i / kTransferWeightStepsPerDecade) points, i = 0, 1, ...: from kMaxTransferGridWeight down to
+  // kMinTransferGridWeight (both powers of 10, so both ends are on the grid).
+  std::vector<double> grid;
+  const double decades = std::log10(kMaxTransferGridWeight / kMinTransferGridWeight);
+  const int steps = static_cast<int>(std::lround(decades * kTransferWeightStepsPerDecade));
+  for (int i = 0; i <= steps; ++i)
+    grid.push_back(kMaxTransferGridWeight * std::pow(10.0, -static_cast<double>(i) / kTransferWeightStepsPerDecade));
+  return grid;
 }
 
 TransferGate choose_transfer(const std::vector<traces::ProfilePoint>& measured, const AnalyticalFitOptions& options,
@@ -685,8 +709,12 @@ TransferGate choose_transfer(const std::vector<traces::ProfilePoint>& measured, 
     const bool scalable =
         prior.batch_max > 1 && !batch_sizes.empty() && *std::max_element(batch_sizes.begin(), batch_sizes.end()) > 1;
     std::vector<TransferChoice> candidates;
+    // The time-only candidates belong to the joint gate: per axis, the power model already takes
+    // its own candidate.
     for (const auto c : kTransferChoices)
-      if (c != TransferChoice::prior_scaled_b || scalable) candidates.push_back(c);
+      if ((!scales_batch(c) || scalable) && (mode == TransferGateMode::joint || transfers_power(c) ||
+                                             c == TransferChoice::alone))
+        candidates.push_back(c);
     // The folds of cross_validate: leave-one-out up to 30 points, 10 interleaved folds above. Each
     // candidate is fitted without each fold (null where that fold cannot be fitted, as there);
     // every pairing below reuses these fits.

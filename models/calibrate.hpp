@@ -118,13 +118,20 @@ std::vector<traces::ProfilePoint> usable_points(const traces::ProfileTable& tabl
 // beats the k points alone there. The prior is weak on purpose: it settles what a few points leave
 // open and gives way to any measurement.
 inline constexpr double kDefaultTransferWeight = 0.25;
-// The weights the transfer gate (joint, below) chooses from with each prior candidate, by the same
-// leave-one-out, unless a weight is fixed: kDefaultTransferWeight and two below it, about 3x apart
-// (every larger weight measured hurt: docs/models.md, "Transfer between boards"). The prior kept
-// below kMinTransferGatePoints and the prior always weigh kDefaultTransferWeight. Not
-// cross-validated: the 0.03 was added after seeing the AGX Xavier's held-out errors at 0.03, so the
-// Nano -> AGX Xavier gain it brings is not independent evidence (docs/models.md).
-inline constexpr double kTransferWeightGrid[] = {0.03, 0.1, kDefaultTransferWeight};
+// The weights the joint transfer gate (below) chooses from with each prior candidate, by the same
+// leave-one-out, unless a weight is fixed (transfer_weight_grid): a log grid, kTransferWeightStepsPerDecade
+// weights per decade from kMaxTransferGridWeight down to kMinTransferGridWeight, not a list tuned to
+// the two boards. The top: one point's worth -- a model of another board never counts as more than one
+// of this board's measurements (every weight above it hurt on both LoudVA boards). The bottom: a
+// thousandth of a point, where the prior no longer moves the fit (its predictions on the board's
+// grid within 0.1% of the points alone on both LoudVA boards at k = 8, a property of the fit, not of
+// held-out errors), so a lower weight would only repeat the points alone. The spacing (a decade or
+// half a decade) was chosen leave-one-board-out: each direction's pick (by its held-out error) was
+// judged on the other (docs/models.md, "How constants were chosen"). The prior kept below
+// kMinTransferGatePoints, --prior-always and the per-axis gate weigh kDefaultTransferWeight.
+inline constexpr double kMaxTransferGridWeight = 1.0;
+inline constexpr double kMinTransferGridWeight = 1e-3;
+inline constexpr int kTransferWeightStepsPerDecade = 2;
 struct TransferPrior {
   std::shared_ptr<const AnalyticalModel> model;  // fitted on the other board's full sweep
   double knob_max_hz = 0;                        // that board's highest GPU clock
@@ -134,6 +141,9 @@ struct TransferPrior {
   // prediction interpolated in ln b between whole batch sizes. 0: the prior board's range is unknown.
   int batch_max = 0;  // that board's largest profiled batch size
   bool scale_batch = false;
+  // Whether the pseudo-points join the power fits too (false: the time fit only; the power models
+  // are fitted on the measured points, with the transferred time model in their coupled terms).
+  bool power = true;
 };
 // The pseudo-points on the grid `freqs_hz` x `batch_sizes` (batch sizes thinned to at most 16,
 // log-spaced, ends kept) and their weights. Throws Error without a prior model, measured points or
@@ -154,20 +164,21 @@ std::unique_ptr<AnalyticalModel> fit_analytical_with_prior(const std::vector<tra
                                                            const std::vector<double>& freqs_hz,
                                                            const std::vector<int>& batch_sizes);
 
-// The transfer gate (`pacer calibrate --prior`, on unless forced): which of three candidates fits
-// this board's k points -- the k points alone, the prior as above, the prior with its b axis scaled
-// (TransferPrior::scale_batch) -- is decided by leave-one-out on the k points: each candidate is
-// refitted k times without one point (the prior's affine maps too) and scored on it.
+// The transfer gate (`pacer calibrate --prior`, on unless forced): which candidate (TransferChoice
+// below) fits this board's k points -- the k points alone, the prior as above, the prior with its b
+// axis scaled (TransferPrior::scale_batch), each prior for time and power or for time only
+// (TransferPrior::power) -- is decided by leave-one-out on the k points: each candidate is refitted
+// k times without one point (the prior's affine maps too) and scored on it.
 // - TransferGateMode::joint (the default): one candidate for the whole model, the lowest time +
-//   mean-power MAPE (ties: the earlier of alone, prior, prior-scaled-b). With `weights` (calibrate:
-//   kTransferWeightGrid unless a weight is given) each prior candidate is scored at each weight and
+//   mean-power MAPE (ties: the earlier in kTransferChoices). With `weights` (calibrate:
+//   transfer_weight_grid() unless a weight is given) each prior candidate is scored at each weight and
 //   the lowest (candidate, weight) wins (ties: the earlier weight); without, at TransferPrior::weight.
 // - TransferGateMode::per_axis: the time model and the power model (V(f), mean and peak power) each
 //   take their own candidate: time the lowest leave-one-out time MAPE, then power the lowest
 //   leave-one-out mean-power MAPE paired with that time model (power's coupled energy terms divide
 //   by t(f, b)); combined by combine_transfer_axes. It wins where the prior carries one axis and not
 //   the other (Transfer.TheGateTakesThePriorForTimeAndThePointsForPowerWhenOnlyTimeTransfers); it
-//   uses TransferPrior::weight (no weight grid). On
+//   uses TransferPrior::weight (no weight grid) and the three candidates that carry both axes. On
 //   the two LoudVA boards at k = 8 leave-one-out on the planner's 8 corner points picks the wrong
 //   axis both ways and it loses to the joint gate (docs/models.md, "Transfer between boards"), so
 //   it is an option, not the default.
@@ -177,10 +188,17 @@ std::unique_ptr<AnalyticalModel> fit_analytical_with_prior(const std::vector<tra
 // constant follows from that count; nothing was tuned (docs/models.md, "Transfer between boards").
 inline constexpr int kMinAnalyticalPoints = 4;
 inline constexpr int kMinTransferGatePoints = kMinAnalyticalPoints + 1;
-enum class TransferChoice { alone, prior, prior_scaled_b };
+// The candidates: the points alone; the prior (b as it is, or scaled), its pseudo-points joining
+// the time and power fits; the same joining the time fit only (TransferPrior::power false: the power
+// models fitted on the points, with the transferred time model in their coupled terms).
+enum class TransferChoice { alone, prior, prior_scaled_b, prior_time_only, prior_scaled_b_time_only };
 inline constexpr TransferChoice kTransferChoices[] = {TransferChoice::alone, TransferChoice::prior,
-                                                      TransferChoice::prior_scaled_b};
-std::string to_string(TransferChoice choice);  // "alone" | "prior" | "prior-scaled-b"
+                                                      TransferChoice::prior_scaled_b, TransferChoice::prior_time_only,
+                                                      TransferChoice::prior_scaled_b_time_only};
+// "alone" | "prior" | "prior-scaled-b" | "prior-time-only" | "prior-scaled-b-time-only"
+std::string to_string(TransferChoice choice);
+bool scales_batch(TransferChoice choice);     // prior-scaled-b and prior-scaled-b-time-only
+bool transfers_power(TransferChoice choice);  // prior and prior-scaled-b
 enum class TransferGateMode { joint, per_axis };
 std::string to_string(TransferGateMode mode);  // "joint" | "per-axis"
 // The mode named `name` ("joint" | "per-axis"); throws OptionError("prior-gate") for another.
@@ -227,7 +245,7 @@ TransferGate choose_transfer(const std::vector<traces::ProfilePoint>& measured, 
                              const TransferPrior& prior, double target_max_hz, const std::vector<double>& freqs_hz,
                              const std::vector<int>& batch_sizes, TransferGateMode mode = TransferGateMode::joint,
                              const std::vector<double>& weights = {});
-// kTransferWeightGrid as a vector (choose_transfer's `weights`).
+// The log grid of weights above, descending (choose_transfer's `weights`).
 std::vector<double> transfer_weight_grid();
 // The record's metric holding candidate `choice`'s leave-one-out MAPE of `target` ("time",
 // "power_mean"; TransferGate::loo), and one line describing a calibrated record's transfer ("" without
@@ -258,7 +276,7 @@ struct CalibrationOptions {
   const traces::DeviceSpec* prior_device = nullptr;
   std::string prior_name;
   double prior_weight_points = kDefaultTransferWeight;
-  // The joint gate chooses the weight from kTransferWeightGrid (false: prior_weight_points, fixed).
+  // The joint gate chooses the weight from transfer_weight_grid() (false: prior_weight_points, fixed).
   bool prior_weight_by_gate = true;
   bool transfer_gate = true;  // false: always the prior (TransferChoice::prior), no leave-one-out
   TransferGateMode transfer_gate_mode = TransferGateMode::joint;

@@ -558,8 +558,9 @@ std::string close_to_every_point(std::vector<ModelBenchRow>& rows, const std::ve
   }
   // Transfer: the other board's full sweep as the prior, plus this board's k points; the gate
   // (models::choose_transfer) decides by leave-one-out on the k points between them alone, the prior
-  // and the prior with its b axis scaled, each prior at each weight of models::kTransferWeightGrid (as
-  // pacer calibrate does); the prior always (the ungated fit, at --transfer-weight) is printed beside it.
+  // and the prior with its b axis scaled, each for time and power or for time only, each prior at each
+  // weight of models::transfer_weight_grid() (as pacer calibrate does); the prior always (the ungated
+  // fit, at --transfer-weight) is printed beside it.
   for (size_t oi = 0; oi < boards.size(); ++oi) {
     if (oi == bi) continue;
     const auto& other = boards[oi];

@@ -128,8 +128,8 @@ Command make() {
         fmt::format("analytical: transfer from another board -- its full sweep of the same workload, NAME in the "
                     "same store or FILE.h5:NAME; the model fitted on it regularises the fit on this profile's (few) "
                     "points where leave-one-out on them says it helps: the points alone, the prior, or the prior "
-                    "with its batch sizes scaled to this board's range (printed; from {} points, below that the "
-                    "prior is kept)",
+                    "with its batch sizes scaled to this board's range, each for time and power or for time only "
+                    "(printed; from {} points, below that the prior is kept)",
                     models::kMinTransferGatePoints)
             .c_str())("prior-always", "analytical, with --prior: always fit with the prior (no leave-one-out gate)")(
         "prior-gate", po::value<std::string>(),
@@ -137,7 +137,7 @@ Command make() {
         "the power model each take their own)")(
         "prior-points", po::value<double>(),
         fmt::format("analytical, with --prior: weight of the other board's model, in points' worth (default: "
-                    "the gate chooses it with the candidate from {}; {:g} with --prior-always, --prior-gate "
+                    "the gate chooses it with the candidate from {:g}; {:g} with --prior-always, --prior-gate "
                     "per-axis or below {} points)",
                     fmt::join(models::transfer_weight_grid(), ", "), models::kDefaultTransferWeight,
                     models::kMinTransferGatePoints)

@@ -295,8 +295,8 @@ TEST(Transfer, TheGateTakesThePriorOnTheBAxisWhenTheBoardsDifferInTheirBatchRang
   ASSERT_EQ(g.train.size(), 6u);
   const auto gate = choose_transfer(g.train, g.options, g.prior, g.freqs.back(), g.freqs, g.batch_sizes);
   EXPECT_TRUE(gate.trusted);
-  ASSERT_EQ(gate.loo.size(), 3u);
-  ASSERT_EQ(gate.loo_own.size(), 3u);
+  ASSERT_EQ(gate.loo.size(), std::size(kTransferChoices));  // every candidate scored, time-only ones too
+  ASSERT_EQ(gate.loo_own.size(), std::size(kTransferChoices));
   EXPECT_EQ(gate.time, TransferChoice::prior_scaled_b) << gate.label();
   EXPECT_EQ(gate.power, TransferChoice::prior_scaled_b) << gate.label();
   EXPECT_EQ(gate.label(), "prior-scaled-b");
@@ -370,7 +370,7 @@ TEST(Transfer, TheGateGivesWayToThePointsWhenThePriorIsWrong) {
 // where A's rises with ln b. A prior that helps time and misleads power: the gate takes it for time
 // and the points alone for power, and on the held-out points that beats each single choice (the
 // points alone for both miss time, the prior for both misses power).
-TEST(Transfer, TheGateTakesThePriorForTimeAndThePointsForPowerWhenOnlyTimeTransfers) {
+GateCase only_time_transfers_case() {
   const auto nano = traces::find_device("jetson-nano");
   const AnalyticalModel a(log_in_b(nano), traces::ModelRecord{});
   AnalyticalParams flat_in_b = testing::nano_truth(nano);
@@ -390,6 +390,10 @@ TEST(Transfer, TheGateTakesThePriorForTimeAndThePointsForPowerWhenOnlyTimeTransf
       },
       log_in_b(nano), 6);
   g.prior.weight = 2;
+  return g;
+}
+TEST(Transfer, TheGateTakesThePriorForTimeAndThePointsForPowerWhenOnlyTimeTransfers) {
+  auto g = only_time_transfers_case();
   ASSERT_EQ(g.train.size(), 6u);
   const auto gate = choose_transfer(g.train, g.options, g.prior, g.freqs.back(), g.freqs, g.batch_sizes,
                                     TransferGateMode::per_axis);
@@ -397,10 +401,13 @@ TEST(Transfer, TheGateTakesThePriorForTimeAndThePointsForPowerWhenOnlyTimeTransf
   EXPECT_EQ(gate.time, TransferChoice::prior_scaled_b) << gate.label();
   EXPECT_EQ(gate.power, TransferChoice::alone) << gate.label();
   EXPECT_EQ(gate.label(), "time prior-scaled-b, power alone");
-  // The scores behind it: each axis's choice is that axis's lowest leave-one-out error.
-  for (const auto c : kTransferChoices) {
-    EXPECT_LE(gate.loo.at(gate.time).time_mape, gate.loo.at(c).time_mape) << to_string(c);
-    EXPECT_LE(gate.loo.at(gate.power).power_mean_mape, gate.loo.at(c).power_mean_mape) << to_string(c);
+  // The scores behind it: each axis's choice is that axis's lowest leave-one-out error, among the
+  // three candidates that carry both axes (the time-only ones are the joint gate's).
+  ASSERT_EQ(gate.loo.size(), 3u);
+  for (const auto& [c, e] : gate.loo) {
+    EXPECT_TRUE(c == TransferChoice::alone || transfers_power(c)) << to_string(c);
+    EXPECT_LE(gate.loo.at(gate.time).time_mape, e.time_mape) << to_string(c);
+    EXPECT_LE(gate.loo.at(gate.power).power_mean_mape, e.power_mean_mape) << to_string(c);
   }
   const auto fit = [&](TransferChoice c) {
     return fit_transfer_candidate(c, g.train, g.options, g.prior, g.freqs.back(), g.freqs, g.batch_sizes);
@@ -412,16 +419,59 @@ TEST(Transfer, TheGateTakesThePriorForTimeAndThePointsForPowerWhenOnlyTimeTransf
   EXPECT_NEAR(gated.time_mape, scaled.time_mape, 1e-9);
   EXPECT_LT(gated.time_mape, alone.time_mape);
   EXPECT_LT(gated.power_mean_mape, scaled.power_mean_mape);
-  for (const auto c : kTransferChoices)
+  for (const auto c : {TransferChoice::alone, TransferChoice::prior, TransferChoice::prior_scaled_b})
     EXPECT_LT(gated.time_mape + gated.power_mean_mape, time_plus_power(*fit(c), g.test)) << to_string(c);
-  // The joint gate (the default) has one choice for both axes, and loses to the per-axis one here.
-  const auto joint = choose_transfer(g.train, g.options, g.prior, g.freqs.back(), g.freqs, g.batch_sizes);
-  EXPECT_EQ(joint.time, joint.power);
-  EXPECT_GT(time_plus_power(*joint.model, g.test), gated.time_mape + gated.power_mean_mape);
   // fit_transfer builds the same model from the two choices.
   const auto again =
       fit_transfer(gate.time, gate.power, g.train, g.options, g.prior, g.freqs.back(), g.freqs, g.batch_sizes);
   EXPECT_DOUBLE_EQ(time_plus_power(*again, g.test), gated.time_mape + gated.power_mean_mape);
+}
+
+// The same board B (time A's, b axis squeezed; power flat in b, unlike A's): the joint gate (the
+// default) takes the scaled prior for time only -- its pseudo-points join the time fit and the power
+// models are fitted on the points, with that time model in their coupled terms -- and on the
+// held-out points it beats the points alone and every candidate that carries the prior's power.
+TEST(Transfer, TheJointGateTakesThePriorForTimeOnlyWhenItsPowerMisleads) {
+  auto g = only_time_transfers_case();
+  const auto gate = choose_transfer(g.train, g.options, g.prior, g.freqs.back(), g.freqs, g.batch_sizes);
+  ASSERT_TRUE(gate.trusted);
+  EXPECT_EQ(gate.time, TransferChoice::prior_scaled_b_time_only) << gate.label();
+  EXPECT_EQ(gate.power, gate.time);
+  EXPECT_EQ(gate.label(), "prior-scaled-b-time-only");
+  const auto fit = [&](TransferChoice c) {
+    return fit_transfer_candidate(c, g.train, g.options, g.prior, g.freqs.back(), g.freqs, g.batch_sizes);
+  };
+  for (const auto c : {TransferChoice::alone, TransferChoice::prior, TransferChoice::prior_scaled_b})
+    EXPECT_LT(time_plus_power(*gate.model, g.test), time_plus_power(*fit(c), g.test)) << to_string(c);
+  // The time model is the scaled prior's, exactly (the time fit does not see the power targets);
+  // the power model is not: the pseudo-points stayed out of it.
+  const auto both = fit(TransferChoice::prior_scaled_b);
+  const auto mine = fit(TransferChoice::prior_scaled_b_time_only);
+  const auto& tb = both->params().time;
+  const auto& tm = mine->params().time;
+  EXPECT_DOUBLE_EQ(tm.fixed_s, tb.fixed_s);
+  EXPECT_DOUBLE_EQ(tm.work_cycles, tb.work_cycles);
+  EXPECT_DOUBLE_EQ(tm.work_log_cycles, tb.work_log_cycles);
+  const auto e_both = mape(*both, g.test), e_mine = mape(*mine, g.test);
+  EXPECT_DOUBLE_EQ(e_mine.time_mape, e_both.time_mape);
+  EXPECT_LT(e_mine.power_mean_mape, e_both.power_mean_mape - 1.0);
+  // Its power is fitted on the points alone: without the prior in the time fit either, it is the
+  // points-alone model (the same fit, given the same time model, reads the same power).
+  TransferPrior no_prior_power = g.prior;
+  no_prior_power.power = false;
+  no_prior_power.scale_batch = true;
+  const auto direct =
+      fit_analytical_with_prior(g.train, g.options, no_prior_power, g.freqs.back(), g.freqs, g.batch_sizes);
+  EXPECT_DOUBLE_EQ(time_plus_power(*direct, g.test), time_plus_power(*mine, g.test));
+}
+
+// The weights the joint gate chooses from: half-decades from one point's worth down to a thousandth.
+TEST(Transfer, TheWeightGridIsHalfDecadesFromOnePointToAThousandth) {
+  const auto grid = transfer_weight_grid();
+  ASSERT_EQ(grid.size(), 7u);
+  EXPECT_DOUBLE_EQ(grid.front(), 1.0);
+  EXPECT_NEAR(grid.back(), 1e-3, 1e-15);
+  for (size_t i = 1; i < grid.size(); ++i) EXPECT_NEAR(grid[i - 1] / grid[i], std::sqrt(10.0), 1e-12) << i;
 }
 
 // The joint gate with a weight grid (calibrate's default, kTransferWeightGrid): each prior candidate
