@@ -93,6 +93,11 @@ struct TargetSigmas {
   double time_rel = traces::kNaN;
   double power_mean_rel = traces::kNaN;
   double power_peak_rel = traces::kNaN;
+  // The mean-power sigma's two parts before the scale: sqrt(mean_i(r_i e_i)) and sqrt(mean_grid(jackknife
+  // variance)), so power_mean_rel = power_scale * sqrt(noise^2 + jackknife^2). What `pacer bench models
+  // --real` reads to show which part carries a board's error level (docs/models.md).
+  double power_mean_noise_rel = traces::kNaN;
+  double power_mean_jackknife_rel = traces::kNaN;
 };
 TargetSigmas few_point_sigma(const std::vector<traces::ProfilePoint>& points, const FitFunction& fit,
                              const std::vector<PlanPoint>& grid, int min_train,
