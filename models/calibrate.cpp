@@ -289,6 +289,10 @@ TargetSigmas few_point_sigma(const std::vector<traces::ProfilePoint>& points, co
   for (int t = 0; t < 3; ++t)
     if (noise_n[t] >= 2 && var_n[t] > 0)
       *targets[t] = (t == 0 ? 1.0 : power_scale) * std::sqrt(noise[t] / noise_n[t] + var[t] / var_n[t]);
+  if (std::isfinite(out.power_mean_rel)) {
+    out.power_mean_noise_rel = std::sqrt(noise[1] / noise_n[1]);
+    out.power_mean_jackknife_rel = std::sqrt(var[1] / var_n[1]);
+  }
   return out;
 }
 

@@ -88,11 +88,20 @@ FitFunction mode_fit(const std::vector<traces::ProfilePoint>& used, const std::v
 // "absolute") from this implementation's full bench run (2026-11-27): Nano 0.36, AGX Xavier 0.53,
 // so sqrt(0.36 * 0.53) = 0.44 (an earlier implementation's run gave 0.32, 0.48, so 0.39; with the
 // squared fit: 0.41, 0.50, so 0.45). Time needs none (its sigma covers at 58-85% as it is).
+// One scale does not serve both boards at k = 8 (Nano 84% inside 1 sigma, above the band): the
+// unscaled sigma is about the same on both while their errors are not, and neither part nor any
+// variant tried reads a board's level from its k points (docs/models.md, "Reading the board's
+// error level from its k points").
 inline constexpr double kFewPointPowerSigmaScale = 0.44;
 struct TargetSigmas {
   double time_rel = traces::kNaN;
   double power_mean_rel = traces::kNaN;
   double power_peak_rel = traces::kNaN;
+  // The mean-power sigma's two parts before the scale: sqrt(mean_i(r_i e_i)) and sqrt(mean_grid(jackknife
+  // variance)), so power_mean_rel = power_scale * sqrt(noise^2 + jackknife^2). What `pacer bench models
+  // --real` reads to show which part carries a board's error level (docs/models.md).
+  double power_mean_noise_rel = traces::kNaN;
+  double power_mean_jackknife_rel = traces::kNaN;
 };
 TargetSigmas few_point_sigma(const std::vector<traces::ProfilePoint>& points, const FitFunction& fit,
                              const std::vector<PlanPoint>& grid, int min_train,

@@ -378,13 +378,16 @@ std::vector<CoverageRun> coverage_runs(const RealTable& b, const ModelBenchOptio
 
 // The power sigma scale that puts 68.3% of a board's held-out power errors inside 1 sigma: per k,
 // the 68.3% quantile of |error| / raw sigma; the geometric mean over the k that have a sigma.
-double power_scale_pick(const std::vector<CoverageRun>& runs) {
+// `part`: the unscaled sigma (the default) or one of its two parts alone.
+double power_scale_pick(const std::vector<CoverageRun>& runs,
+                        double models::TargetSigmas::*part = &models::TargetSigmas::power_mean_rel) {
   const double inside_one_sigma = std::erf(1 / std::sqrt(2.0));  // 2 Phi(1) - 1 = 68.3%
   std::vector<double> picks;
   for (const auto& r : runs) {
-    if (!(r.raw.power_mean_rel > 0) || r.ep.empty()) continue;
+    const double sigma = r.raw.*part;
+    if (!(sigma > 0) || r.ep.empty()) continue;
     std::vector<double> z;
-    for (double e : r.ep) z.push_back(std::abs(e) / r.raw.power_mean_rel);
+    for (double e : r.ep) z.push_back(std::abs(e) / sigma);
     picks.push_back(base::quantile(z, inside_one_sigma));
   }
   return base::geometric_mean(picks);
@@ -549,6 +552,20 @@ std::string close_to_every_point(std::vector<ModelBenchRow>& rows, const std::ve
     md += fmt::format("| all (CV) | {:.1f} / {:.1f} % | {:.0f} / {:.0f} % | {:.0f} / {:.0f} % | | | | | |\n\n", 100 * ast,
                       100 * asp, 100 * act.within_1sigma, 100 * acp.within_1sigma, 100 * act.within_90,
                       100 * acp.within_90);
+    // Which part of the unscaled power sigma carries the board's own error level: each part at
+    // each k, and the scale each part alone would need on this board (a part that reads the level
+    // needs the same scale on every board).
+    std::string parts;
+    for (const auto& run : cov_runs[bi])
+      if (std::isfinite(run.raw.power_mean_noise_rel))
+        parts += fmt::format("{}k = {}: {:.1f} / {:.1f} %", parts.empty() ? "" : ", ", run.k,
+                           100 * run.raw.power_mean_noise_rel, 100 * run.raw.power_mean_jackknife_rel);
+    md += fmt::format("power sigma's parts ({}, unscaled, noise / jackknife): {}; the scale alone: noise part {:.2f}, "
+                      "jackknife part {:.2f}, both {:.2f}\n\n",
+                      b.device.name, parts,
+                      power_scale_pick(cov_runs[bi], &models::TargetSigmas::power_mean_noise_rel),
+                      power_scale_pick(cov_runs[bi], &models::TargetSigmas::power_mean_jackknife_rel),
+                      scale_picks[bi]);
     const auto split = plan_split(b, g.k);
     std::string pts;
     for (const auto& p : split.train) pts += fmt::format("{}({:.1f} MHz, b={})", pts.empty() ? "" : ", ", p.knob[0] / 1e6, p.batch_size);

@@ -104,6 +104,10 @@ TEST(FewPoints, TheFewPointSigmaCoversHeldOutPointsNearTheNominalRate) {
     const auto model = fit(train);
     std::vector<double> e;
     for (const auto& p : test) e.push_back(model->predict(p.knob, p.batch_size).power_mean_w / p.power_mean_w - 1);
+    // Its two parts, the noise and the jackknife term, make it up (before the scale: 1 here).
+    EXPECT_GT(s.power_mean_noise_rel, 0);
+    EXPECT_GT(s.power_mean_jackknife_rel, 0);
+    EXPECT_NEAR(std::hypot(s.power_mean_noise_rel, s.power_mean_jackknife_rel), s.power_mean_rel, 1e-12);
     inside_few += coverage(e, s.power_mean_rel).within_1sigma;
     inside90 += coverage(e, s.power_mean_rel).within_90;
     ++n;
@@ -115,7 +119,10 @@ TEST(FewPoints, TheFewPointSigmaCoversHeldOutPointsNearTheNominalRate) {
   // Fewer points than the fit needs plus two: no sigma.
   const auto table = testing::table_from(testing::nano_truth(nano), nano.gpu_freqs_hz, {1, 13}, 0.03, 1);
   const std::vector<traces::ProfilePoint> five(table.points.begin(), table.points.begin() + 5);
-  EXPECT_TRUE(std::isnan(few_point_sigma(five, fit, {{{nano.gpu_freqs_hz[0]}, 2}}, 4).time_rel));
+  const auto none = few_point_sigma(five, fit, {{{nano.gpu_freqs_hz[0]}, 2}}, 4);
+  EXPECT_TRUE(std::isnan(none.time_rel));
+  EXPECT_TRUE(std::isnan(none.power_mean_noise_rel));
+  EXPECT_TRUE(std::isnan(none.power_mean_jackknife_rel));
 }
 
 // One point off the trend by +30% (a regime of its own, a reading taken while a clock floated): the

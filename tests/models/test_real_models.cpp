@@ -287,6 +287,12 @@ TEST(RealModels, TheFewPointSigmaOfEightPointsCoversHeldOutPowerAtTheNominalRate
     // Unscaled (power_scale 1) it is the old, too wide sigma.
     const auto wide = few_point_sigma(train, fit, grid, 4, 1.0);
     EXPECT_NEAR(wide.power_mean_rel * kFewPointPowerSigmaScale, sigma.power_mean_rel, 1e-12) << device;
+    // The parts are the unscaled ones whatever the scale: on the Nano's 8 points the noise part
+    // (its b = 1 points, off the absolute fit's trend) is 5.3%, the jackknife part 4.6%.
+    EXPECT_DOUBLE_EQ(wide.power_mean_noise_rel, sigma.power_mean_noise_rel) << device;
+    EXPECT_NEAR(std::hypot(sigma.power_mean_noise_rel, sigma.power_mean_jackknife_rel), wide.power_mean_rel, 1e-12);
+    EXPECT_NEAR(sigma.power_mean_noise_rel, 0.053, 0.002) << device;
+    EXPECT_NEAR(sigma.power_mean_jackknife_rel, 0.046, 0.002) << device;
     EXPECT_DOUBLE_EQ(wide.time_rel, sigma.time_rel) << device;
   }
 }

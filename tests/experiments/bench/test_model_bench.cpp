@@ -83,6 +83,10 @@ TEST(ModelBench, RealSectionPrintsTheGoalLinesTheSummaryAndDrawsTheKCurve) {
   EXPECT_NE(r.markdown.find("transfer jetson-agx-xavier -> jetson-nano at k = 8 beats"), std::string::npos);
   EXPECT_NE(r.markdown.find("transfer jetson-nano -> jetson-agx-xavier at k = 8 beats"), std::string::npos);
   EXPECT_NE(r.markdown.find("| board | k = 4 | k = 8 | k = 12 | every point (CV) |"), std::string::npos);
+  for (const char* board : {"jetson-nano", "jetson-agx-xavier"})
+    EXPECT_NE(r.markdown.find(std::string("power sigma's parts (") + board + ", unscaled, noise / jackknife): k = 8: "),
+              std::string::npos)
+        << board;
   ASSERT_EQ(r.curves.size(), 2u);
   EXPECT_EQ(r.curves[0].planned.size(), 8u);
   EXPECT_EQ(r.curves[0].k, (std::vector<int>{4, 8, 12}));
