@@ -50,8 +50,11 @@
 //     in step (orders with a stop_level; a round that needs more than the budget leaves trains every
 //     run the same share of its need), so a budget too small for the looser level ends as a fixed
 //     cut "k levels looser x 1 seed"; (b) then the contenders gain seeds at the looser level, one a
-//     round; (c) then step 4. The real relation campaign sets no looser level: (a) and (b) never
-//     apply there.
+//     round; (c) then step 4. In (a), while one seed per batch size climbs, the width rule may
+//     widen the climb to every seed (a fixed cut of all seeds) where the seed variance it averages
+//     out exceeds the extrapolation variance of the levels it gives up, both from the campaign's own
+//     runs (plan_round's comment). The real relation campaign sets no looser level: (a) and (b)
+//     never apply there.
 #include <cstdint>
 #include <map>
 #include <optional>
