@@ -10,8 +10,9 @@
 // The rule, per round:
 //  1. every unfinished run (below the target) gets an estimated samples-to-target from its learning
 //     curve: its samples to the best level it reached times the ratio target/level of the runs that
-//     did reach the target (a line in log b, clamped to their range), else the median over every
-//     run that reached its level of (that run's own extrapolation / its samples to the level), the
+//     did reach the target (a line in log b, clamped to their range), else over every run that
+//     reached its level the log ratios (that run's own extrapolation / its samples to the level),
+//     their median or (ratio_line) a line in log b through them, the
 //     shared ratio at the run's own level (never at a looser level another run stopped at), else its
 //     own curve (extrapolate_samples); the spread of those ratios widens its interval. A run that
 //     trained past the point where it reached its level without reaching the next level any run's
@@ -49,8 +50,11 @@
 //     in step (orders with a stop_level; a round that needs more than the budget leaves trains every
 //     run the same share of its need), so a budget too small for the looser level ends as a fixed
 //     cut "k levels looser x 1 seed"; (b) then the contenders gain seeds at the looser level, one a
-//     round; (c) then step 4. The real relation campaign sets no looser level: (a) and (b) never
-//     apply there.
+//     round; (c) then step 4. In (a), while one seed per batch size climbs, the width rule may
+//     widen the climb to every seed (a fixed cut of all seeds) where the seed variance it averages
+//     out exceeds the extrapolation variance of the levels it gives up, both from the campaign's own
+//     runs (plan_round's comment). The real relation campaign sets no looser level: (a) and (b)
+//     never apply there.
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -108,6 +112,10 @@ AdaptiveExtrapolation parse_adaptive_extrapolation(const std::string& text, cons
 // from a fresh store the two make the same choices (docs/explore.md); the power law was not
 // cross-validated.
 inline constexpr AdaptiveExtrapolation kAdaptiveExtrapolation = AdaptiveExtrapolation::ratio;
+// Whether the ratio's shared factor at a level (where no run reached the target past it) is a line
+// in log b through the runs' log ratios (clamped to their range) rather than their median.
+// Leave-one-workload-out on the Zeus traces (`pacer bench adaptive --ratio-lines 0,1`): docs/explore.md.
+inline constexpr bool kAdaptiveRatioLine = true;
 
 struct AdaptiveOptions {
   int64_t run_budget_samples = 0;     // the most one run may train (required, > 0)
@@ -123,6 +131,7 @@ struct AdaptiveOptions {
   // Unfinished runs are stored this many standard deviations above their estimate (>= 0).
   double estimate_z = kAdaptiveEstimateZ;
   AdaptiveExtrapolation extrapolation = kAdaptiveExtrapolation;  // step 1 above
+  bool ratio_line = kAdaptiveRatioLine;                           // the shared ratio as a line in log b
   // With a compute budget: round 1's share of it ([0, 1]; 0: initial_fraction of the run budget).
   double budget_first_share = kAdaptiveBudgetFirstShare;
 };

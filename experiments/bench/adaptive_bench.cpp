@@ -83,6 +83,7 @@ Outcome adaptive(const Case& c, const AdaptiveConstants& k, uint64_t order, doub
   ro.engine.estimate_z = k.estimate_z;
   ro.engine.extrapolation = k.shared_curve ? explore::AdaptiveExtrapolation::shared_curve : explore::AdaptiveExtrapolation::ratio;
   ro.engine.budget_first_share = k.budget_first_share;
+  ro.engine.ratio_line = k.ratio_line;
   ro.order_seed = order;
   ro.budget_share = budget_share;
   const explore::ReplayResult r = explore::replay_adaptive(adaptive_problem(c), {c.w.proxy, c.w.proxy_curve}, ro);
@@ -139,8 +140,9 @@ AdaptiveBenchRow summarize_campaign(const std::string& gpu, const std::string& c
 }  // namespace
 
 std::string AdaptiveConstants::label() const {
-  return fmt::format("tolerance {:g} %, round 1 at {:g} %, z {:g}, estimates at +{:g} sd{}", 100 * tolerance,
-                     100 * initial_fraction, z, estimate_z, shared_curve ? ", shared curve" : "");
+  return fmt::format("tolerance {:g} %, round 1 at {:g} %, z {:g}, estimates at +{:g} sd{}, ratio {}", 100 * tolerance,
+                     100 * initial_fraction, z, estimate_z, shared_curve ? ", shared curve" : "",
+                     ratio_line ? "line in log b" : "median");
 }
 
 AdaptiveBenchResult run_adaptive_bench(const AdaptiveBenchOptions& options) {
@@ -179,7 +181,8 @@ AdaptiveBenchResult run_adaptive_bench(const AdaptiveBenchOptions& options) {
     for (double f : o.initial_fractions)
       for (double z : o.zs)
         for (double ez : o.estimate_zs)
-          for (bool sc : o.shared_curves) grid.push_back({t, f, z, ez, sc});
+          for (bool sc : o.shared_curves)
+            for (bool rl : o.ratio_lines) grid.push_back({t, f, z, ez, sc, rl});
   std::set<std::string> workloads;
   for (const auto& c : cases) workloads.insert(c->w.name);
   // grid point -> case -> orders
@@ -248,22 +251,28 @@ AdaptiveBenchResult run_adaptive_bench(const AdaptiveBenchOptions& options) {
   // the least mean over the cuts of its max regret on the other workloads.
   AdaptiveConstants used = grid.size() == 1 ? grid.front() : AdaptiveConstants{};
   if (o.budget_first_shares.size() == 1) used.budget_first_share = o.budget_first_shares.front();
-  // share -> cut label -> case index -> orders
-  std::vector<std::map<std::string, std::map<size_t, std::vector<Outcome>>>> budget_out(o.budget_first_shares.size());
+  if (o.ratio_lines.size() == 1) used.ratio_line = o.ratio_lines.front();
+  // The budget grid: (round 1's share, the shared ratio's form); one point: no choice.
+  std::vector<std::pair<double, bool>> budget_points;
+  for (double share : o.budget_first_shares)
+    for (bool line : o.ratio_lines) budget_points.emplace_back(share, line);
+  // point -> cut label -> case index -> orders
+  std::vector<std::map<std::string, std::map<size_t, std::vector<Outcome>>>> budget_out(budget_points.size());
   // cut label -> case index -> the fixed cut over the orders
   std::map<std::string, std::map<size_t, std::vector<Outcome>>> fixed_out;
   // The compute share of a fixed cut in order r (1-based; a cut of all seeds has one).
   const auto share_in = [](const std::vector<Outcome>& fixed, int r) {
     return fixed.size() == 1 ? fixed.front().share : fixed.at(static_cast<size_t>(r - 1)).share;
   };
-  if (o.budget_first_shares.size() > 1)
+  if (budget_points.size() > 1)
     for (size_t i = 0; i < cases.size(); ++i)
       for (const auto& cut : explore::default_cuts(cases[i]->w.proxy_curve)) {
         if (cut.stop == explore::ProxyCut::Stop::none && cut.seeds == 0) continue;
         const auto& fixed = fixed_out[cut.label()][i] = fixed_cut(*cases[i], cut, o.orders);
-        for (size_t g = 0; g < o.budget_first_shares.size(); ++g) {
+        for (size_t g = 0; g < budget_points.size(); ++g) {
           AdaptiveConstants k = used;
-          k.budget_first_share = o.budget_first_shares[g];
+          k.budget_first_share = budget_points[g].first;
+          k.ratio_line = budget_points[g].second;
           auto& per_order = budget_out[g][cut.label()][i];
           for (int r = 1; r <= o.orders; ++r)
             per_order.push_back(adaptive(*cases[i], k, static_cast<uint64_t>(r), share_in(fixed, r)));
@@ -296,19 +305,20 @@ AdaptiveBenchResult run_adaptive_bench(const AdaptiveBenchOptions& options) {
     }
     return std::make_tuple(mean(maxima), lower, static_cast<int>(maxima.size()));
   };
-  if (o.budget_first_shares.size() > 1) {
-    for (size_t g = 0; g < o.budget_first_shares.size(); ++g)
-      result.budget_grid.emplace_back(o.budget_first_shares[g], std::get<0>(budget_score(g, "", false)));
+  if (budget_points.size() > 1) {
+    for (size_t g = 0; g < budget_points.size(); ++g)
+      result.budget_grid.emplace_back(budget_points[g].first, budget_points[g].second,
+                                      std::get<0>(budget_score(g, "", false)));
     for (const auto& name : workloads) {
       const auto key = [&](size_t g) {  // the most cuts below the fixed cut's max regret, then the least mean max
         const auto [m, lower, cuts] = budget_score(g, name, false);
         return std::make_pair(-lower, m);
       };
       size_t best = 0;
-      for (size_t g = 1; g < o.budget_first_shares.size(); ++g)
+      for (size_t g = 1; g < budget_points.size(); ++g)
         if (key(g) < key(best)) best = g;
       const auto [m, lower, cuts] = budget_score(best, name, true);
-      result.budget_folds.push_back({name, o.budget_first_shares[best], m, lower, cuts});
+      result.budget_folds.push_back({name, budget_points[best].first, budget_points[best].second, m, lower, cuts});
     }
   }
 
@@ -410,7 +420,8 @@ std::string AdaptiveBenchResult::markdown() const {
                         p.constants.tolerance == code.tolerance &&
                                 p.constants.initial_fraction == code.initial_fraction && p.constants.z == code.z &&
                                 p.constants.estimate_z == code.estimate_z &&
-                                p.constants.shared_curve == code.shared_curve
+                                p.constants.shared_curve == code.shared_curve &&
+                                p.constants.ratio_line == code.ratio_line
                             ? " *"
                             : "",
                         100 * p.share, 100 * p.mean_regret, 100 * p.max_regret);
@@ -425,18 +436,19 @@ std::string AdaptiveBenchResult::markdown() const {
     std::vector<double> m;
     int lower = 0, cuts = 0;
     for (const auto& f : budget_folds) {
-      md += fmt::format("| {} | {:g} % | {:.2f} % | {} of {} |\n", f.held_out, 100 * f.chosen, 100 * f.max_regret,
-                        f.lower_max, f.cuts);
+      md += fmt::format("| {} | {:g} %, ratio {} | {:.2f} % | {} of {} |\n", f.held_out, 100 * f.chosen,
+                        f.chosen_line ? "line in log b" : "median", 100 * f.max_regret, f.lower_max, f.cuts);
       m.push_back(f.max_regret);
       lower += f.lower_max;
       cuts += f.cuts;
     }
     md += fmt::format("| **all folds** | | **{:.2f} %** (mean) | **{} of {}** |\n\n", 100 * mean(m), lower, cuts);
-    md += "Every share on all the data (* = the code's constant; 0: round 1 at the initial fraction of the run budget):\n\n"
-          "| round 1's share of the budget | max regret (mean over the cuts) |\n|---|---|\n";
-    for (const auto& [share, mx] : budget_grid)
-      md += fmt::format("| {:g} %{} | {:.2f} % |\n", 100 * share,
-                        share == explore::kAdaptiveBudgetFirstShare ? " *" : "", 100 * mx);
+    md += "Every point on all the data (* = the code's constants; 0: round 1 at the initial fraction of the run budget):\n\n"
+          "| round 1's share of the budget | shared ratio | max regret (mean over the cuts) |\n|---|---|---|\n";
+    for (const auto& [share, line, mx] : budget_grid)
+      md += fmt::format("| {:g} %{} | {} | {:.2f} % |\n", 100 * share,
+                        share == explore::kAdaptiveBudgetFirstShare && line == explore::kAdaptiveRatioLine ? " *" : "",
+                        line ? "line in log b" : "median", 100 * mx);
     md += "\n";
   }
   md += fmt::format(

@@ -14,6 +14,7 @@
 // compute) and the two goal lines.
 #include <filesystem>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "explore/adaptive.hpp"
@@ -34,6 +35,8 @@ struct AdaptiveBenchOptions {
   std::vector<double> zs = {1.0, 1.645, 2.5};
   std::vector<double> estimate_zs = {0.0, 1.0, 2.0};
   std::vector<bool> shared_curves = {false, true};
+  // The shared ratio as a line in log b (AdaptiveOptions::ratio_line) or the median: in both grids.
+  std::vector<bool> ratio_lines = {false, true};
   // The grid of round 1's share of a compute budget (0: the initial fraction of the run budget),
   // chosen leave-one-workload-out on the campaigns cut at the fixed cuts' compute.
   std::vector<double> budget_first_shares = {0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5};
@@ -45,8 +48,10 @@ struct AdaptiveConstants {
   double z = explore::kAdaptiveZ;
   double estimate_z = explore::kAdaptiveEstimateZ;
   bool shared_curve = explore::kAdaptiveExtrapolation == explore::AdaptiveExtrapolation::shared_curve;
+  bool ratio_line = explore::kAdaptiveRatioLine;
   double budget_first_share = explore::kAdaptiveBudgetFirstShare;  // with a compute budget only
-  std::string label() const;  // "tolerance 0.5 %, round 1 at 5 %, z 1.64, estimates at +1 sd, shared curve"
+  // "tolerance 0.5 %, round 1 at 5 %, z 1.64, estimates at +1 sd, shared curve, ratio median"
+  std::string label() const;
 };
 
 // One fold of the choice of round 1's share of a compute budget: the share with the least mean
@@ -55,6 +60,7 @@ struct AdaptiveConstants {
 struct AdaptiveBudgetFold {
   std::string held_out;
   double chosen = 0;
+  bool chosen_line = explore::kAdaptiveRatioLine;  // the shared ratio's form chosen with it
   double max_regret = 0;         // held out: mean over the fixed cuts of the adaptive max regret
   int lower_max = 0, cuts = 0;   // held out: cuts where it is below the fixed cut's max regret
 };
@@ -90,7 +96,8 @@ struct AdaptiveBenchResult {
   double held_out_share = 0, held_out_mean = 0, held_out_max = 0;
   std::vector<AdaptiveBenchPoint> grid;
   std::vector<AdaptiveBudgetFold> budget_folds;
-  std::vector<std::pair<double, double>> budget_grid;  // share -> mean over cuts of the max regret, all workloads
+  // (share, ratio line) -> mean over cuts of the max regret, all workloads
+  std::vector<std::tuple<double, bool, double>> budget_grid;
   std::vector<AdaptiveBenchRow> rows;
   // The goal lines: (a) adaptive mean regret <= full's at <= 25 % of the compute; (b) lower max regret
   // than every fixed cut below the full campaign at the same compute.

@@ -33,6 +33,11 @@ int run_bench_adaptive(const po::variables_map& vm) {
     if (v != 0 && v != 1) throw UsageError(fmt::format("--shared-curves: {:g} is neither 0 (off) nor 1 (on)", v));
     o.shared_curves.push_back(v == 1);
   }
+  o.ratio_lines.clear();
+  for (double v : parse_positive_numbers(vm["ratio-lines"].as<std::string>(), "--ratio-lines", true)) {
+    if (v != 0 && v != 1) throw UsageError(fmt::format("--ratio-lines: {:g} is neither 0 (median) nor 1 (line)", v));
+    o.ratio_lines.push_back(v == 1);
+  }
   o.budget_first_shares =
       parse_positive_numbers(vm["budget-first-shares"].as<std::string>(), "--budget-first-shares", true);
   for (double f : o.budget_first_shares)
@@ -84,6 +89,9 @@ Command make() {
         "grid of the sd above its estimate an unfinished run is stored at [1], comma-separated")(
         "shared-curves", po::value<std::string>()->default_value("0,1"),
         "grid of the learning curve shared across batch sizes (0 off, 1 on), comma-separated")(
+        "ratio-lines", po::value<std::string>()->default_value("0,1"),
+        "grid of the shared ratio's form (0: the median over the runs, 1: a line in log b), comma-separated; in "
+        "both the constants' and round 1's share's choice")(
         "budget-first-shares",
         po::value<std::string>()->default_value(fmt::format("{:g}", fmt::join(d0.budget_first_shares, ","))),
         "grid of round 1's share of a compute budget [1], comma-separated (0: --initial-fractions' share of the run "

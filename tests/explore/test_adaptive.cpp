@@ -222,6 +222,42 @@ TEST(Adaptive, ARunStalledAtItsLevelIsEstimatedFromTheNextLevelItHasNotReached) 
   EXPECT_TRUE(seen);
 }
 
+// Where no run has reached the target, an unfinished run's factor from its level to the target
+// comes from every run that reached the level (each its own extrapolation / its samples there).
+// Here those factors grow with b (1.5 at b = 8 to 2.5 at b = 128, as the large b's slower last
+// steps on CIFAR-100): the code's line in log b gives each b its own (about), the median gives
+// every b 2. A median where a line is asked for (or the reverse) fails.
+TEST(Adaptive, TheSharedRatioIsALineInLogBThroughTheRunsFactors) {
+  const Space space = space_with_times({2, 2, 1, 1.05, 2});
+  const Index index(space);
+  const std::vector<double> factor = {1.5, 1.75, 2.0, 2.25, 2.5};
+  std::vector<AdaptiveRun> runs;
+  for (size_t i = 0; i < kBatches.size(); ++i) {
+    AdaptiveRun r;
+    r.batch_size = kBatches[i];
+    r.samples = std::llround(0.5 * base_samples(kBatches[i]));
+    // 0.5 then 0.7: linear in log samples, the target 0.9 at `factor` times the samples to 0.7.
+    r.curve = {{std::llround(static_cast<double>(r.samples) / factor[i]), 0.5}, {r.samples, 0.7}};
+    runs.push_back(r);
+  }
+  for (const bool line : {true, false}) {
+    AdaptiveOptions o = options();
+    o.ratio_line = line;
+    const AdaptivePlan plan = plan_round(problem_for(index), runs, 1, o);
+    ASSERT_EQ(plan.relation.runs.size(), runs.size());
+    for (size_t i = 0; i < runs.size(); ++i) {
+      const auto& r = plan.relation.runs[i];
+      ASSERT_EQ(r.batch_size, kBatches[i]);
+      const double got = static_cast<double>(r.samples) / static_cast<double>(runs[i].samples);
+      if (line) {
+        EXPECT_NEAR(got, factor[i], 0.05 * factor[i]) << "b=" << r.batch_size;
+      } else {
+        EXPECT_NEAR(got, 2.0, 0.01) << "b=" << r.batch_size;
+      }
+    }
+  }
+}
+
 // A run of `b` whose curve has the levels 0.5, 0.7, 0.8 and the target 0.9 at these shares of its
 // count, stopped after the level `upto` (its samples: `stop` x its count).
 AdaptiveRun shaped(int b, const std::vector<double>& shares, double upto, double stop) {
