@@ -128,7 +128,7 @@ inline constexpr double kDefaultTransferWeight = 0.25;
 // held-out errors), so a lower weight would only repeat the points alone. The spacing (a decade or
 // half a decade) was chosen leave-one-board-out: each direction's pick (by its held-out error) was
 // judged on the other (docs/models.md, "How constants were chosen"). The prior kept below
-// kMinTransferGatePoints, --prior-always and the per-axis gate weigh kDefaultTransferWeight.
+// kMinTransferGatePoints, the prior always (no gate) and the per-axis gate weigh kDefaultTransferWeight.
 inline constexpr double kMaxTransferGridWeight = 1.0;
 inline constexpr double kMinTransferGridWeight = 1e-3;
 inline constexpr int kTransferWeightStepsPerDecade = 2;
