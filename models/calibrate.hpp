@@ -131,13 +131,15 @@ inline constexpr double kDefaultTransferWeight = 0.25;
 // leave-one-out, unless a weight is fixed (transfer_weight_grid): a log grid, kTransferWeightStepsPerDecade
 // weights per decade from kMaxTransferGridWeight down to kMinTransferGridWeight, not a list tuned to
 // the two boards. The top: one point's worth -- a model of another board never counts as more than one
-// of this board's measurements (every weight above it hurt on both LoudVA boards). The bottom: a
-// thousandth of a point, where the prior no longer moves the fit (its predictions on the board's
-// grid within 0.1% of the points alone on both LoudVA boards at k = 8, a property of the fit, not of
-// held-out errors), so a lower weight would only repeat the points alone. The spacing (a decade or
-// half a decade) was chosen leave-one-board-out: each direction's pick (by its held-out error) was
-// judged on the other (docs/models.md, "How constants were chosen"). The prior kept below
-// kMinTransferGatePoints, --prior-always and the per-axis gate weigh kDefaultTransferWeight.
+// of this board's measurements (every weight from 1 up hurt on both LoudVA boards). The bottom: a
+// thousandth of a point, where the prior no longer moves the time fit (its time predictions on the
+// board's grid within 0.07% of the points alone on both LoudVA boards at k = 8: a property of the
+// fit, not of held-out errors), so a lower weight would only repeat the points alone in time (the
+// 8-point power fit is not fully determined: there the prior's power still moves the Nano's by up
+// to 2.5%). The spacing (a decade or half a decade) was chosen leave-one-board-out: each
+// direction's pick (by its held-out error) was judged on the other, and both picked half-decades
+// (docs/models.md, "The transfer gate, sixth round"). The prior kept below
+// kMinTransferGatePoints, the prior always (no gate) and the per-axis gate weigh kDefaultTransferWeight.
 inline constexpr double kMaxTransferGridWeight = 1.0;
 inline constexpr double kMinTransferGridWeight = 1e-3;
 inline constexpr int kTransferWeightStepsPerDecade = 2;

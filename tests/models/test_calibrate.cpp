@@ -445,7 +445,7 @@ TEST(CalibCli, APriorFromAnotherStoreIsUsedAndRecorded) {
   ASSERT_EQ(run_pacer(fmt_path(b) + " --points 5 --prior " + prior, log), 0);
   const auto rec = traces::Store::open(b).read<traces::ModelRecord>("synthetic@jetson-nano:analytical");
   EXPECT_EQ(rec.settings.at("prior"), a.string() + ":other-board");
-  // The gate chose the weight from kTransferWeightGrid; --prior-points fixes it.
+  // The gate chose the weight from transfer_weight_grid(); --prior-points fixes it.
   const auto wgrid = transfer_weight_grid();
   EXPECT_NE(std::find_if(wgrid.begin(), wgrid.end(),
                          [&](double w) { return rec.settings.at("transfer_weight") == fmt::format("{:g}", w); }),

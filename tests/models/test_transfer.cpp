@@ -170,7 +170,7 @@ TEST(Transfer, CalibrateTakesThePriorAndRecordsIt) {
   opt.prior_name = "a.h5:synthetic";
   const auto with = calibrate(t.b, nullptr, opt);
   EXPECT_EQ(with.record.settings.at("prior"), "a.h5:synthetic");
-  // The weight: the gate's pick from kTransferWeightGrid (stored per candidate too).
+  // The weight: the gate's pick from transfer_weight_grid() (stored per candidate too).
   const auto wgrid = transfer_weight_grid();
   EXPECT_NE(std::find_if(wgrid.begin(), wgrid.end(),
                          [&](double w) { return with.record.settings.at("transfer_weight") == fmt::format("{:g}", w); }),
@@ -474,7 +474,7 @@ TEST(Transfer, TheWeightGridIsHalfDecadesFromOnePointToAThousandth) {
   for (size_t i = 1; i < grid.size(); ++i) EXPECT_NEAR(grid[i - 1] / grid[i], std::sqrt(10.0), 1e-12) << i;
 }
 
-// The joint gate with a weight grid (calibrate's default, kTransferWeightGrid): each prior candidate
+// The joint gate with a weight grid (calibrate's default: transfer_weight_grid()): each prior candidate
 // is scored at each weight; a prior that is right but should weigh little (a board B that differs
 // from A by a staircase in b that A lacks) takes the small weight, and the chosen (candidate, weight)
 // is the lowest leave-one-out score of all.
