@@ -10,6 +10,8 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <memory>
+#include <optional>
 #include <random>
 
 #include "base/error.hpp"
@@ -327,15 +329,29 @@ void write_zeus_store(const fs::path& path) {
   }
 }
 
+// The V100 Zeus import in a temporary store, opened, its problems loaded (views: what budget_sweep
+// takes). `store` stays empty where the traces are missing (write_zeus_store's failure).
+struct ZeusStore {
+  explicit ZeusStore(const std::string& tag) : path(tag) {
+    write_zeus_store(path);
+    if (::testing::Test::HasFatalFailure()) return;
+    store.emplace(traces::Store::open(path));
+    problems = load_problems(*store, ProblemSpec{});
+    for (const auto& p : problems) views.push_back(p.get());
+  }
+  testing::TempStore path;
+  std::optional<traces::Store> store;
+  std::vector<std::unique_ptr<Problem>> problems;
+  std::vector<const Problem*> views;
+};
+
 // On the real Zeus traces: the full cut is exactly `pacer sweep`'s pacer and ours; cutting at looser
 // levels uses less of the proxy's compute.
 TEST(ProxyBudget, ZeusFullCutIsTheSweepAndLooserLevelsCostLess) {
-  const testing::TempStore store_path("budget");
-  ASSERT_NO_FATAL_FAILURE(write_zeus_store(store_path));
-  const auto store = traces::Store::open(store_path);
-  const auto problems = load_problems(store, ProblemSpec{});
-  std::vector<const Problem*> views;
-  for (const auto& p : problems) views.push_back(p.get());
+  const ZeusStore zeus("budget");
+  ASSERT_TRUE(zeus.store) << "the Zeus traces could not be imported";
+  const auto& store = *zeus.store;
+  const auto& views = zeus.views;
   BudgetRequest req;
   req.cuts = {parse_cut("full", "cuts"), parse_cut("looser:1", "cuts")};
   req.sweep.options.policies = {Policy::Pacer, Policy::Ours, Policy::Oracle};
@@ -357,12 +373,10 @@ TEST(ProxyBudget, ZeusFullCutIsTheSweepAndLooserLevelsCostLess) {
 // and one at each cut's compute (never above it), each pooling its orders' rows; the same orders
 // give the same records.
 TEST(ProxyBudget, AdaptiveReplaysAreRecordsBesideTheCuts) {
-  const testing::TempStore store_path("budget-adaptive");
-  ASSERT_NO_FATAL_FAILURE(write_zeus_store(store_path));
-  const auto store = traces::Store::open(store_path);
-  const auto problems = load_problems(store, ProblemSpec{});
-  std::vector<const Problem*> views;
-  for (const auto& p : problems) views.push_back(p.get());
+  const ZeusStore zeus("budget-adaptive");
+  ASSERT_TRUE(zeus.store) << "the Zeus traces could not be imported";
+  const auto& store = *zeus.store;
+  const auto& views = zeus.views;
   BudgetRequest req;
   req.cuts = {parse_cut("full", "cuts"), parse_cut("looser:1", "cuts")};
   req.sweep.options.policies = {Policy::Pacer, Policy::Oracle};
@@ -392,12 +406,10 @@ TEST(ProxyBudget, AdaptiveReplaysAreRecordsBesideTheCuts) {
 // their mean, and the adaptive replay of order k gets the draw k's compute. Keeping the lowest seed
 // (the cut before) gives one draw's rows.
 TEST(ProxyBudget, AOneSeedCutIsTakenOverTheAdaptiveReplaysDraws) {
-  const testing::TempStore store_path("budget-one-seed");
-  ASSERT_NO_FATAL_FAILURE(write_zeus_store(store_path));
-  const auto store = traces::Store::open(store_path);
-  const auto problems = load_problems(store, ProblemSpec{});
-  std::vector<const Problem*> views;
-  for (const auto& p : problems) views.push_back(p.get());
+  const ZeusStore zeus("budget-one-seed");
+  ASSERT_TRUE(zeus.store) << "the Zeus traces could not be imported";
+  const auto& store = *zeus.store;
+  const auto& views = zeus.views;
   BudgetRequest req;
   req.cuts = {parse_cut("full", "cuts"), parse_cut("looser:1@1", "cuts")};
   req.sweep.options.policies = {Policy::Pacer, Policy::Oracle};
