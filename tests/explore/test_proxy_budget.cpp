@@ -345,6 +345,16 @@ struct ZeusStore {
   std::vector<const Problem*> views;
 };
 
+// The budget request of the replay tests: the full cut and `cut`, the pacer policy and the oracle,
+// `orders` adaptive replays.
+BudgetRequest full_and_cut(const std::string& cut, int orders) {
+  BudgetRequest req;
+  req.cuts = {parse_cut("full", "cuts"), parse_cut(cut, "cuts")};
+  req.sweep.options.policies = {Policy::Pacer, Policy::Oracle};
+  req.adaptive_orders = orders;
+  return req;
+}
+
 // On the real Zeus traces: the full cut is exactly `pacer sweep`'s pacer and ours; cutting at looser
 // levels uses less of the proxy's compute.
 TEST(ProxyBudget, ZeusFullCutIsTheSweepAndLooserLevelsCostLess) {
@@ -377,10 +387,7 @@ TEST(ProxyBudget, AdaptiveReplaysAreRecordsBesideTheCuts) {
   ASSERT_TRUE(zeus.store) << "the Zeus traces could not be imported";
   const auto& store = *zeus.store;
   const auto& views = zeus.views;
-  BudgetRequest req;
-  req.cuts = {parse_cut("full", "cuts"), parse_cut("looser:1", "cuts")};
-  req.sweep.options.policies = {Policy::Pacer, Policy::Oracle};
-  req.adaptive_orders = 2;
+  auto req = full_and_cut("looser:1", 2);
   const auto curves = read_curves(store, views);
   const auto result = budget_sweep(views, curves, req);
   ASSERT_EQ(result.sweeps.size(), 4u);
@@ -410,10 +417,7 @@ TEST(ProxyBudget, AOneSeedCutIsTakenOverTheAdaptiveReplaysDraws) {
   ASSERT_TRUE(zeus.store) << "the Zeus traces could not be imported";
   const auto& store = *zeus.store;
   const auto& views = zeus.views;
-  BudgetRequest req;
-  req.cuts = {parse_cut("full", "cuts"), parse_cut("looser:1@1", "cuts")};
-  req.sweep.options.policies = {Policy::Pacer, Policy::Oracle};
-  req.adaptive_orders = 2;
+  auto req = full_and_cut("looser:1@1", 2);
   const auto curves = read_curves(store, views);
   const auto result = budget_sweep(views, curves, req);
   ASSERT_EQ(result.sweeps.size(), 4u);
