@@ -401,6 +401,15 @@ int front_main(int argc, char** argv, const std::string& full_program) {
   full_program_slot() = full;
   size_t consumed = 1;
   if (!args.empty() && (args[0] == "--version" || command_named(args, &consumed))) return main(argc, argv);
+  // The front copied under the full program's name would exec itself forever.
+  std::error_code same_ec;
+  if (!ec && std::filesystem::equivalent(full, self, same_ec)) {
+    std::cerr << fmt::format(
+        "pacer: '{}' is the light front program under the training program's name, so it cannot hand "
+        "'{}' over: name it pacer and put the training program (CMake target pacer_train) beside it as {}\n",
+        self.string(), args.empty() ? std::string() : args[0], full_program);
+    return 1;
+  }
   base::set_default_openmp_wait_policy();  // before the OpenMP runtime of the training program loads
   ::execv(full.c_str(), argv);
   const int err = errno;

@@ -51,6 +51,17 @@ TEST_F(LoneFront, NamesTheMissingTrainingProgram) {
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
 }
 
+// The front copied under the training program's name would exec itself forever; it stops with one
+// line instead (exit 1), naming what to do.
+TEST_F(LoneFront, UnderTheTrainingProgramsNameStopsInsteadOfExecingItself) {
+  const auto renamed = dir / "pacer-train";
+  fs::copy_file(front, renamed, fs::copy_options::overwrite_existing);
+  const auto r = run_program("timeout 20 " + renamed.string(), "relation --help", dir);
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_NE(r.err.find("under the training program's name"), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+}
+
 // Through the front, the help lists the commands of both programs.
 TEST(PacerFront, HelpListsTrainingAndLightCommands) {
   const auto r = pacer::testing::run_pacer("--help", fs::temp_directory_path());
