@@ -50,6 +50,15 @@ double expected_excess(double mu, double var) {
   return std::exp(mu + var / 2) * normal_cdf((mu + var) / s) - normal_cdf(mu / s);
 }
 
+// The spacing of the levels the learning curves show: the median gap between consecutive ones
+// (`levels` in either order; 0 with fewer than two).
+double median_gap(std::vector<double> levels) {
+  std::sort(levels.begin(), levels.end());
+  std::vector<double> gaps;
+  for (size_t i = 0; i + 1 < levels.size(); ++i) gaps.push_back(levels[i + 1] - levels[i]);
+  return gaps.empty() ? 0.0 : base::median(gaps);
+}
+
 struct Estimate {
   double log_samples = traces::kNaN;  // NaN: censored
   double var = 0;                     // of the log estimate
@@ -557,9 +566,21 @@ AdaptivePlan plan_round(const AdaptiveProblem& problem, const std::vector<Adapti
     for (const auto& r : runs)
       for (const auto& [n, m] : r.curve)
         if (!std::isnan(m) && !tighter(m, problem.looser_level)) seen.insert(m);
+    bool known = no_level;  // a level tighter than the loosest first run's that some curve shows
     for (double level : seen)
-      if (no_level ? true : tighter(level, loosest))
+      if (no_level ? true : tighter(level, loosest)) {
+        known = true;
         if (tighter(goal, level)) goal = level;  // the loosest candidate: the next step
+      }
+    // No curve shows a level past the loosest first run's yet (every run at the tightest level
+    // seen): the next level is one spacing of the levels the curves show further, not the looser
+    // level itself (a climb straight to it, cut by the budget, left the runs at different levels:
+    // b = 64 of ImageNet stopped at 0.4 mid-stall while the other b trained past 0.45).
+    if (!known && !std::isnan(loosest)) {
+      const double gap = median_gap(std::vector<double>(seen.begin(), seen.end()));
+      const double next = loosest + (hib ? 1 : -1) * gap * (1 - 1e-9);  // below the spacing by rounding only
+      if (gap > 0 && tighter(problem.looser_level, next)) goal = next;
+    }
   }
   // The width rule: while the climb has its round-1 seeds alone and every first run has a level,
   // it either widens (every batch size's missing seeds train to the loosest first run's level `cur`,
@@ -609,7 +630,7 @@ AdaptivePlan plan_round(const AdaptiveProblem& problem, const std::vector<Adapti
       }
     }
     if (every_level && !std::isnan(cur) && !gaps.empty() && step.size() >= 3) {
-      const double gap = base::median(gaps);
+      const double gap = median_gap(seen);
       const int levels_left =
           gap > 0 ? static_cast<int>(std::lround(std::abs(problem.looser_level - cur) / gap)) : 0;
       const base::Line line = base::least_squares_line(step_b, step);

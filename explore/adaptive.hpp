@@ -47,7 +47,8 @@
 //     Where the policy's looser level is known (AdaptiveProblem::looser_level; the replays), it
 //     allocates first as the cheapest fixed cut that keeps the choices: (a) every batch size's
 //     first run (initial_seeds of them) climbs to the looser level one curve level at a time, all
-//     in step (orders with a stop_level; a round that needs more than the budget leaves trains every
+//     in step (orders with a stop_level: the next level a curve shows, else one spacing of the
+//     levels past the tightest seen; a round that needs more than the budget leaves trains every
 //     run the same share of its need), so a budget too small for the looser level ends as a fixed
 //     cut "k levels looser x 1 seed"; (b) then the contenders gain seeds at the looser level, one a
 //     round; (c) then step 4. In (a), while one seed per batch size climbs, the width rule may

@@ -539,6 +539,37 @@ TEST(Adaptive, UnderABudgetEveryFirstRunClimbsToTheLooserLevelAsTheFixedCutOfEqu
   EXPECT_TRUE(climbed) << format_decisions(r.log);
 }
 
+// The climb under a budget goes one level at a time also where no curve shows a level past the
+// loosest first run's yet (every first run at 0.2, the tightest level seen): the goal is the next
+// level by the curves' spacing (0.25), not the looser level itself (0.8), which a budget cut short
+// would leave with the runs at different levels (ImageNet: b = 64 stopped mid-stall at 0.4 while the
+// other b trained past 0.45).
+TEST(Adaptive, UnderABudgetTheClimbStepsOneLevelPastTheTightestLevelSeen) {
+  const Space space = space_with_times({2, 2, 1, 1.05, 2});
+  const Index index(space);
+  AdaptiveProblem problem = problem_for(index);
+  problem.looser_level = 0.8;
+  std::vector<AdaptiveRun> runs;
+  for (int b : kBatches) {
+    AdaptiveRun r;
+    r.batch_size = b;
+    const double n = base_samples(b);
+    r.samples = std::llround(n / 2);
+    r.curve = {{std::llround(n / 8), 0.1}, {std::llround(n / 4), 0.15}, {r.samples, 0.2}};
+    runs.push_back(r);
+  }
+  AdaptiveOptions o = options();
+  o.compute_budget_samples = 1e7;
+  o.max_seeds = 1;  // one seed per b: the climb never widens
+  const AdaptivePlan plan = plan_round(problem, runs, 2, o);
+  ASSERT_EQ(plan.verdict, AdaptiveVerdict::Continue);
+  ASSERT_EQ(plan.orders.size(), kBatches.size()) << format_decisions(plan.decisions);
+  for (const auto& order : plan.orders) {
+    EXPECT_FALSE(order.new_seed);
+    EXPECT_NEAR(order.stop_level, 0.25, 1e-6) << "b=" << order.batch_size << "\n" << format_decisions(plan.decisions);
+  }
+}
+
 // With more budget than one seed per batch size at the looser level, the contenders gain seeds
 // there before any run goes on to the target: at the compute of the fixed cut that takes every
 // seed to the looser level, the budgeted campaign picks as that cut does (b=64, which one seed per
