@@ -154,6 +154,46 @@ TEST(Adaptive, ContendersShrinkAsTheIntervalsShrink) {
   for (const auto& order : wide.orders) EXPECT_TRUE(order.batch_size == 32 || order.batch_size == 64);
 }
 
+// No cap is decided before some run has reached the target: where every run stopped short of it,
+// every count is an extrapolation, and however narrow the estimates' intervals, the choice trains
+// on (the text task once decided b = 64 at every cap after round 1, every run below its target,
+// and lost all nine choices).
+TEST(Adaptive, NeverDecidedBeforeAnyRunReachesTheTarget) {
+  const Space space = space_with_times({2, 2, 1, 2, 2});  // b=32 twice as fast as every other
+  const Index index(space);
+  std::vector<AdaptiveRun> runs;
+  for (int b : kBatches)
+    for (int s = 0; s < 3; ++s) {
+      AdaptiveRun r = done(b, s, 1.0 + 0.01 * s);
+      r.reached = false;  // stopped past 0.8, short of the target: an estimate, not a count
+      r.samples = std::llround(base_samples(b) * (1.0 + 0.01 * s) * 0.8);
+      r.curve.resize(3);
+      runs.push_back(r);
+    }
+  // Where the other batch sizes' runs reached the target, the estimates decide: b=32, its own runs
+  // still short of the target, within the tolerance (a run of the choice itself is not required).
+  auto others_reached = runs;
+  for (size_t i = 0; i < others_reached.size(); ++i)
+    if (others_reached[i].batch_size != 32) others_reached[i] = done(others_reached[i].batch_size, runs[i].seed, 1.0 + 0.01 * runs[i].seed);
+  const AdaptivePlan decided = plan_round(problem_for(index), others_reached, 3, options());
+  EXPECT_EQ(decided.verdict, AdaptiveVerdict::Decided) << decided.reason;
+  ASSERT_EQ(decided.caps.size(), 1u);
+  EXPECT_EQ(decided.caps[0].choice, 32);
+  // With none at the target, the same choice is as sure by its estimates, but not decided.
+  const AdaptivePlan plan = plan_round(problem_for(index), runs, 3, options());
+  ASSERT_EQ(plan.caps.size(), 1u);
+  EXPECT_EQ(plan.caps[0].choice, 32);
+  EXPECT_LE(plan.caps[0].expected_regret, kAdaptiveTolerance);
+  EXPECT_EQ(plan.verdict, AdaptiveVerdict::Continue) << plan.reason;
+  bool b32_trains = false;
+  for (const auto& o : plan.orders) b32_trains |= o.batch_size == 32;
+  EXPECT_TRUE(b32_trains);
+  bool says_why = false;
+  for (const auto& d : plan.decisions)
+    says_why |= d.batch_size == 32 && d.why.find("no run at the target yet") != std::string::npos;
+  EXPECT_TRUE(says_why);
+}
+
 TEST(Adaptive, UnfinishedRunsAreUsedNotDropped) {
   const Space space = space_with_times({2, 2, 1, 1.05, 2});
   const Index index(space);
