@@ -35,7 +35,8 @@
 //  3. at every cap (x (1 - guard)), the choice b* is the pacer policy's on that posterior; b is a
 //     contender when its time's z-interval overlaps b*'s; the expected regret of b* is the sum over
 //     the other b of E[max(0, T(b*)/T(b) - 1)] under the two normals.
-//  4. Decided when the expected regret is at most `tolerance` at every cap; Budget when the compute
+//  4. Decided when the expected regret is at most `tolerance` at every cap and some run has reached
+//     the target (before that every count is an extrapolation); Budget when the compute
 //     used reaches `compute_budget_samples` (or no order is left); else Continue with orders: at
 //     every undecided cap, the contenders whose regret term exceeds tolerance / contenders (and b*
 //     with them): unfinished runs train `growth` times further (to the run budget at most); a b
