@@ -325,6 +325,17 @@ std::vector<traces::LearningCurve> read_curves(const traces::Store& store,
   return curves;
 }
 
+namespace {
+// Pools one draw's sweep into `merged`, the record of every draw: the first draw's record as it is,
+// each later draw's rows appended.
+void pool_draw(traces::SweepResult& merged, traces::SweepResult&& draw, bool first) {
+  if (first)
+    merged = std::move(draw);
+  else
+    merged.rows.insert(merged.rows.end(), draw.rows.begin(), draw.rows.end());
+}
+}  // namespace
+
 BudgetResult budget_sweep(const std::vector<const Problem*>& problems, const std::vector<traces::LearningCurve>& curves,
                           const BudgetRequest& request) {
   if (problems.empty()) throw Error("a proxy-budget sweep needs at least one design space");
@@ -367,11 +378,7 @@ BudgetResult budget_sweep(const std::vector<const Problem*>& problems, const std
         share_sum += cut.share();
         shares[j].push_back(cut.share());
       }
-      traces::SweepResult s = sweep_record(problems, req);
-      if (d == 0)
-        merged = std::move(s);
-      else
-        merged.rows.insert(merged.rows.end(), s.rows.begin(), s.rows.end());
+      pool_draw(merged, sweep_record(problems, req), d == 0);
     }
     merged.budget = request.name;
     merged.proxy_cut = cuts[i].label();
@@ -408,11 +415,7 @@ BudgetResult budget_sweep(const std::vector<const Problem*>& problems, const std
           req.proxies.push_back(&relations.back());
           share_sum += r.share();
         }
-        traces::SweepResult s = sweep_record(problems, req);
-        if (order == 1)
-          merged = std::move(s);
-        else
-          merged.rows.insert(merged.rows.end(), s.rows.begin(), s.rows.end());
+        pool_draw(merged, sweep_record(problems, req), order == 1);
       }
       merged.budget = request.name;
       merged.proxy_cut = adaptive_cut_label(budget_of);
