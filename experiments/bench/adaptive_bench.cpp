@@ -20,6 +20,9 @@
 namespace pacer::experiments {
 namespace {
 
+// The shared ratio's form, as the tables name it (AdaptiveOptions::ratio_line).
+const char* ratio_form(bool line) { return line ? "line in log b" : "median"; }
+
 namespace fs = std::filesystem;
 using base::mean;
 
@@ -142,7 +145,7 @@ AdaptiveBenchRow summarize_campaign(const std::string& gpu, const std::string& c
 std::string AdaptiveConstants::label() const {
   return fmt::format("tolerance {:g} %, round 1 at {:g} %, z {:g}, estimates at +{:g} sd{}, ratio {}", 100 * tolerance,
                      100 * initial_fraction, z, estimate_z, shared_curve ? ", shared curve" : "",
-                     ratio_line ? "line in log b" : "median");
+                     ratio_form(ratio_line));
 }
 
 AdaptiveBenchResult run_adaptive_bench(const AdaptiveBenchOptions& options) {
@@ -437,7 +440,7 @@ std::string AdaptiveBenchResult::markdown() const {
     int lower = 0, cuts = 0;
     for (const auto& f : budget_folds) {
       md += fmt::format("| {} | {:g} %, ratio {} | {:.2f} % | {} of {} |\n", f.held_out, 100 * f.chosen,
-                        f.chosen_line ? "line in log b" : "median", 100 * f.max_regret, f.lower_max, f.cuts);
+                        ratio_form(f.chosen_line), 100 * f.max_regret, f.lower_max, f.cuts);
       m.push_back(f.max_regret);
       lower += f.lower_max;
       cuts += f.cuts;
@@ -448,7 +451,7 @@ std::string AdaptiveBenchResult::markdown() const {
     for (const auto& [share, line, mx] : budget_grid)
       md += fmt::format("| {:g} %{} | {} | {:.2f} % |\n", 100 * share,
                         share == explore::kAdaptiveBudgetFirstShare && line == explore::kAdaptiveRatioLine ? " *" : "",
-                        line ? "line in log b" : "median", 100 * mx);
+                        ratio_form(line), 100 * mx);
     md += "\n";
   }
   md += fmt::format(

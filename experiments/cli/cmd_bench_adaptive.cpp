@@ -28,16 +28,17 @@ int run_bench_adaptive(const po::variables_map& vm) {
     if (f > 1) throw UsageError(fmt::format("--initial-fractions: {:g} is above 1", f));
   o.zs = parse_positive_numbers(vm["zs"].as<std::string>(), "--zs");
   o.estimate_zs = parse_positive_numbers(vm["estimate-zs"].as<std::string>(), "--estimate-zs", true);
-  o.shared_curves.clear();
-  for (double v : parse_positive_numbers(vm["shared-curves"].as<std::string>(), "--shared-curves", true)) {
-    if (v != 0 && v != 1) throw UsageError(fmt::format("--shared-curves: {:g} is neither 0 (off) nor 1 (on)", v));
-    o.shared_curves.push_back(v == 1);
-  }
-  o.ratio_lines.clear();
-  for (double v : parse_positive_numbers(vm["ratio-lines"].as<std::string>(), "--ratio-lines", true)) {
-    if (v != 0 && v != 1) throw UsageError(fmt::format("--ratio-lines: {:g} is neither 0 (median) nor 1 (line)", v));
-    o.ratio_lines.push_back(v == 1);
-  }
+  // A list of 0 / 1 switches; `off` and `on` name the two in the error.
+  const auto switches = [&](const char* key, const char* off, const char* on) {
+    std::vector<bool> out;
+    for (double v : parse_positive_numbers(vm[key].as<std::string>(), fmt::format("--{}", key), true)) {
+      if (v != 0 && v != 1) throw UsageError(fmt::format("--{}: {:g} is neither 0 ({}) nor 1 ({})", key, v, off, on));
+      out.push_back(v == 1);
+    }
+    return out;
+  };
+  o.shared_curves = switches("shared-curves", "off", "on");
+  o.ratio_lines = switches("ratio-lines", "median", "line");
   o.budget_first_shares =
       parse_positive_numbers(vm["budget-first-shares"].as<std::string>(), "--budget-first-shares", true);
   for (double f : o.budget_first_shares)
