@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <sched.h>
 #include <stdlib.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -107,6 +108,51 @@ int free_cpu_threads() {
 bool set_default_openmp_wait_policy() {
   if (std::getenv("OMP_WAIT_POLICY") || std::getenv("GOMP_SPINCOUNT")) return false;
   return ::setenv("GOMP_SPINCOUNT", kOpenMpSpinCount, 1) == 0;
+}
+
+std::vector<KernelPin> cpu_kernel_pins() {
+#if defined(__x86_64__)
+  // Haswell is OpenBLAS's AVX2 + FMA kernel set (DYNAMIC_ARCH builds, Debian's); the other two
+  // name the same instruction set in their own spelling. Each would stop on a CPU without it.
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    return {{"OPENBLAS_CORETYPE", "Haswell"}, {"ATEN_CPU_CAPABILITY", "avx2"}, {"DNNL_MAX_CPU_ISA", "AVX2"}};
+#endif
+  return {};
+}
+
+namespace {
+bool native_kernels_asked() {
+  const char* v = std::getenv(kCpuKernelsVariable);
+  return v && ::strcasecmp(v, kNativeCpuKernels) == 0;
+}
+}  // namespace
+
+bool set_default_cpu_kernels() {
+  if (native_kernels_asked()) return false;
+  bool set = false;
+  for (const auto& pin : cpu_kernel_pins())
+    if (!std::getenv(pin.variable.c_str())) set = ::setenv(pin.variable.c_str(), pin.value.c_str(), 1) == 0 || set;
+  return set;
+}
+
+std::string cpu_kernels() {
+  const std::vector<KernelPin> pins = cpu_kernel_pins();
+  std::string as_set;
+  bool pinned = true, any = false;
+  for (const auto& pin : pins) {
+    const char* v = std::getenv(pin.variable.c_str());
+    pinned = pinned && v && pin.value == v;
+    any = any || v;
+    as_set += fmt::format("{}{}{}", as_set.empty() ? "" : ", ", pin.variable, v ? fmt::format("={}", v) : " unset");
+  }
+  if (!any) return kNativeCpuKernels;  // nothing to pin here, or nothing pinned (PACER_CPU_KERNELS=native)
+  return pinned ? kPinnedCpuKernels : as_set;
+}
+
+bool set_training_environment() {
+  const bool policy = set_default_openmp_wait_policy();
+  const bool kernels = set_default_cpu_kernels();
+  return policy || kernels;
 }
 
 }  // namespace pacer::base

@@ -2,6 +2,7 @@
 // How many CPU threads a training run may use on this machine right now, and how its OpenMP threads
 // wait. Torch-free, so the CLI reads the default without loading the training library.
 #include <string>
+#include <vector>
 
 namespace pacer::base {
 
@@ -60,5 +61,41 @@ inline constexpr const char* kOpenMpSpinCount = "1000";
 // Sets GOMP_SPINCOUNT to kOpenMpSpinCount unless the user chose a wait policy (OMP_WAIT_POLICY or
 // GOMP_SPINCOUNT is set). True when it set the variable.
 bool set_default_openmp_wait_policy();
+
+// One environment variable that fixes which CPU kernels a library of the training process runs.
+struct KernelPin {
+  std::string variable;
+  std::string value;
+};
+
+// The CPU kernels every training process computes with, pinned to one family so that a relation or
+// a validation is the same record on every x86-64 CPU with AVX2 and FMA (Intel since 2013, AMD
+// since 2015), with or without AVX-512. OpenBLAS (the GEMMs of the linear and convolution layers),
+// ATen's vectorised operations and oneDNN each pick their kernels by the CPU they find, and kernels
+// of another vector width add in another order: the last bits differ, a few hundred Adam steps
+// later a held-out sample flips, and the samples to the target, r(b), the choices and the verdict
+// follow (docs/reliability.md, "Results that do not depend on the machine"). Empty on a CPU without
+// AVX2 and FMA (arm64, a Jetson's), whose libraries have one kernel family there.
+std::vector<KernelPin> cpu_kernel_pins();
+
+// PACER_CPU_KERNELS=native leaves the libraries to pick this CPU's own kernels (faster on some
+// CPUs, records that can differ in the last bits from another machine's); unset or "avx2": pinned.
+inline constexpr const char* kCpuKernelsVariable = "PACER_CPU_KERNELS";
+inline constexpr const char* kPinnedCpuKernels = "avx2";
+inline constexpr const char* kNativeCpuKernels = "native";
+
+// Sets every pin of cpu_kernel_pins() whose variable the user has not set, before the libraries
+// that read them load (OpenBLAS reads its variable when it is loaded), unless PACER_CPU_KERNELS
+// says native. True when it set one.
+bool set_default_cpu_kernels();
+
+// The CPU kernels of this process, for its records' provenance: "avx2" when every pin holds its
+// value, "native" where there is nothing to pin or none is set (PACER_CPU_KERNELS=native), else
+// the variables as set ("OPENBLAS_CORETYPE=SkylakeX, ATEN_CPU_CAPABILITY unset, DNNL_MAX_CPU_ISA unset").
+std::string cpu_kernels();
+
+// The environment of a training process, set before its libraries load: the OpenMP wait policy and
+// the CPU kernels. True when it set a variable (a running program must exec itself again to see it).
+bool set_training_environment();
 
 }  // namespace pacer::base

@@ -8,6 +8,7 @@
 #include <mutex>
 
 #include "base/cpu_threads.hpp"
+#include "pacer_git_commit.hpp"  // generated at build time: PACER_GIT_COMMIT (traces/git_commit.cmake)
 #include "traces/store/h5io.hpp"
 
 namespace pacer::traces {
@@ -34,6 +35,7 @@ void each_field(P& p, F&& f) {
   f("start_time", p.start_time);
   f("host", p.host);
   f("threads", p.threads);
+  f("cpu_kernels", p.cpu_kernels);
   f("seeds", p.seeds);
   f("options", p.options);
 }
@@ -58,6 +60,7 @@ Provenance this_process() {
   char host[256] = {};
   if (::gethostname(host, sizeof host - 1) == 0 && host[0]) p.host = host;
   p.threads = std::to_string(base::cpus_available());
+  p.cpu_kernels = base::cpu_kernels();
   return p;
 }
 

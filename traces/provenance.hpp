@@ -21,11 +21,14 @@ inline constexpr std::string_view kUnknownProvenance = "unknown";
 
 struct Provenance {
   std::string pacer_version{kUnknownProvenance};
-  std::string git_commit{kUnknownProvenance};  // the commit built from, when CMake configured
+  std::string git_commit{kUnknownProvenance};  // the commit built from ("-dirty": tracked files differed)
   std::string command_line{kUnknownProvenance};
   std::string start_time{kUnknownProvenance};  // UTC, ISO 8601: 2026-11-26T10:03:56Z
   std::string host{kUnknownProvenance};
   std::string threads{kUnknownProvenance};  // CPU threads the run used
+  // The CPU kernels its libraries ran: "avx2" (pinned, base::cpu_kernel_pins), "native", or the
+  // variables as the user set them; a record of other kernels can differ in the last bits.
+  std::string cpu_kernels{kUnknownProvenance};
   std::string seeds{kUnknownProvenance};    // the seed options given ("seeds=0,1"); "none"
   std::string options{kUnknownProvenance};  // the options set on the command line or in a config file
   bool operator==(const Provenance&) const = default;
@@ -34,8 +37,8 @@ struct Provenance {
   std::vector<std::pair<std::string, std::string>> fields() const;
 };
 
-// This build and this machine, now: version, commit, start time, host and the CPUs available; the
-// command line, seeds and options unknown.
+// This build and this machine, now: version, commit, start time, host, the CPUs available and the
+// CPU kernels; the command line, seeds and options unknown.
 Provenance this_process();
 
 // The run whose records this process writes; this_process() until set_current_run is called.

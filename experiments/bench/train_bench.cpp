@@ -197,15 +197,16 @@ class BusyProcess {
   pid_t pid_;
 };
 
-// An OpenMP wait policy as the environment of a child: libgomp's default (300,000 spins, about
-// 3 ms, then sleep), ACTIVE (spin), PASSIVE (sleep at once) or a spin count.
-struct WaitPolicy {
+// The environment of a child that measures one point, with its label in the tables.
+struct ChildEnv {
   std::string label;
   base::RunOptions env;  // its unset_env and set_env
 };
 
-WaitPolicy wait_policy(const std::string& name) {
-  WaitPolicy p;
+// An OpenMP wait policy as the environment of a child: libgomp's default (300,000 spins, about
+// 3 ms, then sleep), ACTIVE (spin), PASSIVE (sleep at once) or a spin count.
+ChildEnv wait_policy(const std::string& name) {
+  ChildEnv p;
   if (name == "active" || name == "passive") {
     std::string upper = name;
     for (auto& ch : upper) ch = static_cast<char>(std::toupper(ch));
@@ -229,7 +230,7 @@ WaitPolicy wait_policy(const std::string& name) {
 }
 
 // samples/s of one (workload, b, threads) point measured by a child under `policy`.
-double child_rate(const TrainBenchOptions& sw, const std::string& w, int b, int t, const WaitPolicy& policy,
+double child_rate(const TrainBenchOptions& sw, const std::string& w, int b, int t, const ChildEnv& policy,
                   const fs::path& dir) {
   const fs::path csv = dir / "point.csv";
   const std::vector<std::string> args = {// the command line of one point, in a fresh process
@@ -258,7 +259,7 @@ double child_rate(const TrainBenchOptions& sw, const std::string& w, int b, int 
 void run_contention(const TrainBenchOptions& sw, std::ostream& out) {
   const ScratchDir scratch("pacer-bench-contention");
   const fs::path& dir = scratch.path;
-  std::vector<WaitPolicy> policies;
+  std::vector<ChildEnv> policies;
   for (const auto& n : sw.wait_policies) policies.push_back(wait_policy(n));
   const base::CpuLoad quiet = base::read_cpu_load();
   out << fmt::format(
@@ -292,11 +293,56 @@ void run_contention(const TrainBenchOptions& sw, std::ostream& out) {
       base::kOpenMpSpinCount, base::free_cpu_threads(quiet), busy_default_threads);
 }
 
+// ----- CPU kernels: the pinned set against this CPU's own ------------------------------------------
+
+// The CPU kernels of a child: pacer's pinned set (base::cpu_kernel_pins) or the libraries' own pick.
+ChildEnv cpu_kernels_env(const std::string& name) {
+  ChildEnv k;
+  k.label = name;
+  for (const auto& pin : base::cpu_kernel_pins()) k.env.unset_env.push_back(pin.variable);
+  if (name == base::kPinnedCpuKernels)
+    k.env.unset_env.push_back(base::kCpuKernelsVariable);
+  else if (name == base::kNativeCpuKernels)
+    k.env.set_env = {{base::kCpuKernelsVariable, base::kNativeCpuKernels}};
+  else
+    throw OptionError("cpu-kernels", fmt::format("'{}' is not {} (pacer's pin) or {} (this CPU's own)", name,
+                                                 base::kPinnedCpuKernels, base::kNativeCpuKernels));
+  return k;
+}
+
+void run_cpu_kernels(const TrainBenchOptions& sw, std::ostream& out) {
+  std::vector<ChildEnv> kernels;
+  for (const auto& n : sw.cpu_kernels) kernels.push_back(cpu_kernels_env(n));
+  const ScratchDir scratch("pacer-bench-kernels");
+  out << fmt::format(
+      "CPU kernels: each point in a fresh process under each kernel set ({}: pacer's default, the same records on\n"
+      "every x86-64 CPU with AVX2; {}: what the libraries pick on this CPU), {} per point\n",
+      base::kPinnedCpuKernels, base::kNativeCpuKernels, units::format(sw.min_time_s, units::Dimension::Time));
+  if (base::cpu_kernel_pins().empty()) out << "this CPU has no AVX2 and FMA: nothing is pinned, every set is its own\n";
+  out << fmt::format("{:<28} {:>5} {:>8} {:<8} {:>12} {:>12}\n", "WORKLOAD", "b", "threads", "KERNELS", "samples/s",
+                     fmt::format("x vs {}", kernels.front().label));
+  for (const auto& w : sw.workloads)
+    for (const int b : sw.batch_sizes)
+      for (const int t : sw.threads) {
+        double first = 0;
+        for (const auto& k : kernels) {
+          const double r = child_rate(sw, w, b, t, k, scratch.path);
+          if (first == 0) first = r;
+          out << fmt::format("{:<28} {:>5} {:>8} {:<8} {:>12.1f} {:>12.3f}\n", w, b, t, k.label, r, r / first)
+              << std::flush;
+        }
+      }
+}
+
 }  // namespace
 
 void run_train_bench(const TrainBenchOptions& o, std::ostream& out) {
   if (o.contention) {
     run_contention(o, out);
+    return;
+  }
+  if (!o.cpu_kernels.empty()) {
+    run_cpu_kernels(o, out);
     return;
   }
   run_throughput(o, out);

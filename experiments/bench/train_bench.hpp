@@ -2,7 +2,8 @@
 // `pacer bench train`: training throughput (samples/s) per workload, batch size and thread count,
 // with ratios against baselines measured in the same run; optionally the wall time of the default
 // relation campaign under each way evaluations stop (and of another build's pacer), or each point
-// measured quiet and beside one busy process under each OpenMP wait policy, each in a fresh process.
+// measured quiet and beside one busy process under each OpenMP wait policy, each in a fresh process,
+// or under each CPU kernel set (pinned or the CPU's own), each in a fresh process.
 #include <filesystem>
 #include <ostream>
 #include <string>
@@ -25,10 +26,14 @@ struct TrainBenchOptions {
   // process per OpenMP wait policy: "default" (libgomp's), "active", "passive" or a spin count.
   bool contention = false;
   std::vector<std::string> wait_policies;
+  // Instead of the throughput table: each point in a fresh process under each CPU kernel set,
+  // "avx2" (pacer's pin, base::cpu_kernel_pins) or "native"; the first is the ratios' baseline.
+  std::vector<std::string> cpu_kernels;
 };
 
 // Runs the benchmark, printing its tables to `out` row by row as they are measured. Throws
-// OptionError("wait-policies") for a policy it does not know, Error when a child run fails.
+// OptionError("wait-policies") for a policy it does not know, OptionError("cpu-kernels") for a kernel
+// set it does not know, Error when a child run fails.
 void run_train_bench(const TrainBenchOptions& o, std::ostream& out);
 
 }  // namespace pacer::experiments

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <iostream>
 
+#include "base/cpu_threads.hpp"
 #include "base/error.hpp"
 #include "base/units.hpp"
 #include "dnn/data/datasets.hpp"
@@ -124,10 +125,12 @@ Demo prepare(const DemoOptions& opt) {
   std::cout << fmt::format(
       "{}: {} (EMULATED: virtual device time, CPU training), {}\n"
       "  pre-train: {}; proxy: {}; target{}: {}\n"
-      "  batch sizes {}; seeds {}; files in {}\n",
+      "  batch sizes {}; seeds {}; training on {}, CPU kernels {}; files in {}\n",
       d.title, d.device.display_name, d.workload, opt.pretrain_dataset, opt.proxy_dataset,
       opt.targets.size() > 1 ? "s" : "", fmt::join(opt.targets, ", "), fmt::join(d.set.batch_sizes, ","),
-      fmt::join(d.set.seeds, ","), opt.out_dir.string());
+      fmt::join(d.set.seeds, ","),
+      opt.threads > 0 ? fmt::format("{} thread{}", opt.threads, opt.threads == 1 ? "" : "s") : "libtorch's threads",
+      base::cpu_kernels(), opt.out_dir.string());
   d.dopt.max_train = d.set.max_train;
   d.dopt.max_eval = d.set.eval_samples;
   if (d.spec.task == "text") d.dopt.context = static_cast<int>(d.spec.input_shape.at(0));
@@ -285,9 +288,9 @@ CampaignReport proxy_relation(const Demo& d, const Profiled& pr, const RelationC
   if (opt.adaptive) {
     const AdaptiveReport a = run_adaptive_campaign(c, proxy_data, adaptive_settings(d, pr));
     proxy = a.campaign;
-    decisions = format_adaptive_log(a.log) +
-                fmt::format("compute: {:.0f} samples, {:.1f}% of the full campaign's most\n", a.compute_used,
-                            100 * a.compute_used / std::max(1.0, a.compute_most));
+    decisions =
+        format_adaptive_log(a.log) + fmt::format("compute: {:.0f} samples, {:.1f}% of the full campaign's most\n",
+                                                 a.compute_used, 100 * a.compute_used / std::max(1.0, a.compute_most));
   } else {
     proxy = run_relation_campaign(c, proxy_data);
   }

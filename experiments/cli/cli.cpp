@@ -214,7 +214,8 @@ std::string option_text(const boost::any& v) {
   if (const auto* r = boost::any_cast<units::Rate>(&v)) return fmt::format("{:g}Hz", r->hz);
   const auto watts = [](const std::vector<double>& ws) {
     std::string s;
-    for (double w : ws) s += (s.empty() ? "" : ",") + (units::is_no_cap(w) ? std::string("none") : fmt::format("{:g}W", w));
+    for (double w : ws)
+      s += (s.empty() ? "" : ",") + (units::is_no_cap(w) ? std::string("none") : fmt::format("{:g}W", w));
     return s;
   };
   if (const auto* pl = boost::any_cast<units::PowerList>(&v)) return watts(pl->w);
@@ -359,7 +360,8 @@ int main(int argc, char** argv) {
     }
     std::vector<std::string> names;
     for (const auto& c : registry()) names.push_back(c.name.substr(0, c.name.find(' ')));
-    std::cerr << fmt::format("pacer: unknown command '{}'{} (see pacer --help)\n", args[0], did_you_mean(args[0], names));
+    std::cerr << fmt::format("pacer: unknown command '{}'{} (see pacer --help)\n", args[0],
+                             did_you_mean(args[0], names));
     return 2;
   }
   current_args() = args;
@@ -391,7 +393,9 @@ std::filesystem::path& full_program_slot() {
 }
 }  // namespace
 
-const std::filesystem::path& full_program_path() { return full_program_slot(); }
+const std::filesystem::path& full_program_path() {
+  return full_program_slot();
+}
 
 int front_main(int argc, char** argv, const std::string& full_program) {
   const std::vector<std::string> args(argv + 1, argv + argc);
@@ -400,6 +404,8 @@ int front_main(int argc, char** argv, const std::string& full_program) {
   const auto full = (ec ? std::filesystem::path(argv[0]) : self).parent_path() / full_program;
   full_program_slot() = full;
   size_t consumed = 1;
+  // Every record this front writes names the kernels a training program would run (provenance).
+  base::set_training_environment();
   if (!args.empty() && (args[0] == "--version" || command_named(args, &consumed))) return main(argc, argv);
   // The front copied under the full program's name would exec itself forever.
   std::error_code same_ec;
@@ -410,7 +416,6 @@ int front_main(int argc, char** argv, const std::string& full_program) {
         self.string(), args.empty() ? std::string() : args[0], full_program);
     return 1;
   }
-  base::set_default_openmp_wait_policy();  // before the OpenMP runtime of the training program loads
   ::execv(full.c_str(), argv);
   const int err = errno;
   std::cerr << fmt::format(
@@ -420,10 +425,10 @@ int front_main(int argc, char** argv, const std::string& full_program) {
   return 1;
 }
 
-void restart_with_default_wait_policy(char** argv) {
-  // The OpenMP runtime linked into this program has already read its environment: only a new image
-  // of the program sees the policy. Without /proc (or when exec fails) it runs on as it is.
-  if (base::set_default_openmp_wait_policy()) ::execv("/proc/self/exe", argv);
+void restart_with_training_environment(char** argv) {
+  // The OpenMP runtime and OpenBLAS linked into this program have already read their environment:
+  // only a new image of the program sees it. Without /proc (or when exec fails) it runs on as it is.
+  if (base::set_training_environment()) ::execv("/proc/self/exe", argv);
 }
 
 }  // namespace pacer::cli

@@ -56,11 +56,11 @@ int front_main(int argc, char** argv, const std::string& full_program);
 // empty inside a program started by main() (which holds every command).
 const std::filesystem::path& full_program_path();
 
-// First call of a program that trains (pacer-train): when the OpenMP wait policy is not set yet
-// (base::set_default_openmp_wait_policy; the front sets it before it hands over), sets it and
-// restarts this program (exec, same pid and arguments) so that the OpenMP runtime, which reads it
-// once when it loads, trains under it.
-void restart_with_default_wait_policy(char** argv);
+// First call of a program that trains (pacer-train): when the training environment is not set yet
+// (base::set_training_environment: the OpenMP wait policy and the pinned CPU kernels; the front sets
+// it before it hands over), sets it and restarts this program (exec, same pid and arguments) so that
+// the OpenMP runtime and OpenBLAS, which read it once when they load, train under it.
+void restart_with_training_environment(char** argv);
 
 // Merges the options of a --config INI text into `vm` (keys at the top or in a [COMMAND] section;
 // sections of other commands are ignored; unknown keys are UsageErrors naming `origin`). Separate

@@ -34,10 +34,18 @@ experiments::TrainBenchOptions options_from(const po::variables_map& vm) {
                                    t, kMaxBenchThreads, base::max_cpu_threads()));
   sw.contention = vm["contention"].as<bool>();
   if (sw.contention) {
-    for (const char* other : {"campaign", "baseline", "csv"})
+    for (const char* other : {"campaign", "baseline", "csv", "cpu-kernels"})
       if (vm.count(other) && !vm[other].defaulted())
         throw UsageError(fmt::format("--{}: does not apply to --contention (which prints its own tables)", other));
     sw.wait_policies = split_list(vm["wait-policies"].as<std::string>());
+    return sw;
+  }
+  if (vm.count("cpu-kernels")) {
+    for (const char* other : {"campaign", "baseline", "csv"})
+      if (vm.count(other) && !vm[other].defaulted())
+        throw UsageError(fmt::format("--{}: does not apply to --cpu-kernels (which prints its own table)", other));
+    sw.cpu_kernels = split_list(vm["cpu-kernels"].as<std::string>());
+    if (sw.cpu_kernels.empty()) throw UsageError("--cpu-kernels: give avx2, native or both");
     return sw;
   }
   sw.campaign = vm["campaign"].as<bool>();
@@ -54,7 +62,7 @@ experiments::TrainBenchOptions options_from(const po::variables_map& vm) {
 // --adaptive: the adaptive relation campaign against the full one (experiments/bench/adaptive_train_bench.hpp).
 experiments::AdaptiveTrainBenchOptions adaptive_options_from(const po::variables_map& vm) {
   experiments::AdaptiveTrainBenchOptions a;
-  for (const char* other : {"campaign", "baseline", "csv", "contention"})
+  for (const char* other : {"campaign", "baseline", "csv", "contention", "cpu-kernels"})
     if (vm.count(other) && !vm[other].defaulted())
       throw UsageError(fmt::format("--{}: does not apply to --adaptive (which prints its own table)", other));
   if (!vm["workloads"].defaulted()) a.workloads = split_list(vm["workloads"].as<std::string>());
@@ -71,7 +79,8 @@ experiments::AdaptiveTrainBenchOptions adaptive_options_from(const po::variables
   a.adaptive.caps = vm["caps"].as<int>();
   a.adaptive.tolerance = parse_fraction(vm["tolerance"].as<std::string>(), "--tolerance");
   a.adaptive.extrapolation = parse_extrapolation_option(vm);
-  if (vm.count("adaptive-budget")) a.budget_of_full = parse_fraction(vm["adaptive-budget"].as<std::string>(), "--adaptive-budget");
+  if (vm.count("adaptive-budget"))
+    a.budget_of_full = parse_fraction(vm["adaptive-budget"].as<std::string>(), "--adaptive-budget");
   a.out = vm["out"].as<std::string>();
   return a;
 }
@@ -98,7 +107,10 @@ Command make() {
       "hardest-first), with the evaluation share and whether the samples-to-target equal full evaluations'.\n"
       "--contention measures every point twice, quiet and beside one busy process that it starts and stops,\n"
       "under each OpenMP wait policy, each in a fresh process (the runtime reads the policy when it loads):\n"
-      "  pacer bench train --contention --workloads cnn --batch-sizes 4,16,64 --min-time 2s";
+      "  pacer bench train --contention --workloads cnn --batch-sizes 4,16,64 --min-time 2s\n"
+      "--cpu-kernels measures every point in a fresh process under pacer's pinned CPU kernels and this CPU's own\n"
+      "(docs/reliability.md, \"Results that do not depend on the machine\"):\n"
+      "  pacer bench train --cpu-kernels avx2,native --workloads cnn --batch-sizes 16,64 --threads 1 --min-time 2s";
   c.add_options = [](po::options_description& d) {
     d.add_options()("workloads",
                     po::value<std::string>()->default_value("cnn,resnet8-w0.25,mobilenetv2-w0.25,chartransformer-tiny"),
@@ -120,6 +132,12 @@ Command make() {
         fmt::format("--contention: OpenMP wait policies: default (libgomp's: spin 300000, then sleep), active, "
                     "passive, or a spin count (pacer's own: {})",
                     base::kOpenMpSpinCount)
+            .c_str())(
+        "cpu-kernels", po::value<std::string>()->value_name("LIST"),
+        fmt::format("instead: each point in a fresh process under each CPU kernel set, {} (pacer's pin: the same "
+                    "records on every x86-64 CPU with AVX2) or {} (this CPU's own: {}={}); ratios against the first",
+                    base::kPinnedCpuKernels, base::kNativeCpuKernels, base::kCpuKernelsVariable,
+                    base::kNativeCpuKernels)
             .c_str());
     const experiments::AdaptiveTrainBenchOptions a;
     d.add_options()("adaptive", po::bool_switch()->default_value(false),
@@ -129,8 +147,10 @@ Command make() {
         "seeds", po::value<std::string>()->default_value("0-2"), "--adaptive: seeds of both campaigns");
     add_count_option(d, "max-train", a.max_train, int64_t{0}, kMaxSamples, "--adaptive: training samples, 0: all");
     add_count_option(d, "budget", a.budget, int64_t{1}, kMaxSamples, "--adaptive: run budget [samples]");
-    add_count_option(d, "eval-every", a.eval_every, int64_t{1}, kMaxSamples, "--adaptive: evaluation cadence [samples]");
-    add_count_option(d, "eval-samples", a.eval_samples, int64_t{0}, kMaxSamples, "--adaptive: held-out samples, 0: all");
+    add_count_option(d, "eval-every", a.eval_every, int64_t{1}, kMaxSamples,
+                     "--adaptive: evaluation cadence [samples]");
+    add_count_option(d, "eval-samples", a.eval_samples, int64_t{0}, kMaxSamples,
+                     "--adaptive: held-out samples, 0: all");
     add_count_option(d, "caps", a.adaptive.caps, 1, 1000, "--adaptive: caps over the board's power range");
     add_extrapolation_option(d);
     d.add_options()("image-target", po::value<std::string>()->default_value(fmt::format("{:g}", a.image_target)),

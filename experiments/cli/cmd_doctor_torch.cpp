@@ -11,6 +11,7 @@ hw::TorchInfo linked_torch_info() {
   t.version = b.version;
   t.cuda = b.cuda;
   t.cuda_devices = b.cuda_devices;
+  t.blas_kernels = b.blas_kernels;
   return t;
 }
 

@@ -3,7 +3,7 @@
 #include "experiments/cli/cli.hpp"
 
 int main(int argc, char** argv) {
-  pacer::cli::restart_with_default_wait_policy(argv);
+  pacer::cli::restart_with_training_environment(argv);
   pacer::dnn::install_learned_trainer();
   return pacer::cli::main(argc, argv);
 }

@@ -52,7 +52,8 @@ std::vector<DoctorCheck> board_checks(const DoctorOptions& o, SysfsIo& io, std::
     out.push_back(check("board", CheckStatus::missing,
                         fmt::format("not a Jetson: emulated and replay only (no GPU devfreq node under {}{})",
                                     (o.root / "sys/class/devfreq").string(), model.empty() ? "" : ", model " + model),
-                        "emulate a board (pacer emulate, the emulated devices) and replay stored runs; on a board, check /sys is mounted"));
+                        "emulate a board (pacer emulate, the emulated devices) and replay stored runs; on a board, "
+                        "check /sys is mounted"));
   else
     out.push_back(check("board", CheckStatus::ok,
                         fmt::format("{}{}", model.empty() ? "Jetson without a device-tree model" : model,
@@ -65,9 +66,9 @@ std::vector<DoctorCheck> board_checks(const DoctorOptions& o, SysfsIo& io, std::
     out.push_back(check("l4t", CheckStatus::ok, fmt::format("L4T {} ({})", l4t, release.string())));
   else
     out.push_back(check("l4t", CheckStatus::warn,
-                        text.empty() ? fmt::format("no {}: not an L4T system", release.string())
-                                     : fmt::format("{} is not in the form '# R35 (release), REVISION: 4.1'",
-                                                   release.string()),
+                        text.empty()
+                            ? fmt::format("no {}: not an L4T system", release.string())
+                            : fmt::format("{} is not in the form '# R35 (release), REVISION: 4.1'", release.string()),
                         "none needed for emulation; on a board, install JetPack (docs/jetson.md)"));
   return out;
 }
@@ -125,14 +126,15 @@ DoctorCheck clock_control_check(const DevfreqNode& node, SysfsIo& io) {
       const std::string value = io.read(p);
       io.write(p, value);
     } catch (const IoError& e) {
-      return check("clock control", CheckStatus::missing, e.what(),
-                   e.errno_value == EROFS ? "the file system holding it is read-only: remount /sys read-write"
-                                          : kPermissionFix);
+      return check(
+          "clock control", CheckStatus::missing, e.what(),
+          e.errno_value == EROFS ? "the file system holding it is read-only: remount /sys read-write" : kPermissionFix);
     } catch (const Error& e) {
       return check("clock control", CheckStatus::missing, e.what(), kPermissionFix);
     }
   }
-  return check("clock control", CheckStatus::ok, fmt::format("min_freq and max_freq of {} are writable", node.dir.string()));
+  return check("clock control", CheckStatus::ok,
+               fmt::format("min_freq and max_freq of {} are writable", node.dir.string()));
 }
 
 DoctorCheck program_check(const std::string& name, const std::vector<fs::path>& candidates, const std::string& what) {
@@ -146,10 +148,9 @@ DoctorCheck torch_check(const TorchInfo& t) {
   if (!t.linked)
     return check("libtorch", CheckStatus::missing, t.note,
                  "build pacer-train beside pacer (setup.sh; on a board, against JetPack's PyTorch: docs/jetson.md)");
-  const std::string detail = fmt::format("libtorch {}, CUDA {}", t.version,
-                                         t.cuda ? fmt::format("yes ({} device{})", t.cuda_devices,
-                                                              t.cuda_devices == 1 ? "" : "s")
-                                                : "no");
+  const std::string detail = fmt::format(
+      "libtorch {}, CUDA {}, CPU kernels: OpenBLAS {}", t.version,
+      t.cuda ? fmt::format("yes ({} device{})", t.cuda_devices, t.cuda_devices == 1 ? "" : "s") : "no", t.blas_kernels);
   if (!t.cuda)
     return check("libtorch", CheckStatus::warn, detail,
                  "training runs on the CPU; on a board, build against JetPack's PyTorch (docs/jetson.md)");
@@ -166,11 +167,11 @@ std::vector<DoctorCheck> store_checks(const DoctorOptions& o) {
   else {
     const double free_b = static_cast<double>(space.available);
     const std::string detail = fmt::format("{:.1f} GB free under {}", free_b / 1e9, o.store_dir.string());
-    out.push_back(free_b >= o.min_free_bytes
-                      ? check("disk", CheckStatus::ok, detail)
-                      : check("disk", CheckStatus::missing, detail,
-                              fmt::format("free at least {:.1f} GB, or name another store folder",
-                                          o.min_free_bytes / 1e9)));
+    out.push_back(
+        free_b >= o.min_free_bytes
+            ? check("disk", CheckStatus::ok, detail)
+            : check("disk", CheckStatus::missing, detail,
+                    fmt::format("free at least {:.1f} GB, or name another store folder", o.min_free_bytes / 1e9)));
   }
   const std::string why = traces::file::why_not_writable(o.store_dir / ".pacer-doctor-check");
   out.push_back(why.empty() ? check("store", CheckStatus::ok, fmt::format("{} takes new files", o.store_dir.string()))
@@ -203,19 +204,23 @@ DoctorCheck state_check(const DoctorOptions& o) {
 
 const char* check_status_name(CheckStatus status) {
   switch (status) {
-    case CheckStatus::ok: return "ok";
-    case CheckStatus::warn: return "warn";
-    case CheckStatus::missing: return "missing";
+    case CheckStatus::ok:
+      return "ok";
+    case CheckStatus::warn:
+      return "warn";
+    case CheckStatus::missing:
+      return "missing";
   }
   return "?";
 }
 
 std::string torch_line(const TorchInfo& info) {
-  return fmt::format("libtorch {} cuda={} devices={}", info.version, info.cuda ? "yes" : "no", info.cuda_devices);
+  return fmt::format("libtorch {} cuda={} devices={} blas={}", info.version, info.cuda ? "yes" : "no",
+                     info.cuda_devices, info.blas_kernels);
 }
 
 TorchInfo parse_torch_line(const std::string& text) {
-  static const std::regex line(R"(^libtorch (\S+) cuda=(yes|no) devices=(\d+)$)");
+  static const std::regex line(R"(^libtorch (\S+) cuda=(yes|no) devices=(\d+)(?: blas=(\S+))?$)");
   std::istringstream in(text);
   TorchInfo found;
   for (std::string l; std::getline(in, l);) {
@@ -226,6 +231,7 @@ TorchInfo parse_torch_line(const std::string& text) {
     found.version = m[1];
     found.cuda = m[2] == "yes";
     found.cuda_devices = static_cast<int>(units::to_integer(m[3].str(), 0, 1 << 20).value_or(0));
+    if (m[4].matched) found.blas_kernels = m[4];
   }
   if (!found.linked) {
     const std::string said(base::trim(text));
@@ -243,7 +249,8 @@ std::string parse_l4t_release(const std::string& text) {
 }
 
 bool DoctorReport::ready() const {
-  return std::none_of(checks.begin(), checks.end(), [](const DoctorCheck& c) { return c.status == CheckStatus::missing; });
+  return std::none_of(checks.begin(), checks.end(),
+                      [](const DoctorCheck& c) { return c.status == CheckStatus::missing; });
 }
 
 DoctorReport run_doctor(const DoctorOptions& o) {

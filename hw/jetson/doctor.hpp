@@ -20,7 +20,7 @@ enum class CheckStatus {
 const char* check_status_name(CheckStatus status);  // "ok", "warn", "missing"
 
 struct DoctorCheck {
-  std::string name;    // "gpu devfreq", "power rails", ...
+  std::string name;  // "gpu devfreq", "power rails", ...
   CheckStatus status = CheckStatus::ok;
   std::string detail;  // what was found
   std::string fix;     // what to do ("" when ok)
@@ -32,9 +32,10 @@ struct TorchInfo {
   std::string version;  // "1.13.1"
   bool cuda = false;    // torch::cuda::is_available()
   int cuda_devices = 0;
-  std::string note;     // why it is not known, when not linked
+  std::string blas_kernels = "unknown";  // OpenBLAS's kernel set ("Haswell"), base::cpu_kernel_pins
+  std::string note;                      // why it is not known, when not linked
 };
-// The one-line form of TorchInfo between the two programs: "libtorch 1.13.1 cuda=no devices=0".
+// The one-line form of TorchInfo between the two programs: "libtorch 1.13.1 cuda=no devices=0 blas=Haswell".
 std::string torch_line(const TorchInfo& info);
 // Parses torch_line's output (the last line of `text` that starts with "libtorch "); linked = false
 // with a note quoting the text when there is none.
@@ -45,14 +46,14 @@ TorchInfo parse_torch_line(const std::string& text);
 std::string parse_l4t_release(const std::string& text);
 
 struct DoctorOptions {
-  std::filesystem::path root = "/";   // the board's file system (a tree of `pacer emulate` in tests)
+  std::filesystem::path root = "/";       // the board's file system (a tree of `pacer emulate` in tests)
   std::filesystem::path store_dir = ".";  // where the trace store will be written
-  std::filesystem::path state_file;   // empty: default_state_file(root)
-  std::filesystem::path nvpmodel;     // empty: ROOT/usr/sbin/nvpmodel, else an emulated tree's own
-  std::filesystem::path tegrastats;   // empty: ROOT/usr/bin/tegrastats
-  double min_free_bytes = 1e9;        // less free space under store_dir is a missing check
-  std::optional<TorchInfo> torch;     // nullopt: the libtorch line is skipped
-  std::shared_ptr<SysfsIo> io;        // null: the real files
+  std::filesystem::path state_file;       // empty: default_state_file(root)
+  std::filesystem::path nvpmodel;         // empty: ROOT/usr/sbin/nvpmodel, else an emulated tree's own
+  std::filesystem::path tegrastats;       // empty: ROOT/usr/bin/tegrastats
+  double min_free_bytes = 1e9;            // less free space under store_dir is a missing check
+  std::optional<TorchInfo> torch;         // nullopt: the libtorch line is skipped
+  std::shared_ptr<SysfsIo> io;            // null: the real files
 };
 
 struct DoctorReport {

@@ -12,6 +12,7 @@
 
 #include "base/cpu_threads.hpp"
 #include "base/error.hpp"
+#include "base/text.hpp"
 #include "tests/support/run_pacer.hpp"
 #include "traces/store/store.hpp"
 
@@ -117,6 +118,8 @@ TEST_F(CliOptions, CountsHaveDocumentedBoundsEnforcedAtParseTime) {
       {"calibrate x.h5 --epochs 0", "--epochs"},
       {"bench train --threads 100000", "--threads"},
       {"bench train --adaptive --extrapolation curve", "--extrapolation"},
+      {"bench train --cpu-kernels avx2,fastest", "--cpu-kernels"},
+      {"bench train --cpu-kernels native --contention", "--cpu-kernels"},
   };
   for (const auto& c : cases) {
     const auto r = run(c.args);
@@ -150,10 +153,9 @@ TEST_F(CliOptions, ACapMayBeNone) {
     EXPECT_EQ(r.code, 1) << args << "\n" << r.err;  // past the options: the store is missing
     EXPECT_FALSE(has(r.err, "power-limit")) << args << "\n" << r.err;
   }
-  for (const auto& [args, flag] :
-       std::vector<std::pair<std::string, std::string>>{{"select " + path("none.h5") + " -P nothing", "power-limit"},
-                                                        {"sweep --store " + path("none.h5") + " --power-limits 5W,no",
-                                                         "power-limits"}}) {
+  for (const auto& [args, flag] : std::vector<std::pair<std::string, std::string>>{
+           {"select " + path("none.h5") + " -P nothing", "power-limit"},
+           {"sweep --store " + path("none.h5") + " --power-limits 5W,no", "power-limits"}}) {
     const auto r = run(args);
     EXPECT_EQ(r.code, 2) << args << "\n" << r.err;
     EXPECT_TRUE(has(r.err, flag)) << args << "\n" << r.err;
@@ -255,6 +257,43 @@ TEST_F(CliOptions, TrainingThreadsSpinBrieflyUnlessTheUserChoseAWaitPolicy) {
   EXPECT_EQ(spin_count("GOMP_SPINCOUNT=20000", full), "20000");
 }
 
+// OpenBLAS's own view (openblas_get_corename, through `doctor --torch-line`) of the kernels a
+// training program runs: pinned to its AVX2 set on any x86-64 CPU with AVX2, whether started through
+// the front or as pacer-train itself (which restarts once to pin them), so that a relation is the
+// same record with or without AVX-512; a user's own choice is kept. Records name the kernels.
+TEST_F(CliOptions, TrainingProgramsRunOneCpuKernelSetOnEveryAvx2Machine) {
+  const std::string front = PACER_BINARY;
+  const std::string full = (fs::path(front).parent_path() / "pacer-train").string();
+  auto blas = [&](const std::string& env, const std::string& program) {
+    const std::string out = path("blas.txt");
+    const std::string cmd = "env -u OPENBLAS_CORETYPE -u ATEN_CPU_CAPABILITY -u DNNL_MAX_CPU_ISA " + env + " " +
+                            program + " doctor --torch-line >" + out + " 2>&1 </dev/null";
+    EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd << ": " << pacer::testing::slurp(out);
+    const std::string text = pacer::testing::slurp(out);
+    const auto at = text.rfind(" blas=");
+    return at == std::string::npos ? std::string("none") : std::string(pacer::base::trim(text.substr(at + 6)));
+  };
+  if (pacer::base::cpu_kernel_pins().empty()) GTEST_SKIP() << "this CPU has no AVX2 and FMA: nothing to pin";
+  if (blas("", full) == "unknown") GTEST_SKIP() << "the BLAS pacer-train loads is not OpenBLAS";
+  EXPECT_EQ(blas("", front), "Haswell");
+  EXPECT_EQ(blas("", full), "Haswell");
+  EXPECT_EQ(blas("OPENBLAS_CORETYPE=Prescott", full), "Prescott");  // SSE3: runs on every x86-64
+  EXPECT_EQ(blas("OPENBLAS_CORETYPE=Prescott", front), "Prescott");
+
+  const std::string store = path("kernels.h5");
+  ASSERT_EQ(run("profile --device emulated:jetson-nano --workload cnn --batch-sizes 8 --store " + store).code, 0);
+  EXPECT_TRUE(has(run("export " + store + " device").out, "# cpu_kernels: avx2\n"));
+  // The user's way out (the CPU's own kernels, faster on some CPUs): nothing pinned, and said so.
+  const std::string native = path("native.h5");
+  ::setenv(pacer::base::kCpuKernelsVariable, pacer::base::kNativeCpuKernels, 1);
+  for (const auto& pin : pacer::base::cpu_kernel_pins()) ::unsetenv(pin.variable.c_str());
+  const auto made = run("profile --device emulated:jetson-nano --workload cnn --batch-sizes 8 --store " + native);
+  const auto exported = run("export " + native + " device");
+  ::unsetenv(pacer::base::kCpuKernelsVariable);
+  ASSERT_EQ(made.code, 0) << made.err;
+  EXPECT_TRUE(has(exported.out, "# cpu_kernels: native\n")) << exported.out;
+}
+
 // A library option error carries the option's key; the CLI names the flag.
 TEST_F(CliOptions, CliNamesTheFlagOfALibraryOptionError) {
   auto r = run("profile --device emulated: --workload cnn --store " + path("x.h5"));
@@ -265,15 +304,13 @@ TEST_F(CliOptions, CliNamesTheFlagOfALibraryOptionError) {
   EXPECT_TRUE(has(r.err, "--root: / would put the emulated tree into the kernel's own /sys")) << r.err;
 }
 
-
 // One guard option, one range, [0, 0.5), in every command that chooses: the demo had its own,
 // [0, 0.49], and refused 0.495, which validate took; select, sweep and simulate had none.
 TEST_F(CliOptions, GuardHasOneRangeInValidateAndTheDemo) {
   pacer::traces::Store::open_or_create(path("empty.h5"));
   const std::vector<std::string> commands = {"validate --store " + path("empty.h5") + " --power-limits 5W",
                                              "demo --out " + path("demo") + " --device no-such-board",
-                                             "select " + path("empty.h5") + " -P 5W",
-                                             "sweep " + path("empty.h5"),
+                                             "select " + path("empty.h5") + " -P 5W", "sweep " + path("empty.h5"),
                                              "simulate " + path("empty.h5") + " -P 5W"};
   for (const auto& cmd : commands) {
     auto r = run(cmd + " --guard 0.5");
@@ -285,7 +322,8 @@ TEST_F(CliOptions, GuardHasOneRangeInValidateAndTheDemo) {
     EXPECT_TRUE(has(r.err, "profile") || has(r.err, "no-such-board")) << cmd << "\n" << r.err;
   }
   for (const char* cmd : {"demo", "validate", "select", "sweep", "simulate"})
-    EXPECT_TRUE(has(squash(run(std::string(cmd) + " --help").out), "peak-power error (95th percentile, kept within 3%..25%)"))
+    EXPECT_TRUE(
+        has(squash(run(std::string(cmd) + " --help").out), "peak-power error (95th percentile, kept within 3%..25%)"))
         << cmd;
 }
 

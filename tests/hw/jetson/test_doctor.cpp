@@ -256,11 +256,15 @@ TEST(Doctor, TorchLine) {
   t.version = "2.3.0a0+40ec155e58.nv24.03";
   t.cuda = true;
   t.cuda_devices = 1;
+  t.blas_kernels = "SkylakeX";
   const auto back = parse_torch_line("some log line\n" + torch_line(t) + "\n");
   EXPECT_TRUE(back.linked);
   EXPECT_EQ(back.version, t.version);
   EXPECT_TRUE(back.cuda);
   EXPECT_EQ(back.cuda_devices, 1);
+  EXPECT_EQ(back.blas_kernels, "SkylakeX");
+  // The line of a pacer-train built before it named its BLAS kernels.
+  EXPECT_EQ(parse_torch_line("libtorch 1.13.1 cuda=no devices=0").blas_kernels, "unknown");
   const auto none = parse_torch_line("error while loading shared libraries: libtorch_cpu.so");
   EXPECT_FALSE(none.linked);
   EXPECT_NE(none.note.find("libtorch_cpu.so"), std::string::npos);

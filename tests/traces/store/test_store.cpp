@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -64,6 +66,27 @@ TEST(Store, ProfileRoundTripIsIdentical) {
   EXPECT_EQ(back, t);
   EXPECT_TRUE(std::isnan(back.points[0].temperature_c));
   EXPECT_EQ(back.points.back().status, "skipped: cap exceeded, watchdog");
+}
+
+// The commit a record names is the one the sources were at when this build was made, not the one
+// CMake configured at (a rebuild after a commit once stamped records with the old one), "-dirty"
+// when tracked files differed; the test binary is built in the same build as the library.
+TEST(Store, ProvenanceNamesTheCommitTheSourcesAreAt) {
+  const std::string cmd = fmt::format("git -C '{}' rev-parse HEAD 2>/dev/null", PACER_SOURCE_DIR);
+  std::string head;
+  if (FILE* f = ::popen(cmd.c_str(), "r")) {
+    char buf[128] = {};
+    while (std::fgets(buf, sizeof buf, f)) head += buf;
+    ::pclose(f);
+  }
+  while (!head.empty() && std::isspace(static_cast<unsigned char>(head.back()))) head.pop_back();
+  const Provenance p = this_process();
+  if (head.size() != 40) {
+    EXPECT_EQ(p.git_commit, "unknown");
+    GTEST_SKIP() << "the sources are not a git checkout";
+  }
+  EXPECT_TRUE(p.git_commit == head || p.git_commit == head + "-dirty") << p.git_commit << " vs HEAD " << head;
+  EXPECT_NE(p.cpu_kernels, "unknown");
 }
 
 // Every record carries the provenance of the run that wrote it, read back field by field and shown
@@ -183,8 +206,9 @@ TEST(Store, EveryGroupReadsBackAsItsRecordTypeAndExportsAsItsCsv) {
   log.decisions = {{1, "train", 8, 0, 512, 0, NAN, "a new seed"},
                    {1, "stop", 8, -1, 0, 1536, NAN, "not a contender at any undecided cap"},
                    {2, "decided", 0, -1, 0, 4096, 0.001, "decided: expected regret <= 0.5 % at all 10 caps"}};
-  const std::vector<StoreRecord> written = {sample_profile(), sample_relation(),   curve, sample_model(), sample_sweep(),
-                                            sample_series(),  sample_validation(), log};
+  const std::vector<StoreRecord> written = {
+      sample_profile(), sample_relation(),   curve, sample_model(), sample_sweep(),
+      sample_series(),  sample_validation(), log};
   store.write(std::get<ProfileTable>(written[0]), "p");
   store.write(std::get<RelationSet>(written[1]));
   store.write(std::get<LearningCurve>(written[2]));
@@ -197,7 +221,8 @@ TEST(Store, EveryGroupReadsBackAsItsRecordTypeAndExportsAsItsCsv) {
 
   // Each record carries the provenance of the run that wrote it (this test's: no command line).
   const std::string stamp = provenance_summary(current_run());
-  std::string listing = fmt::format("{} (schema {}):\n  device\n      {}\n", store.path().string(), kSchemaVersion, stamp);
+  std::string listing =
+      fmt::format("{} (schema {}):\n  device\n      {}\n", store.path().string(), kSchemaVersion, stamp);
   for (size_t i = 0; i < std::size(kStoreGroups); ++i) {
     const std::string group = kStoreGroups[i];
     ASSERT_EQ(find_store_group(group), i);
@@ -488,7 +513,7 @@ TEST(Store, AddRowsKeepsWhatAnotherWriterAddedSinceTheRecordWasRead) {
   ProfileTable b = a;                                                    // so does writer B
   b.points.push_back(full.points[2]);
   b.points.push_back(full.points[3]);
-  b.profiling_cost_s = 3;  // what B adds
+  b.profiling_cost_s = 3;         // what B adds
   Store::open(path).add_rows(b);  // writer B writes
   a.points.push_back(full.points[4]);
   a.points.push_back(full.points[5]);
