@@ -23,7 +23,8 @@ bool PowerWatchdog::observe(double time_s, double total_w) {
     recent_.pop_front();
   }
   // A full window: the run has lasted window_s (one sample period of slack for the sampling grid).
-  const double period_s = recent_.size() > 1 ? (time_s - recent_.front().first) / static_cast<double>(recent_.size() - 1) : 0;
+  const double period_s =
+      recent_.size() > 1 ? (time_s - recent_.front().first) / static_cast<double>(recent_.size() - 1) : 0;
   if (time_s - first_s_ + period_s < window_s_ * (1 - 1e-9)) return false;
   const double mean = sum_w_ / static_cast<double>(recent_.size());
   if (!(mean > limit_w_)) return false;
@@ -66,9 +67,10 @@ PowerStats PowerAccumulator::stats() const {
   s.samples = count();
   s.failed_reads = health_.failed;
   if (s.samples < min_samples_)
-    throw Error(fmt::format("only {} power samples ({} failed reads), {} needed for a figure: measure more "
-                            "mini-batches per point or sample power faster",
-                            s.samples, health_.failed, min_samples_));
+    throw Error(
+        fmt::format("only {} power samples ({} failed reads), {} needed for a figure: measure more "
+                    "mini-batches per point or sample power faster",
+                    s.samples, health_.failed, min_samples_));
   const auto& t = series_.time_s;
   const auto& p = series_.power_w;
   s.peak_w = *std::max_element(p.begin(), p.end());
@@ -109,7 +111,9 @@ PowerSampler::PowerSampler(Reader reader, SamplerOptions options) : reader_(std:
   shared_ = std::make_shared<Shared>(reader_, options_);
 }
 
-PowerSampler::~PowerSampler() { stop(); }
+PowerSampler::~PowerSampler() {
+  stop();
+}
 
 void PowerSampler::start() {
   stop();
@@ -177,10 +181,17 @@ void PowerSampler::loop(const std::shared_ptr<Shared>& shared) {
       spdlog::warn("power read failed: {} (counting failures)", failure->what());
       warned = true;
     }
-    if (failure) s.acc.add_failure(failure->fault, failure->what());
-    else s.acc.add(t, r);
-    // Fixed schedule (not sleep-after-read), so the rate does not drift with read latency.
+    if (failure)
+      s.acc.add_failure(failure->fault, failure->what());
+    else
+      s.acc.add(t, r);
+    // Fixed schedule (not sleep-after-read), so the rate does not drift with read latency; a slot
+    // already past (a slow read, or this thread kept off the CPU by a busy machine) is skipped, not
+    // made up by reads back to back: those would see one instant and count as several samples, and
+    // the sample count is what a point's peak is projected from (its run of 10x its samples).
     ++k;
+    const auto late = static_cast<int64_t>(std::chrono::duration<double>(clock::now() - t0) / period);
+    k = std::max(k, late + 1);
     const auto next = t0 + std::chrono::duration_cast<clock::duration>(period * static_cast<double>(k));
     if (s.cv.wait_until(lock, next, [&s] { return s.stop_requested; })) break;
   }

@@ -2,9 +2,11 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 #include "base/error.hpp"
 #include "hw/sampler.hpp"
@@ -115,6 +117,39 @@ TEST(PowerSampler, CountsFailedReadsAndMatchesWhatTheReaderReturned) {
   // Timestamps are monotone: the series is usable as a trace.
   const auto series = sampler.series();
   for (size_t i = 1; i < series.time_s.size(); ++i) EXPECT_GE(series.time_s[i], series.time_s[i - 1]);
+}
+
+// A read that blocks for many sample periods (a slow I2C bus, or the sampling thread kept off the
+// CPU by a busy machine) is followed by the next free slot, not by a burst of reads back to back
+// that would see one instant and count as many samples (the count sizes a point's projected peak).
+// Whatever the machine's speed, at most one read starts within one period after the slow one ends.
+TEST(PowerSampler, ASlotMissedIsSkippedNotMadeUpByABurstOfReads) {
+  using clock = std::chrono::steady_clock;
+  constexpr double kRateHz = 1000;  // 1 ms period
+  constexpr auto kPeriod = std::chrono::microseconds(1000);
+  std::mutex mu;
+  std::vector<clock::time_point> starts;
+  clock::time_point slow_end{};
+  std::atomic<int> calls{0};
+  PowerSampler sampler(
+      [&] {
+        const auto start = clock::now();
+        const int n = calls++;
+        if (n == 2) std::this_thread::sleep_for(20 * kPeriod);  // 20 slots missed
+        std::lock_guard lock(mu);
+        starts.push_back(start);
+        if (n == 2) slow_end = clock::now();
+        return PowerReading{1.0 + n % 3, traces::kNaN};
+      },
+      SamplerOptions{kRateHz, 1, 1.0, 0.0});
+  sampler.start();
+  while (calls.load() < 8) std::this_thread::yield();
+  sampler.stop();
+  std::lock_guard lock(mu);
+  int within_one_period = 0;
+  for (const auto& t : starts)
+    if (t >= slow_end && t < slow_end + kPeriod) ++within_one_period;
+  EXPECT_LE(within_one_period, 1) << "reads made up for the missed slots back to back";
 }
 
 TEST(PowerSampler, StopIsPromptAndIdempotent) {
