@@ -344,7 +344,9 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (args[0] == "--version") {
-    std::cout << "pacer 0.1.0\n";
+    // What this build's records will name (traces::this_process): its version, commit and kernels.
+    const traces::Provenance p = traces::this_process();
+    std::cout << fmt::format("pacer {} (commit {}, CPU kernels {})\n", p.pacer_version, p.git_commit, p.cpu_kernels);
     return 0;
   }
   size_t consumed = 1;

@@ -1,6 +1,7 @@
 // Options shared by the commands, which must mean the same in each: one --sensor-rate in Hz
 // everywhere, a documented and enforced upper bound on every count, --threads defaulting to one
 // thread whatever the load, and flag names added by the CLI to the library's option errors.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sched.h>
 #include <unistd.h>
@@ -14,6 +15,7 @@
 #include "base/error.hpp"
 #include "base/text.hpp"
 #include "tests/support/run_pacer.hpp"
+#include "traces/provenance.hpp"
 #include "traces/store/store.hpp"
 
 namespace fs = std::filesystem;
@@ -292,6 +294,17 @@ TEST_F(CliOptions, TrainingProgramsRunOneCpuKernelSetOnEveryAvx2Machine) {
   ::unsetenv(pacer::base::kCpuKernelsVariable);
   ASSERT_EQ(made.code, 0) << made.err;
   EXPECT_TRUE(has(exported.out, "# cpu_kernels: native\n")) << exported.out;
+}
+
+// `pacer --version` names what this build's records will carry: the version CMake sets (not a copy
+// of it) and the commit the sources were at when it was built.
+TEST_F(CliOptions, VersionNamesTheBuildsVersionAndCommit) {
+  const pacer::traces::Provenance p = pacer::traces::this_process();  // the same build's library
+  const auto r = run("--version");
+  EXPECT_EQ(r.code, 0);
+  EXPECT_EQ(r.out.rfind(fmt::format("pacer {} (commit {}, CPU kernels ", p.pacer_version, p.git_commit), 0), 0u)
+      << r.out;
+  EXPECT_NE(p.pacer_version, "unknown");
 }
 
 // A library option error carries the option's key; the CLI names the flag.
