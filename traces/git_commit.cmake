@@ -3,8 +3,19 @@
 # from it ("unknown" outside a git checkout). OUT is rewritten only when that changes, so a build
 # after a commit recompiles provenance.cpp alone, and a record never names the commit CMake
 # happened to configure at.
-execute_process(COMMAND git -C ${ROOT} rev-parse HEAD OUTPUT_VARIABLE commit
+# Only a checkout of pacer itself: sources unpacked inside another repository are not its commit.
+execute_process(COMMAND git -C ${ROOT} rev-parse --show-toplevel OUTPUT_VARIABLE top
                 OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET RESULT_VARIABLE rc)
+get_filename_component(root_real "${ROOT}" REALPATH)
+if(rc EQUAL 0)
+  get_filename_component(top "${top}" REALPATH)
+endif()
+if(rc EQUAL 0 AND top STREQUAL root_real)
+  execute_process(COMMAND git -C ${ROOT} rev-parse HEAD OUTPUT_VARIABLE commit
+                  OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET RESULT_VARIABLE rc)
+else()
+  set(rc 1)
+endif()
 if(NOT rc EQUAL 0 OR commit STREQUAL "")
   set(commit unknown)
 else()

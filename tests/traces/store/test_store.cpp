@@ -72,14 +72,22 @@ TEST(Store, ProfileRoundTripIsIdentical) {
 // CMake configured at (a rebuild after a commit once stamped records with the old one), "-dirty"
 // when tracked files differed; the test binary is built in the same build as the library.
 TEST(Store, ProvenanceNamesTheCommitTheSourcesAreAt) {
-  const std::string cmd = fmt::format("git -C '{}' rev-parse HEAD 2>/dev/null", PACER_SOURCE_DIR);
-  std::string head;
-  if (FILE* f = ::popen(cmd.c_str(), "r")) {
-    char buf[128] = {};
-    while (std::fgets(buf, sizeof buf, f)) head += buf;
-    ::pclose(f);
-  }
-  while (!head.empty() && std::isspace(static_cast<unsigned char>(head.back()))) head.pop_back();
+  auto git = [](const std::string& args) {
+    const std::string cmd = fmt::format("git -C '{}' {} 2>/dev/null", PACER_SOURCE_DIR, args);
+    std::string out;
+    if (FILE* f = ::popen(cmd.c_str(), "r")) {
+      char buf[512] = {};
+      while (std::fgets(buf, sizeof buf, f)) out += buf;
+      ::pclose(f);
+    }
+    while (!out.empty() && std::isspace(static_cast<unsigned char>(out.back()))) out.pop_back();
+    return out;
+  };
+  // Sources unpacked inside another repository are not a checkout of pacer: "unknown".
+  std::error_code ec;
+  const std::string top = git("rev-parse --show-toplevel");
+  const bool checkout = !top.empty() && std::filesystem::equivalent(top, PACER_SOURCE_DIR, ec);
+  const std::string head = checkout ? git("rev-parse HEAD") : "";
   const Provenance p = this_process();
   if (head.size() != 40) {
     EXPECT_EQ(p.git_commit, "unknown");
