@@ -110,29 +110,69 @@ bool set_default_openmp_wait_policy() {
   return ::setenv("GOMP_SPINCOUNT", kOpenMpSpinCount, 1) == 0;
 }
 
-std::vector<KernelPin> cpu_kernel_pins() {
-#if defined(__x86_64__)
+std::vector<KernelPin> avx2_kernel_pins() {
   // Haswell is OpenBLAS's AVX2 + FMA kernel set (DYNAMIC_ARCH builds, Debian's); the other two
   // name the same instruction set in their own spelling. Each would stop on a CPU without it.
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-    return {{"OPENBLAS_CORETYPE", "Haswell"}, {"ATEN_CPU_CAPABILITY", "avx2"}, {"DNNL_MAX_CPU_ISA", "AVX2"}};
+  return {{"OPENBLAS_CORETYPE", "Haswell"}, {"ATEN_CPU_CAPABILITY", "avx2"}, {"DNNL_MAX_CPU_ISA", "AVX2"}};
+}
+
+std::vector<KernelPin> cpu_kernel_pins() {
+#if defined(__x86_64__)
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return avx2_kernel_pins();
 #endif
   return {};
 }
 
 namespace {
+
+std::optional<std::string> env_value(const std::string& name) {
+  const char* v = std::getenv(name.c_str());
+  return v ? std::optional<std::string>(v) : std::nullopt;
+}
+
+// Whether PACER_CPU_KERNELS asks for this CPU's own kernels; Error for a value it does not know.
 bool native_kernels_asked() {
   const char* v = std::getenv(kCpuKernelsVariable);
-  return v && ::strcasecmp(v, kNativeCpuKernels) == 0;
+  if (!v || ::strcasecmp(v, kPinnedCpuKernels) == 0) return false;
+  if (::strcasecmp(v, kNativeCpuKernels) == 0) return true;
+  throw Error(
+      fmt::format("{}={}: give {} (the default: one CPU kernel set on every machine with AVX2) or {} (this "
+                  "CPU's own kernels), or unset it",
+                  kCpuKernelsVariable, v, kPinnedCpuKernels, kNativeCpuKernels));
 }
+
+void set_env(std::vector<EnvChange>& changes, const std::string& name, const std::optional<std::string>& value) {
+  changes.push_back({name, env_value(name)});
+  if (value)
+    ::setenv(name.c_str(), value->c_str(), 1);
+  else
+    ::unsetenv(name.c_str());
+}
+
 }  // namespace
 
-bool set_default_cpu_kernels() {
-  if (native_kernels_asked()) return false;
-  bool set = false;
-  for (const auto& pin : cpu_kernel_pins())
-    if (!std::getenv(pin.variable.c_str())) set = ::setenv(pin.variable.c_str(), pin.value.c_str(), 1) == 0 || set;
-  return set;
+void undo_env_changes(const std::vector<EnvChange>& changes) {
+  for (auto it = changes.rbegin(); it != changes.rend(); ++it)
+    if (it->before)
+      ::setenv(it->variable.c_str(), it->before->c_str(), 1);
+    else
+      ::unsetenv(it->variable.c_str());
+}
+
+std::vector<EnvChange> set_default_cpu_kernels() {
+  std::vector<EnvChange> changes;
+  const bool native = native_kernels_asked();
+  const std::vector<KernelPin> pins = cpu_kernel_pins();
+  if (pins.empty()) {
+    // A pin this CPU cannot run, come with the environment of a pacer elsewhere: removed.
+    for (const auto& pin : avx2_kernel_pins())
+      if (env_value(pin.variable) == pin.value) set_env(changes, pin.variable, std::nullopt);
+    return changes;
+  }
+  if (native) return changes;
+  for (const auto& pin : pins)
+    if (!env_value(pin.variable)) set_env(changes, pin.variable, pin.value);
+  return changes;
 }
 
 std::string cpu_kernels() {
@@ -149,10 +189,11 @@ std::string cpu_kernels() {
   return pinned ? kPinnedCpuKernels : as_set;
 }
 
-bool set_training_environment() {
-  const bool policy = set_default_openmp_wait_policy();
-  const bool kernels = set_default_cpu_kernels();
-  return policy || kernels;
+std::vector<EnvChange> set_training_environment() {
+  std::vector<EnvChange> changes = set_default_cpu_kernels();  // first: it may refuse the variable
+  const std::optional<std::string> spin = env_value("GOMP_SPINCOUNT");
+  if (set_default_openmp_wait_policy()) changes.push_back({"GOMP_SPINCOUNT", spin});
+  return changes;
 }
 
 }  // namespace pacer::base

@@ -1,6 +1,7 @@
 #pragma once
 // How many CPU threads a training run may use on this machine right now, and how its OpenMP threads
 // wait. Torch-free, so the CLI reads the default without loading the training library.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -77,17 +78,29 @@ struct KernelPin {
 // follow (docs/reliability.md, "Results that do not depend on the machine"). Empty on a CPU without
 // AVX2 and FMA (arm64, a Jetson's), whose libraries have one kernel family there.
 std::vector<KernelPin> cpu_kernel_pins();
+// The pin set itself, whatever this CPU has (cpu_kernel_pins where the CPU has AVX2 and FMA).
+std::vector<KernelPin> avx2_kernel_pins();
 
 // PACER_CPU_KERNELS=native leaves the libraries to pick this CPU's own kernels (faster on some
-// CPUs, records that can differ in the last bits from another machine's); unset or "avx2": pinned.
+// CPUs, records that can differ in the last bits from another machine's); unset or "avx2": pinned;
+// any other value is an error.
 inline constexpr const char* kCpuKernelsVariable = "PACER_CPU_KERNELS";
 inline constexpr const char* kPinnedCpuKernels = "avx2";
 inline constexpr const char* kNativeCpuKernels = "native";
 
+// One change to the environment, with the value before it (nullopt: unset), so it can be undone.
+struct EnvChange {
+  std::string variable;
+  std::optional<std::string> before;
+};
+void undo_env_changes(const std::vector<EnvChange>& changes);
+
 // Sets every pin of cpu_kernel_pins() whose variable the user has not set, before the libraries
 // that read them load (OpenBLAS reads its variable when it is loaded), unless PACER_CPU_KERNELS
-// says native. True when it set one.
-bool set_default_cpu_kernels();
+// says native. On a CPU without AVX2 and FMA it removes a pin's value inherited from a pacer on
+// another machine (a Slurm job's exported environment), which would stop the libraries here.
+// Returns what it changed; throws Error for a PACER_CPU_KERNELS that is neither avx2 nor native.
+std::vector<EnvChange> set_default_cpu_kernels();
 
 // The CPU kernels of this process, for its records' provenance: "avx2" when every pin holds its
 // value, "native" where there is nothing to pin or none is set (PACER_CPU_KERNELS=native), else
@@ -95,7 +108,8 @@ bool set_default_cpu_kernels();
 std::string cpu_kernels();
 
 // The environment of a training process, set before its libraries load: the OpenMP wait policy and
-// the CPU kernels. True when it set a variable (a running program must exec itself again to see it).
-bool set_training_environment();
+// the CPU kernels. Returns what it changed (a running program must exec itself again to see it);
+// throws Error as set_default_cpu_kernels.
+std::vector<EnvChange> set_training_environment();
 
 }  // namespace pacer::base

@@ -19,7 +19,8 @@ endif()
 if(NOT rc EQUAL 0 OR commit STREQUAL "")
   set(commit unknown)
 else()
-  execute_process(COMMAND git -C ${ROOT} status --porcelain --untracked-files=no OUTPUT_VARIABLE changes
+  # --no-optional-locks: a build never takes the index lock from a `git commit` running beside it.
+  execute_process(COMMAND git --no-optional-locks -C ${ROOT} status --porcelain --untracked-files=no OUTPUT_VARIABLE changes
                   OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET RESULT_VARIABLE rc)
   if(NOT rc EQUAL 0 OR NOT changes STREQUAL "")
     set(commit "${commit}-dirty")

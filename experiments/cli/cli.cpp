@@ -8,11 +8,13 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <vector>
 
 #include "base/cpu_threads.hpp"
 #include "base/error.hpp"
@@ -407,7 +409,12 @@ int front_main(int argc, char** argv, const std::string& full_program) {
   full_program_slot() = full;
   size_t consumed = 1;
   // Every record this front writes names the kernels a training program would run (provenance).
-  base::set_training_environment();
+  try {
+    base::set_training_environment();
+  } catch (const Error& e) {
+    std::cerr << fmt::format("pacer: {}\n", e.what());
+    return 2;
+  }
   if (!args.empty() && (args[0] == "--version" || command_named(args, &consumed))) return main(argc, argv);
   // The front copied under the full program's name would exec itself forever.
   std::error_code same_ec;
@@ -428,9 +435,25 @@ int front_main(int argc, char** argv, const std::string& full_program) {
 }
 
 void restart_with_training_environment(char** argv) {
+  std::vector<base::EnvChange> changes;
+  try {
+    changes = base::set_training_environment();
+  } catch (const Error& e) {
+    std::cerr << fmt::format("pacer: {}\n", e.what());
+    std::exit(2);
+  }
+  if (changes.empty()) return;
   // The OpenMP runtime and OpenBLAS linked into this program have already read their environment:
-  // only a new image of the program sees it. Without /proc (or when exec fails) it runs on as it is.
-  if (base::set_training_environment()) ::execv("/proc/self/exe", argv);
+  // only a new image of the program sees it. Without /proc (or when exec fails) it runs on as it
+  // is, and the environment goes back to what the libraries read, so that its records' provenance
+  // (cpu_kernels) says what they run.
+  ::execv("/proc/self/exe", argv);
+  const int err = errno;
+  base::undo_env_changes(changes);
+  std::cerr << fmt::format(
+      "pacer: warning: cannot restart under the training environment ({}): training runs on this CPU's own "
+      "kernels and OpenMP wait policy, and its records say so\n",
+      std::strerror(err));
 }
 
 }  // namespace pacer::cli

@@ -45,7 +45,9 @@ experiments::TrainBenchOptions options_from(const po::variables_map& vm) {
       if (vm.count(other) && !vm[other].defaulted())
         throw UsageError(fmt::format("--{}: does not apply to --cpu-kernels (which prints its own table)", other));
     sw.cpu_kernels = split_list(vm["cpu-kernels"].as<std::string>());
-    if (sw.cpu_kernels.empty()) throw UsageError("--cpu-kernels: give avx2, native or both");
+    if (sw.cpu_kernels.empty())
+      throw UsageError(
+          fmt::format("--cpu-kernels: give {}, {} or both", base::kPinnedCpuKernels, base::kNativeCpuKernels));
     return sw;
   }
   sw.campaign = vm["campaign"].as<bool>();
@@ -110,7 +112,9 @@ Command make() {
       "  pacer bench train --contention --workloads cnn --batch-sizes 4,16,64 --min-time 2s\n"
       "--cpu-kernels measures every point in a fresh process under pacer's pinned CPU kernels and this CPU's own\n"
       "(docs/reliability.md, \"Results that do not depend on the machine\"):\n"
-      "  pacer bench train --cpu-kernels avx2,native --workloads cnn --batch-sizes 16,64 --threads 1 --min-time 2s";
+      "  pacer bench train --cpu-kernels " +
+      std::string(base::kPinnedCpuKernels) + "," + base::kNativeCpuKernels +
+      " --workloads cnn --batch-sizes 16,64 --threads 1 --min-time 2s";
   c.add_options = [](po::options_description& d) {
     d.add_options()("workloads",
                     po::value<std::string>()->default_value("cnn,resnet8-w0.25,mobilenetv2-w0.25,chartransformer-tiny"),

@@ -148,9 +148,10 @@ DoctorCheck torch_check(const TorchInfo& t) {
   if (!t.linked)
     return check("libtorch", CheckStatus::missing, t.note,
                  "build pacer-train beside pacer (setup.sh; on a board, against JetPack's PyTorch: docs/jetson.md)");
-  const std::string detail = fmt::format(
-      "libtorch {}, CUDA {}, CPU kernels: OpenBLAS {}", t.version,
-      t.cuda ? fmt::format("yes ({} device{})", t.cuda_devices, t.cuda_devices == 1 ? "" : "s") : "no", t.blas_kernels);
+  const std::string detail =
+      fmt::format("libtorch {}, CUDA {}, CPU kernels: {}", t.version,
+                  t.cuda ? fmt::format("yes ({} device{})", t.cuda_devices, t.cuda_devices == 1 ? "" : "s") : "no",
+                  t.blas_kernels == "unknown" ? "BLAS not OpenBLAS (not reported)" : "OpenBLAS " + t.blas_kernels);
   if (!t.cuda)
     return check("libtorch", CheckStatus::warn, detail,
                  "training runs on the CPU; on a board, build against JetPack's PyTorch (docs/jetson.md)");

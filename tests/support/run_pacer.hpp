@@ -26,12 +26,13 @@ inline std::string slurp(const std::filesystem::path& p) {
   return ss.str();
 }
 
-// Runs `pacer ARGS` with stdin from /dev/null; stdout and stderr go through files in `scratch`.
-inline RunResult run_pacer(const std::string& args, const std::filesystem::path& scratch) {
+// Runs `pacer ARGS` with stdin from /dev/null; stdout and stderr go through files in `scratch`;
+// `env` ("NAME=value ...") is added to its environment.
+inline RunResult run_pacer(const std::string& args, const std::filesystem::path& scratch, const std::string& env = "") {
   const auto tag = std::to_string(::getpid());
   const auto out = scratch / ("pacer-out-" + tag), err = scratch / ("pacer-err-" + tag);
-  const std::string cmd =
-      std::string(PACER_BINARY) + " " + args + " >" + out.string() + " 2>" + err.string() + " </dev/null";
+  const std::string cmd = (env.empty() ? "" : "env " + env + " ") + std::string(PACER_BINARY) + " " + args + " >" +
+                          out.string() + " 2>" + err.string() + " </dev/null";
   const int status = std::system(cmd.c_str());
   RunResult r{WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
   std::error_code ec;

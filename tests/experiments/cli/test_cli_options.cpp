@@ -15,6 +15,7 @@
 #include "base/error.hpp"
 #include "base/text.hpp"
 #include "tests/support/run_pacer.hpp"
+#include "tests/support/saved_env.hpp"
 #include "traces/provenance.hpp"
 #include "traces/store/store.hpp"
 
@@ -34,6 +35,9 @@ class CliOptions : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
   Result run(const std::string& args) const { return pacer::testing::run_pacer(args, dir_); }
+  Result run_env(const std::string& env, const std::string& args) const {
+    return pacer::testing::run_pacer(args, dir_, env);
+  }
   std::string path(const std::string& name) const { return (dir_ / name).string(); }
   fs::path dir_;
 };
@@ -264,12 +268,16 @@ TEST_F(CliOptions, TrainingThreadsSpinBrieflyUnlessTheUserChoseAWaitPolicy) {
 // the front or as pacer-train itself (which restarts once to pin them), so that a relation is the
 // same record with or without AVX-512; a user's own choice is kept. Records name the kernels.
 TEST_F(CliOptions, TrainingProgramsRunOneCpuKernelSetOnEveryAvx2Machine) {
+  // Whatever the caller exported (PACER_CPU_KERNELS=native, its own OPENBLAS_CORETYPE), each case
+  // below sets what it tests; restored at the end.
+  std::vector<std::string> names = {pacer::base::kCpuKernelsVariable};
+  for (const auto& pin : pacer::base::avx2_kernel_pins()) names.push_back(pin.variable);
+  const pacer::testing::SavedEnvironment saved(names);
   const std::string front = PACER_BINARY;
   const std::string full = (fs::path(front).parent_path() / "pacer-train").string();
   auto blas = [&](const std::string& env, const std::string& program) {
     const std::string out = path("blas.txt");
-    const std::string cmd = "env -u OPENBLAS_CORETYPE -u ATEN_CPU_CAPABILITY -u DNNL_MAX_CPU_ISA " + env + " " +
-                            program + " doctor --torch-line >" + out + " 2>&1 </dev/null";
+    const std::string cmd = "env " + env + " " + program + " doctor --torch-line >" + out + " 2>&1 </dev/null";
     EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd << ": " << pacer::testing::slurp(out);
     const std::string text = pacer::testing::slurp(out);
     const auto at = text.rfind(" blas=");
@@ -281,19 +289,21 @@ TEST_F(CliOptions, TrainingProgramsRunOneCpuKernelSetOnEveryAvx2Machine) {
   EXPECT_EQ(blas("", full), "Haswell");
   EXPECT_EQ(blas("OPENBLAS_CORETYPE=Prescott", full), "Prescott");  // SSE3: runs on every x86-64
   EXPECT_EQ(blas("OPENBLAS_CORETYPE=Prescott", front), "Prescott");
+  // A value pacer does not know is one error line, not a silent pin.
+  const auto refused = run_env("PACER_CPU_KERNELS=avx512", "workloads");
+  EXPECT_EQ(refused.code, 2);
+  EXPECT_TRUE(has(refused.err, "PACER_CPU_KERNELS=avx512: give avx2")) << refused.err;
 
   const std::string store = path("kernels.h5");
   ASSERT_EQ(run("profile --device emulated:jetson-nano --workload cnn --batch-sizes 8 --store " + store).code, 0);
   EXPECT_TRUE(has(run("export " + store + " device").out, "# cpu_kernels: avx2\n"));
   // The user's way out (the CPU's own kernels, faster on some CPUs): nothing pinned, and said so.
   const std::string native = path("native.h5");
-  ::setenv(pacer::base::kCpuKernelsVariable, pacer::base::kNativeCpuKernels, 1);
-  for (const auto& pin : pacer::base::cpu_kernel_pins()) ::unsetenv(pin.variable.c_str());
-  const auto made = run("profile --device emulated:jetson-nano --workload cnn --batch-sizes 8 --store " + native);
-  const auto exported = run("export " + native + " device");
-  ::unsetenv(pacer::base::kCpuKernelsVariable);
+  const std::string opt_out = fmt::format("{}={}", pacer::base::kCpuKernelsVariable, pacer::base::kNativeCpuKernels);
+  const auto made =
+      run_env(opt_out, "profile --device emulated:jetson-nano --workload cnn --batch-sizes 8 --store " + native);
   ASSERT_EQ(made.code, 0) << made.err;
-  EXPECT_TRUE(has(exported.out, "# cpu_kernels: native\n")) << exported.out;
+  EXPECT_TRUE(has(run("export " + native + " device").out, "# cpu_kernels: native\n"));
 }
 
 // `pacer --version` names what this build's records will carry: the version CMake sets (not a copy
