@@ -6,13 +6,13 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <fstream>
-#include <sstream>
-#include <type_traits>
 #include <cmath>
+#include <fstream>
 #include <map>
 #include <optional>
 #include <set>
+#include <sstream>
+#include <type_traits>
 #include <typeinfo>
 
 #include "base/error.hpp"
@@ -77,10 +77,12 @@ struct FigureSpace {
   explore::ChoiceRule rule;
   FigureSpace(const traces::Store& store, const std::string& name, const traces::ProfileTable& prof,
               const traces::SweepResult& sweep)
-      : space(space_of(store, name, prof, sweep)), index(space), device_cap({&space}),
+      : space(space_of(store, name, prof, sweep)),
+        index(space),
+        device_cap({&space}),
         rule(explore::recorded_rule(sweep.guard, sweep.feasibility)) {}
-  static explore::Space space_of(const traces::Store& store, const std::string& name,
-                                 const traces::ProfileTable& prof, const traces::SweepResult& sweep) {
+  static explore::Space space_of(const traces::Store& store, const std::string& name, const traces::ProfileTable& prof,
+                                 const traces::SweepResult& sweep) {
     // nullopt (neither "peak ..." nor "mean ..."): the explorer's default, peak where every point has it
     auto space = explore::Space::from_profile(prof, explore::feasibility_basis(sweep.feasibility));
     explore::measured_wins(store, name, false, prof.workload, prof.device, space);
@@ -123,8 +125,8 @@ void figure1(ReportOutput& out, const fs::path& dir, const std::string& prefix, 
   if (tta)
     tta = std::any_of(target->samples_by_batch.begin(), target->samples_by_batch.end(),
                       [](double n) { return !std::isnan(n); });
-  p.title = fmt::format("Time against power of every configuration, cap {} ({})", cap_label(cap_w),
-                        subject(prof, labels));
+  p.title =
+      fmt::format("Time against power of every configuration, cap {} ({})", cap_label(cap_w), subject(prof, labels));
   p.xlabel = fmt::format("{} power [W]", explore::to_string(space.basis()));
   p.ylabel = tta ? "predicted time to accuracy [s]" : "time per 1000 samples [s]";
   p.logy = true;
@@ -188,7 +190,8 @@ void figure1(ReportOutput& out, const fs::path& dir, const std::string& prefix, 
     for (size_t ki = 0; ki < space.num_knobs(); ++ki) {
       const auto& k = space.knob_settings()[ki];
       bool eq = k.size() == r.knob.size();
-      for (size_t d = 0; eq && d < k.size(); ++d) eq = std::abs(k[d] - r.knob[d]) <= 1e-6 * std::max(1.0, std::abs(k[d]));
+      for (size_t d = 0; eq && d < k.size(); ++d)
+        eq = std::abs(k[d] - r.knob[d]) <= 1e-6 * std::max(1.0, std::abs(k[d]));
       if (!eq || !space.has(bi, ki) || !std::isfinite(y_of(bi, ki))) continue;
       PlotSeries& s = r.power_peak_w > cap_w || r.cap_exceeded ? over : under;
       s.x.push_back(r.power_peak_w);
@@ -292,8 +295,7 @@ void figure5(ReportOutput& out, const fs::path& dir, const std::string& prefix, 
              const Labels& labels) {
   Heatmap m;
   m.name = safe(prefix + "-fig5-proxy-x-target-" + fmt::format("{:.3g}W", cap_w));
-  m.title = fmt::format("% time over the fastest configuration, cap {} ({})", cap_label(cap_w),
-                        subject(prof, labels));
+  m.title = fmt::format("% time over the fastest configuration, cap {} ({})", cap_label(cap_w), subject(prof, labels));
   m.xlabel = "target data set (trained)";
   m.ylabel = "proxy data set (used to choose)";
   m.colorbar_label = "% time over the fastest configuration";
@@ -351,9 +353,9 @@ void figure4(ReportOutput& out, const fs::path& dir, const traces::ValidationRes
     for (size_t i = 0; i < caps.size(); ++i) {
       std::vector<double> e;
       for (const auto& r : v.rows)
-        if (r.policy == policies[k] && (traces::same(r.cap_w, caps[i]) || (units::is_no_cap(r.cap_w) &&
-                                                                           units::is_no_cap(caps[i]))) &&
-            r.reached && std::isfinite(r.energy_j))
+        if (r.policy == policies[k] &&
+            (traces::same(r.cap_w, caps[i]) || (units::is_no_cap(r.cap_w) && units::is_no_cap(caps[i]))) && r.reached &&
+            std::isfinite(r.energy_j))
           e.push_back(r.energy_j);
       if (e.empty()) continue;
       s.x.push_back(static_cast<double>(i) - 0.4 + width * (static_cast<double>(k) + 0.5));
@@ -394,14 +396,13 @@ std::vector<double> figure_caps(const std::vector<double>& sweep_caps, const std
 }
 
 // A power trace of a validation run with the cap drawn; the title says which run in words.
-void trace_plot(ReportOutput& out, const fs::path& dir, const traces::PowerSeries& s,
-                const traces::ValidationResult& v, const traces::ValidationRow* row, const Labels& labels) {
+void trace_plot(ReportOutput& out, const fs::path& dir, const traces::PowerSeries& s, const traces::ValidationResult& v,
+                const traces::ValidationRow* row, const Labels& labels) {
   Plot p;
   p.name = safe(s.name + "-power");
-  const std::string run =
-      row ? fmt::format("{} at b={}, {}, seed {}", explore::policy_label(row->policy), row->batch_size,
-                        v.knob.format(row->knob), row->seed)
-          : s.name;
+  const std::string run = row ? fmt::format("{} at b={}, {}, seed {}", explore::policy_label(row->policy),
+                                            row->batch_size, v.knob.format(row->knob), row->seed)
+                              : s.name;
   p.title = fmt::format("Power over time: {}, cap {} ({} on {}{})", run, cap_label(s.cap_w),
                         label_of(labels, v.dataset), v.device, traces::emulated_mark(s.emulated));
   p.xlabel = s.emulated ? "device time [s] (virtual)" : "time [s]";
@@ -544,8 +545,8 @@ void sweep_figures(ReportOutput& out, const fs::path& out_dir, traces::Store& st
     std::optional<explore::Relation> target_rel;
     if (target) target_rel = explore::Relation::from_set(*target, fs.space);
     for (double cap : pick)
-      figure1(out, out_dir, prefix, prof, fs, proxy_rel, target_rel ? &*target_rel : nullptr, cap, policies,
-              opt.labels, runs);
+      figure1(out, out_dir, prefix, prof, fs, proxy_rel, target_rel ? &*target_rel : nullptr, cap, policies, opt.labels,
+              runs);
   } else {
     out.skipped.push_back(fmt::format("{}: Figure 1 for '{}' needs the sweep's proxy relation '{}' in the store",
                                       path.string(), prefix, sweep.relation));
@@ -571,7 +572,8 @@ void sweep_figures(ReportOutput& out, const fs::path& out_dir, traces::Store& st
 }  // namespace
 
 std::string report_figures_help() {
-  return "  Figure 1 (NAME-fig1-time-vs-power-CAP): time vs power of every (knob, b), the cap and the margin cap x (1 - guard), each policy's choice, the measured peaks of the validation runs\n"
+  return "  Figure 1 (NAME-fig1-time-vs-power-CAP): time vs power of every (knob, b), the cap and the margin cap x (1 "
+         "- guard), each policy's choice, the measured peaks of the validation runs\n"
          "  Figure 2 (NAME-fig2-tta-per-batch): time to accuracy per batch size under several caps, knob labels\n"
          "  Figure 4 (VALIDATION-fig4-energy): energy to accuracy per policy and cap, error bars one std\n"
          "  Figure 5 (NAME-fig5-proxy-x-target-CAP): % time over the fastest configuration, proxy x target\n"
@@ -585,25 +587,29 @@ namespace {
 std::string md_cell(const std::string& text) {
   std::string out;
   for (char c : text) {
-    if (c == '|') out += "\\|";
-    else out += (c == '\n' || c == '\r') ? ' ' : c;
+    if (c == '|')
+      out += "\\|";
+    else
+      out += (c == '\n' || c == '\r') ? ' ' : c;
   }
   return out;
 }
 
 // provenance.md: per store, where each of its records came from (traces/provenance.hpp): the pacer
-// version and commit, start time, host, threads, seeds, options and the command line of the run
-// that wrote it.
+// version and commit, start time, host, threads, CPU kernels, seeds, options and the command line of
+// the run that wrote it.
 std::string provenance_markdown(const std::vector<std::pair<fs::path, const traces::Store*>>& stores) {
   std::string md = "# Provenance\n\nThe run that wrote each record of the stores this report was made from.\n";
   for (const auto& [path, store] : stores) {
     md += fmt::format("\n## {}\n\n", path.string());
-    md += "| record | pacer | commit | started (UTC) | host | threads | seeds | options | command line |\n";
-    md += "|---|---|---|---|---|---|---|---|---|\n";
+    md +=
+        "| record | pacer | commit | started (UTC) | host | threads | CPU kernels | seeds | options | command line |\n";
+    md += "|---|---|---|---|---|---|---|---|---|---|\n";
     const auto row = [&](const std::string& record, const traces::Provenance& p) {
-      md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | `{}` |\n", md_cell(record),
+      md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | `{}` |\n", md_cell(record),
                         md_cell(p.pacer_version), md_cell(p.git_commit), md_cell(p.start_time), md_cell(p.host),
-                        md_cell(p.threads), md_cell(p.seeds), md_cell(p.options), md_cell(p.command_line));
+                        md_cell(p.threads), md_cell(p.cpu_kernels), md_cell(p.seeds), md_cell(p.options),
+                        md_cell(p.command_line));
     };
     if (store->has_device()) row("device", store->read_provenance("device", ""));
     for (const char* g : traces::kStoreGroups)
@@ -617,7 +623,8 @@ std::string provenance_markdown(const std::vector<std::pair<fs::path, const trac
 fs::path write_index(const ReportOutput& out, const fs::path& dir, const fs::path& shown_dir) {
   IndexPage page;
   page.title = "pacer report: " + fs::absolute(shown_dir).lexically_normal().filename().string();
-  for (size_t i = 0; i < out.table_stems.size(); ++i) page.tables.push_back({out.table_stems[i], out.tables_markdown[i]});
+  for (size_t i = 0; i < out.table_stems.size(); ++i)
+    page.tables.push_back({out.table_stems[i], out.tables_markdown[i]});
   page.figures = out.svgs;
   std::ifstream in(dir / "provenance.md");
   std::stringstream ss;
@@ -691,8 +698,7 @@ ReportOutput write_report(const ReportOptions& opt, const fs::path& shown_dir) {
       }
       if (!drawn(n)) continue;
       const auto profiles = traces::split_list(sweep.profile);
-      for (const auto& pname : profiles)
-        sweep_figures(out, opt.out_dir, store, path, n, sweep, pname, validated, ropt);
+      for (const auto& pname : profiles) sweep_figures(out, opt.out_dir, store, path, n, sweep, pname, validated, ropt);
     }
     for (const auto& [budget, cut_sweeps] : budgets)
       budget_figure(out, opt.out_dir, stem_of(path), budget, explore::budget_points(cut_sweeps));
@@ -752,8 +758,8 @@ fs::path moved(const fs::path& f, const fs::path& staging, const fs::path& out_d
 // renamed into place: a report that fails (a full disk, gnuplot) leaves no file of its own behind,
 // and an output folder it had to create is removed again.
 std::vector<explore::Selection> figure1_choices(const fs::path& path, const std::string& sweep_name,
-                                               const std::string& profile, double cap_w,
-                                               const std::vector<explore::Policy>& policies) {
+                                                const std::string& profile, double cap_w,
+                                                const std::vector<explore::Policy>& policies) {
   const auto store = traces::Store::open(path);
   const auto sweep = store.read<traces::SweepResult>(sweep_name);
   const auto prof = store.read<traces::ProfileTable>(profile);

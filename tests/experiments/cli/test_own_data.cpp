@@ -20,7 +20,9 @@ using pacer::testing::slurp;
 
 namespace {
 
-int lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
+int lines(const std::string& s) {
+  return static_cast<int>(std::count(s.begin(), s.end(), '\n'));
+}
 
 class OwnData : public ::testing::Test {
  protected:
@@ -82,6 +84,7 @@ TEST_F(OwnData, ImportedProfileAndRelationGiveSelectSweepAndReport) {
   EXPECT_NE(prov.find("`pacer import relation " + path("proxy.csv")), std::string::npos) << prov;
   EXPECT_NE(prov.find("`pacer sweep " + path("own.h5") + " --power-limits 4W:9W:1W`"), std::string::npos) << prov;
   EXPECT_EQ(prov.find("| unknown |"), std::string::npos) << prov;
+  EXPECT_NE(prov.find("| CPU kernels |"), std::string::npos) << prov;  // what each record's training ran on
   // Every option's value as given, caps included (a type the provenance cannot print reads "(set)").
   EXPECT_NE(prov.find("power-limits=4W,5W,6W,7W,8W,9W"), std::string::npos) << prov;
   EXPECT_EQ(prov.find("(set)"), std::string::npos) << prov;
@@ -124,7 +127,8 @@ TEST_F(OwnData, ARelationOfAnotherWorkloadNeedsTheFlagAndGetsAWarning) {
 
 TEST_F(OwnData, BadRelationFilesAreOneLineAndWriteNothing) {
   write("bad.csv", "b,seed,reached,samples\n8,0,1,4000\n8,1,1,-3\n");
-  auto r = pacer("import relation " + path("bad.csv") + " -o " + path("new.h5") + " --name x --workload w --target 0.85");
+  auto r =
+      pacer("import relation " + path("bad.csv") + " -o " + path("new.h5") + " --name x --workload w --target 0.85");
   EXPECT_EQ(r.code, 1);
   EXPECT_EQ(lines(r.err), 1) << r.err;
   EXPECT_NE(r.err.find("bad.csv:3: samples holds '-3', not a positive whole number of samples"), std::string::npos)
@@ -175,7 +179,9 @@ TEST_F(OwnData, TheDocumentedPythonExamplesRun) {
   auto r = pacer("export " + path("own.h5") + " relations/resnet18-mine.proxy -o " + path("proxy.csv.out"));
   ASSERT_EQ(r.code, 0) << r.err;
   const std::string out = path("py.txt");
-  ASSERT_EQ(std::system(("python3 " + examples + "read_export.py " + path("proxy.csv.out") + " > " + out + " 2>&1").c_str()), 0)
+  ASSERT_EQ(
+      std::system(("python3 " + examples + "read_export.py " + path("proxy.csv.out") + " > " + out + " 2>&1").c_str()),
+      0)
       << slurp(out);
   EXPECT_NE(slurp(out).find("5 rows, columns: batch_size [samples], seed [1], reached [bool]"), std::string::npos)
       << slurp(out);
@@ -185,11 +191,13 @@ TEST_F(OwnData, TheDocumentedPythonExamplesRun) {
   for (const std::string p : {"python3", "/usr/bin/python3"})
     if (python.empty() && std::system((p + " -c 'import h5py' >/dev/null 2>&1").c_str()) == 0) python = p;
   if (python.empty()) GTEST_SKIP() << "python3-h5py not installed: the h5py example not run";
-  ASSERT_EQ(std::system((python + " " + examples + "read_store.py " + path("own.h5") + " > " + out + " 2>&1").c_str()), 0)
+  ASSERT_EQ(std::system((python + " " + examples + "read_store.py " + path("own.h5") + " > " + out + " 2>&1").c_str()),
+            0)
       << slurp(out);
   const std::string text = slurp(out);
-  EXPECT_NE(text.find("profile resnet18-mine: 6 points of resnet18-mine, knob ['gpu_freq'], time per batch 0.025-0.2 s"),
-            std::string::npos)
+  EXPECT_NE(
+      text.find("profile resnet18-mine: 6 points of resnet18-mine, knob ['gpu_freq'], time per batch 0.025-0.2 s"),
+      std::string::npos)
       << text;
   // r(8) = mean(40000, 44000) / mean(60000, 64000): the censored run does not count.
   EXPECT_NE(text.find("relation resnet18-mine.proxy: r(b) = 8:0.677, 32:1"), std::string::npos) << text;
