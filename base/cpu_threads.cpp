@@ -123,6 +123,12 @@ std::vector<KernelPin> cpu_kernel_pins() {
   return {};
 }
 
+std::vector<std::string> cpu_kernel_variables() {
+  std::vector<std::string> names = {kCpuKernelsVariable};
+  for (const auto& pin : avx2_kernel_pins()) names.push_back(pin.variable);
+  return names;
+}
+
 namespace {
 
 std::optional<std::string> env_value(const std::string& name) {

@@ -88,6 +88,10 @@ inline constexpr const char* kCpuKernelsVariable = "PACER_CPU_KERNELS";
 inline constexpr const char* kPinnedCpuKernels = "avx2";
 inline constexpr const char* kNativeCpuKernels = "native";
 
+// Every environment variable that decides the CPU kernels: PACER_CPU_KERNELS and each pin's (what a
+// child or a test clears to start from pacer's default).
+std::vector<std::string> cpu_kernel_variables();
+
 // One change to the environment, with the value before it (nullopt: unset), so it can be undone.
 struct EnvChange {
   std::string variable;

@@ -299,12 +299,10 @@ void run_contention(const TrainBenchOptions& sw, std::ostream& out) {
 ChildEnv cpu_kernels_env(const std::string& name) {
   ChildEnv k;
   k.label = name;
-  for (const auto& pin : base::cpu_kernel_pins()) k.env.unset_env.push_back(pin.variable);
-  if (name == base::kPinnedCpuKernels)
-    k.env.unset_env.push_back(base::kCpuKernelsVariable);
-  else if (name == base::kNativeCpuKernels)
+  k.env.unset_env = base::cpu_kernel_variables();
+  if (name == base::kNativeCpuKernels)
     k.env.set_env = {{base::kCpuKernelsVariable, base::kNativeCpuKernels}};
-  else
+  else if (name != base::kPinnedCpuKernels)
     throw OptionError("cpu-kernels", fmt::format("'{}' is not {} (pacer's pin) or {} (this CPU's own)", name,
                                                  base::kPinnedCpuKernels, base::kNativeCpuKernels));
   return k;

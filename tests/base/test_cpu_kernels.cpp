@@ -20,19 +20,12 @@ using pacer::base::cpu_kernel_pins;
 using pacer::base::cpu_kernels;
 using pacer::base::set_default_cpu_kernels;
 
-// The variables this test touches: unset while it runs, restored when it ends.
-std::vector<std::string> kernel_variables() {
-  std::vector<std::string> names = {pacer::base::kCpuKernelsVariable};
-  for (const auto& pin : avx2_kernel_pins()) names.push_back(pin.variable);
-  return names;
-}
-
 void unset_pins() {
   for (const auto& pin : avx2_kernel_pins()) ::unsetenv(pin.variable.c_str());
 }
 
 TEST(CpuKernels, PinnedUnlessTheUserChoseAndNamedInEachCase) {
-  const pacer::testing::SavedEnvironment saved(kernel_variables());
+  const pacer::testing::SavedEnvironment saved(pacer::base::cpu_kernel_variables());  // restored at the end
   if (cpu_kernel_pins().empty()) {
     // A pin come with another machine's environment would stop this CPU's libraries: removed.
     ::setenv("OPENBLAS_CORETYPE", "Haswell", 1);

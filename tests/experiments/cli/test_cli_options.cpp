@@ -270,9 +270,7 @@ TEST_F(CliOptions, TrainingThreadsSpinBrieflyUnlessTheUserChoseAWaitPolicy) {
 TEST_F(CliOptions, TrainingProgramsRunOneCpuKernelSetOnEveryAvx2Machine) {
   // Whatever the caller exported (PACER_CPU_KERNELS=native, its own OPENBLAS_CORETYPE), each case
   // below sets what it tests; restored at the end.
-  std::vector<std::string> names = {pacer::base::kCpuKernelsVariable};
-  for (const auto& pin : pacer::base::avx2_kernel_pins()) names.push_back(pin.variable);
-  const pacer::testing::SavedEnvironment saved(names);
+  const pacer::testing::SavedEnvironment saved(pacer::base::cpu_kernel_variables());
   const std::string front = PACER_BINARY;
   const std::string full = (fs::path(front).parent_path() / "pacer-train").string();
   auto blas = [&](const std::string& env, const std::string& program) {
