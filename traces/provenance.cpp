@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <ctime>
 #include <mutex>
@@ -27,20 +28,65 @@ Provenance& run_slot() {
 }
 
 // The members in stored order, with their names.
+constexpr std::pair<const char*, std::string Provenance::*> kFields[] = {
+    {"pacer_version", &Provenance::pacer_version},
+    {"git_commit", &Provenance::git_commit},
+    {"command_line", &Provenance::command_line},
+    {"start_time", &Provenance::start_time},
+    {"host", &Provenance::host},
+    {"threads", &Provenance::threads},
+    {"cpu_kernels", &Provenance::cpu_kernels},
+    {"seeds", &Provenance::seeds},
+    {"options", &Provenance::options},
+};
+
 template <typename P, typename F>
 void each_field(P& p, F&& f) {
-  f("pacer_version", p.pacer_version);
-  f("git_commit", p.git_commit);
-  f("command_line", p.command_line);
-  f("start_time", p.start_time);
-  f("host", p.host);
-  f("threads", p.threads);
-  f("cpu_kernels", p.cpu_kernels);
-  f("seeds", p.seeds);
-  f("options", p.options);
+  for (const auto& [name, member] : kFields) f(name, p.*member);
+}
+
+// The parts of `value` between the separators `sep`.
+std::vector<std::string> split_on(std::string_view value, std::string_view sep) {
+  std::vector<std::string> parts;
+  size_t from = 0;
+  for (size_t at; (at = value.find(sep, from)) != std::string_view::npos; from = at + sep.size())
+    parts.emplace_back(value.substr(from, at - from));
+  parts.emplace_back(value.substr(from));
+  return parts;
+}
+
+// `held` with each of `added`'s distinct values not among its own appended.
+std::string join_distinct(const std::string& held, const std::string& added) {
+  std::vector<std::string> values = split_on(held, kProvenanceJoin);
+  std::string out = held;
+  for (auto& v : split_on(added, kProvenanceJoin))
+    if (std::find(values.begin(), values.end(), v) == values.end()) {
+      out += std::string(kProvenanceJoin) + v;
+      values.push_back(std::move(v));
+    }
+  return out;
+}
+
+// The span of the start times of both: ISO 8601 UTC times order as strings.
+std::string start_span(const std::string& held, const std::string& added) {
+  std::vector<std::string> times;
+  for (const auto* v : {&held, &added})
+    for (auto& t : split_on(*v, kProvenanceSpan))
+      if (t != kUnknownProvenance) times.push_back(std::move(t));
+  if (times.empty()) return std::string(kUnknownProvenance);
+  const auto [first, last] = std::minmax_element(times.begin(), times.end());
+  return *first == *last ? *first : *first + std::string(kProvenanceSpan) + *last;
 }
 
 }  // namespace
+
+Provenance combine_provenance(const Provenance& held, const Provenance& added) {
+  Provenance out = held;
+  for (const auto& [name, member] : kFields)
+    out.*member = member == &Provenance::start_time ? start_span(held.*member, added.*member)
+                                                    : join_distinct(held.*member, added.*member);
+  return out;
+}
 
 std::vector<std::pair<std::string, std::string>> Provenance::fields() const {
   std::vector<std::pair<std::string, std::string>> out;

@@ -41,6 +41,15 @@ struct Provenance {
 // CPU kernels; the command line, seeds and options unknown.
 Provenance this_process();
 
+// A record made of the rows of several runs (the shards of a campaign merged, a campaign resumed by
+// another process) carries the provenance of each: per field, the distinct values in the order met,
+// joined by kProvenanceJoin ("abc123 | def456"); the start time as the span of the runs' start
+// times, "earliest .. latest" (one time where they agree). Combining a provenance with itself, or
+// with one it already holds, changes nothing.
+inline constexpr std::string_view kProvenanceJoin = " | ";
+inline constexpr std::string_view kProvenanceSpan = " .. ";
+Provenance combine_provenance(const Provenance& held, const Provenance& added);
+
 // The run whose records this process writes; this_process() until set_current_run is called.
 const Provenance& current_run();
 void set_current_run(Provenance run);

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 
 #include "base/error.hpp"
@@ -48,7 +49,7 @@ std::string pick_record(const traces::Store& store, const std::string& group, co
 // The problem as the policies see it, and what validate needs beside it.
 struct Setup {
   std::unique_ptr<explore::Problem> problem;  // profile, proxy relation, space, index
-  explore::ChoiceRule rule;  // the one choice rule (guard, basis) every policy chooses by
+  explore::ChoiceRule rule;                   // the one choice rule (guard, basis) every policy chooses by
   dnn::data::DatasetInfo info;
   dnn::TrainOptions train;
 };
@@ -277,10 +278,18 @@ traces::ValidationRow make_row(const ValidateOptions& opt, const Choice& ch, int
   return row;
 }
 
-// Rows stored before by this validation (same header) in any of `stores`: they need not run again.
-std::map<traces::ValidationRowKey, traces::ValidationRow> stored_rows(const traces::ValidationResult& header,
-                                                                      const std::vector<fs::path>& stores) {
-  std::map<traces::ValidationRowKey, traces::ValidationRow> out;
+// Rows stored before by this validation (same header) in any of `stores`: they need not run again;
+// with the provenance of the record each was stored in.
+struct StoredRows {
+  std::map<traces::ValidationRowKey, std::pair<traces::ValidationRow, traces::Provenance>> rows;
+  const traces::ValidationRow* find(const traces::ValidationRowKey& key) const {
+    const auto it = rows.find(key);
+    return it == rows.end() ? nullptr : &it->second.first;
+  }
+};
+
+StoredRows stored_rows(const traces::ValidationResult& header, const std::vector<fs::path>& stores) {
+  StoredRows out;
   for (const auto& path : stores) {
     if (!fs::exists(path)) continue;
     const traces::Store s = traces::Store::open(path);
@@ -289,7 +298,12 @@ std::map<traces::ValidationRowKey, traces::ValidationRow> stored_rows(const trac
     std::vector<traces::ValidationRow> rows = std::move(old.rows);
     old.rows.clear();
     if (!(old == header)) continue;  // another validation under this name: nothing to resume
-    for (auto& r : rows) out.emplace(traces::row_key(r), std::move(r));
+    const traces::Provenance from =
+        s.read_provenance(std::string(traces::RecordTraits<traces::ValidationResult>::group), header.name);
+    for (auto& r : rows) {
+      const traces::ValidationRowKey key = traces::row_key(r);  // before r is moved from
+      out.rows.emplace(key, std::pair{std::move(r), from});
+    }
   }
   return out;
 }
@@ -320,15 +334,20 @@ traces::ValidationResult run_jobs(const ValidateOptions& opt, const Setup& su, c
     return here;
   };
   std::vector<size_t> pending;
+  std::optional<traces::Provenance> earlier;  // of the runs that measured the rows kept
   for (const size_t j : jobs) {
     const auto [b, seed] = all.at(j);
     ++report.jobs;
     const auto here = chosen_at(b);
     std::vector<traces::ValidationRow> rows;
     for (const Choice* ch : here) {
-      const auto it = stored.find(traces::ValidationRowKey{ch->cap_w, ch->policy, seed, ch->selection.knob, b});
-      if (it != stored.end() && traces::same(it->second.predicted_time_s, ch->selection.predicted_time_s))
-        rows.push_back(it->second);
+      const traces::ValidationRowKey key{ch->cap_w, ch->policy, seed, ch->selection.knob, b};
+      if (const auto* row = stored.find(key);
+          row && traces::same(row->predicted_time_s, ch->selection.predicted_time_s)) {
+        rows.push_back(*row);
+        const traces::Provenance& from = stored.rows.at(key).second;
+        earlier = earlier ? traces::combine_provenance(*earlier, from) : from;
+      }
     }
     if (rows.size() < here.size()) {
       pending.push_back(j);
@@ -337,6 +356,10 @@ traces::ValidationResult run_jobs(const ValidateOptions& opt, const Setup& su, c
     report.resumed_jobs += !here.empty();
     v.rows.insert(v.rows.end(), rows.begin(), rows.end());
   }
+  // The record holds the rows of the runs before this one and this run's: it carries all of their
+  // provenance (traces::combine_provenance), not this run's alone.
+  const traces::Provenance stamp =
+      earlier ? traces::combine_provenance(*earlier, traces::current_run()) : traces::current_run();
   base::Progress progress(pending.size());
   for (const size_t j : pending) {
     const auto [b, seed] = all.at(j);
@@ -359,11 +382,11 @@ traces::ValidationResult run_jobs(const ValidateOptions& opt, const Setup& su, c
       v.rows.push_back(row);
     }
     traces::sort_rows(v);
-    store.write(v, traces::Replace::always);  // after every job: an interruption loses one job
+    store.write_from(v, "", stamp, traces::Replace::always);  // after every job: an interruption loses one job
     spdlog::info("validate: {} b={} seed={} done", progress.next(), b, seed);
   }
   traces::sort_rows(v);
-  store.write(v, whole ? traces::Replace::always : traces::Replace::if_not_smaller);
+  store.write_from(v, "", stamp, whole ? traces::Replace::always : traces::Replace::if_not_smaller);
   return v;
 }
 

@@ -37,6 +37,7 @@ struct GroupMerges<std::index_sequence<I...>> {
 
 struct Merged {
   std::optional<std::pair<DeviceSpec, fs::path>> device;
+  Provenance device_from;  // of the input the device was taken from
   GroupMerges<StoreGroupIndices> groups;
 };
 
@@ -46,6 +47,7 @@ void read_input(const fs::path& path, Merged& m, MergeReport& report) {
     DeviceSpec d = in.read_device();
     if (!m.device) {
       m.device.emplace(std::move(d), path);
+      m.device_from = in.read_provenance("device", "");
     } else if (!(m.device->first == d)) {
       throw Error(
           fmt::format("{} describes device '{}' but {} describes '{}'{}: stores of different devices cannot be "
@@ -59,7 +61,7 @@ void read_input(const fs::path& path, Merged& m, MergeReport& report) {
 
 void write_merged(const Merged& m, const fs::path& tmp, MergeReport& report) {
   Store out = Store::open_or_create(tmp);
-  if (m.device) out.write_device(m.device->first);
+  if (m.device) out.write_device_from(m.device->first, m.device_from);
   m.groups.write(out, report);
 }
 
@@ -85,7 +87,8 @@ MergeReport merge_stores(const fs::path& out, const std::vector<fs::path>& input
   std::error_code ec;
   std::vector<fs::path> all = inputs;
   if (fs::exists(out, ec)) {
-    const bool among = std::any_of(inputs.begin(), inputs.end(), [&](const fs::path& in) { return same_file(in, out); });
+    const bool among =
+        std::any_of(inputs.begin(), inputs.end(), [&](const fs::path& in) { return same_file(in, out); });
     if (existing == ExistingOutput::keep && !among) all.insert(all.begin(), out);
     if (existing == ExistingOutput::refuse && !among)
       throw OutputExistsError(

@@ -16,6 +16,9 @@
 //  - merged relations keep only runs: their means, spreads and r(b) are computed from the runs
 //    (RelationSet::mean_samples, std_samples, relation_vector), so they are those of the union;
 //  - a profile's profiling cost is the sum over the inputs that brought new points;
+//  - a merged record keeps the provenance of the runs that measured it, not the merge's: the
+//    inputs whose rows it holds, combined (traces/provenance.hpp, combine_provenance); a record
+//    taken whole (or without rows) keeps its input's, the device the first input's;
 //  - the rows of a record that one input brought keep that input's order (a store merged into an
 //    empty one or into itself is unchanged); those of several inputs are in key order (the order
 //    of the campaign's whole record: a relation's runs by (b, seed), a profile's points by (b, knob));

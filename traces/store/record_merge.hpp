@@ -5,8 +5,10 @@
 // its own.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -41,13 +43,17 @@ class RecordMerge {
  public:
   // Adds every record of R's group in the store `in`.
   void add(const Store& in, MergeReport& report) {
-    for (const auto& name : in.list<R>()) add(name, in.read<R>(name), in.path(), report);
+    for (const auto& name : in.list<R>()) {
+      Merging& m = add(name, in.read<R>(name), in.path(), report);
+      m.sources.emplace_back(in.path(), in.read_provenance(std::string(E::group), name));
+    }
   }
 
-  // Writes every merged record into `out`, by name.
+  // Writes every merged record into `out`, by name, with the provenance of the runs that measured
+  // what it holds (not the merge's own).
   void write(Store& out, MergeReport& report) const {
     for (const auto& [name, merging] : records_) {
-      out.write(assemble(merging, report), name);
+      out.write_from(assemble(merging, report), name, provenance(merging));
       ++report.records[std::string(E::group)];
     }
   }
@@ -68,20 +74,35 @@ class RecordMerge {
     double cost = 0;          // merge_cost summed over the inputs that brought new rows
     std::string board_model;  // of the rows that name one, and the file the first came from
     std::filesystem::path board_from;
+    std::vector<std::pair<std::filesystem::path, Provenance>> sources;  // every input's provenance of it
   };
 
-  void add(const std::string& name, R record, const std::filesystem::path& from, MergeReport& report) {
+  Merging& add(const std::string& name, R record, const std::filesystem::path& from, MergeReport& report) {
     if constexpr (KeyedMerge<R>)
       add_keyed(name, std::move(record), from, report);
     else
       add_whole(name, std::move(record), from, report);
+    return records_.at(name);
+  }
+
+  // The provenance of the inputs whose rows the merged record holds, in input order (a record
+  // merged whole, or one without rows: the input it was taken from).
+  static Provenance provenance(const Merging& m) {
+    std::vector<std::filesystem::path> from;
+    if constexpr (KeyedMerge<R>)
+      for (const auto& [key, row] : m.rows) from.push_back(row.second);
+    if (from.empty()) from.push_back(m.header_from);
+    std::optional<Provenance> p;
+    for (const auto& [path, source] : m.sources)
+      if (std::find(from.begin(), from.end(), path) != from.end()) p = p ? combine_provenance(*p, source) : source;
+    return p.value_or(Provenance{});
   }
 
   // Records merged as a whole: equal or an error.
   void add_whole(const std::string& name, R record, const std::filesystem::path& from, MergeReport& report) {
     const auto it = records_.find(name);
     if (it == records_.end()) {
-      records_.emplace(name, Merging{std::move(record), from, {}, {}, 0, 0, {}, {}});
+      records_.emplace(name, Merging{std::move(record), from, {}, {}, 0, 0, {}, {}, {}});
     } else if (it->second.header == record) {
       ++report.duplicates;
     } else {

@@ -297,11 +297,15 @@ DeviceSpec Store::read_device() const {
 }
 
 void Store::write_device(const DeviceSpec& device) {
+  write_device_from(device, current_run());
+}
+
+void Store::write_device_from(const DeviceSpec& device, const Provenance& from) {
   file::WriteLock lock(path_);
   rewrite(path_, "device", [&](H5::H5File& f) {
     GroupWriter w(f.createGroup("device"));
     codec::write(w, device);
-    write_provenance(w, current_run());
+    write_provenance(w, from);
   });
 }
 
@@ -350,7 +354,7 @@ void Store::read_group(std::string_view group_name, const std::string& name,
 
 void Store::write_group(std::string_view group_name, const std::string& name,
                         const std::function<void(GroupWriter&)>& write, const RowsCheck* check,
-                        const std::function<void()>& under_lock) {
+                        const std::function<void()>& under_lock, const Provenance* stamp) {
   const std::string group(group_name);
   check_record_name(group, name);
   if (path_.empty()) throw Error("no trace store given: the store's file name is empty");
@@ -365,7 +369,7 @@ void Store::write_group(std::string_view group_name, const std::string& name,
     H5::Group g = f.nameExists(group) ? f.openGroup(group) : create_extra_group(f, group);
     GroupWriter w(g.createGroup(name));
     write(w);
-    write_provenance(w, current_run());
+    write_provenance(w, stamp ? *stamp : current_run());
   });
 }
 
@@ -389,9 +393,10 @@ void check_record_name(const std::string& group, const std::string& name) {
   for (size_t i = 0; i < name.size(); ++i) {
     const auto c = static_cast<unsigned char>(name[i]);
     if (c < 0x20 || c == 0x7f)
-      throw Error(fmt::format("invalid {} name: it holds a control character (byte 0x{:02x} at position {}); use "
-                              "printable characters",
-                              group, c, i + 1));
+      throw Error(
+          fmt::format("invalid {} name: it holds a control character (byte 0x{:02x} at position {}); use "
+                      "printable characters",
+                      group, c, i + 1));
   }
   if (name.empty() || name.find('/') != std::string::npos || name == "." || name == "..")
     throw Error(fmt::format("invalid {} name '{}': use a non-empty name without '/'", group, name));

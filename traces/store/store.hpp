@@ -98,6 +98,13 @@ class Store {
   void write(const R& record, Replace replace = Replace::if_not_smaller) {
     write(record, "", replace);
   }
+  // Writes `record` as `name` (as write does) stamped with `from` instead of this run's provenance:
+  // a record merged from other stores (merge_stores), or one that holds rows an earlier run
+  // measured (a resumed validation), keeps the provenance of the runs that measured it.
+  template <StoredRecord R>
+  void write_from(const R& record, const std::string& name, const Provenance& from,
+                  Replace replace = Replace::if_not_smaller);
+  void write_device_from(const DeviceSpec& device, const Provenance& from);
 
   // Where the record group/name (group "device": the store's /device) came from: the run that wrote
   // it (traces/provenance.hpp); every field "unknown" for a record written before provenance.
@@ -108,8 +115,10 @@ class Store {
   // of the record is `record`'s; a cost summed by merge (a profile's profiling cost) is the stored
   // one plus `record`'s, which holds only what this writer adds. For writers that share a record
   // with other processes (two `profile` runs into one profile, two relation campaigns into one
-  // relation): a copy read before another writer's write never drops that writer's rows. Returns
-  // the record as it is now stored.
+  // relation): a copy read before another writer's write never drops that writer's rows. The
+  // record's provenance is the stored one combined with this run's (combine_provenance: a campaign
+  // resumed by another process, or a second writer, adds its own). Returns the record as it is now
+  // stored.
   template <KeyedMerge R>
   R add_rows(const R& record, const std::string& name = "");
 
@@ -128,24 +137,38 @@ class Store {
     Replace replace = Replace::if_not_smaller;
     std::function<size_t(const Store&)> stored;  // rows of the stored record
   };
+  template <StoredRecord R>
+  void write_stamped(const R& record, const std::string& name, Replace replace, const Provenance* stamp);
   // Writes group/name with `write` under the writers' lock, after `check` (null: none) and
-  // `under_lock` (null: none), which may read the store as it is now.
+  // `under_lock` (null: none), which may read the store as it is now, stamped with `*stamp` as it is
+  // after `under_lock` (null: this run's provenance).
   void write_group(std::string_view group, const std::string& name, const std::function<void(h5::GroupWriter&)>& write,
-                   const RowsCheck* check, const std::function<void()>& under_lock = {});
+                   const RowsCheck* check, const std::function<void()>& under_lock = {},
+                   const Provenance* stamp = nullptr);
 
   std::filesystem::path path_;
 };
 
 template <StoredRecord R>
-void Store::write(const R& record, const std::string& name, Replace replace) {
+void Store::write_stamped(const R& record, const std::string& name, Replace replace, const Provenance* stamp) {
   const std::string as = name.empty() ? RecordTraits<R>::name(record) : name;
   const auto encode = [&](h5::GroupWriter& w) { codec::write(w, record); };
   if constexpr (RecordWithRows<R>) {
     const RowsCheck check{record_rows(record), replace, [&](const Store& s) { return record_rows(s.read<R>(as)); }};
-    write_group(RecordTraits<R>::group, as, encode, &check);
+    write_group(RecordTraits<R>::group, as, encode, &check, {}, stamp);
   } else {
-    write_group(RecordTraits<R>::group, as, encode, nullptr);
+    write_group(RecordTraits<R>::group, as, encode, nullptr, {}, stamp);
   }
+}
+
+template <StoredRecord R>
+void Store::write(const R& record, const std::string& name, Replace replace) {
+  write_stamped(record, name, replace, nullptr);
+}
+
+template <StoredRecord R>
+void Store::write_from(const R& record, const std::string& name, const Provenance& from, Replace replace) {
+  write_stamped(record, name, replace, &from);
 }
 
 template <KeyedMerge R>
@@ -153,9 +176,11 @@ R Store::add_rows(const R& record, const std::string& name) {
   using E = RecordTraits<R>;
   const std::string as = name.empty() ? E::name(record) : name;
   R merged = record;  // what is written when the store has no record of that name
+  Provenance stamp = current_run();
   const auto merge = [&] {
     if (!has<R>(as)) return;
     const R stored = read<R>(as);
+    stamp = combine_provenance(read_provenance(std::string(E::group), as), current_run());
     auto& rows = merged.*E::rows;
     std::set<decltype(row_merge_key(record, rows.front()))> mine;
     for (const auto& row : record.*E::rows) mine.insert(row_merge_key(record, row));
@@ -166,7 +191,8 @@ R Store::add_rows(const R& record, const std::string& name) {
     for (const auto& row : record.*E::rows) rows.push_back(row);
     if constexpr (requires { E::merge_cost; }) merged.*E::merge_cost = stored.*E::merge_cost + record.*E::merge_cost;
   };
-  write_group(E::group, as, [&](h5::GroupWriter& w) { codec::write(w, merged); }, nullptr, merge);
+  write_group(
+      E::group, as, [&](h5::GroupWriter& w) { codec::write(w, merged); }, nullptr, merge, &stamp);
   return merged;
 }
 

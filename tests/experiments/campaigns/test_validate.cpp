@@ -372,12 +372,21 @@ TEST_F(Validate, LocalJobsEqualTheWholeValidationAndAnInterruptedOneResumes) {
     auto v = s.read<traces::ValidationResult>("v");
     const int b = v.rows.front().batch_size, seed = v.rows.front().seed;
     std::erase_if(v.rows, [&](const traces::ValidationRow& row) { return row.batch_size == b && row.seed == seed; });
+    const traces::Provenance saved = traces::current_run();
+    traces::Provenance cut = traces::this_process();
+    cut.command_line = "pacer validate (the run cut short)";
+    traces::set_current_run(cut);
     s.write(v, traces::Replace::always);
+    traces::set_current_run(saved);
   }
   r = pacer(common + "--store " + jobs);
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("\n1 real training runs"), std::string::npos) << r.out;
   expect_same_validation(jobs, serial, truth);
+  // The record holds the rows of both runs, and names both (not the resuming run alone).
+  const std::string group(traces::RecordTraits<traces::ValidationResult>::group);
+  const std::string cmd = traces::Store::open(jobs).read_provenance(group, "v").command_line;
+  EXPECT_EQ(cmd.rfind("pacer validate (the run cut short) | pacer validate --target-dataset", 0), 0u) << cmd;
 }
 
 // Board fleets: a validation through the Jetson sysfs backend (a tree served by `pacer emulate`,

@@ -226,6 +226,60 @@ TEST(Merge, ACensoredRunContinuedFurtherReplacesItInEitherOrder) {
   EXPECT_NE(msg.find("two different results"), std::string::npos) << msg;
 }
 
+// The provenance of the run `name`, started at `when` on `host`.
+Provenance run_named(const std::string& name, const std::string& when, const std::string& host) {
+  Provenance p = this_process();
+  p.command_line = "pacer relation --shard " + name;
+  p.start_time = when;
+  p.host = host;
+  return p;
+}
+
+// A merged record says which runs measured it, not which process merged it: the shards' provenance
+// combined where its rows came from several, one input's where from one, and a run replaced by its
+// continuation in another input no longer counts.
+TEST(Merge, ARecordKeepsTheProvenanceOfTheRunsThatMeasuredIt) {
+  TempDir dir;
+  const Provenance before = current_run();
+  const Provenance a = run_named("1/2", "2026-11-27T10:00:00Z", "node-a");
+  const Provenance b = run_named("2/2", "2026-11-26T09:00:00Z", "node-b");
+  const RelationSet serial = serial_relation();
+  set_current_run(a);
+  write_store(dir / "a.h5", shard_of(serial, 0, 2));
+  Store::open(dir / "a.h5").write(profile("orin", {1, 2}, 3.0), "p");
+  RelationSet censored = serial;  // a run stopped short in a, trained on to the target in b
+  censored.name = "continued";
+  censored.runs = {serial.runs[0]};
+  censored.runs[0].reached = false;
+  censored.runs[0].samples = censored.runs[0].budget_samples = 512;
+  Store::open(dir / "a.h5").write(censored);
+  set_current_run(b);
+  write_store(dir / "b.h5", shard_of(serial, 1, 2));
+  RelationSet continued = censored;
+  continued.runs[0].reached = true;
+  continued.runs[0].samples = 1536;
+  continued.runs[0].budget_samples = 2048;
+  Store::open(dir / "b.h5").write(continued);
+  Provenance merger = this_process();
+  merger.command_line = "pacer merge a.h5 b.h5 -o out.h5";
+  set_current_run(merger);
+  merge_stores(dir / "out.h5", {dir / "a.h5", dir / "b.h5"});
+  set_current_run(before);
+
+  const Store out = Store::open(dir / "out.h5");
+  const Provenance both = out.read_provenance("relations", "proxy");
+  EXPECT_EQ(both.command_line, "pacer relation --shard 1/2 | pacer relation --shard 2/2");
+  EXPECT_EQ(both.host, "node-a | node-b");
+  EXPECT_EQ(both.start_time, "2026-11-26T09:00:00Z .. 2026-11-27T10:00:00Z");  // earliest .. latest
+  EXPECT_EQ(both.git_commit, a.git_commit);                                    // one value where they agree
+  EXPECT_EQ(out.read_provenance("profiles", "p"), a);
+  EXPECT_EQ(out.read_provenance("relations", "continued"), b);
+  EXPECT_EQ(out.read_provenance("device", ""), a);
+  // Merged again, with its own output among the inputs, it says the same.
+  merge_stores(dir / "out2.h5", {dir / "out.h5", dir / "b.h5", dir / "a.h5"});
+  EXPECT_EQ(Store::open(dir / "out2.h5").read_provenance("relations", "proxy"), both);
+}
+
 TEST(Merge, DifferentDevicesRefuse) {
   TempDir dir;
   const RelationSet serial = serial_relation();
@@ -417,12 +471,15 @@ TEST(Merge, TheTemporariesOfKilledMergesAndWritersAreRemovedOnStart) {
   write_store(dir / "a.h5", serial_relation());
   merge_stores(dir / "out.h5", {dir / "a.h5"});
   const pid_t dead = gone_pid(), live = ::getppid();
-  const std::vector<std::string> stale = {
-      fmt::format(".out.h5.merge-{}", dead), fmt::format(".out.h5.merge-{}.lock", dead),
-      fmt::format(".out.h5.merge-{}.tmp-{}", dead, dead), fmt::format("out.h5.tmp-{}", dead),
-      fmt::format("out.h5.probe-{}", dead)};
-  const std::vector<std::string> kept = {fmt::format(".out.h5.merge-{}", live), fmt::format("out.h5.tmp-{}", live),
-                                         fmt::format(".out.h5.merge-{}x", dead), ".out.h5.merge-", "out.h5.tmp-old",
+  const std::vector<std::string> stale = {fmt::format(".out.h5.merge-{}", dead),
+                                          fmt::format(".out.h5.merge-{}.lock", dead),
+                                          fmt::format(".out.h5.merge-{}.tmp-{}", dead, dead),
+                                          fmt::format("out.h5.tmp-{}", dead), fmt::format("out.h5.probe-{}", dead)};
+  const std::vector<std::string> kept = {fmt::format(".out.h5.merge-{}", live),
+                                         fmt::format("out.h5.tmp-{}", live),
+                                         fmt::format(".out.h5.merge-{}x", dead),
+                                         ".out.h5.merge-",
+                                         "out.h5.tmp-old",
                                          fmt::format(".a.h5.merge-{}", dead)};
   for (const auto& name : stale) std::ofstream(dir / name) << "left by a killed merge\n";
   for (const auto& name : kept) std::ofstream(dir / name) << "not a leftover of a gone pacer process\n";

@@ -97,6 +97,67 @@ TEST(Store, ProvenanceNamesTheCommitTheSourcesAreAt) {
   EXPECT_NE(p.cpu_kernels, "unknown");
 }
 
+// Provenances combine field by field: distinct values in the order met, the start times as a span;
+// combining with what is already held changes nothing, whatever the order.
+TEST(Provenance, CombinesDistinctValuesAndSpansTheStartTimes) {
+  Provenance a = this_process(), b = a, c = a;
+  a.start_time = "2026-11-27T10:00:00Z";
+  b.start_time = "2026-11-26T09:00:00Z";
+  c.start_time = "2026-11-28T08:00:00Z";
+  a.host = "node-a";
+  b.host = "node-b";
+  c.host = "node-a";
+  b.git_commit = "def456";
+  const Provenance ab = combine_provenance(a, b);
+  EXPECT_EQ(ab.host, "node-a | node-b");
+  EXPECT_EQ(ab.git_commit, a.git_commit + " | def456");
+  EXPECT_EQ(ab.start_time, "2026-11-26T09:00:00Z .. 2026-11-27T10:00:00Z");
+  EXPECT_EQ(ab.command_line, a.command_line);
+  EXPECT_EQ(combine_provenance(a, a), a);
+  EXPECT_EQ(combine_provenance(ab, a), ab);
+  EXPECT_EQ(combine_provenance(ab, b), ab);
+  const Provenance abc = combine_provenance(ab, c);
+  EXPECT_EQ(abc.host, "node-a | node-b");
+  EXPECT_EQ(abc.start_time, "2026-11-26T09:00:00Z .. 2026-11-28T08:00:00Z");
+  // A record written before provenance existed ("unknown") stays visible in the fields that name it.
+  const Provenance old;
+  const Provenance mixed = combine_provenance(old, a);
+  EXPECT_EQ(mixed.git_commit, "unknown | " + a.git_commit);
+  EXPECT_EQ(mixed.start_time, a.start_time);
+}
+
+// Rows added to a stored record by another run (a campaign resumed by another process, a second
+// writer) add that run's provenance to the record's; the same run adding more changes nothing.
+TEST(Store, AddedRowsCombineTheStoredProvenanceWithTheWritersOwn) {
+  TempDir dir;
+  const Provenance before = current_run();
+  Provenance first = this_process();
+  first.command_line = "pacer profile --board nano -o c.h5";
+  first.start_time = "2026-11-27T10:00:00Z";
+  Provenance resumed = first;
+  resumed.start_time = "2026-11-27T12:30:00Z";
+  resumed.host = "other-host";
+  ProfileTable t = sample_profile();
+  ProfileTable head = t, tail = t;
+  head.points.resize(1);
+  tail.points.erase(tail.points.begin());
+  ASSERT_FALSE(tail.points.empty());
+  set_current_run(first);
+  auto store = Store::open_or_create(dir.path / "c.h5");
+  store.add_rows(head, "p");
+  store.add_rows(head, "p");
+  const Provenance once = store.read_provenance("profiles", "p");
+  set_current_run(resumed);
+  store.add_rows(tail, "p");
+  set_current_run(before);
+  EXPECT_EQ(once, first);
+  const Provenance p = store.read_provenance("profiles", "p");
+  EXPECT_EQ(p.host, first.host + " | other-host");
+  EXPECT_EQ(p.start_time, "2026-11-27T10:00:00Z .. 2026-11-27T12:30:00Z");
+  EXPECT_EQ(p.command_line, first.command_line);
+  EXPECT_EQ(store.read<ProfileTable>("p").points.size(), t.points.size());
+}
+
 // Every record carries the provenance of the run that wrote it, read back field by field and shown
 // by the export and the listing; a later run's write stamps its own.
 TEST(Store, ARecordCarriesTheProvenanceOfTheRunThatWroteIt) {
