@@ -233,6 +233,10 @@ std::unique_ptr<Problem> load_problem(const traces::Store& store, const ProblemS
       throw Error(fmt::format("model '{}' does not predict {} power", spec.model, to_string(*spec.basis)));
   }
   pb->origin = measured_wins(store, pb->profile_name, !spec.model.empty(), pb->workload, pb_device, *pb->space);
+  // A predicted table's points are its model's (the one measured_wins names): select states that
+  // model's uncertainty and warns where a predicted choice lies within 1 sigma of the cap, as with --model.
+  if (!pb->model_uncertainty && pb->origin.basis != PointBasis::Measured && !pb->origin.model.empty())
+    pb->model_uncertainty = models::read_uncertainty(store.read<traces::ModelRecord>(pb->origin.model));
   pb->index = std::make_unique<Index>(*pb->space, spec.index);
   pb->proxy = proxy_relation(pb->proxy_set, *pb->space, pb->proxy_looser_set ? &*pb->proxy_looser_set : nullptr,
                              pb->target_set ? &*pb->target_set : nullptr);

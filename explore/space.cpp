@@ -210,6 +210,7 @@ size_t Space::overlay_measured(const traces::ProfileTable& measured) {
       replaced[i] = true;
     }
   }
+  overlaid_ = replaced;
   return static_cast<size_t>(std::count(replaced.begin(), replaced.end(), true));
 }
 

@@ -110,12 +110,15 @@ class Space {
   // measured power. Every command's space goes through it (load_problem, the report's figures,
   // validation's choice step). Call it before building an Index on the space.
   size_t overlay_measured(const traces::ProfileTable& measured);
+  // Whether configuration (bi, ki) took a measured power in overlay_measured.
+  bool overlaid(size_t bi, size_t ki) const { return !overlaid_.empty() && overlaid_[at(bi, ki)]; }
   size_t num_points() const;  // configurations with data
 
  private:
   size_t at(size_t bi, size_t ki) const { return bi * knobs_.size() + ki; }
   void validate();
 
+  std::vector<bool> overlaid_;  // overlay_measured's configurations (empty: none)
   std::string source_;
   traces::KnobSpace knob_;
   PowerBasis basis_ = PowerBasis::Mean;

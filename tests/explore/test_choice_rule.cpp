@@ -22,6 +22,7 @@
 #include "explore/simulate.hpp"
 #include "explore/sweep.hpp"
 #include "models/calibrate.hpp"
+#include "models/uncertainty.hpp"
 #include "sim/replay.hpp"
 #include "tests/models/test_calib_fixtures.hpp"
 #include "tests/support/choice_store.hpp"
@@ -539,6 +540,61 @@ TEST(ChoiceRule, AModelCalibratedWithoutPeaksPredictsNoPeakAndTheMeasuredMeansWi
   spec.batch_sizes = {8, 16, 32, 64, 128};
   spec.device = "jetson-nano";
   EXPECT_EQ(load_problem(traces::Store::open(path), spec)->space->basis(), PowerBasis::Mean);
+}
+
+// select warns where its choice's predicted power lies within the model's 1 sigma of the cap, on a
+// predicted table as with --model (before, only --model spaces carried the model's uncertainty: the
+// predicted table that calibrate --predict, the demo and validate use gave no warning), and not where
+// the choice's power is measured (measured wins: the model's error does not apply).
+TEST(ChoiceRule, SelectWarnsWhereAPredictedChoiceIsWithinOneSigmaOfTheCapAndNotWhereItIsMeasured) {
+  const testing::TempStore path("choice-sigma");
+  traces::ProfileTable measured, predicted;
+  for (auto* t : {&measured, &predicted}) {
+    t->workload = kWorkload;
+    t->device = kDevice;
+  }
+  // b=32: 300 MHz measured (5.0 W), 600 MHz predicted only (6.0 W, faster).
+  measured.points.push_back(testing::profile_point(300e6, 32, 0.030, 5.0, 4.9, 0));
+  predicted.points = measured.points;
+  predicted.points.push_back(testing::profile_point(600e6, 32, 0.020, 6.0, 5.8, 0));
+  auto record = testing::model_record(5.0);
+  record.metrics["time_mape_lomo"] = 4;
+  record.metrics["power_mean_mape_lomo"] = 2;
+  record.metrics["power_peak_mape_lomo"] = 3;
+  models::NoiseFloor floor;
+  floor.method = "neighbours";
+  floor.terms = 30;
+  floor.time_rel = 0.01;
+  floor.power_mean_rel = 0.02;
+  floor.power_peak_rel = 0.025;
+  models::store_uncertainty(record, floor, "");
+  {
+    auto store = traces::Store::open_or_create(path);
+    store.write(measured, kMeasured);
+    store.write(predicted, kPredicted);
+    store.write(record);
+    store.write(testing::one_seed_proxy({32}));
+  }
+  ProblemSpec spec;
+  spec.profile = kPredicted;
+  const auto pb = load_problem(traces::Store::open(path), spec);
+  ASSERT_TRUE(pb->model_uncertainty.has_value()) << "the predicted table's model states its uncertainty";
+  const double sigma = pb->model_uncertainty->power_peak_rel;
+  ASSERT_GT(sigma, 0.02);
+  // 600 MHz (predicted) under a cap 2% above it: within 1 sigma.
+  const auto near = choose(*pb, pb->context(), Policy::Ours, 6.0 * 1.02, choice_rule(*pb, 0.0));
+  ASSERT_EQ(near.choice.knob, std::vector<double>{600e6});
+  EXPECT_NE(format_choice(*pb, near).find("within 1 sigma of the cap"), std::string::npos) << format_choice(*pb, near);
+  EXPECT_NE(choice_json(*pb, near).find("\"within_1_sigma_of_cap\":true"), std::string::npos) << choice_json(*pb, near);
+  // Far from it: no warning.
+  const auto far = choose(*pb, pb->context(), Policy::Ours, 6.0 * (1 + 2 * sigma), choice_rule(*pb, 0.0));
+  EXPECT_EQ(format_choice(*pb, far).find("within 1 sigma of the cap"), std::string::npos);
+  // 300 MHz (measured 5.0 W) under a cap 1% above it: measured, no warning.
+  const auto measured_choice = choose(*pb, pb->context(), Policy::Ours, 5.0 * 1.01, choice_rule(*pb, 0.0));
+  ASSERT_EQ(measured_choice.choice.knob, std::vector<double>{300e6});
+  EXPECT_EQ(format_choice(*pb, measured_choice).find("within 1 sigma of the cap"), std::string::npos)
+      << format_choice(*pb, measured_choice);
+  EXPECT_EQ(choice_json(*pb, measured_choice).find("\"within_1_sigma_of_cap\":true"), std::string::npos);
 }
 
 TEST(ChoiceRule, FeasibilityTextStartsWithThePowerBasis) {
