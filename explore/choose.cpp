@@ -23,10 +23,30 @@ std::string watts(double w) {
   return std::isnan(w) ? "-" : units::format(w, units::Dimension::Power);
 }
 
+// Whether selection `s` stands on a predicted point (not a measured one: measured wins).
+bool predicted_point(const Problem& pb, const Selection& s) {
+  return s.feasible && (pb.origin.basis == PointBasis::Model ||
+                        (pb.origin.basis == PointBasis::Mixed && !pb.space->overlaid(s.batch_index, s.knob_index)));
+}
+
+// The calibrated model's 1 sigma of a predicted choice's power (W); NaN: measured, or no model uncertainty.
+double power_sigma_w(const Problem& pb, const Selection& s) {
+  if (!pb.model_uncertainty || !predicted_point(pb, s)) return traces::kNaN;
+  const auto& u = *pb.model_uncertainty;
+  const bool peak = pb.space->basis() == PowerBasis::Peak && std::isfinite(u.power_peak_rel);
+  return (peak ? u.power_peak_rel : u.power_mean_rel) * s.power_w;
+}
+
+// Whether a predicted choice's power lies within its 1 sigma of the cap (a measured run may exceed it).
+bool within_sigma_of_cap(const Problem& pb, const Selection& s, double cap_w) {
+  const double sigma = power_sigma_w(pb, s);
+  return std::isfinite(sigma) && s.power_w + sigma > cap_w;
+}
+
 // The calibrated model's 1 sigma on the choice's figures (models/uncertainty.hpp), and a note when
-// the choice's power lies within it of the cap.
-std::string uncertainty_lines(const models::ModelUncertainty& u, PowerBasis basis, const Selection& choice,
-                              double cap_w) {
+// the choice's power is predicted and lies within it of the cap.
+std::string uncertainty_lines(const Problem& pb, const models::ModelUncertainty& u, PowerBasis basis,
+                              const Selection& choice, double cap_w) {
   const bool peak = basis == PowerBasis::Peak && std::isfinite(u.power_peak_rel);
   const double power_rel = peak ? u.power_peak_rel : u.power_mean_rel;
   const double spread_rel = peak ? u.floor.power_peak_rel : u.floor.power_mean_rel;
@@ -38,9 +58,12 @@ std::string uncertainty_lines(const models::ModelUncertainty& u, PowerBasis basi
     out += fmt::format(" (±{} of it measurement spread{})", watts(spread_rel * choice.power_w),
                        u.floating_clocks.empty() ? "" : "; clocks that floated: " + u.floating_clocks);
   out += "\n";
-  if (choice.power_w * (1 + power_rel) > cap_w)
-    out += fmt::format("note: its power is within 1 sigma of the cap ({} + {} > {}): a measured run may exceed it\n",
-                       watts(choice.power_w), watts(power_rel * choice.power_w), watts(cap_w));
+  if (within_sigma_of_cap(pb, choice, cap_w))
+    out += fmt::format(
+        "note: its predicted power is within 1 sigma of the cap ({} + {} > {}): a measured run may exceed it\n",
+        watts(choice.power_w), watts(power_sigma_w(pb, choice)), watts(cap_w));
+  else if (!predicted_point(pb, choice))
+    out += "(the choice's power is measured: the model's power error does not apply to it)\n";
   return out;
 }
 
@@ -115,21 +138,20 @@ std::string format_choice(const Problem& pb, const ChoiceReport& r) {
   std::string out =
       fmt::format("workload {}: {} | {} configurations ({} knob settings x {} batch sizes)\n", pb.workload,
                   space.source(), space.num_knobs() * space.num_batches(), space.num_knobs(), space.num_batches());
-  out +=
-      fmt::format("feasibility: {} | proxy relation {}{} | {}\n",
-                  std::isinf(r.cap_w) ? std::string("no cap")
-                                      : fmt::format("{} power <= {} x (1 - {:g}) = {} ({} points; guard: {})",
-                                                    to_string(space.basis()), watts(r.cap_w), r.rule.guard,
-                                                    watts(guarded_cap_w(r.cap_w, r.rule.guard)),
-                                                    to_string(r.rule.points), r.rule.guard_source),
-                  pb.proxy_set.name, pb.target_set ? " | target " + pb.target_set->name : " | no target (no oracle)",
-                  describe_max_power(*pb.index));
+  out += fmt::format("feasibility: {} | proxy relation {}{} | {}\n",
+                     std::isinf(r.cap_w) ? std::string("no cap")
+                                         : fmt::format("{} power <= {} x (1 - {:g}) = {} ({} points; guard: {})",
+                                                       to_string(space.basis()), watts(r.cap_w), r.rule.guard,
+                                                       watts(guarded_cap_w(r.cap_w, r.rule.guard)),
+                                                       to_string(r.rule.points), r.rule.guard_source),
+                     pb.proxy_set.name, pb.target_set ? " | target " + pb.target_set->name : " | no target (no oracle)",
+                     describe_max_power(*pb.index));
   out += fmt::format("\nchoice ({}, {}): {}, b={}: predicted TT_acc (proxy) {}, energy {}, power {}\n",
                      to_string(r.policy), choice.method, space.describe_knob(choice.knob), choice.batch_size,
                      secs(choice.predicted_time_s), joules(choice.predicted_energy_j), watts(choice.power_w));
   if (!choice.message.empty()) out += "note: " + choice.message + "\n";
   if (!std::isnan(choice.predicted_time_lo_s)) out += interval_line(pb, choice);
-  if (pb.model_uncertainty) out += uncertainty_lines(*pb.model_uncertainty, space.basis(), choice, r.cap_w);
+  if (pb.model_uncertainty) out += uncertainty_lines(pb, *pb.model_uncertainty, space.basis(), choice, r.cap_w);
   if (r.ranked.size() > 1) {
     const auto& s = r.ranked[1];
     out += fmt::format("runner-up: {}, b={}: predicted TT_acc {} ({:+.1f}%), energy {}\n", space.describe_knob(s.knob),
@@ -179,6 +201,9 @@ std::string choice_json(const Problem& pb, const ChoiceReport& r) {
             s.feasible && i < s.knob.size() ? s.knob[i] : traces::kNaN);
     o.add("batch_size", s.feasible ? s.batch_size : 0);
     o.add(traces::json_key("power", "W"), s.power_w);
+    // a predicted choice's 1 sigma (null: measured, or no model uncertainty) and whether it reaches the cap
+    o.add(traces::json_key("power_sigma", "W"), power_sigma_w(pb, s));
+    o.add("within_1_sigma_of_cap", within_sigma_of_cap(pb, s, r.cap_w));
     o.add(traces::json_key("predicted_time", "s"), proxy_time_s(pb, s));  // from the proxy, the oracle's too
     o.add(traces::json_key("predicted_energy", "J"), s.predicted_energy_j);
     // 90 % interval of the target's time at the configuration (pacer; before the model's time error)

@@ -48,11 +48,11 @@ std::string default_proxy(const traces::Store& store, const std::string& workloa
   for (const auto& n : store.list<traces::RelationSet>())
     if (!is_role_relation(n)) (of_workload(store, n, workload) ? plain : others).push_back(n);
   if (plain.size() == 1) return plain.front();
-  throw OptionError("relation",
-                    fmt::format("no '{}' in {} and {} relations of workload {} that could be the proxy ({}){}; name one",
-                                traces::zeus::proxy_name(workload), store.path().string(), plain.size(), workload,
-                                join(plain),
-                                others.empty() ? "" : fmt::format(" (of other workloads: {})", join(others))));
+  throw OptionError(
+      "relation",
+      fmt::format("no '{}' in {} and {} relations of workload {} that could be the proxy ({}){}; name one",
+                  traces::zeus::proxy_name(workload), store.path().string(), plain.size(), workload, join(plain),
+                  others.empty() ? "" : fmt::format(" (of other workloads: {})", join(others))));
 }
 
 // The target when none is named: <workload>.target, or the store's one true relation (made by
@@ -98,7 +98,8 @@ PointOrigin measured_wins(const traces::Store& store, const std::string& name, b
   }
   std::optional<std::string> measured;
   if (!from_model) {
-    if (store.has<traces::ProfileTable>(models::measured_profile_name(name))) measured = models::measured_profile_name(name);
+    if (store.has<traces::ProfileTable>(models::measured_profile_name(name)))
+      measured = models::measured_profile_name(name);
   } else {
     std::vector<std::string> candidates;
     for (const auto& n : store.list<traces::ProfileTable>()) {
@@ -111,6 +112,7 @@ PointOrigin measured_wins(const traces::Store& store, const std::string& name, b
   if (measured) {
     const auto table = store.read<traces::ProfileTable>(*measured);
     o.measured = space.overlay_measured(table);
+    o.points = space.num_points();  // less the configurations whose measurement failed
   }
   o.basis = o.measured == o.points ? PointBasis::Measured : o.measured == 0 ? PointBasis::Model : PointBasis::Mixed;
   return o;
@@ -148,7 +150,7 @@ Relation proxy_relation(const traces::Store& store, const traces::RelationSet& p
 
 std::unique_ptr<Problem> load_problem(const traces::Store& store, const ProblemSpec& spec) {
   auto pb = std::make_unique<Problem>();
-  std::string pb_device;        // the profile's or model's device
+  std::string pb_device;           // the profile's or model's device
   double model_power_samples = 0;  // a calibrated model's stated power samples
   if (!spec.model.empty()) {
     if (!store.has<traces::ModelRecord>(spec.model))
@@ -225,12 +227,16 @@ std::unique_ptr<Problem> load_problem(const traces::Store& store, const ProblemS
     }
     grid.batch_sizes = spec.batch_sizes.empty() ? pb->proxy_set.batch_sizes() : spec.batch_sizes;
     if (grid.batch_sizes.empty()) throw OptionError("batch-sizes", "the relation has no batch sizes; give them");
-    pb->space = std::make_unique<Space>(
-        Space::from_model(*pb->model, grid, fmt::format("model {} on {}", spec.model, device.name), model_power_samples));
+    pb->space = std::make_unique<Space>(Space::from_model(
+        *pb->model, grid, fmt::format("model {} on {}", spec.model, device.name), model_power_samples));
     if (spec.basis && *spec.basis != pb->space->basis())
       throw Error(fmt::format("model '{}' does not predict {} power", spec.model, to_string(*spec.basis)));
   }
   pb->origin = measured_wins(store, pb->profile_name, !spec.model.empty(), pb->workload, pb_device, *pb->space);
+  // A predicted table's points are its model's (the one measured_wins names): select states that
+  // model's uncertainty and warns where a predicted choice lies within 1 sigma of the cap, as with --model.
+  if (!pb->model_uncertainty && pb->origin.basis != PointBasis::Measured && !pb->origin.model.empty())
+    pb->model_uncertainty = models::read_uncertainty(store.read<traces::ModelRecord>(pb->origin.model));
   pb->index = std::make_unique<Index>(*pb->space, spec.index);
   pb->proxy = proxy_relation(pb->proxy_set, *pb->space, pb->proxy_looser_set ? &*pb->proxy_looser_set : nullptr,
                              pb->target_set ? &*pb->target_set : nullptr);

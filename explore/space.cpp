@@ -29,9 +29,9 @@ double max_of_normals_quantile(double k, double q) {
 double projected_run_peak_w(double peak_w, double mean_w, double power_samples) {
   if (!(power_samples >= 2) || !std::isfinite(peak_w) || !std::isfinite(mean_w) || !(peak_w > mean_w)) return peak_w;
   const double sigma = (peak_w - mean_w) / max_of_normals_quantile(power_samples, 0.5);
-  return std::max(peak_w, mean_w + kRunPeakSpreadFactor * sigma *
-                                       max_of_normals_quantile(kRunSamplesPerProfileSample * power_samples,
-                                                               kRunPeakQuantile));
+  return std::max(peak_w,
+                  mean_w + kRunPeakSpreadFactor * sigma *
+                               max_of_normals_quantile(kRunSamplesPerProfileSample * power_samples, kRunPeakQuantile));
 }
 
 double feasibility_power_w(const traces::ProfilePoint& p, PowerBasis basis) {
@@ -40,11 +40,19 @@ double feasibility_power_w(const traces::ProfilePoint& p, PowerBasis basis) {
              : p.power_mean_w;
 }
 
+Measurement measurement_of(const traces::ProfilePoint& p, PowerBasis basis) {
+  if (p.status.starts_with("skipped: power sensor") || p.status.starts_with("skipped: cur_freq"))
+    return Measurement::Nothing;
+  if (p.status != "ok" || !std::isfinite(p.time_per_batch_mean_s)) return Measurement::Failed;
+  return std::isfinite(feasibility_power_w(p, basis)) ? Measurement::Power : Measurement::Failed;
+}
+
 std::string describe_basis(PowerBasis basis) {
   return basis == PowerBasis::Peak
-             ? fmt::format("peak power (a measured peak projected to a run of {:g}x its samples, {:g}th percentile, "
-                           "spread x {:g})",
-                           kRunSamplesPerProfileSample, 100 * kRunPeakQuantile, kRunPeakSpreadFactor)
+             ? fmt::format(
+                   "peak power (a measured peak projected to a run of {:g}x its samples, {:g}th percentile, "
+                   "spread x {:g})",
+                   kRunSamplesPerProfileSample, 100 * kRunPeakQuantile, kRunPeakSpreadFactor)
              : std::string("mean power");
 }
 
@@ -185,18 +193,24 @@ size_t Space::overlay_measured(const traces::ProfileTable& measured) {
   };
   std::vector<bool> replaced(time_.size(), false);
   for (const auto& p : measured.points) {
-    if (p.status != "ok" || std::isnan(p.time_per_batch_mean_s)) continue;
-    const double power = feasibility_power_w(p, basis_);
-    if (!std::isfinite(power)) continue;
+    const Measurement m = measurement_of(p, basis_);
+    if (m == Measurement::Nothing) continue;
     const auto bi = batch_index(p.batch_size);
     if (!bi) continue;
     for (size_t ki = 0; ki < knobs_.size(); ++ki) {
       if (!same(knobs_[ki], p.knob) || !has(*bi, ki)) continue;
-      power_[at(*bi, ki)] = power;
-      if (std::isfinite(p.power_mean_w)) mean_[at(*bi, ki)] = p.power_mean_w;
-      replaced[at(*bi, ki)] = true;
+      const size_t i = at(*bi, ki);
+      if (m == Measurement::Failed) {  // measured and failed: in no command's space
+        time_[i] = power_[i] = mean_[i] = traces::kNaN;
+        replaced[i] = false;
+        continue;
+      }
+      power_[i] = feasibility_power_w(p, basis_);
+      if (std::isfinite(p.power_mean_w)) mean_[i] = p.power_mean_w;
+      replaced[i] = true;
     }
   }
+  overlaid_ = replaced;
   return static_cast<size_t>(std::count(replaced.begin(), replaced.end(), true));
 }
 

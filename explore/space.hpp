@@ -43,6 +43,14 @@ double projected_run_peak_w(double peak_w, double mean_w, double power_samples);
 // its mean. The one definition Space::from_profile, Space::overlay_measured and the validation's
 // probes use.
 double feasibility_power_w(const traces::ProfilePoint& p, PowerBasis basis);
+// What a measured profile point says about its configuration where it meets a prediction (measured
+// wins): its power (Power: status ok, a time and a finite feasibility power on `basis`), that the
+// configuration failed when measured (Failed: the watchdog stopped it, the profiler skipped it, or it
+// ran without the basis power: it is in no command's space), or nothing (Nothing: a fault of the
+// power sensor or of cur_freq, which the next profile run measures again; the prediction stays).
+// The one test Space::overlay_measured and the validation's probes use.
+enum class Measurement { Power, Failed, Nothing };
+Measurement measurement_of(const traces::ProfilePoint& p, PowerBasis basis);
 // The feasibility text of a basis: "peak power (a measured peak projected to a run of 10x its
 // samples, 95th percentile, spread x 1.4)" or "mean power".
 std::string describe_basis(PowerBasis basis);
@@ -97,16 +105,20 @@ class Space {
 
   // Measured wins (explore/decide.hpp): every configuration of this space that `measured` has as an
   // ok point with this space's basis power takes that point's measured power (feasibility_power_w
-  // and mean) in
-  // place of the prediction; times stay. Returns how many configurations were replaced. Call it
-  // before building an Index on the space.
+  // and mean) in place of the prediction; times stay the model's. A configuration whose measurement
+  // failed (measurement_of: Failed) leaves the space. Returns how many configurations took a
+  // measured power. Every command's space goes through it (load_problem, the report's figures,
+  // validation's choice step). Call it before building an Index on the space.
   size_t overlay_measured(const traces::ProfileTable& measured);
+  // Whether configuration (bi, ki) took a measured power in overlay_measured.
+  bool overlaid(size_t bi, size_t ki) const { return !overlaid_.empty() && overlaid_[at(bi, ki)]; }
   size_t num_points() const;  // configurations with data
 
  private:
   size_t at(size_t bi, size_t ki) const { return bi * knobs_.size() + ki; }
   void validate();
 
+  std::vector<bool> overlaid_;  // overlay_measured's configurations (empty: none)
   std::string source_;
   traces::KnobSpace knob_;
   PowerBasis basis_ = PowerBasis::Mean;

@@ -53,9 +53,9 @@ double TimeParams::at(double freq_hz, int batch_size) const {
 
 namespace {
 
-constexpr const char* kTimeNames[] = {"time_fixed_s",          "time_fixed_per_sample_s",
-                                      "time_work_cycles",      "time_work_per_sample_cycles",
-                                      "time_fixed_log_s",      "time_work_log_cycles"};
+constexpr const char* kTimeNames[] = {"time_fixed_s",     "time_fixed_per_sample_s",
+                                      "time_work_cycles", "time_work_per_sample_cycles",
+                                      "time_fixed_log_s", "time_work_log_cycles"};
 constexpr int kTimeParams = 6;
 constexpr const char* kPowerSuffixes[] = {
     "idle_w",     "leak_w_per_v",        "cap_base_w_per_hz_v2", "cap_sat_w_per_hz_v2",
@@ -153,7 +153,8 @@ LinearSolve solve_loss(const Eigen::MatrixXd& x, const Eigen::VectorXd& y, const
   for (int round = 0; round < kAbsoluteLossRounds; ++round) {
     const Eigen::VectorXd r = residuals(sol.beta);
     Eigen::VectorXd free_rw(rw.size());
-    for (Eigen::Index i = 0; i < rw.size(); ++i) free_rw(i) = free_base(i) / std::max(std::abs(r(i)), kAbsoluteLossFloor);
+    for (Eigen::Index i = 0; i < rw.size(); ++i)
+      free_rw(i) = free_base(i) / std::max(std::abs(r(i)), kAbsoluteLossFloor);
     if (free_rw.sum() > 0) free_rw *= total / free_rw.sum();
     rw = free_rw + (base - free_base);
     sol = solve_relative(x, y, shrink, prior_weight, false, rw);
@@ -303,8 +304,9 @@ struct PowerProblem {
     return prior_weight * z * z;
   }
   double objective(const VoltageCurve& v, double log_half) const {
-    const auto sol = solve_loss(power_design(*obs, v, std::exp(log_half), *time, log_cap), targets(*obs),
-                                power_shrink(*obs), prior_weight, false, weights(*obs), absolute_loss, fixed_rows(*obs));
+    const auto sol =
+        solve_loss(power_design(*obs, v, std::exp(log_half), *time, log_cap), targets(*obs), power_shrink(*obs),
+                   prior_weight, false, weights(*obs), absolute_loss, fixed_rows(*obs));
     return sol.objective + prior(log_half);
   }
   double best_log_half(const VoltageCurve& v, int grid) const {
@@ -380,7 +382,9 @@ Prediction AnalyticalModel::predict(const std::vector<double>& knob, int batch_s
   Prediction p;
   p.time_per_batch_s = params_.time.at(f, batch_size);
   p.power_mean_w = params_.power_mean.at(f, v, batch_size, params_.time);
-  p.power_peak_w = params_.power_peak.at(f, v, batch_size, params_.time);
+  // Without peak readings in the fit there is no peak to predict (as the learned model): NaN, so that
+  // a predicted table and a model's space are on the mean basis, like the profile it was fitted on.
+  p.power_peak_w = params_.has_peak ? params_.power_peak.at(f, v, batch_size, params_.time) : traces::kNaN;
   return p;
 }
 
@@ -398,8 +402,8 @@ traces::ModelRecord AnalyticalModel::to_record() const {
   r.param_values.clear();
   r.param_stderr.clear();
   const auto& t = params_.time;
-  const double tv[] = {t.fixed_s,     t.fixed_per_sample_s, t.work_cycles,
-                       t.work_per_sample_cycles, t.fixed_log_s, t.work_log_cycles};
+  const double tv[] = {t.fixed_s,     t.fixed_per_sample_s, t.work_cycles, t.work_per_sample_cycles,
+                       t.fixed_log_s, t.work_log_cycles};
   for (int i = 0; i < kTimeParams; ++i) push(r, kTimeNames[i], tv[i], err(kTimeNames[i]));
   const auto power = [&](const std::string& prefix, const PowerParams& p) {
     PowerParams e;
@@ -555,10 +559,14 @@ TimeParams fit_time(const std::vector<Obs>& time_obs, double prior_weight, bool 
   TimeParams t{ts.beta(0), ts.beta(1), ts.beta(2), ts.beta(3)};
   const double nan = traces::kNaN;
   if (log_time) t.fixed_log_s = ts.beta(4 + kt), t.work_log_cycles = ts.beta(5 + kt);
-  const double se[] = {ts.stderr(0), ts.stderr(1), ts.stderr(2), ts.stderr(3), log_time ? ts.stderr(4 + kt) : nan,
+  const double se[] = {ts.stderr(0),
+                       ts.stderr(1),
+                       ts.stderr(2),
+                       ts.stderr(3),
+                       log_time ? ts.stderr(4 + kt) : nan,
                        log_time ? ts.stderr(5 + kt) : nan};
-  const double v[] = {t.fixed_s, t.fixed_per_sample_s, t.work_cycles, t.work_per_sample_cycles, t.fixed_log_s,
-                      t.work_log_cycles};
+  const double v[] = {t.fixed_s,     t.fixed_per_sample_s, t.work_cycles, t.work_per_sample_cycles,
+                      t.fixed_log_s, t.work_log_cycles};
   for (int i = 0; i < kTimeParams; ++i) push(record, kTimeNames[i], v[i], se[i]);
   return t;
 }
@@ -566,8 +574,7 @@ TimeParams fit_time(const std::vector<Obs>& time_obs, double prior_weight, bool 
 // V(f) relative to its floor (the scale of V is not identifiable from power, only its shape): a
 // knee and a slope, searched on a grid and refined by golden sections, each point profiled over the
 // batch half-saturation. Returns the curve; records the knee and slope with their errors.
-VoltageCurve fit_voltage(const PowerProblem& mean_problem, const std::set<double>& freqs,
-                         traces::ModelRecord& record) {
+VoltageCurve fit_voltage(const PowerProblem& mean_problem, const std::set<double>& freqs, traces::ModelRecord& record) {
   const double f_lo = *freqs.begin();
   const double f_hi = *freqs.rbegin();
   const double span = f_hi - f_lo;
@@ -607,9 +614,8 @@ VoltageCurve fit_voltage(const PowerProblem& mean_problem, const std::set<double
   const auto& obs = *mean_problem.obs;
   const double fit_obj = profiled(knee, ls);
   const double s2 = fit_obj / std::max(1.0, static_cast<double>(obs.size()) - 7.0);
-  const double se_knee = obs.size() > 7
-                             ? profile_stderr([&](double k) { return profiled(k, ls); }, knee, 0.02 * span, s2)
-                             : traces::kNaN;
+  const double se_knee =
+      obs.size() > 7 ? profile_stderr([&](double k) { return profiled(k, ls); }, knee, 0.02 * span, s2) : traces::kNaN;
   const double se_ls =
       obs.size() > 7 ? profile_stderr([&](double s) { return profiled(knee, s); }, ls, 0.05, s2) : traces::kNaN;
   push(record, "volt_knee_hz", v.knee_hz, se_knee);

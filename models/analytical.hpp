@@ -65,7 +65,7 @@ struct AnalyticalParams {
   TimeParams time;
   PowerParams power_mean;
   PowerParams power_peak;
-  bool has_peak = true;  // false when the profile had no peak power (the peak then mirrors the mean)
+  bool has_peak = true;  // false when the profile had no peak power: predict() gives no peak (NaN)
 };
 
 class AnalyticalModel : public DeviceModel {

@@ -27,12 +27,12 @@ namespace {
 
 // A point of a measured profile that counts as measured: anything but a fault's skip, which a
 // profile run measures again (hw/profiler.cpp).
-bool counts_as_measured(const traces::ProfilePoint& p) {
-  return p.status.rfind("skipped: power sensor", 0) != 0 && p.status.rfind("skipped: cur_freq", 0) != 0;
+bool counts_as_measured(const traces::ProfilePoint& p, explore::PowerBasis basis) {
+  return explore::measurement_of(p, basis) != explore::Measurement::Nothing;
 }
 
-bool usable(const traces::ProfilePoint& p) {
-  return p.status == "ok" && std::isfinite(p.time_per_batch_mean_s);
+bool usable(const traces::ProfilePoint& p, explore::PowerBasis basis) {
+  return explore::measurement_of(p, basis) == explore::Measurement::Power;
 }
 
 // The power that decides the point's feasibility (a measured peak projected to a run): the Space's.
@@ -60,14 +60,15 @@ const traces::ProfilePoint* find_point(const std::vector<traces::ProfilePoint>& 
 }
 
 // The points measured before: the measured profile in the campaign's store and in `out`.
-std::vector<traces::ProfilePoint> stored_points(const std::string& name, const std::vector<fs::path>& stores) {
+std::vector<traces::ProfilePoint> stored_points(const std::string& name, const std::vector<fs::path>& stores,
+                                                explore::PowerBasis basis) {
   std::vector<traces::ProfilePoint> out;
   for (const auto& path : stores) {
     if (!fs::exists(path)) continue;
     const traces::Store s = traces::Store::open(path);
     if (!s.has<traces::ProfileTable>(name)) continue;
     for (const auto& p : s.read<traces::ProfileTable>(name).points)
-      if (counts_as_measured(p)) out.push_back(p);
+      if (counts_as_measured(p, basis)) out.push_back(p);
   }
   return out;
 }
@@ -96,13 +97,33 @@ traces::ProfilePoint probe(const ValidateOptions& opt, const ChoiceInputs& in, c
   try {
     run = run_profile(r);
   } catch (const SettingError& e) {  // the measured profile is of another board or workload
-    throw Error(fmt::format("cannot store the probe of b={} in profile '{}': {}; validate on the profile's device, "
-                            "or validate with no probe",
-                            c.batch_size, name, e.what()));
+    throw Error(
+        fmt::format("cannot store the probe of b={} in profile '{}': {}; validate on the profile's device, "
+                    "or validate with no probe",
+                    c.batch_size, name, e.what()));
   }
   const traces::ProfilePoint* point = find_point(run.report.table.points, c);
   if (!point) throw Error(fmt::format("the probe of b={} left no point in profile '{}'", c.batch_size, name));
   return *point;
+}
+
+// The space every command chooses from (explore::load_problem's): the predicted table with the
+// measured points winning (Space::overlay_measured: their power, the model's times; a failed
+// measurement out).
+explore::Space measured_wins_space(const traces::ProfileTable& predicted,
+                                   const std::map<Config, traces::ProfilePoint>& measured, explore::PowerBasis basis) {
+  explore::Space space = explore::Space::from_profile(predicted, basis);
+  traces::ProfileTable table;
+  table.workload = predicted.workload;
+  table.knob = predicted.knob;
+  for (const auto& [c, m] : measured) {
+    traces::ProfilePoint p = m;
+    p.knob = c.knob;  // the space's spelling of the setting
+    p.batch_size = c.batch_size;
+    table.points.push_back(std::move(p));
+  }
+  space.overlay_measured(table);
+  return space;
 }
 
 struct Chooser {
@@ -110,8 +131,8 @@ struct Chooser {
   explore::Index index;
   explore::DeviceWideCap device_cap;
   explore::Relation proxy, target;
-  Chooser(const traces::ProfileTable& table, const ChoiceInputs& in)
-      : space(explore::Space::from_profile(table, in.basis)),
+  Chooser(explore::Space s, const ChoiceInputs& in)
+      : space(std::move(s)),
         index(space),
         device_cap({&space}),
         proxy(explore::proxy_relation(*in.proxy, space, in.proxy_looser, in.target)),
@@ -137,31 +158,19 @@ struct Chooser {
 
 std::vector<Choice> choose_measured(const ValidateOptions& opt, const ChoiceInputs& in, const fs::path& out,
                                     int& probes) {
-  traces::ProfileTable table = traces::Store::open(opt.store).read<traces::ProfileTable>(in.profile_name);
-  const traces::ProfileTable predicted = table;
+  const traces::ProfileTable predicted = traces::Store::open(opt.store).read<traces::ProfileTable>(in.profile_name);
   const std::string measured_name = measured_profile_name(in.profile_name);
   // A measured profile's points are all measured: nothing to replace or probe.
   const bool twin = measured_name != in.profile_name;
   const bool probing = opt.probe_batches > 0 && twin;
   std::vector<traces::ProfilePoint> stored =
-      twin ? stored_points(measured_name, {opt.store, out}) : std::vector<traces::ProfilePoint>{};
-  std::map<Config, traces::ProfilePoint> measured;  // the points whose measurement replaced the prediction
-  // The measurement replaces the prediction in the table the policies choose from.
+      twin ? stored_points(measured_name, {opt.store, out}, in.basis) : std::vector<traces::ProfilePoint>{};
+  // The points whose measurement replaces the prediction (explore::Space::overlay_measured, as in
+  // every command): a measured one with its power, a failed one out of the space.
+  std::map<Config, traces::ProfilePoint> measured;
   auto substitute = [&](const Config& c, const traces::ProfilePoint& m) {
-    measured[c] = m;
-    for (auto& p : table.points)
-      if (same_config(p.knob, p.batch_size, c)) {
-        if (usable(m) && std::isfinite(basis_power(m, in.basis))) {
-          p.time_per_batch_mean_s = m.time_per_batch_mean_s;
-          p.time_per_batch_std_s = m.time_per_batch_std_s;
-          p.power_peak_w = m.power_peak_w;
-          p.power_mean_w = m.power_mean_w;
-          p.power_samples = m.power_samples;  // its feasibility power is its projected run peak
-          p.energy_j = m.energy_j;
-        } else {
-          p.status = m.status.empty() || m.status == "ok" ? "measured without power" : m.status;
-        }
-      }
+    auto [it, fresh] = measured.emplace(c, m);
+    if (!fresh && usable(it->second, in.basis)) it->second = m;  // a failure stays: as overlay_measured
   };
   // Measured points win over the prediction from the start (the points of the space alone).
   for (const auto& m : stored)
@@ -171,10 +180,10 @@ std::vector<Choice> choose_measured(const ValidateOptions& opt, const ChoiceInpu
         break;
       }
   // The choices from the prediction alone: what a moved choice is reported against.
-  const std::vector<Choice> first = Chooser(predicted, in).choose(opt, in);
+  const std::vector<Choice> first = Chooser(explore::Space::from_profile(predicted, in.basis), in).choose(opt, in);
   std::vector<Choice> choices;
   for (;;) {
-    const Chooser chooser(table, in);
+    const Chooser chooser(measured_wins_space(predicted, measured, in.basis), in);
     choices = chooser.choose(opt, in);
     if (!probing) break;
     // The chosen configurations that stand on a prediction, each with the lowest cap it was chosen at.
@@ -190,8 +199,11 @@ std::vector<Choice> choose_measured(const ValidateOptions& opt, const ChoiceInpu
     for (const auto& [c, cap] : pending) {
       spdlog::info("validate: probing {} (chosen at cap {:g} W, never measured) with {} mini-batches",
                    config_text(chooser.space, c), cap, opt.probe_batches);
-      const traces::ProfilePoint m = probe(opt, in, table, measured_name, c, cap, out);
+      traces::ProfilePoint m = probe(opt, in, predicted, measured_name, c, cap, out);
       ++probes;
+      // A probe that measured nothing (a sensor fault) does not stand for the configuration: it is
+      // not trained on its prediction (a later validation probes it again).
+      if (explore::measurement_of(m, in.basis) == explore::Measurement::Nothing) m.status = "probe: " + m.status;
       substitute(c, m);
     }
   }
@@ -208,17 +220,16 @@ std::vector<Choice> choose_measured(const ValidateOptions& opt, const ChoiceInpu
     std::string why;
     if (it == measured.end()) {
       why = "never measured; the measured points changed the policy's ranking";
-    } else if (const traces::ProfilePoint& m = it->second; !usable(m)) {
-      why = m.status;
+    } else if (const traces::ProfilePoint& m = it->second; !usable(m, in.basis)) {
+      why = m.status == "ok" ? std::string("measured without power") : m.status;
     } else if (basis_power(m, in.basis) > limit) {
       why = fmt::format("measured {} {:.3f} W above cap x (1 - {:g}) = {:.3f} W (predicted {:.3f} W)",
                         explore::describe_basis(in.basis), basis_power(m, in.basis), in.rule.guard, limit, was.power_w);
     } else {
-      why = fmt::format("measured {:.4g} s per mini-batch at {:.3f} W (predicted {:.4g} s at {:.3f} W)",
-                        m.time_per_batch_mean_s, basis_power(m, in.basis),
-                        find_point(predicted.points, c) ? find_point(predicted.points, c)->time_per_batch_mean_s
-                                                        : traces::kNaN,
-                        was.power_w);
+      why = fmt::format(
+          "measured {} {:.3f} W, under cap x (1 - {:g}) = {:.3f} W (predicted {:.3f} W); the measured "
+          "points changed the policy's ranking",
+          explore::describe_basis(in.basis), basis_power(m, in.basis), in.rule.guard, limit, was.power_w);
     }
     choices[k].replaced = fmt::format("{}: {}; now {}", config_text(space, c), why,
                                       now.feasible ? config_text(space, config_of(now)) : "infeasible");

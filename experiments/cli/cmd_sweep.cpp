@@ -31,8 +31,7 @@ int run_sweep(const po::variables_map& vm) {
   traces::check_store_output(path, "store", traces::StoreCreation::must_exist);
   traces::check_record_name_option("sweeps", vm["name"].as<std::string>(), "name");
   const auto csv = vm["csv"].as<std::string>();
-  const std::string summary_path =
-      csv.empty() ? "" : traces::companion_csv(csv, "-summary").string();
+  const std::string summary_path = csv.empty() ? "" : traces::companion_csv(csv, "-summary").string();
   if (!csv.empty()) {
     traces::check_output_file(csv, "csv");
     if (!summary_path.empty()) traces::check_output_file(summary_path, "csv");
@@ -76,18 +75,17 @@ int run_sweep(const po::variables_map& vm) {
   if (!json && !vm.count("quiet")) std::cout << explore::format_table(result.rows, result.knob);
   // With --json stdout holds the rows alone; the summary lines go to stderr.
   std::ostream& text = json ? std::cerr : std::cout;
-  text << fmt::format("\n{} workload(s), {} caps, feasibility: {}; Baseline 1/2 cap: {}\n",
-                      problems.size(), result.rows.size() / std::max<size_t>(1, policies), result.feasibility,
+  text << fmt::format("\n{} workload(s), {} caps, feasibility: {}; Baseline 1/2 cap: {}\n", problems.size(),
+                      result.rows.size() / std::max<size_t>(1, policies), result.feasibility,
                       device_wide == "all" ? "device-wide over every profile swept" : "each profile alone");
   if (std::find(request.options.policies.begin(), request.options.policies.end(), explore::Policy::ZeusCost) !=
       request.options.policies.end())
-    for (const auto& p : problems)
-      text << fmt::format("{}: {}\n", p->workload, explore::describe_max_power(*p->index));
+    for (const auto& p : problems) text << fmt::format("{}: {}\n", p->workload, explore::describe_max_power(*p->index));
   const auto summary = explore::summarize(result.rows);
   text << explore::format_summary(summary);
   const int resamples = vm["bootstrap"].as<int>();
-  const auto intervals = explore::bootstrap_regret(views, result.rows, resamples, 1, 
-                                                  explore::recorded_rule(result.guard, result.feasibility));
+  const auto intervals = explore::bootstrap_regret(views, result.rows, resamples, 1,
+                                                   explore::recorded_rule(result.guard, result.feasibility));
   text << explore::format_intervals(intervals, resamples);
   text << fmt::format("{} selections with replay in {:.1f} ms\n", result.rows.size(), sweep_ms);
 
@@ -118,13 +116,14 @@ Command make() {
   c.add_options = [](po::options_description& d) {
     add_problem_options(d, false);
     add_guard_option(d);
-    d.add_options()("profile", po::value<std::string>()->default_value("all"), "profile to sweep, or all")(
+    d.add_options()("profile", po::value<std::string>()->default_value(""),
+                    "profile to sweep, or all (default: all, or none with --model)")(
         "power-limits", po::value<units::PowerCapList>(),
         "caps [W]: range 2W:10W:0.5W or list 5W,7.5W,none (none: no cap, the N/A column)")(
         "caps-per-workload", bounded(10, 1, kMaxCapsPerWorkload, "caps-per-workload"),
         fmt::format("without --power-limits: caps per workload over its power range [caps; 1 .. {}]",
-                    kMaxCapsPerWorkload).c_str())(
-        "policies", po::value<std::string>()->default_value("all"), "comma-separated policies, or all")(
+                    kMaxCapsPerWorkload)
+            .c_str())("policies", po::value<std::string>()->default_value("all"), "comma-separated policies, or all")(
         "device-wide", po::value<std::string>()->default_value("all"),
         "Baseline 1/2 knob cap from: all (every profile swept, the paper's device-wide cap) | self")(
         "name", po::value<std::string>()->default_value("sweep"), "name of the sweep record in the store")(
@@ -133,11 +132,11 @@ Command make() {
         "beside -, a device or a FIFO)")(
         "bootstrap", bounded(0, 0, 100000, "bootstrap"),
         "resamples of the target runs for 90% intervals of each policy's mean and max regret [resamples; 0 .. "
-        "100000; 0: none]")(
-        "replace", "replace a sweep record of this name even when it has more rows")(
+        "100000; 0: none]")("replace", "replace a sweep record of this name even when it has more rows")(
         "quiet,q", "print only the summary lines")(
-        "json", "print the rows as JSON Lines on stdout, one object per (workload, cap, policy) with units in the "
-                "keys as in the CSV (cap_w, predicted_time_s, ...); the summary lines go to stderr");
+        "json",
+        "print the rows as JSON Lines on stdout, one object per (workload, cap, policy) with units in the "
+        "keys as in the CSV (cap_w, predicted_time_s, ...); the summary lines go to stderr");
   };
   c.positional = {"store"};
   c.input_files = {"device"};

@@ -10,9 +10,9 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <memory>
 #include <random>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -22,9 +22,12 @@
 #include "explore/simulate.hpp"
 #include "explore/sweep.hpp"
 #include "models/calibrate.hpp"
+#include "models/uncertainty.hpp"
 #include "sim/replay.hpp"
+#include "tests/models/test_calib_fixtures.hpp"
 #include "tests/support/choice_store.hpp"
 #include "tests/support/temp_store.hpp"
+#include "traces/catalog/catalog.hpp"
 #include "traces/import/tegrastats.hpp"
 #include "traces/import/zeus.hpp"
 #include "traces/store/store.hpp"
@@ -32,10 +35,10 @@
 namespace pacer::explore {
 namespace {
 
+using testing::kDevice;
 using testing::kMeasured;
 using testing::kPredicted;
 using testing::kWorkload;
-using testing::kDevice;
 using testing::write_random_store;
 
 struct Pick {
@@ -132,8 +135,8 @@ TEST(ChoiceRule, EveryCommandChoosesTheSameOverRandomStoresAndCaps) {
     const auto rs = write_random_store(path, rng, share, 0.02 + 0.02 * (s % 5));
     const Loaded loaded(path);
     for (double cap : rs.caps)
-      for (const std::optional<double> guard : {std::optional<double>(), std::optional<double>(0.0),
-                                                std::optional<double>(0.07)})
+      for (const std::optional<double> guard :
+           {std::optional<double>(), std::optional<double>(0.0), std::optional<double>(0.07)})
         for (Policy policy : {Policy::Ours, Policy::Baseline1, Policy::Baseline2, Policy::Pacer, Policy::Oracle,
                               Policy::EnergyOptimal}) {
           const Paths p = every_path(loaded, policy, cap, guard);
@@ -189,8 +192,8 @@ TEST(ChoiceRule, AMeasuredOverCapPointIsNeverChosenThoughTheModelSaysItFits) {
     t->device = kDevice;
   }
   // Two settings, one batch size: 854.25 MHz is fastest; its measured peak 7.99 W, predicted 6.9 W.
-  for (const auto& [f, peak, time] : std::vector<std::tuple<double, double, double>>{{600e6, 6.0, 0.02},
-                                                                                     {854.25e6, 7.99, 0.014}}) {
+  for (const auto& [f, peak, time] :
+       std::vector<std::tuple<double, double, double>>{{600e6, 6.0, 0.02}, {854.25e6, 7.99, 0.014}}) {
     traces::ProfilePoint p;
     p.knob = {f};
     p.batch_size = 32;
@@ -344,8 +347,8 @@ TEST(ChoiceRule, EveryCommandSkipsAPredictedPointWhoseRunProjectionIsOverTheCap)
   EXPECT_DOUBLE_EQ(pb.space->power_w(bi, over), projected_run_peak_w(5.704, 5.474, 31));
   EXPECT_GT(pb.space->power_w(bi, over), guarded);  // 6.05 W
   const Pick neighbour{true, testing::kProjectionNeighbourKnob, 128};
-  for (Policy policy : {Policy::Ours, Policy::Pacer, Policy::Baseline1, Policy::Baseline2, Policy::Oracle,
-                        Policy::EnergyOptimal}) {
+  for (Policy policy :
+       {Policy::Ours, Policy::Pacer, Policy::Baseline1, Policy::Baseline2, Policy::Oracle, Policy::EnergyOptimal}) {
     for (const std::optional<double> guard : {std::optional<double>(), std::optional<double>(0.0)}) {
       const Paths p = every_path(loaded, policy, testing::kProjectionCapW, guard);
       const std::string what = std::string(to_string(policy)) + (guard ? ", no guard" : ", automatic guard");
@@ -462,10 +465,10 @@ TEST(ChoiceRule, SampleCountTermOnRealTegrastatsLogs) {
     others[l] = false;
     const double k = fit(others);
     const size_t ws = windows[l].size();
-    std::printf("| %s | %zu of %zu | %zu (%.0f%%) | %zu (%.0f%%) | %.2f | %zu (%.0f%%) |\n", logs[l].c_str(), ws, all[l],
-                covered(windows[l], 1), 100.0 * covered(windows[l], 1) / ws, covered(windows[l], kRunPeakSpreadFactor),
-                100.0 * covered(windows[l], kRunPeakSpreadFactor) / ws, k, covered(windows[l], k),
-                100.0 * covered(windows[l], k) / ws);
+    std::printf("| %s | %zu of %zu | %zu (%.0f%%) | %zu (%.0f%%) | %.2f | %zu (%.0f%%) |\n", logs[l].c_str(), ws,
+                all[l], covered(windows[l], 1), 100.0 * covered(windows[l], 1) / ws,
+                covered(windows[l], kRunPeakSpreadFactor), 100.0 * covered(windows[l], kRunPeakSpreadFactor) / ws, k,
+                covered(windows[l], k), 100.0 * covered(windows[l], k) / ws);
     EXPECT_GE(covered(windows[l], kRunPeakSpreadFactor), covered(windows[l], 1));
   }
 }
@@ -477,6 +480,121 @@ TEST(ChoiceRule, PeakErrorQuantileReadsTheStoredQuantileElseTheGaussianOfTheMape
   EXPECT_NEAR(models::peak_error_quantile(r), 1.959964 * std::sqrt(M_PI / 2) * 0.04, 1e-6);
   r.metrics["power_peak_abs_err_q95_cv"] = 7.5;
   EXPECT_DOUBLE_EQ(models::peak_error_quantile(r), 0.075);
+}
+
+// A model calibrated on a profile with mean power only (the LoudVA Jetson sweeps, NVML, Zeus)
+// predicts no peak, so its predicted table and a --model space are on the mean basis as the
+// measured profile is, and the measured means win there. Before, the analytical model mirrored the
+// mean as its peak: `pacer select nano.h5 --profile inceptionv3-triton-predicted -P 5W` chose on a
+// "peak" basis from the model alone (3% guard, every measured mean ignored: no peak to overlay)
+// while `--profile inceptionv3-triton` chose on the measured means (no guard), another choice.
+TEST(ChoiceRule, AModelCalibratedWithoutPeaksPredictsNoPeakAndTheMeasuredMeansWin) {
+  const auto nano = traces::find_device("jetson-nano");
+  auto measured = models::testing::table_from(models::testing::nano_truth(nano), nano.gpu_freqs_hz,
+                                              {8, 16, 32, 64, 128}, 0.03, 11, kWorkload);
+  measured.device = kDevice;
+  for (auto& p : measured.points) p.power_peak_w = traces::kNaN;  // a mean-only profile
+  models::CalibrationOptions options;
+  options.points = 8;
+  const auto cal = models::calibrate(measured, &nano, options);
+  std::vector<std::vector<double>> settings;
+  for (double f : nano.gpu_freqs_hz) settings.push_back({f});
+  const auto predicted = models::predict_table(*cal.model, measured, settings, {8, 16, 32, 64, 128});
+  for (const auto& p : predicted.points) ASSERT_TRUE(std::isnan(p.power_peak_w)) << "no peak was measured";
+  const testing::TempStore path("choice-no-peak");
+  {
+    auto store = traces::Store::open_or_create(path);
+    store.write(measured, kMeasured);
+    store.write(predicted, kPredicted);
+    auto record = cal.record;
+    record.name = models::model_record_name(kWorkload, kDevice, traces::ModelKind::analytical);
+    record.workload = kWorkload;
+    record.device = kDevice;
+    store.write(record);
+    store.write(testing::one_seed_proxy({8, 16, 32, 64, 128}));
+  }
+  ProblemSpec spec;
+  spec.profile = kPredicted;
+  const auto pb = load_problem(traces::Store::open(path), spec);
+  EXPECT_EQ(pb->space->basis(), PowerBasis::Mean);
+  EXPECT_EQ(pb->origin.basis, PointBasis::Measured) << "every configuration was measured";
+  spec.profile = kMeasured;
+  const auto mp = load_problem(traces::Store::open(path), spec);
+  EXPECT_DOUBLE_EQ(choice_rule(*pb).guard, choice_rule(*mp).guard);
+  for (const double cap : {4.0, 5.0, 6.0, 7.0})
+    for (Policy policy : {Policy::Ours, Policy::Oracle, Policy::EnergyOptimal}) {
+      const Selection a = decide(policy, pb->context(), cap, choice_rule(*pb));
+      const Selection b = decide(policy, mp->context(), cap, choice_rule(*mp));
+      ASSERT_EQ(a.feasible, b.feasible) << cap << " W, " << to_string(policy);
+      if (!a.feasible) continue;
+      // the measured power decides in both (the times differ: the model's and the profile's)
+      EXPECT_NEAR(a.power_w, pb->space->power_w(a.batch_index, a.knob_index), 0);
+      const traces::ProfilePoint* m = measured.find(a.knob, a.batch_size);
+      ASSERT_NE(m, nullptr);
+      EXPECT_DOUBLE_EQ(a.power_w, m->power_mean_w) << cap << " W, " << to_string(policy);
+      EXPECT_LE(a.power_w, cap) << to_string(policy);
+    }
+  // --model: the model's own space is on the mean basis too.
+  spec.profile.clear();
+  spec.model = models::model_record_name(kWorkload, kDevice, traces::ModelKind::analytical);
+  spec.batch_sizes = {8, 16, 32, 64, 128};
+  spec.device = "jetson-nano";
+  EXPECT_EQ(load_problem(traces::Store::open(path), spec)->space->basis(), PowerBasis::Mean);
+}
+
+// select warns where its choice's predicted power lies within the model's 1 sigma of the cap, on a
+// predicted table as with --model (before, only --model spaces carried the model's uncertainty: the
+// predicted table that calibrate --predict, the demo and validate use gave no warning), and not where
+// the choice's power is measured (measured wins: the model's error does not apply).
+TEST(ChoiceRule, SelectWarnsWhereAPredictedChoiceIsWithinOneSigmaOfTheCapAndNotWhereItIsMeasured) {
+  const testing::TempStore path("choice-sigma");
+  traces::ProfileTable measured, predicted;
+  for (auto* t : {&measured, &predicted}) {
+    t->workload = kWorkload;
+    t->device = kDevice;
+  }
+  // b=32: 300 MHz measured (5.0 W), 600 MHz predicted only (6.0 W, faster).
+  measured.points.push_back(testing::profile_point(300e6, 32, 0.030, 5.0, 4.9, 0));
+  predicted.points = measured.points;
+  predicted.points.push_back(testing::profile_point(600e6, 32, 0.020, 6.0, 5.8, 0));
+  auto record = testing::model_record(5.0);
+  record.metrics["time_mape_lomo"] = 4;
+  record.metrics["power_mean_mape_lomo"] = 2;
+  record.metrics["power_peak_mape_lomo"] = 3;
+  models::NoiseFloor floor;
+  floor.method = "neighbours";
+  floor.terms = 30;
+  floor.time_rel = 0.01;
+  floor.power_mean_rel = 0.02;
+  floor.power_peak_rel = 0.025;
+  models::store_uncertainty(record, floor, "");
+  {
+    auto store = traces::Store::open_or_create(path);
+    store.write(measured, kMeasured);
+    store.write(predicted, kPredicted);
+    store.write(record);
+    store.write(testing::one_seed_proxy({32}));
+  }
+  ProblemSpec spec;
+  spec.profile = kPredicted;
+  const auto pb = load_problem(traces::Store::open(path), spec);
+  ASSERT_TRUE(pb->model_uncertainty.has_value()) << "the predicted table's model states its uncertainty";
+  const double sigma = pb->model_uncertainty->power_peak_rel;
+  ASSERT_GT(sigma, 0.02);
+  // 600 MHz (predicted) under a cap 2% above it: within 1 sigma.
+  const auto near = choose(*pb, pb->context(), Policy::Ours, 6.0 * 1.02, choice_rule(*pb, 0.0));
+  ASSERT_EQ(near.choice.knob, std::vector<double>{600e6});
+  EXPECT_NE(format_choice(*pb, near).find("within 1 sigma of the cap"), std::string::npos) << format_choice(*pb, near);
+  EXPECT_NE(choice_json(*pb, near).find("\"within_1_sigma_of_cap\":true"), std::string::npos) << choice_json(*pb, near);
+  // Far from it: no warning.
+  const auto far = choose(*pb, pb->context(), Policy::Ours, 6.0 * (1 + 2 * sigma), choice_rule(*pb, 0.0));
+  EXPECT_EQ(format_choice(*pb, far).find("within 1 sigma of the cap"), std::string::npos);
+  // 300 MHz (measured 5.0 W) under a cap 1% above it: measured, no warning.
+  const auto measured_choice = choose(*pb, pb->context(), Policy::Ours, 5.0 * 1.01, choice_rule(*pb, 0.0));
+  ASSERT_EQ(measured_choice.choice.knob, std::vector<double>{300e6});
+  EXPECT_EQ(format_choice(*pb, measured_choice).find("within 1 sigma of the cap"), std::string::npos)
+      << format_choice(*pb, measured_choice);
+  EXPECT_EQ(choice_json(*pb, measured_choice).find("\"within_1_sigma_of_cap\":true"), std::string::npos);
 }
 
 TEST(ChoiceRule, FeasibilityTextStartsWithThePowerBasis) {

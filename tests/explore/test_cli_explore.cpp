@@ -11,8 +11,11 @@
 #include <sstream>
 
 #include "explore/decide.hpp"
+#include "models/analytical.hpp"
+#include "tests/models/test_calib_fixtures.hpp"
 #include "tests/support/json_lines.hpp"
 #include "tests/support/run_pacer.hpp"
+#include "traces/catalog/catalog.hpp"
 #include "traces/store/store.hpp"
 
 namespace {
@@ -93,8 +96,7 @@ TEST_F(CliExplore, ImportSweepSelectSimulate) {
   EXPECT_NE(r.out.find("choice (pacer, front): 200 W, b=16"), std::string::npos) << r.out;  // the default policy
   EXPECT_NE(r.out.find("90% interval of the target's TT_acc at this configuration"), std::string::npos) << r.out;
   // The label says what it covers: Zeus's proxy and target are runs of one data set (no transfer term).
-  EXPECT_NE(r.out.find("no transfer term: the target is runs of the proxy's own data set"), std::string::npos)
-      << r.out;
+  EXPECT_NE(r.out.find("no transfer term: the target is runs of the proxy's own data set"), std::string::npos) << r.out;
   // Proxy and target times in two labelled columns, each against the choice's time of its kind.
   EXPECT_NE(r.out.find("proxy TT     proxy vs       energy    target TT    target vs"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("runner-up: 150 W, b=32"), std::string::npos) << r.out;
@@ -290,4 +292,52 @@ assert byc[(90, "ours")]["power_limit_w"] == 100
 )"),
             0)
       << r.out;
+}
+
+// `pacer sweep --model` sweeps the model's space as `pacer select --model` chooses from it (docs/models.md:
+// "select --model NAME and sweep"). Before, sweep's --profile default ("all") made every --model
+// sweep a usage error: "--model and --profile exclude each other".
+TEST_F(CliExplore, SweepOfAModelChoosesAsSelectOfIt) {
+  const auto nano = pacer::traces::find_device("jetson-nano");
+  pacer::traces::ModelRecord r;
+  r.name = "w@jetson-nano:analytical";
+  r.workload = "w";
+  r.device = "jetson-nano";
+  const auto record = pacer::models::AnalyticalModel(pacer::models::testing::nano_truth(nano), r).to_record();
+  pacer::traces::RelationSet rel;
+  rel.name = "w.proxy";
+  rel.workload = "w";
+  rel.metric = "accuracy";
+  rel.target = 0.9;
+  for (int b : {8, 32, 128}) rel.runs.push_back({b, 0, true, static_cast<int64_t>(20000 + 300 * b), 10000000});
+  const std::string store = (dir_ / "m.h5").string();
+  {
+    auto s = pacer::traces::Store::open_or_create(store);
+    s.write(record);
+    s.write(rel);
+  }
+  // The value of `key` in the JSON line of `policy` ("" when absent).
+  const auto field = [](const std::string& lines, const std::string& policy, const std::string& key) {
+    std::istringstream in(lines);
+    for (std::string line; std::getline(in, line);) {
+      if (line.find("\"policy\":\"" + policy + "\"") == std::string::npos) continue;
+      const auto at = line.find("\"" + key + "\":");
+      if (at == std::string::npos) return std::string();
+      const auto from = at + key.size() + 3;
+      return line.substr(from, line.find_first_of(",}", from) - from);
+    }
+    return std::string();
+  };
+  const std::string model = " --model w@jetson-nano:analytical --device jetson-nano --guard 0";
+  for (const std::string cap : {"6W", "8W"}) {
+    const auto sel = pacer::testing::run_pacer("select " + store + model + " -P " + cap + " --json", dir_);
+    ASSERT_EQ(sel.code, 0) << sel.err;
+    const auto sw = pacer::testing::run_pacer("sweep " + store + model + " --power-limits " + cap + " --json", dir_);
+    ASSERT_EQ(sw.code, 0) << sw.err;
+    for (const std::string policy : {"ours", "pacer", "baseline2", "energy-opt"}) {
+      ASSERT_NE(field(sel.out, policy, "batch_size"), "") << policy << "\n" << sel.out;
+      EXPECT_EQ(field(sw.out, policy, "batch_size"), field(sel.out, policy, "batch_size")) << cap << " " << policy;
+      EXPECT_EQ(field(sw.out, policy, "gpu_freq_hz"), field(sel.out, policy, "gpu_freq_hz")) << cap << " " << policy;
+    }
+  }
 }

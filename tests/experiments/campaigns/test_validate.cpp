@@ -89,10 +89,10 @@ TEST_F(Validate, TrainsEveryChoiceToTheTargetAndOursStaysUnderTheCap) {
   const auto v = s.read<traces::ValidationResult>("v");
   // --json (every job stored: nothing trains again): the rows as JSON Lines, units in the keys.
   if (pacer::testing::have_python3()) {
-    const auto j = pacer(fmt::format(
-        "validate --store {} --target-dataset {} --checkpoint none --threads 1 --eval-every 64 --lr 0.002 "
-        "--target 0.9 --budget 4096 --seeds 0,1 --sensor-rate 100Hz --power-limits {}W --name v --json",
-        store, data, cap));
+    const auto j = pacer(
+        fmt::format("validate --store {} --target-dataset {} --checkpoint none --threads 1 --eval-every 64 --lr 0.002 "
+                    "--target 0.9 --budget 4096 --seeds 0,1 --sensor-rate 100Hz --power-limits {}W --name v --json",
+                    store, data, cap));
     ASSERT_EQ(j.code, 0) << j.err;
     EXPECT_NE(j.err.find("Verdict"), std::string::npos) << j.err;
     EXPECT_EQ(pacer::testing::python_checks(j.out, fmt::format(R"(
@@ -102,7 +102,7 @@ for o in rows:
     assert o["cap_w"] == {:.10g} and o["reached"] is True and o["gpu_freq_hz"] > 0, o
     assert o["device_time_s"] > 0 and o["power_peak_w"] > 0 and o["energy_j"] > 0, o
 )",
-                                                                v.rows.size(), cap)),
+                                                               v.rows.size(), cap)),
               0)
         << j.out;
   }
@@ -536,7 +536,8 @@ TEST_F(Validate, AProbeReplacesAChoiceWhoseTruePowerIsOverTheCap) {
   EXPECT_GT(runs, 0);
   EXPECT_GT(replaced, 0);
   EXPECT_TRUE(std::any_of(v.rows.begin(), v.rows.end(), [](auto& row) {
-    return row.probe.find("power") != std::string::npos && row.probe.find("above cap x (1 - 0.03)") != std::string::npos;
+    return row.probe.find("power") != std::string::npos &&
+           row.probe.find("above cap x (1 - 0.03)") != std::string::npos;
   }));
   // Run again: the probes are in the store, each measured point standing at its own projected run
   // peak (explore/space.hpp projected_run_peak_w), the same as in the loop that probed it; once the
@@ -625,4 +626,104 @@ TEST(ValidateChoice, AMeasuredPointReplacingItsPredictionStandsAtItsProjectedRun
   EXPECT_NEAR(choices[0].selection.power_w, explore::projected_run_peak_w(5.40, 5.35, 100), 1e-9);
   EXPECT_EQ(probes, 0);
   fs::remove_all(dir);
+}
+
+// Validation's choice step and select choose from one space: a measured point's power replaces its
+// prediction, its time stays the model's (explore::Space::overlay_measured), and a configuration
+// whose measurement failed (the watchdog stopped it) is in neither. Before, validation copied the
+// measured time into its own table: at b=128 the model puts 384 MHz at 0.20 s per mini-batch and
+// 460.8 MHz at 0.22 s, measured 0.30 s and 0.22 s, and the validation trained 460.8 MHz where
+// select and sweep chose 384 MHz; and select chose a configuration the watchdog had stopped, from
+// its prediction, which validation had dropped.
+struct ChoicePoint {
+  double f, predicted_time, measured_time;
+  std::string status;
+};
+
+std::pair<std::vector<std::vector<double>>, std::vector<std::vector<double>>> select_and_validate_choices(
+    const std::vector<ChoicePoint>& points, const std::vector<std::string>& policies, double cap) {
+  const fs::path dir = fs::temp_directory_path() / ("pacer-test-validate-times-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const fs::path path = dir / "s.h5";
+  const std::string workload = "cnn@1x28x28";
+  traces::ProfileTable measured, predicted;
+  for (auto* t : {&measured, &predicted}) {
+    t->workload = workload;
+    t->device = "jetson-nano";
+    t->knob = traces::KnobSpace::gpu_frequency();
+  }
+  for (const auto& c : points) {
+    traces::ProfilePoint p;
+    p.knob = {c.f};
+    p.batch_size = 128;
+    p.time_per_batch_mean_s = c.predicted_time;
+    p.power_peak_w = 5.0 + c.f / 1e9;  // far under the cap, steady
+    p.power_mean_w = p.power_peak_w - 0.02;
+    p.power_samples = 100;
+    predicted.points.push_back(p);
+    p.time_per_batch_mean_s = c.measured_time;
+    p.status = c.status;
+    measured.points.push_back(p);
+  }
+  traces::RelationSet proxy;
+  proxy.name = traces::zeus::proxy_name(workload);
+  proxy.workload = workload;
+  proxy.metric = "accuracy";
+  proxy.target = 0.9;
+  proxy.runs.push_back({128, 0, true, 30000, 10000000});
+  traces::RelationSet target = proxy;
+  target.name = traces::zeus::target_name(workload);
+  {
+    auto store = traces::Store::open_or_create(path);
+    store.write(measured, workload);
+    store.write(predicted, workload + "-predicted");
+    store.write(proxy);
+    store.write(target);
+  }
+  explore::ProblemSpec spec;
+  spec.profile = workload + "-predicted";
+  const auto pb = explore::load_problem(traces::Store::open(path), spec);
+  const auto rule = explore::choice_rule(*pb);
+  std::vector<std::vector<double>> select, validate;
+  for (const auto& name : policies) {
+    const auto s = explore::decide(*explore::policy_from_string(name), pb->context(), cap, rule);
+    select.push_back(s.feasible ? s.knob : std::vector<double>{});
+  }
+  experiments::ValidateOptions opt;
+  opt.store = path;
+  opt.caps_w = {cap};
+  opt.policies = policies;
+  opt.probe_batches = 0;
+  experiments::validate_detail::ChoiceInputs in;
+  in.profile_name = workload + "-predicted";
+  in.workload = workload;
+  in.rule = rule;
+  in.proxy = &proxy;
+  in.target = &target;
+  int probes = 0;
+  for (const auto& c : experiments::validate_detail::choose_measured(opt, in, dir / "out.h5", probes))
+    validate.push_back(c.selection.feasible ? c.selection.knob : std::vector<double>{});
+  fs::remove_all(dir);
+  return {select, validate};
+}
+
+TEST(ValidateChoice, ChoosesAsSelectWhereTheMeasuredTimeDiffersFromTheModels) {
+  const auto [select, validate] = select_and_validate_choices({{384e6, 0.20, 0.30, "ok"}, {460.8e6, 0.22, 0.22, "ok"}},
+                                                              {"ours-robust", "oracle", "pacer"}, 7.0);
+  for (size_t i = 0; i < select.size(); ++i) {
+    EXPECT_EQ(select[i], std::vector<double>{384e6}) << i << ": the model's time decides";
+    EXPECT_EQ(validate[i], select[i]) << i << ": validation chose what select chose";
+  }
+}
+
+TEST(ValidateChoice, AConfigurationWhoseMeasurementTheWatchdogStoppedIsChosenByNoCommand) {
+  const auto [select, validate] = select_and_validate_choices(
+      {{384e6, 0.25, 0.25, "ok"},
+       {460.8e6, 0.20, 0.20, "stopped: power watchdog: mean power 7.9 W over 2 s above the cap 7 W + 500 mW margin"}},
+      {"ours", "ours-robust", "oracle"}, 7.0);
+  for (size_t i = 0; i < select.size(); ++i) {
+    EXPECT_EQ(select[i], std::vector<double>{384e6}) << i << ": the stopped 460.8 MHz is out";
+    EXPECT_EQ(validate[i], select[i]) << i;
+  }
 }
