@@ -389,9 +389,10 @@ void check_record_name(const std::string& group, const std::string& name) {
   for (size_t i = 0; i < name.size(); ++i) {
     const auto c = static_cast<unsigned char>(name[i]);
     if (c < 0x20 || c == 0x7f)
-      throw Error(fmt::format("invalid {} name: it holds a control character (byte 0x{:02x} at position {}); use "
-                              "printable characters",
-                              group, c, i + 1));
+      throw Error(
+          fmt::format("invalid {} name: it holds a control character (byte 0x{:02x} at position {}); use "
+                      "printable characters",
+                      group, c, i + 1));
   }
   if (name.empty() || name.find('/') != std::string::npos || name == "." || name == "..")
     throw Error(fmt::format("invalid {} name '{}': use a non-empty name without '/'", group, name));
@@ -446,6 +447,9 @@ void write_file_atomic(const fs::path& path, const std::string& content) {
       throw Error(fmt::format("cannot write to the standard output ({})", std::strerror(errno)));
     return;
   }
+  // A write killed between its temporary file and the rename left "<path>.tmp-<pid>": removed here
+  // as a store rewrite removes its own (file::remove_stale_temporaries: only a dead process's).
+  if (file::write_target(path).kind == file::WriteTarget::Kind::file) file::remove_stale_temporaries(path);
   file::write_atomic(path, content);
 }
 
