@@ -90,9 +90,9 @@ Device load_device(const RelationCampaign& c, const AdaptiveSettings& s) {
   std::string name = s.profile;
   if (name.empty()) {
     if (profiles.size() != 1)
-      throw SettingError("profile",
-                         fmt::format("{} holds {} profiles ({}): name the device's profile", path.string(),
-                                     profiles.size(), profiles.empty() ? "none" : fmt::format("{}", fmt::join(profiles, ", "))));
+      throw SettingError(
+          "profile", fmt::format("{} holds {} profiles ({}): name the device's profile", path.string(), profiles.size(),
+                                 profiles.empty() ? "none" : fmt::format("{}", fmt::join(profiles, ", "))));
     name = profiles.front();
   }
   if (!store.has<traces::ProfileTable>(name))
@@ -116,8 +116,8 @@ Device load_device(const RelationCampaign& c, const AdaptiveSettings& s) {
   d.profile = name;
   d.space = std::make_unique<explore::Space>(explore::Space::from_profile(table));
   d.index = std::make_unique<explore::Index>(*d.space);
-  d.rule = explore::choice_rule(*d.space, explore::measured_wins(store, name, false, table.workload, table.device, *d.space),
-                                s.guard);
+  d.rule = explore::choice_rule(
+      *d.space, explore::measured_wins(store, name, false, table.workload, table.device, *d.space), s.guard);
   if (s.caps < 1) throw SettingError("caps", "an adaptive campaign needs at least one cap");
   d.caps_w = base::cap_grid_w(d.space->min_power_w(), d.space->max_power_w(), s.caps);
   return d;
@@ -245,7 +245,8 @@ std::vector<explore::AdaptiveRun> engine_runs(const RelationCampaign& c, const t
       if (p.batch_size == r.batch_size && p.seed == r.seed) a.curve.emplace_back(p.samples, p.metric);
     std::sort(a.curve.begin(), a.curve.end());
     for (const auto& d : log.decisions)
-      if (d.action == kTrain && d.batch_size == r.batch_size && d.seed == r.seed) a.last_round = std::max(a.last_round, d.round);
+      if (d.action == kTrain && d.batch_size == r.batch_size && d.seed == r.seed)
+        a.last_round = std::max(a.last_round, d.round);
     out.push_back(std::move(a));
   }
   return out;
@@ -284,8 +285,8 @@ fs::path state_path(const RelationCampaign& c, int b, int seed) {
 // A round never trains past the compute budget: its orders, most-needed first (the engine's order),
 // keep while they fit in what the budget leaves (a run's cost rounded up to whole batches); the
 // first that does not is shortened to the whole batches left when that is at least one batch (and
-// the budget is then spent), else it is dropped and the later, cheaper orders may still fit. Nothing left to train: the campaign ends on its budget. Returns the log lines
-// of the orders cut or dropped.
+// the budget is then spent), else it is dropped and the later, cheaper orders may still fit. Nothing left to train: the
+// campaign ends on its budget. Returns the log lines of the orders cut or dropped.
 std::vector<std::pair<int, std::string>> fit_to_budget(explore::AdaptivePlan& p, const traces::RelationSet& set,
                                                        int64_t budget, const std::vector<int>& seeds) {
   std::vector<std::pair<int, std::string>> cut;
@@ -305,9 +306,9 @@ std::vector<std::pair<int, std::string>> fit_to_budget(explore::AdaptivePlan& p,
     }
     const int64_t fits = left / b * b;
     if (fits >= b) {
-      cut.emplace_back(o.batch_size, fmt::format("seed {} trains to {} samples, not {}: the compute budget leaves {} samples",
-                                                 seeds.at(static_cast<size_t>(o.seed)), from + fits,
-                                                 o.train_to_samples, left));
+      cut.emplace_back(o.batch_size,
+                       fmt::format("seed {} trains to {} samples, not {}: the compute budget leaves {} samples",
+                                   seeds.at(static_cast<size_t>(o.seed)), from + fits, o.train_to_samples, left));
       o.train_to_samples = from + fits;
       left = 0;
       kept.push_back(o);
@@ -338,8 +339,8 @@ int stage_round(const std::string& stage, int max_rounds) {
     const int k = static_cast<int>(units::to_integer(m[1].str(), 1).value_or(0));
     if (k <= max_rounds) return k;
   }
-  throw OptionError("stage", fmt::format("'{}' is not a round of this campaign (round-1 to {})", stage,
-                                         round_stage(max_rounds)));
+  throw OptionError(
+      "stage", fmt::format("'{}' is not a round of this campaign (round-1 to {})", stage, round_stage(max_rounds)));
 }
 
 std::vector<JobList> adaptive_job_lists(const std::string& record, const fs::path& store,
@@ -370,11 +371,13 @@ traces::AdaptiveLog decide_adaptive_round(const RelationCampaign& c, const Adapt
     if (k > 0) {  // every run of round k must be in the store
       std::vector<std::string> missing;
       for (const auto& o : orders_of(log, k))
-        if (!done(find_run(set, o.batch_size, o.seed), o)) missing.push_back(fmt::format("b={} seed={}", o.batch_size, o.seed));
+        if (!done(find_run(set, o.batch_size, o.seed), o))
+          missing.push_back(fmt::format("b={} seed={}", o.batch_size, o.seed));
       if (!missing.empty())
-        throw Error(fmt::format("round {} of '{}' is not complete in {} ({} not trained to its samples yet): run "
-                                "the round (or merge its shards) before its decision",
-                                k, c.name, c.store.string(), fmt::join(missing, ", ")));
+        throw Error(
+            fmt::format("round {} of '{}' is not complete in {} ({} not trained to its samples yet): run "
+                        "the round (or merge its shards) before its decision",
+                        k, c.name, c.store.string(), fmt::join(missing, ", ")));
     }
     explore::AdaptivePlan p = plan(c, s, d, set, curve, log, k);
     const auto cut = fit_to_budget(p, set, compute_budget(c, s), c.seeds);
@@ -394,8 +397,7 @@ traces::AdaptiveLog decide_adaptive_round(const RelationCampaign& c, const Adapt
                                  o.train_to_samples, compute, traces::kNaN,
                                  o.new_seed ? "a new seed" : "continued from where it stopped"});
     } else {
-      add.decisions.push_back(
-          {k, std::string(explore::to_string(p.verdict)), 0, -1, 0, compute, worst, p.reason});
+      add.decisions.push_back({k, std::string(explore::to_string(p.verdict)), 0, -1, 0, compute, worst, p.reason});
     }
     for (const auto& [b, why] : cut) add.decisions.push_back({k, "budget-cut", b, -1, 0, compute, traces::kNaN, why});
     for (const auto& row : add.decisions)
@@ -426,9 +428,10 @@ CampaignReport run_adaptive_round(const RelationCampaign& c, const dnn::data::Da
     for (const auto& o : p.orders)
       orders.push_back({o.batch_size, c.seeds.at(static_cast<size_t>(o.seed)), o.train_to_samples});
   } else {
-    throw Error(fmt::format("round {} of '{}' is not planned yet: {} has no decision after round {} (make that "
-                            "decision first)",
-                            round, c.name, home.string(), round - 1));
+    throw Error(
+        fmt::format("round {} of '{}' is not planned yet: {} has no decision after round {} (make that "
+                    "decision first)",
+                    round, c.name, home.string(), round - 1));
   }
   if (shard) {
     std::vector<Order> mine;
@@ -441,7 +444,6 @@ CampaignReport run_adaptive_round(const RelationCampaign& c, const dnn::data::Da
   auto store = traces::Store::open_or_create(c.store);
   std::optional<traces::RelationSet> at_home = fs::exists(home) ? stored_relation(home, header) : std::nullopt;
   std::optional<traces::RelationSet> here = stored_relation(c.store, header);
-  dnn::HeldOutMargins margins;
   base::Progress progress(orders.size());
   for (const Order& o : orders) {
     const traces::RelationRun* before = here ? find_run(*here, o.batch_size, o.seed) : nullptr;
@@ -469,7 +471,7 @@ CampaignReport run_adaptive_round(const RelationCampaign& c, const dnn::data::Da
     else
       fs::remove(part);
     one.train.run_state = part.string();
-    const CampaignReport r = run_relation_campaign(one, data, hooks, {}, &margins, &progress);
+    const CampaignReport r = run_relation_campaign(one, data, hooks, {}, &progress);
     traces::RelationRun run = r.set.runs.at(0);
     if (before && fs::exists(state) && !std::isnan(before->wall_time_s)) run.wall_time_s += before->wall_time_s;
     traces::RelationSet add = header;
@@ -513,20 +515,19 @@ AdaptiveReport run_adaptive_campaign(const RelationCampaign& c, const dnn::data:
   out.log = store.read<traces::AdaptiveLog>(c.name);
   const traces::RelationSet header = relation_header(c);
   total.set = stored_relation(c.store, header).value_or(header);
-  total.curve = store.has<traces::LearningCurve>(c.name) ? store.read<traces::LearningCurve>(c.name)
-                                                          : curve_header(header);
+  total.curve =
+      store.has<traces::LearningCurve>(c.name) ? store.read<traces::LearningCurve>(c.name) : curve_header(header);
   out.decided = plan(c, s, load_device(c, s), total.set, total.curve, out.log, out.log.rounds()).relation;
   for (const auto& r : total.set.runs) out.compute_used += static_cast<double>(explore::run_compute_samples(r));
-  out.compute_most = static_cast<double>(c.batch_sizes.size() * c.seeds.size()) *
-                     static_cast<double>(c.train.budget_samples);
+  out.compute_most =
+      static_cast<double>(c.batch_sizes.size() * c.seeds.size()) * static_cast<double>(c.train.budget_samples);
   return out;
 }
 
 std::string format_adaptive_log(const traces::AdaptiveLog& log) {
-  std::string s = fmt::format("decisions of the adaptive campaign '{}' (tolerance {:g} % expected regret{}):\n",
-                              log.name, 100 * log.tolerance,
-                              log.compute_budget > 0 ? fmt::format(", compute budget {} samples", log.compute_budget)
-                                                     : "");
+  std::string s = fmt::format(
+      "decisions of the adaptive campaign '{}' (tolerance {:g} % expected regret{}):\n", log.name, 100 * log.tolerance,
+      log.compute_budget > 0 ? fmt::format(", compute budget {} samples", log.compute_budget) : "");
   for (const auto& d : log.decisions) {
     if (d.action == kTrain) {
       s += fmt::format("  round {:<2} train    b={:<5} seed={:<3} to {} samples ({})\n", d.round, d.batch_size, d.seed,
@@ -539,9 +540,10 @@ std::string format_adaptive_log(const traces::AdaptiveLog& log) {
   }
   const std::string end = log.outcome();
   s += end.empty() ? "  (the campaign has not ended yet)\n"
-                   : fmt::format("ended: {} after round {}\n", end == "decided" ? "decided" : end == "budget"
-                                                                                    ? "compute budget spent"
-                                                                                    : "last round ran",
+                   : fmt::format("ended: {} after round {}\n",
+                                 end == "decided"  ? "decided"
+                                 : end == "budget" ? "compute budget spent"
+                                                   : "last round ran",
                                  log.rounds());
   return s;
 }

@@ -51,7 +51,7 @@ std::optional<traces::RelationSet> stored_relation(const std::filesystem::path& 
 CampaignReport run_relation_campaign(const RelationCampaign& c, const dnn::data::DataSplit& data,
                                      const dnn::TrainHooks& hooks,
                                      const std::function<void(const traces::RelationRun&)>& on_run,
-                                     dnn::HeldOutMargins* margins, base::Progress* progress) {
+                                     base::Progress* progress) {
   if (c.batch_sizes.empty() || c.seeds.empty()) throw Error("a relation campaign needs batch sizes and seeds");
   CampaignReport report;
   traces::RelationSet& set = report.set;
@@ -84,8 +84,6 @@ CampaignReport run_relation_campaign(const RelationCampaign& c, const dnn::data:
     if (const auto old = stored(c.resume_from))
       for (const auto& r : old->runs) done.insert({r.batch_size, r.seed});
   report.resumed_runs = static_cast<int>(done.size());
-  dnn::HeldOutMargins own;  // one held-out split for every run: each scores the hard samples first
-  if (!margins) margins = &own;
   size_t to_run = 0;
   for (const int b : c.batch_sizes)
     for (const int seed : c.seeds) to_run += !done.count({b, seed});
@@ -97,7 +95,9 @@ CampaignReport run_relation_campaign(const RelationCampaign& c, const dnn::data:
       dnn::TrainOptions t = c.train;
       t.batch_size = b;
       t.seed = seed;
-      const auto r = dnn::train_to_target(t, data, hooks, margins);
+      // The run's own memory of the held-out margins: a memory shared with the runs before it made
+      // the learning curve's estimates of stopped evaluations depend on them.
+      const auto r = dnn::train_to_target(t, data, hooks);
       traces::RelationRun run;
       run.batch_size = b;
       run.seed = seed;
@@ -120,8 +120,8 @@ CampaignReport run_relation_campaign(const RelationCampaign& c, const dnn::data:
       report.train_time_s += r.wall_time_s;
       report.eval_time_s += r.eval_time_s;
       spdlog::info("{} {}: b={:<4} seed={:<3} {} after {} samples ({} {:.4f}, lr {:.3g}, {:.1f} s, {:.0f} samples/s)",
-                   progress->next(), set.name, b, seed, r.reached ? "reached" : "CENSORED", r.samples, set.metric, r.final_metric,
-                   r.learning_rate, r.wall_time_s,
+                   progress->next(), set.name, b, seed, r.reached ? "reached" : "CENSORED", r.samples, set.metric,
+                   r.final_metric, r.learning_rate, r.wall_time_s,
                    (r.samples - r.resumed_samples) / std::max(1e-9, r.wall_time_s - r.eval_time_s));
       if (on_run) on_run(run);
     }
@@ -167,7 +167,6 @@ CampaignReport run_relation_jobs(const RelationCampaign& c, const dnn::data::Dat
   const auto all = relation_jobs(c.batch_sizes, c.seeds);
   CampaignReport report;
   if (!c.store.empty()) traces::Store::open_or_create(c.store);  // a shard without jobs still leaves a store
-  dnn::HeldOutMargins margins;  // the jobs' runs share one held-out split: each scores the hard samples first
   base::Progress progress(jobs.size());  // [k/N] over the jobs (one already stored counts as done at once)
   for (const size_t j : jobs) {
     // One job is a campaign of one (b, seed); the lr rule and base batch come from the whole
@@ -175,7 +174,7 @@ CampaignReport run_relation_jobs(const RelationCampaign& c, const dnn::data::Dat
     RelationCampaign one = c;
     one.batch_sizes = {all.at(j).first};
     one.seeds = {all.at(j).second};
-    const CampaignReport r = run_relation_campaign(one, data, hooks, {}, &margins, &progress);
+    const CampaignReport r = run_relation_campaign(one, data, hooks, {}, &progress);
     if (r.new_runs == 0) progress.next();  // stored before: done without a line
     report.set = r.set;
     report.resumed_runs += r.new_runs == 0;

@@ -53,13 +53,14 @@ struct CampaignReport {
 };
 
 // Throws Error when the store already holds a relation of that name made with other settings.
-// `margins`: what evaluations remember of the held-out samples, shared with the caller's other
-// campaigns on the same data (nullptr: this campaign's own). `progress`: the [k/N] count each run's
-// line carries (base/progress.hpp), shared with the caller's jobs (nullptr: this campaign's runs).
+// `progress`: the [k/N] count each run's line carries (base/progress.hpp), shared with the caller's
+// jobs (nullptr: this campaign's runs). Every run starts from a fresh memory of the held-out margins
+// (dnn::HeldOutMargins), so what it records depends on its own inputs only, not on the runs the
+// process trained before it (one process, --jobs shards, a resumed campaign: the same records).
 CampaignReport run_relation_campaign(const RelationCampaign& campaign, const dnn::data::DataSplit& data,
                                      const dnn::TrainHooks& hooks = {},
                                      const std::function<void(const traces::RelationRun&)>& on_run = {},
-                                     dnn::HeldOutMargins* margins = nullptr, base::Progress* progress = nullptr);
+                                     base::Progress* progress = nullptr);
 
 // The relation a campaign writes, without runs: name, workload, data, target, lr rule, optimizer.
 traces::RelationSet relation_header(const RelationCampaign& campaign);

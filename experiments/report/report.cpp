@@ -32,6 +32,7 @@
 #include "traces/emulated_label.hpp"
 #include "traces/store/outputs.hpp"
 #include "traces/store/store.hpp"
+#include "traces/store/store_file.hpp"
 
 namespace pacer::experiments {
 namespace fs = std::filesystem;
@@ -787,8 +788,11 @@ ReportOutput make_report(const ReportOptions& opt) {
   traces::check_output_folder(opt.out_dir, "out");  // before any store is read
   std::error_code ec;
   const bool existed = fs::exists(opt.out_dir, ec);
+  // A report killed mid-way (SIGKILL, SIGINT) left its staging folder: removed by the next report.
+  constexpr std::string_view staging_prefix = ".pacer-report-";
+  if (existed) traces::file::remove_stale_folders(opt.out_dir, staging_prefix);
   ReportOptions staged = opt;
-  staged.out_dir = opt.out_dir / fmt::format(".pacer-report-{}", ::getpid());
+  staged.out_dir = opt.out_dir / fmt::format("{}{}", staging_prefix, ::getpid());
   const auto clean_up = [&] {
     fs::remove_all(staged.out_dir, ec);
     if (!existed) fs::remove(opt.out_dir, ec);  // only when empty: what the report made

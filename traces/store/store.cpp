@@ -451,6 +451,9 @@ void write_file_atomic(const fs::path& path, const std::string& content) {
       throw Error(fmt::format("cannot write to the standard output ({})", std::strerror(errno)));
     return;
   }
+  // A write killed between its temporary file and the rename left "<path>.tmp-<pid>": removed here
+  // as a store rewrite removes its own (file::remove_stale_temporaries: only a dead process's).
+  if (file::write_target(path).kind == file::WriteTarget::Kind::file) file::remove_stale_temporaries(path);
   file::write_atomic(path, content);
 }
 

@@ -232,7 +232,9 @@ WriteTarget write_target(const fs::path& path) {
       // A link to nothing yet: the file is created where it points.
       std::error_code ec;
       const fs::path to_path = fs::read_symlink(p, ec);
-      if (ec) return {WriteTarget::Kind::refused, p, fmt::format("is a symbolic link that cannot be read ({})", ec.message())};
+      if (ec)
+        return {WriteTarget::Kind::refused, p,
+                fmt::format("is a symbolic link that cannot be read ({})", ec.message())};
       p = to_path.is_absolute() ? to_path : directory_of(p) / to_path;
       continue;
     }
@@ -336,14 +338,31 @@ long temporary_owner(const std::string& rest, bool merge) {
   if (pid_text.empty() || pid_text.size() > 10) return 0;
   if (digits != std::string::npos) {
     const std::string tail = rest.substr(digits);
-    const bool tmp_of_tmp = tail.rfind(".tmp-", 0) == 0 && tail.size() > 5 &&
-                            tail.find_first_not_of("0123456789", 5) == std::string::npos;
+    const bool tmp_of_tmp =
+        tail.rfind(".tmp-", 0) == 0 && tail.size() > 5 && tail.find_first_not_of("0123456789", 5) == std::string::npos;
     if (!merge || (tail != ".lock" && !tmp_of_tmp)) return 0;
   }
   return static_cast<long>(units::to_integer(pid_text, 0, INT32_MAX).value_or(0));
 }
 
+// Whether the pacer process `pid` that named a temporary file is gone (or is this process, which
+// is about to replace its own leftover).
+bool owner_gone(long pid) {
+  return pid == ::getpid() || (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH);
+}
+
 }  // namespace
+
+void remove_stale_folders(const fs::path& dir, std::string_view prefix) {
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0) continue;
+    if (!entry.is_directory(ec) || entry.is_symlink(ec)) continue;
+    const long pid = temporary_owner(name.substr(prefix.size()), false);
+    if (pid != 0 && owner_gone(pid)) fs::remove_all(entry.path(), ec);
+  }
+}
 
 void remove_stale_temporaries(const fs::path& given) {
   const fs::path path = write_target(given).path;
@@ -356,7 +375,7 @@ void remove_stale_temporaries(const fs::path& given) {
       if (file.size() <= prefix.size() || file.compare(0, prefix.size(), prefix) != 0) continue;
       const long pid = temporary_owner(file.substr(prefix.size()), prefix[0] == '.');
       if (pid == 0) continue;
-      if (pid == ::getpid() || (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)) fs::remove(entry.path(), ec);
+      if (owner_gone(pid)) fs::remove(entry.path(), ec);
     }
   }
 }

@@ -60,10 +60,15 @@ std::filesystem::path merge_temporary(const std::filesystem::path& out);
 
 // Removes the files that pacer processes which no longer run (killed mid-way: kill(pid, 0) says
 // ESRCH) left beside the store at `path`: "<name>.tmp-<pid>" (an atomic rewrite),
-// "<name>.probe-<pid>" and "<name>.lock.probe-<pid>" (writability probes), and a merge's ".<name>.merge-<pid>" with its own
+// "<name>.probe-<pid>" and "<name>.lock.probe-<pid>" (writability probes), and a merge's ".<name>.merge-<pid>" with its
+// own
 // ".lock" and ".tmp-<pid>". Called under the store's writers' lock, by every rewrite and merge.
 // Beside the target of a symbolic link, where the writes go.
 void remove_stale_temporaries(const std::filesystem::path& path);
+
+// Removes the folders "<prefix><pid>" inside `dir` (a report's staging folder ".pacer-report-<pid>")
+// that pacer processes which no longer run left, with what they hold; a live process's stay.
+void remove_stale_folders(const std::filesystem::path& dir, std::string_view prefix);
 
 // An exclusive advisory lock (flock) on the sibling "<path>.lock", held by every read-modify-write
 // of the store, so concurrent writers of different records in different processes never lose one

@@ -1,4 +1,6 @@
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -10,14 +12,14 @@
 #include <tuple>
 
 #include "base/error.hpp"
+#include "base/units.hpp"
+#include "experiments/report/html.hpp"
 #include "experiments/report/plot.hpp"
 #include "experiments/report/report.hpp"
 #include "experiments/report/tables.hpp"
+#include "explore/policy.hpp"
 #include "tests/support/sample_records.hpp"
 #include "tests/support/small_tmpfs.hpp"
-#include "base/units.hpp"
-#include "experiments/report/html.hpp"
-#include "explore/policy.hpp"
 #include "traces/store/store.hpp"
 
 using namespace pacer;
@@ -466,6 +468,37 @@ TEST(Report, MissingStoreIsAnErrorAndWritesNothing) {
   fs::remove_all(dir);
 }
 
+// A report killed mid-way (SIGKILL or SIGINT: `pacer report s.h5 -o out`, then kill) left its staging
+// folder out/.pacer-report-PID with the files written so far, and every later report kept it. The
+// next report removes the staging folders of processes that no longer run; a live report's stays,
+// and so does a folder the user named alike.
+TEST(Report, TheStagingFolderOfAKilledReportIsRemovedByTheNextOne) {
+  const auto dir = temp_dir("killed");
+  traces::Store::open_or_create(dir / "c.h5").write(fixture_validation());
+  const pid_t dead = ::fork();
+  ASSERT_GE(dead, 0);
+  if (dead == 0) ::_exit(0);
+  ASSERT_EQ(::waitpid(dead, nullptr, 0), dead);  // its pid now names no process
+  const fs::path out = dir / "out";
+  const fs::path killed = out / (".pacer-report-" + std::to_string(dead));
+  const fs::path live = out / (".pacer-report-" + std::to_string(::getppid()));
+  const fs::path users = out / ".pacer-report-notes";
+  for (const auto& d : {killed, live, users}) {
+    fs::create_directories(d);
+    std::ofstream(d / "time-table.md") << "half";
+  }
+  experiments::ReportOptions opt;
+  opt.stores = {dir / "c.h5"};
+  opt.out_dir = out;
+  experiments::make_report(opt);
+  EXPECT_FALSE(fs::exists(killed));
+  EXPECT_TRUE(fs::exists(live / "time-table.md"));
+  EXPECT_TRUE(fs::exists(users / "time-table.md"));
+  EXPECT_FALSE(fs::exists(out / (".pacer-report-" + std::to_string(::getpid()))));
+  EXPECT_TRUE(fs::exists(out / "index.html"));
+  fs::remove_all(dir);
+}
+
 // gnuplot runs inside the output folder (its working folder, no sh): a folder named with a quote, a
 // space and a $ still renders.
 TEST(Report, RendersIntoAFolderWithQuotesAndSpacesInItsName) {
@@ -619,8 +652,13 @@ traces::ValidationResult marked_validation() {
 
 // Visible characters of a LaTeX cell as pacer writes it ($\pm$, $^\dagger$ one each, \textbf{} none).
 size_t latex_chars(std::string s) {
-  for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
-           {"$\\pm$", "+"}, {"$^\\dagger$", "+"}, {"$^\\ddagger$", "+"}, {"\\textbf{", ""}, {"}", ""}, {"---", "-"}, {"\\", ""}})
+  for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{{"$\\pm$", "+"},
+                                                                                 {"$^\\dagger$", "+"},
+                                                                                 {"$^\\ddagger$", "+"},
+                                                                                 {"\\textbf{", ""},
+                                                                                 {"}", ""},
+                                                                                 {"---", "-"},
+                                                                                 {"\\", ""}})
     for (size_t at; (at = s.find(from)) != std::string::npos;) s.replace(at, from.size(), to);
   size_t n = 0;
   for (unsigned char c : s) n += (c & 0xC0) != 0x80;
@@ -746,8 +784,8 @@ TEST(Tables, SimulatedLatexFitsAColumn) {
 }
 
 TEST(Html, MarkdownTablesBecomeHtmlTables) {
-  const std::string html = experiments::markdown_to_html(
-      experiments::to_markdown(experiments::time_table({fixture_validation()})));
+  const std::string html =
+      experiments::markdown_to_html(experiments::to_markdown(experiments::time_table({fixture_validation()})));
   EXPECT_NE(html.find("<table>"), std::string::npos) << html;
   EXPECT_NE(html.find("<th>fmnist-target-a 5 W</th>"), std::string::npos) << html;
   EXPECT_NE(html.find("<td><b>11.0 ± 1.41</b></td>"), std::string::npos) << html;

@@ -1,6 +1,8 @@
 #include <H5Cpp.h>
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
@@ -563,6 +565,28 @@ TEST(WriteFileAtomic, AFolderOrAMissingFolderIsNamedWithWhatToDo) {
     }
   }
   EXPECT_EQ(std::distance(fs::directory_iterator(dir.path), fs::directory_iterator()), 1) << "no temporary file left";
+}
+
+// A text output killed between its temporary file and the rename (`pacer export s.h5 R -o k.csv`
+// killed in its fsync) left k.csv.tmp-PID, and every later write of k.csv kept it. The next write
+// of the file removes the temporaries of processes that no longer run; a live one's stays.
+TEST(WriteFileAtomic, TheTemporaryOfAKilledWriteIsRemovedByTheNextWrite) {
+  TempDir dir;
+  const pid_t dead = ::fork();
+  ASSERT_GE(dead, 0);
+  if (dead == 0) ::_exit(0);
+  ASSERT_EQ(::waitpid(dead, nullptr, 0), dead);  // its pid now names no process
+  const fs::path out = dir.path / "k.csv";
+  const fs::path killed = fmt::format("{}.tmp-{}", out.string(), dead);
+  const fs::path live = fmt::format("{}.tmp-{}", out.string(), ::getppid());
+  const fs::path other = fmt::format("{}/j.csv.tmp-{}", dir.path.string(), dead);
+  for (const auto& p : {killed, live, other}) std::ofstream(p) << "a,b\n1,";
+  write_file_atomic(out, "a,b\n1,2\n");
+  EXPECT_FALSE(fs::exists(killed));
+  EXPECT_TRUE(fs::exists(live));
+  EXPECT_TRUE(fs::exists(other));  // another file's: removed when that file is written
+  write_file_atomic(dir.path / "j.csv", "a\n");
+  EXPECT_FALSE(fs::exists(other));
 }
 
 // Two writers of one record (two `pacer profile` into one profile, two relation campaigns into one
