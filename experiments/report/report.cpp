@@ -753,6 +753,33 @@ fs::path moved(const fs::path& f, const fs::path& staging, const fs::path& out_d
   return out_dir / f.lexically_relative(staging);
 }
 
+// The files a report wrote into its folder, relative to it: `.pacer-report.files` in the folder.
+constexpr std::string_view kReportFiles = ".pacer-report.files";
+// The lock that makes reports into one folder take turns: `.pacer-report.lock` in the folder.
+constexpr std::string_view kReportLock = ".pacer-report";
+
+// Removes the files the folder's earlier report wrote (its list, kReportFiles) that this report did
+// not write again, so that the folder holds one report, never a mix; files the user put there are
+// not on the list and stay. Then records this report's list.
+void replace_earlier_report(const fs::path& out_dir, const std::vector<fs::path>& files) {
+  std::set<std::string> mine;
+  for (const auto& f : files) mine.insert(f.lexically_relative(out_dir).generic_string());
+  std::ifstream in(out_dir / kReportFiles);
+  std::error_code ec;
+  for (std::string line; std::getline(in, line);) {
+    const fs::path rel = fs::path(line).lexically_normal();
+    if (line.empty() || mine.count(rel.generic_string()) || rel.is_absolute() || (!rel.empty() && *rel.begin() == ".."))
+      continue;
+    const fs::path old = out_dir / rel;
+    if (!fs::is_regular_file(fs::symlink_status(old, ec))) continue;
+    fs::remove(old, ec);
+    if (rel.has_parent_path()) fs::remove(old.parent_path(), ec);  // a sub-folder it emptied (not if it holds more)
+  }
+  std::string list;
+  for (const auto& f : mine) list += f + "\n";
+  traces::write_file_atomic(out_dir / kReportFiles, list);
+}
+
 }  // namespace
 
 // The report is written into a folder of its own inside the output folder, then each file is
@@ -788,6 +815,9 @@ ReportOutput make_report(const ReportOptions& opt) {
   traces::check_output_folder(opt.out_dir, "out");  // before any store is read
   std::error_code ec;
   const bool existed = fs::exists(opt.out_dir, ec);
+  fs::create_directories(opt.out_dir);
+  // Reports into one folder take turns (a second waits for the first, then replaces its files).
+  std::optional<traces::file::WriteLock> lock(std::in_place, opt.out_dir / kReportLock);
   // A report killed mid-way (SIGKILL, SIGINT) left its staging folder: removed by the next report.
   constexpr std::string_view staging_prefix = ".pacer-report-";
   if (existed) traces::file::remove_stale_folders(opt.out_dir, staging_prefix);
@@ -795,7 +825,11 @@ ReportOutput make_report(const ReportOptions& opt) {
   staged.out_dir = opt.out_dir / fmt::format("{}{}", staging_prefix, ::getpid());
   const auto clean_up = [&] {
     fs::remove_all(staged.out_dir, ec);
-    if (!existed) fs::remove(opt.out_dir, ec);  // only when empty: what the report made
+    if (!existed) {  // only when empty: what the report made
+      lock.reset();
+      fs::remove(traces::file::lock_path(opt.out_dir / kReportLock), ec);
+      fs::remove(opt.out_dir, ec);
+    }
   };
   try {
     ReportOutput out = write_report(staged, opt.out_dir);
@@ -806,6 +840,7 @@ ReportOutput make_report(const ReportOptions& opt) {
       f = to;
     }
     if (!out.index.empty()) out.index = moved(out.index, staged.out_dir, opt.out_dir);
+    replace_earlier_report(opt.out_dir, out.files);  // index.html is among them
     for (auto& s : out.skipped)
       for (size_t at; (at = s.find(staged.out_dir.string())) != std::string::npos;)
         s.replace(at, staged.out_dir.string().size(), opt.out_dir.string());

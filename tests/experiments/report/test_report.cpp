@@ -8,6 +8,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <set>
 #include <sstream>
 #include <tuple>
 
@@ -496,6 +497,77 @@ TEST(Report, TheStagingFolderOfAKilledReportIsRemovedByTheNextOne) {
   EXPECT_TRUE(fs::exists(users / "time-table.md"));
   EXPECT_FALSE(fs::exists(out / (".pacer-report-" + std::to_string(::getpid()))));
   EXPECT_TRUE(fs::exists(out / "index.html"));
+  fs::remove_all(dir);
+}
+
+// The files of a report folder, relative to it, without the report's own dot-files.
+std::set<std::string> report_files(const fs::path& dir) {
+  std::set<std::string> out;
+  for (const auto& e : fs::recursive_directory_iterator(dir))
+    if (e.is_regular_file() && e.path().filename().string().front() != '.')
+      out.insert(e.path().lexically_relative(dir).generic_string());
+  return out;
+}
+
+// A folder holds one report, never a mix: a report replaces the files the folder's earlier report
+// wrote (a user's own file stays), and two reports into one folder at once take turns, so the folder
+// ends as one of them alone (`pacer report a.h5 -o rep & pacer report b.h5 -o rep` left 237 files of
+// both, with one index.html).
+TEST(Report, AFolderHoldsOneReportNeverAMixOfTwo) {
+  const auto dir = temp_dir("one-report");
+  traces::Store::open_or_create(dir / "a.h5").write(fixture_validation());
+  {
+    auto b = traces::Store::open_or_create(dir / "b.h5");
+    b.write(fixture_validation());
+    traces::PowerSeries s;
+    s.name = "val-a-ours-5W-s0";
+    s.emulated = true;
+    s.cap_w = 5;
+    for (int i = 0; i < 50; ++i) {
+      s.time_s.push_back(i * 0.1);
+      s.power_w.push_back(4 + 0.5 * std::sin(i * 0.3));
+    }
+    b.write(s);
+  }
+  const auto report = [&](const std::string& store, const fs::path& out) {
+    experiments::ReportOptions opt;
+    opt.stores = {dir / store};
+    opt.out_dir = out;
+    experiments::make_report(opt);
+  };
+  report("a.h5", dir / "a-alone");
+  report("b.h5", dir / "b-alone");
+  const auto a_files = report_files(dir / "a-alone"), b_files = report_files(dir / "b-alone");
+  ASSERT_NE(a_files, b_files);
+  ASSERT_TRUE(std::includes(b_files.begin(), b_files.end(), a_files.begin(), a_files.end()));
+
+  const fs::path seq = dir / "seq";
+  report("b.h5", seq);
+  std::ofstream(seq / "notes.txt") << "mine";
+  report("a.h5", seq);
+  std::set<std::string> expected = a_files;
+  expected.insert("notes.txt");
+  EXPECT_EQ(report_files(seq), expected);
+
+  const fs::path both = dir / "both";
+  for (int trial = 0; trial < 3; ++trial) {
+    const pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+      try {
+        report("b.h5", both);
+      } catch (...) {
+        ::_exit(1);
+      }
+      ::_exit(0);
+    }
+    report("a.h5", both);
+    int status = 0;
+    ASSERT_EQ(::waitpid(child, &status, 0), child);
+    ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    const auto got = report_files(both);
+    EXPECT_TRUE(got == a_files || got == b_files) << "trial " << trial << ": " << got.size() << " files";
+  }
   fs::remove_all(dir);
 }
 
