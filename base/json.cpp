@@ -26,9 +26,11 @@ std::string json_string(std::string_view s) {
 
 std::string json_number(double v) {
   if (!std::isfinite(v)) return "null";
-  // Integral values without an exponent ("1500000000", not "1.5e+09"), the rest with 10 significant digits.
+  // Integral values without an exponent ("1500000000", not "1.5e+09"); the rest as the shortest text
+  // that reads back as the same double: a power printed by `--json` and given back as a cap
+  // (`-P 6.3219854153xxW`) is the same number, never one rounded below the point it came from.
   if (v == std::floor(v) && std::fabs(v) < 1e15) return fmt::format("{:.0f}", v);
-  return fmt::format("{:.10g}", v);
+  return fmt::format("{}", v);
 }
 
 JsonObject& JsonObject::add(std::string_view key, const std::vector<double>& values) {

@@ -13,7 +13,7 @@ namespace pacer::base {
 
 // `s` as a JSON string literal, quotes included.
 std::string json_string(std::string_view s);
-// `v` as a JSON number (10 significant digits); null when not finite.
+// `v` as a JSON number, the shortest text that reads back as `v`; null when not finite.
 std::string json_number(double v);
 
 class JsonObject {

@@ -18,7 +18,12 @@ TEST(Json, StringsAreEscaped) {
 TEST(Json, NumbersAreFiniteOrNull) {
   EXPECT_EQ(base::json_number(7.5), "7.5");
   EXPECT_EQ(base::json_number(921.6e6), "921600000");
-  EXPECT_EQ(base::json_number(0.1234567890123), "0.123456789");
+  EXPECT_EQ(base::json_number(0.1234567890123), "0.1234567890123");
+  // Every double reads back as itself: a power printed by --json and given back as a cap is the same.
+  for (const double v : {6.321985415312345, 0.1 + 0.2, 1e-7 / 3, 123456.789012345678, -2.5e20 / 7}) {
+    const std::string text = base::json_number(v);
+    EXPECT_EQ(std::stod(text), v) << text;
+  }
   EXPECT_EQ(base::json_number(std::nan("")), "null");
   EXPECT_EQ(base::json_number(std::numeric_limits<double>::infinity()), "null");
 }
