@@ -123,7 +123,30 @@ PolicyContext Problem::context() const {
   c.index = index.get();
   c.proxy = &proxy;
   c.target = target ? &*target : nullptr;
+  c.device_cap = device_cap ? &*device_cap : nullptr;
   return c;
+}
+
+DeviceWideCap device_wide_cap(const traces::Store& store, const std::string& device, const Space& space) {
+  std::vector<std::unique_ptr<Space>> others;
+  for (const auto& n : store.list<traces::ProfileTable>()) {
+    if (models::is_predicted_profile_name(n)) continue;
+    const auto table = store.read<traces::ProfileTable>(n);
+    if (table.device != device || table.knob != space.knob()) continue;
+    const bool usable = std::any_of(table.points.begin(), table.points.end(), [](const traces::ProfilePoint& p) {
+      return p.status == "ok" && !std::isnan(p.time_per_batch_mean_s);
+    });
+    if (!usable) continue;  // nothing measured: it bounds no setting
+    try {
+      others.push_back(std::make_unique<Space>(Space::from_profile(table, space.basis())));
+    } catch (const Error& e) {
+      throw Error(fmt::format("the device-wide cap of Baselines 1 and 2 spans every profile of {} in {}: {}", device,
+                              store.path().string(), e.what()));
+    }
+  }
+  std::vector<const Space*> spaces{&space};
+  for (const auto& s : others) spaces.push_back(s.get());
+  return DeviceWideCap(spaces);
 }
 
 Relation proxy_relation(const traces::RelationSet& proxy, const Space& space, const traces::RelationSet* looser,
@@ -238,6 +261,8 @@ std::unique_ptr<Problem> load_problem(const traces::Store& store, const ProblemS
   if (!pb->model_uncertainty && pb->origin.basis != PointBasis::Measured && !pb->origin.model.empty())
     pb->model_uncertainty = models::read_uncertainty(store.read<traces::ModelRecord>(pb->origin.model));
   pb->index = std::make_unique<Index>(*pb->space, spec.index);
+  pb->device = pb_device;
+  pb->device_cap = device_wide_cap(store, pb_device, *pb->space);
   pb->proxy = proxy_relation(pb->proxy_set, *pb->space, pb->proxy_looser_set ? &*pb->proxy_looser_set : nullptr,
                              pb->target_set ? &*pb->target_set : nullptr);
   if (pb->target_set) pb->target = Relation::from_set(*pb->target_set, *pb->space);

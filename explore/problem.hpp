@@ -66,9 +66,21 @@ struct Problem {
   Relation proxy;
   std::optional<Relation> target;
   PointOrigin origin;  // measured or predicted power (measured_wins)
+  std::string device;  // the profile's or model's device
+  // Baselines 1 and 2's knob cap over every workload profiled on the device (device_wide_cap).
+  std::optional<DeviceWideCap> device_cap;
 
-  PolicyContext context() const;
+  PolicyContext context() const;  // with device_cap
 };
+
+// Baselines 1 and 2's device-wide knob cap for `space`, a workload's design space on `device`: the
+// paper's "frequency that keeps any model under P_max", a cap found by profiling several models on
+// the device (Sec. 5.1), so a property of the device and of what was profiled on it, not of which
+// workloads one command looks at. It spans `space` itself and every measured profile in `store` of
+// the same device and knob (predicted tables are not profiled: their measured points are in their
+// measured profile), each with `space`'s power basis. The one span of every command: load_problem
+// (select, sweep, simulate), validation's choice step and the report's figures call it.
+DeviceWideCap device_wide_cap(const traces::Store& store, const std::string& device, const Space& space);
 
 std::unique_ptr<Problem> load_problem(const traces::Store& store, const ProblemSpec& spec);
 

@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
-#include <set>
 #include <random>
+#include <set>
 
 #include "base/error.hpp"
 #include "base/stats.hpp"
@@ -58,7 +58,7 @@ std::vector<traces::SweepRow> sweep(const SweepWorkload& w, const SweepOptions& 
         } else if (w.target && w.target->has(sel.batch_index)) {
           r.replayed_time_mean_s =
               base::time_to_accuracy_s(s.time_per_batch_s(sel.batch_index, sel.knob_index),
-                                         w.target->samples_by_batch[sel.batch_index], sel.batch_size);
+                                       w.target->samples_by_batch[sel.batch_index], sel.batch_size);
           r.replayed_energy_j = s.energy_power_w(sel.batch_index, sel.knob_index) * r.replayed_time_mean_s;
         }
       }
@@ -83,21 +83,17 @@ SweepWorkload sweep_workload(const Problem& p, std::vector<double> caps_w) {
   w.proxy = &p.proxy;
   w.target = p.target ? &*p.target : nullptr;
   w.target_set = p.target_set ? &*p.target_set : nullptr;
+  w.device_cap = p.device_cap ? &*p.device_cap : nullptr;
   w.caps_w = std::move(caps_w);
   return w;
 }
 
 traces::SweepResult sweep_record(const std::vector<const Problem*>& problems, const SweepRequest& req) {
   if (problems.empty()) throw Error("a sweep needs at least one design space");
-  std::vector<const Space*> spaces;
-  for (const auto* p : problems) spaces.push_back(p->space.get());
-  const bool mixed_knobs = std::any_of(problems.begin(), problems.end(),
-                                       [&](const auto* p) { return p->space->knob() != problems[0]->space->knob(); });
-  if (mixed_knobs && req.device_wide)
-    throw UsageError(
-        "the profiles have different knobs: a device-wide cap over all of them is undefined; cap each "
-        "profile alone");
-  const DeviceWideCap all_cap(spaces);
+  // One record has one knob (its rows' settings are read with it).
+  if (std::any_of(problems.begin(), problems.end(),
+                  [&](const auto* p) { return p->space->knob() != problems[0]->space->knob(); }))
+    throw UsageError("the profiles have different knobs: one sweep record has one knob; sweep each profile alone");
   traces::SweepResult result;
   result.name = req.name;
   result.knob = problems[0]->space->knob();
@@ -113,7 +109,6 @@ traces::SweepResult sweep_record(const std::vector<const Problem*>& problems, co
                                    : req.caps_w;
     SweepWorkload w = sweep_workload(*p, std::move(caps));
     if (!req.proxies.empty()) w.proxy = req.proxies[i];
-    if (req.device_wide) w.device_cap = &all_cap;
     const auto rows = sweep(w, options);
     result.rows.insert(result.rows.end(), rows.begin(), rows.end());
     result.profile += (result.profile.empty() ? "" : ",") + p->profile_name;

@@ -20,7 +20,7 @@ struct SweepWorkload {
   const Relation* proxy = nullptr;
   const Relation* target = nullptr;                 // nullptr: no oracle, no regret
   const traces::RelationSet* target_set = nullptr;  // seeds for the replay (nullptr: predicted only)
-  const DeviceWideCap* device_cap = nullptr;        // nullptr: this workload alone
+  const DeviceWideCap* device_cap = nullptr;        // Baselines 1, 2 (nullptr: this workload's space alone)
   std::vector<double> caps_w;
 };
 
@@ -37,7 +37,7 @@ struct SweepOptions {
 // cap: `hi_w`), each rounded to a multiple of `step_w` when `step_w` > 0.
 using base::cap_grid_w;  // the one cap grid (base/stats.hpp)
 
-// What one problem contributes to a sweep (no device-wide cap: set one for several workloads).
+// What one problem contributes to a sweep, with its device-wide cap (explore::device_wide_cap).
 SweepWorkload sweep_workload(const Problem& problem, std::vector<double> caps_w);
 
 // One row per (cap, policy). Replayed time: mean and std over the target's seeds at the chosen
@@ -71,8 +71,7 @@ struct SweepRequest {
   std::string name = "sweep";
   std::vector<double> caps_w;  // empty: caps_per_workload caps over each workload's own power range
   int caps_per_workload = 10;
-  bool device_wide = true;  // Baselines 1/2 cap the knob over every problem (else each alone)
-  SweepOptions options;  // its rule is set from `guard` and the problems (choice_rule)
+  SweepOptions options;         // its rule is set from `guard` and the problems (choice_rule)
   std::optional<double> guard;  // the user's guard; nullopt: the automatic one (explore/decide.hpp)
   // One proxy relation per problem in place of its own (a cut of its runs: explore/proxy_budget.hpp);
   // empty: each problem's proxy.

@@ -131,10 +131,12 @@ struct Chooser {
   explore::Index index;
   explore::DeviceWideCap device_cap;
   explore::Relation proxy, target;
-  Chooser(explore::Space s, const ChoiceInputs& in)
+  // Baselines 1 and 2: the device-wide cap over this space and every profile of `device` in the
+  // store (explore::device_wide_cap, as select, sweep and simulate).
+  Chooser(explore::Space s, const ChoiceInputs& in, const traces::Store& store, const std::string& device)
       : space(std::move(s)),
         index(space),
-        device_cap({&space}),
+        device_cap(explore::device_wide_cap(store, device, space)),
         proxy(explore::proxy_relation(*in.proxy, space, in.proxy_looser, in.target)),
         target(explore::Relation::from_set(*in.target, space)) {}
   std::vector<Choice> choose(const ValidateOptions& opt, const ChoiceInputs& in) const {
@@ -159,6 +161,9 @@ struct Chooser {
 std::vector<Choice> choose_measured(const ValidateOptions& opt, const ChoiceInputs& in, const fs::path& out,
                                     int& probes) {
   const traces::ProfileTable predicted = traces::Store::open(opt.store).read<traces::ProfileTable>(in.profile_name);
+  auto chooser_of = [&](explore::Space space) {
+    return Chooser(std::move(space), in, traces::Store::open(opt.store), predicted.device);
+  };
   const std::string measured_name = measured_profile_name(in.profile_name);
   // A measured profile's points are all measured: nothing to replace or probe.
   const bool twin = measured_name != in.profile_name;
@@ -180,10 +185,10 @@ std::vector<Choice> choose_measured(const ValidateOptions& opt, const ChoiceInpu
         break;
       }
   // The choices from the prediction alone: what a moved choice is reported against.
-  const std::vector<Choice> first = Chooser(explore::Space::from_profile(predicted, in.basis), in).choose(opt, in);
+  const std::vector<Choice> first = chooser_of(explore::Space::from_profile(predicted, in.basis)).choose(opt, in);
   std::vector<Choice> choices;
   for (;;) {
-    const Chooser chooser(measured_wins_space(predicted, measured, in.basis), in);
+    const Chooser chooser = chooser_of(measured_wins_space(predicted, measured, in.basis));
     choices = chooser.choose(opt, in);
     if (!probing) break;
     // The chosen configurations that stand on a prediction, each with the lowest cap it was chosen at.

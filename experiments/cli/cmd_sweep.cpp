@@ -41,12 +41,8 @@ int run_sweep(const po::variables_map& vm) {
   if (spec.profile == "all") spec.profile.clear();
   const auto problems = explore::load_problems(store, spec);
 
-  const auto device_wide = vm["device-wide"].as<std::string>();
-  if (device_wide != "all" && device_wide != "self")
-    throw UsageError(fmt::format("--device-wide: '{}' is not one of all, self", device_wide));
   explore::SweepRequest request;
   request.name = vm["name"].as<std::string>();
-  request.device_wide = device_wide == "all";
   request.options.powertrain_batch = vm["powertrain-batch"].as<int>();
   request.guard = guard;
   const auto policy_text = vm["policies"].as<std::string>();
@@ -77,7 +73,7 @@ int run_sweep(const po::variables_map& vm) {
   std::ostream& text = json ? std::cerr : std::cout;
   text << fmt::format("\n{} workload(s), {} caps, feasibility: {}; Baseline 1/2 cap: {}\n", problems.size(),
                       result.rows.size() / std::max<size_t>(1, policies), result.feasibility,
-                      device_wide == "all" ? "device-wide over every profile swept" : "each profile alone");
+                      "device-wide over every profile of the device in the store");
   if (std::find(request.options.policies.begin(), request.options.policies.end(), explore::Policy::ZeusCost) !=
       request.options.policies.end())
     for (const auto& p : problems) text << fmt::format("{}: {}\n", p->workload, explore::describe_max_power(*p->index));
@@ -124,8 +120,6 @@ Command make() {
         fmt::format("without --power-limits: caps per workload over its power range [caps; 1 .. {}]",
                     kMaxCapsPerWorkload)
             .c_str())("policies", po::value<std::string>()->default_value("all"), "comma-separated policies, or all")(
-        "device-wide", po::value<std::string>()->default_value("all"),
-        "Baseline 1/2 knob cap from: all (every profile swept, the paper's device-wide cap) | self")(
         "name", po::value<std::string>()->default_value("sweep"), "name of the sweep record in the store")(
         "csv", po::value<std::string>()->default_value("")->value_name("FILE"),
         "also write the rows as CSV to this file (- for stdout), and the summary to <file stem>-summary.csv (not "

@@ -80,7 +80,7 @@ struct FigureSpace {
               const traces::SweepResult& sweep)
       : space(space_of(store, name, prof, sweep)),
         index(space),
-        device_cap({&space}),
+        device_cap(explore::device_wide_cap(store, prof.device, space)),  // as every command's
         rule(explore::recorded_rule(sweep.guard, sweep.feasibility)) {}
   static explore::Space space_of(const traces::Store& store, const std::string& name, const traces::ProfileTable& prof,
                                  const traces::SweepResult& sweep) {

@@ -3,6 +3,7 @@
 // the cap is never chosen, whatever the model predicts for it. A property test over random stores:
 // a measured profile of part of a grid, the model's predicted table of the whole grid (off by up
 // to +-12%), a model record with its held-out peak error, proxy and target relations.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -62,7 +63,8 @@ struct Paths {
 
 // The problem as select, sweep and simulate load it, and as validate's choice step does: the
 // profile and the proxy without the store's target (its oracle gets the target relation it trained,
-// here the store's), Baselines with the profile's own device-wide cap.
+// here the store's), Baselines with the device-wide cap over the space and the store's profiles of
+// its device (explore::device_wide_cap, as validate_probe.cpp's Chooser).
 struct Loaded {
   std::unique_ptr<Problem> pb, vp;
   Relation target;
@@ -76,7 +78,7 @@ struct Loaded {
     target = *vp->target;
     vp->target.reset();
     vp->target_set.reset();
-    own = std::make_unique<DeviceWideCap>(std::vector<const Space*>{vp->space.get()});
+    own = std::make_unique<DeviceWideCap>(device_wide_cap(store, vp->device, *vp->space));
   }
 };
 
@@ -156,6 +158,86 @@ TEST(ChoiceRule, EveryCommandChoosesTheSameOverRandomStoresAndCaps) {
 
 // The automatic guard: sensor noise (kDefaultGuard) where every point's power is measured, the
 // model's held-out peak error at the 95th percentile where some point's power is predicted.
+// Two workloads profiled on one device (mean power, as Zeus: guard 0), and a third on another
+// device. Workload a draws 2.2 / 3.2 / 4.2 W at 300 / 600 / 900 MHz (b=64; 0.2 W less at b=8),
+// workload b 3.2 / 5.2 / 7.2 W: the paper's device-wide cap keeps *any* model under the cap, so at
+// 5.5 W it is 600 MHz (b's 7.2 W rules out 900 MHz, which a alone would allow), and at 3 W nothing
+// (b draws 3.2 W at 300 MHz) where a alone would run at 300 MHz.
+void write_two_workload_store(const std::filesystem::path& path) {
+  auto store = traces::Store::open_or_create(path);
+  auto write = [&](const std::string& workload, const std::string& device, const std::vector<double>& watts_b64) {
+    traces::ProfileTable t;
+    t.workload = workload;
+    t.device = device;
+    const std::vector<double> freqs = {300e6, 600e6, 900e6};
+    for (size_t i = 0; i < freqs.size(); ++i)
+      for (int b : {8, 64})
+        t.points.push_back(testing::profile_point(freqs[i], b, 0.001 * b * 1e9 / freqs[i], traces::kNaN,
+                                                  watts_b64[i] - (b == 8 ? 0.2 : 0.0), 0));
+    store.write(t, workload);
+    for (const auto& name : {traces::zeus::proxy_name(workload), traces::zeus::target_name(workload)}) {
+      traces::RelationSet r;
+      r.name = name;
+      r.workload = workload;
+      r.metric = "accuracy";
+      r.target = 0.9;
+      for (int seed = 0; seed < 2; ++seed) {
+        r.runs.push_back({8, seed, true, 20000, 10000000});
+        r.runs.push_back({64, seed, true, 40000, 10000000});
+      }
+      store.write(r);
+    }
+  };
+  write("a", kDevice, {2.2, 3.2, 4.2});
+  write("b", kDevice, {3.2, 5.2, 7.2});
+  write("c", "another-board", {50, 60, 70});  // another device: bounds nothing here
+}
+
+// The audit's repro in small (Zeus: `sweep --power-limits 100W` had cifar100's baselines
+// infeasible where `select --profile cifar100...` chose them): select, sweep (of the one profile
+// and of every profile), simulate and validate's choice step give Baselines 1 and 2 the same
+// device-wide cap, the one over every workload profiled on the device.
+TEST(ChoiceRule, BaselinesUseOneDeviceWideCapInEveryCommandOnAMultiWorkloadStore) {
+  const testing::TempStore path("choice-rule-device-wide");
+  write_two_workload_store(path);
+  const Loaded a(path, "a");
+  const auto store = traces::Store::open(path);
+  ProblemSpec all;
+  const auto problems = load_problems(store, all);
+  ASSERT_EQ(problems.size(), 3u);
+  ASSERT_EQ(problems[0]->workload, "a");
+  struct Case {
+    double cap;
+    Policy policy;
+    Pick expected;
+  };
+  const std::vector<Case> cases = {{5.5, Policy::Baseline1, Pick{true, {600e6}, 64}},
+                                   {5.5, Policy::Baseline2, Pick{true, {600e6}, 8}},
+                                   {3.0, Policy::Baseline1, Pick{}},
+                                   {3.0, Policy::Baseline2, Pick{}}};
+  for (const auto& c : cases) {
+    const std::string what = fmt::format("{} at {} W", to_string(c.policy), c.cap);
+    const Paths p = every_path(a, c.policy, c.cap, std::nullopt);
+    EXPECT_EQ(p.decide, c.expected) << what;
+    EXPECT_EQ(p.select, c.expected) << what;
+    EXPECT_EQ(p.sweep, c.expected) << what;
+    EXPECT_EQ(p.simulate, c.expected) << what;
+    EXPECT_EQ(p.validate, c.expected) << what;
+    // `pacer sweep` of every profile: a's row is the same.
+    SweepRequest request;
+    request.caps_w = {c.cap};
+    request.options.policies = {c.policy};
+    const auto record = sweep_record({problems[0].get(), problems[1].get(), problems[2].get()}, request);
+    ASSERT_EQ(record.rows.size(), 3u) << what;
+    EXPECT_EQ(record.rows[0].workload, "a");
+    const Pick swept = record.rows[0].feasible ? Pick{true, record.rows[0].knob, record.rows[0].batch_size} : Pick{};
+    EXPECT_EQ(swept, c.expected) << what;
+  }
+  // The other device's profile bounds nothing: its own 70 W cap keeps 900 MHz.
+  const Pick other = pick_of(decide(Policy::Baseline1, problems[2]->context(), 75, choice_rule(*problems[2])));
+  EXPECT_EQ(other, (Pick{true, {900e6}, 64}));
+}
+
 TEST(ChoiceRule, AutomaticGuardIsTheModelsHeldOutPeakErrorWhereAPointIsPredicted) {
   std::mt19937_64 rng(5);
   const testing::TempStore path("choice-guard");
