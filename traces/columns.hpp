@@ -67,7 +67,7 @@ inline constexpr std::array<Field<ProfilePoint>, 14> kProfilePointColumns{{
 
 // ---------------------------------------------------------------------------------------------
 // RelationSet
-inline constexpr std::array<Field<RelationSet>, 11> kRelationSetAttributes{{
+inline constexpr std::array<Field<RelationSet>, 17> kRelationSetAttributes{{
     {"name", "", &RelationSet::name},
     {"workload", "", &RelationSet::workload},
     {"dataset", "", &RelationSet::dataset},
@@ -79,6 +79,13 @@ inline constexpr std::array<Field<RelationSet>, 11> kRelationSetAttributes{{
     {"base_batch", "", &RelationSet::base_batch},
     {"optimizer", "", &RelationSet::optimizer},
     {"samples_per_epoch", "", &RelationSet::samples_per_epoch},
+    // Added with the check of a resumed or reused relation's training settings (absent: not recorded).
+    {"train_samples", "", &RelationSet::train_samples, true},
+    {"eval_samples", "", &RelationSet::eval_samples, true},
+    {"split_seed", "", &RelationSet::split_seed, true},
+    {"eval_every", "", &RelationSet::eval_every, true},
+    {"eval_stop", "", &RelationSet::eval_stop, true},
+    {"checkpoint", "", &RelationSet::checkpoint, true},
 }};
 inline constexpr std::array<Field<RelationRun>, 9> kRelationRunColumns{{
     {"batch_size", "samples", &RelationRun::batch_size},

@@ -189,6 +189,16 @@ struct RelationSet {
   int base_batch = 0;
   std::string optimizer;          // "adam", "adamw"
   int64_t samples_per_epoch = 0;  // when counts come in epochs (Zeus), else 0
+  // How the runs were trained, beyond the above: the settings that change a run's recorded result
+  // (its budget is each run's own, RelationRun::budget_samples). A campaign resumed or reused under
+  // other ones is refused (experiments::stored_relation). The defaults mean "not recorded": stores
+  // written before these were, and relations imported from elsewhere; they are not checked.
+  int64_t train_samples = 0;  // training samples of the data split (after max-train); 0: not recorded
+  int64_t eval_samples = 0;   // held-out samples an evaluation scores; 0: not recorded
+  int64_t split_seed = -1;    // the seed that split the data into train and held-out; -1: not recorded
+  int64_t eval_every = 0;     // training samples between evaluations; 0: not recorded
+  std::string eval_stop;      // how evaluations stop early ("hardest-first", "screened ...", "full"); "": unrecorded
+  std::string checkpoint;     // the weights the runs start from ("crc32=<hex> bytes=<n>", "none"); "": unrecorded
   std::vector<RelationRun> runs;
   bool operator==(const RelationSet&) const;
 

@@ -70,6 +70,7 @@ DataSplit split(const Samples& all, double train_fraction, uint64_t seed, const 
   const auto cut = static_cast<int64_t>(train_fraction * static_cast<double>(all.size()) + 0.5);
   DataSplit s;
   s.name = name;
+  s.split_seed = seed;
   s.train = all.select({p.begin(), p.begin() + cut});
   s.eval = all.select({p.begin() + cut, p.end()});
   return s;

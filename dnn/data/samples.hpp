@@ -29,6 +29,7 @@ struct Samples {
 struct DataSplit {
   std::string name;         // "fmnist-proxy"
   std::string description;  // how it was made, for the record
+  uint64_t split_seed = 0;  // the seed of the shuffle that cut train from eval (recorded with relations)
   Samples train;
   Samples eval;
 };

@@ -358,7 +358,7 @@ std::vector<JobList> adaptive_job_lists(const std::string& record, const fs::pat
 }
 
 traces::AdaptiveLog decide_adaptive_round(const RelationCampaign& c, const AdaptiveSettings& s, int round) {
-  const traces::RelationSet header = relation_header(c);
+  const traces::RelationSet header = relation_header(c, nullptr);  // no data here: its sizes are not checked
   const Device d = load_device(c, s);
   auto store = traces::Store::open_or_create(c.store);
   traces::AdaptiveLog log = read_log(c.store, c, s, d.profile);
@@ -415,7 +415,7 @@ traces::AdaptiveLog decide_adaptive_round(const RelationCampaign& c, const Adapt
 CampaignReport run_adaptive_round(const RelationCampaign& c, const dnn::data::DataSplit& data,
                                   const AdaptiveSettings& s, int round, std::optional<Shard> shard,
                                   const dnn::TrainHooks& hooks) {
-  const traces::RelationSet header = relation_header(c);
+  traces::RelationSet header = relation_header(c, &data);
   const fs::path home = home_store(c);
   traces::AdaptiveLog log = read_log(home, c, s, "");
   std::vector<Order> orders;
@@ -441,9 +441,12 @@ CampaignReport run_adaptive_round(const RelationCampaign& c, const dnn::data::Da
   CampaignReport report;
   report.set = header;
   report.curve = curve_header(header);
-  auto store = traces::Store::open_or_create(c.store);
+  // Checked before any run trains (each run's budget is its order's, so budgets are not compared).
   std::optional<traces::RelationSet> at_home = fs::exists(home) ? stored_relation(home, header) : std::nullopt;
+  auto store = traces::Store::open_or_create(c.store);
   std::optional<traces::RelationSet> here = stored_relation(c.store, header);
+  if (at_home) keep_unrecorded(header, *at_home);
+  if (here) keep_unrecorded(header, *here);
   base::Progress progress(orders.size());
   for (const Order& o : orders) {
     const traces::RelationRun* before = here ? find_run(*here, o.batch_size, o.seed) : nullptr;

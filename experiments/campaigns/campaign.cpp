@@ -5,12 +5,16 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
+#include <iterator>
 #include <set>
+#include <string_view>
 
 #include "base/error.hpp"
 #include "base/progress.hpp"
 #include "dnn/nets.hpp"
 #include "traces/store/store.hpp"
+#include "traces/store/store_file.hpp"
 
 namespace pacer::experiments {
 
@@ -29,23 +33,120 @@ traces::RelationSet relation_header(const RelationCampaign& c) {
   return set;
 }
 
-std::optional<traces::RelationSet> stored_relation(const std::filesystem::path& path,
-                                                   const traces::RelationSet& header) {
+std::string checkpoint_identity(const std::string& path) {
+  if (path.empty()) return "none";
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(fmt::format("cannot read checkpoint {}: pre-train it again or name another", path));
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return fmt::format("crc32={:08x} bytes={}", traces::file::crc32(bytes.data(), bytes.size()), bytes.size());
+}
+
+traces::RelationSet relation_header(const RelationCampaign& c, const dnn::data::DataSplit* data) {
+  traces::RelationSet set = relation_header(c);
+  const dnn::TrainOptions& t = c.train;
+  set.eval_every = t.eval_every_samples;
+  set.eval_stop = t.eval_stop == t.kScreened ? fmt::format("{} (screen {} samples, margin {:g}, z {:g})", t.eval_stop,
+                                                           t.screen_samples, t.screen_margin, t.eval_stop_z)
+                                             : t.eval_stop;
+  set.checkpoint = checkpoint_identity(t.init_checkpoint);
+  if (data) {
+    set.train_samples = data->train.size();
+    set.eval_samples = t.eval_max_samples > 0 ? std::min<int64_t>(t.eval_max_samples, data->eval.size())
+                                              : static_cast<int64_t>(data->eval.size());
+    set.split_seed = static_cast<int64_t>(data->split_seed);
+  }
+  return set;
+}
+
+namespace {
+
+// The training settings a relation records, with what "not recorded" is for each.
+struct SettingField {
+  std::string_view key, what;
+  std::function<std::string(const traces::RelationSet&)> value;  // "": not recorded
+  std::function<void(traces::RelationSet&)> unrecord;
+};
+
+const std::vector<SettingField>& setting_fields() {
+  using S = traces::RelationSet;
+  static const std::vector<SettingField> fields = {
+      {"max-train", "training samples",
+       [](const S& s) { return s.train_samples > 0 ? std::to_string(s.train_samples) : ""; },
+       [](S& s) { s.train_samples = 0; }},
+      {"split-seed", "split seed", [](const S& s) { return s.split_seed >= 0 ? std::to_string(s.split_seed) : ""; },
+       [](S& s) { s.split_seed = -1; }},
+      {"eval-samples", "held-out samples per evaluation",
+       [](const S& s) { return s.eval_samples > 0 ? std::to_string(s.eval_samples) : ""; },
+       [](S& s) { s.eval_samples = 0; }},
+      {"eval-every", "evaluation every",
+       [](const S& s) { return s.eval_every > 0 ? fmt::format("{} samples", s.eval_every) : ""; },
+       [](S& s) { s.eval_every = 0; }},
+      {"eval-stop", "evaluation stop", [](const S& s) { return s.eval_stop; }, [](S& s) { s.eval_stop.clear(); }},
+      {"checkpoint", "checkpoint", [](const S& s) { return s.checkpoint; }, [](S& s) { s.checkpoint.clear(); }},
+  };
+  return fields;
+}
+
+// A stored run is the result a run under `budget` gives when it reached the target within that
+// budget (its own budget may be larger: training does not depend on it), or it was censored at
+// exactly that budget. A run that reached past it, or was censored at another budget, is not.
+bool same_under_budget(const traces::RelationRun& r, int64_t budget) {
+  return r.reached ? r.samples <= budget : r.budget_samples == budget;
+}
+
+}  // namespace
+
+void keep_unrecorded(traces::RelationSet& header, const traces::RelationSet& stored) {
+  if (stored.runs.empty()) return;
+  for (const auto& f : setting_fields())
+    if (f.value(stored).empty()) f.unrecord(header);
+}
+
+std::optional<traces::RelationSet> stored_relation(const std::filesystem::path& path, const traces::RelationSet& header,
+                                                   int64_t budget) {
   const traces::Store s = traces::Store::open(path);
   if (!s.has<traces::RelationSet>(header.name)) return std::nullopt;
   traces::RelationSet old = s.read<traces::RelationSet>(header.name);
-  auto differs = [&](const std::string& what, const std::string& a, const std::string& b) {
-    if (a != b)
-      throw SettingError("name", fmt::format("{} already holds relation '{}' with {} {} (now {}): choose another "
-                                             "relation name or store",
-                                             path.string(), header.name, what, a, b));
+  struct Mismatch {
+    std::string key, text;
   };
-  differs("workload", old.workload, header.workload);
-  differs("dataset", old.dataset, header.dataset);
-  differs("target", fmt::format("{:g}", old.target), fmt::format("{:g}", header.target));
-  differs("learning-rate rule", old.lr_rule, header.lr_rule);
-  differs("optimizer", old.optimizer, header.optimizer);
-  return old;
+  std::vector<Mismatch> out;
+  auto differs = [&](std::string_view key, std::string_view what, const std::string& a, const std::string& b) {
+    if (a != b) out.push_back({std::string(key), fmt::format("{} {} (asked: {})", what, a, b)});
+  };
+  differs("name", "workload", old.workload, header.workload);
+  differs("name", "dataset", old.dataset, header.dataset);
+  differs("name", "target", fmt::format("{:g}", old.target), fmt::format("{:g}", header.target));
+  differs("name", "learning-rate rule", old.lr_rule, header.lr_rule);
+  differs("name", "optimizer", old.optimizer, header.optimizer);
+  for (const auto& f : setting_fields()) {
+    const std::string a = f.value(old), b = f.value(header);
+    if (!a.empty() && !b.empty()) differs(f.key, f.what, a, b);
+  }
+  if (budget > 0) {
+    std::vector<std::string> runs;
+    std::set<int64_t> budgets;
+    for (const auto& r : old.runs)
+      if (!same_under_budget(r, budget)) {
+        budgets.insert(r.budget_samples);
+        runs.push_back(r.reached ? fmt::format("b={} seed={} reached after {}", r.batch_size, r.seed, r.samples)
+                                 : fmt::format("b={} seed={} censored at {}", r.batch_size, r.seed, r.budget_samples));
+      }
+    if (!runs.empty())
+      out.push_back(
+          {"budget",
+           fmt::format("budget {} samples (asked: {}; {} {} not the asked budget's result: {}{})",
+                       fmt::join(budgets, ", "), budget, runs.size(), runs.size() == 1 ? "run is" : "runs are",
+                       fmt::join(runs.begin(), runs.begin() + std::min<long>(3, std::ssize(runs)), ", "),
+                       runs.size() > 3 ? ", ..." : "")});
+  }
+  if (out.empty()) return old;
+  std::vector<std::string> texts;
+  for (const auto& m : out) texts.push_back(m.text);
+  throw SettingError(out.front().key,
+                     fmt::format("{} holds relation '{}' trained with {}: resume it with the stored setting{}, or "
+                                 "train it into another store (or under another relation name)",
+                                 path.string(), header.name, fmt::join(texts, ", "), out.size() == 1 ? "" : "s"));
 }
 
 CampaignReport run_relation_campaign(const RelationCampaign& c, const dnn::data::DataSplit& data,
@@ -55,7 +156,7 @@ CampaignReport run_relation_campaign(const RelationCampaign& c, const dnn::data:
   if (c.batch_sizes.empty() || c.seeds.empty()) throw Error("a relation campaign needs batch sizes and seeds");
   CampaignReport report;
   traces::RelationSet& set = report.set;
-  set = relation_header(c);
+  set = relation_header(c, &data);
   traces::LearningCurve& curve = report.curve;
   curve.name = set.name;
   curve.metric = set.metric;
@@ -64,7 +165,18 @@ CampaignReport run_relation_campaign(const RelationCampaign& c, const dnn::data:
 
   std::optional<traces::Store> store;
   std::set<std::pair<int, int>> done;
-  auto stored = [&](const std::filesystem::path& path) { return stored_relation(path, set); };
+  // Checked before any run trains or anything is written: every stored run must be this
+  // campaign's result (its settings, and its budget run by run).
+  const traces::RelationSet asked = set;
+  auto stored = [&](const std::filesystem::path& path) {
+    auto old = stored_relation(path, asked, c.train.budget_samples);
+    if (old) keep_unrecorded(set, *old);
+    return old;
+  };
+  std::error_code ec;
+  const bool other_home = !c.resume_from.empty() && std::filesystem::exists(c.resume_from) &&
+                          !std::filesystem::equivalent(c.resume_from, c.store, ec);
+  const auto from_home = other_home ? stored(c.resume_from) : std::nullopt;
   if (!c.store.empty()) {
     store = traces::Store::open_or_create(c.store);
     if (const auto old = stored(c.store)) {
@@ -78,11 +190,8 @@ CampaignReport run_relation_campaign(const RelationCampaign& c, const dnn::data:
         spdlog::info("resuming relation '{}': {} runs already in {}", set.name, done.size(), c.store.string());
     }
   }
-  std::error_code ec;
-  if (!c.resume_from.empty() && std::filesystem::exists(c.resume_from) &&
-      !std::filesystem::equivalent(c.resume_from, c.store, ec))
-    if (const auto old = stored(c.resume_from))
-      for (const auto& r : old->runs) done.insert({r.batch_size, r.seed});
+  if (from_home)
+    for (const auto& r : from_home->runs) done.insert({r.batch_size, r.seed});
   report.resumed_runs = static_cast<int>(done.size());
   size_t to_run = 0;
   for (const int b : c.batch_sizes)

@@ -64,10 +64,24 @@ CampaignReport run_relation_campaign(const RelationCampaign& campaign, const dnn
 
 // The relation a campaign writes, without runs: name, workload, data, target, lr rule, optimizer.
 traces::RelationSet relation_header(const RelationCampaign& campaign);
-// The relation named as `header` in the store at `path`, checked to be of its settings (SettingError
-// for the option "name" otherwise); nullopt: the store has none.
-std::optional<traces::RelationSet> stored_relation(const std::filesystem::path& path,
-                                                   const traces::RelationSet& header);
+// The same with the training settings its runs record (traces::RelationSet, "How the runs were
+// trained"): evaluation cadence and stop, the checkpoint by content, and with `data` the split's
+// training and held-out samples and seed (nullptr: those not known, not recorded nor checked).
+traces::RelationSet relation_header(const RelationCampaign& campaign, const dnn::data::DataSplit* data);
+// What identifies the weights a run starts from: "crc32=<hex> bytes=<n>" of the file, "none" for "".
+std::string checkpoint_identity(const std::string& path);
+// The one check of a resumed or reused relation (every campaign, shard, adaptive round and
+// validation's oracle calls it): the relation named as `header` in the store at `path`, checked to
+// have been trained as `header` asks: workload, data, target, lr rule, optimizer, and each training
+// setting both record (a setting either side has not recorded is not checked); with `budget` > 0,
+// every stored run must be the result a run under that budget gives: reached within it (under a
+// larger budget too), or censored at exactly it. One SettingError names each stored and asked value
+// (the first mismatch's setting as its option). nullopt: the store has none.
+std::optional<traces::RelationSet> stored_relation(const std::filesystem::path& path, const traces::RelationSet& header,
+                                                   int64_t budget = 0);
+// A resume of a relation whose runs were trained under settings it did not record (a store
+// written before they were) keeps them unrecorded in `header`, the record it writes.
+void keep_unrecorded(traces::RelationSet& header, const traces::RelationSet& stored);
 
 // A dataset name as a record name: '/' (paths of idx:DIR, text:FILE ...) becomes '_'.
 std::string record_name(std::string dataset);

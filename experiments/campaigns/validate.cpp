@@ -149,20 +149,15 @@ RelationCampaign target_campaign(const ValidateOptions& opt, const Setup& su) {
 
 // The oracle's relation as the runs stage reads it: complete, and of this validation's settings,
 // in the campaign's store.
-traces::RelationSet complete_target(const ValidateOptions& opt, const RelationCampaign& c) {
-  const traces::Store store = traces::Store::open(opt.store);
-  if (!store.has<traces::RelationSet>(c.name))
+traces::RelationSet complete_target(const ValidateOptions& opt, const RelationCampaign& c,
+                                    const dnn::data::DataSplit& data) {
+  const auto stored = stored_relation(opt.store, relation_header(c, &data), c.train.budget_samples);
+  if (!stored)
     throw Error(
         fmt::format("{} holds no oracle relation '{}': run the validation's oracle stage first (and merge "
                     "its shards into the store)",
                     opt.store.string(), c.name));
-  traces::RelationSet set = store.read<traces::RelationSet>(c.name);
-  if (set.workload != c.train.workload || set.dataset != c.dataset || !traces::same(set.target, c.train.target))
-    throw Error(
-        fmt::format("oracle relation '{}' in {} is of {} on {} to {:g}, this validation of {} on {} to {:g}: "
-                    "run its oracle stage into another store",
-                    c.name, opt.store.string(), set.workload, set.dataset, set.target, c.train.workload, c.dataset,
-                    c.train.target));
+  const traces::RelationSet& set = *stored;
   std::vector<std::string> missing;
   for (const auto& [b, seed] : relation_jobs(c.batch_sizes, c.seeds))
     if (std::none_of(set.runs.begin(), set.runs.end(),
@@ -477,7 +472,7 @@ ValidateReport run_validate(const ValidateOptions& opt) {
   auto body = [&] {
     const auto data = dnn::data::load_dataset(opt.target_dataset, opt.data);
     if (opt.stage == kStageRuns) {
-      report.target_relation = complete_target(opt, oracle);
+      report.target_relation = complete_target(opt, oracle, data);
     } else {
       spdlog::info("oracle: training {} on {} at every batch size ({} x {} runs)", su.train.workload,
                    opt.target_dataset, oracle.batch_sizes.size(), oracle.seeds.size());

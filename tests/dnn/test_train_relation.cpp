@@ -86,6 +86,62 @@ TEST_F(Relation, WritesARelationSetAndResumesWithoutRedoingRuns) {
   EXPECT_NE(r.err.find("--name"), std::string::npos) << r.err;
 }
 
+// A relation resumed under other training settings is refused before anything trains or is
+// written, naming each stored and asked value; settings not recorded (stores written before) are
+// not checked and stay unrecorded; a run reached within a smaller asked budget is the same result.
+TEST_F(Relation, ResumingUnderOtherTrainingSettingsIsRefused) {
+  const std::string q = " --checkpoint none --batch-sizes 8,16 --target 0.9 --name q";
+  auto r = pacer(common() + q + " --budget 2048 --seeds 0");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto path = dir / "s.h5";
+  const auto set = pacer::traces::Store::open(path).read<pacer::traces::RelationSet>("q");
+  ASSERT_EQ(set.runs.size(), 2u);
+  EXPECT_EQ(set.eval_every, 64);
+  EXPECT_EQ(set.train_samples, 384);  // 80 % of the 480 samples
+  EXPECT_EQ(set.eval_samples, 96);
+  EXPECT_EQ(set.split_seed, 0);
+  EXPECT_EQ(set.eval_stop, "hardest-first");
+  EXPECT_EQ(set.checkpoint, "none");
+  const auto untouched = [&] {
+    const auto now = pacer::traces::Store::open(path).read<pacer::traces::RelationSet>("q");
+    EXPECT_EQ(now, set);
+  };
+  // Another cadence, data and seed of the split: one line naming each, exit 1, nothing trained.
+  r = pacer("relation --dataset idx:" + (dir / "idx").string() + " --threads 1 --eval-every 128 --lr 0.002 --out " +
+            path.string() + q + " --budget 2048 --max-train 200 --split-seed 3 --seeds 0,1");
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_NE(r.err.find("training samples 384 (asked: 200)"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("split seed 0 (asked: 3)"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("evaluation every 64 samples (asked: 128 samples)"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("seed=1"), std::string::npos) << "trained before refusing: " << r.err;
+  untouched();
+  // A budget below where a stored run reached: that run is censored under it, not this result.
+  int64_t most = 0;
+  for (const auto& run : set.runs) most = std::max(most, run.samples);
+  r = pacer(common() + q + " --budget " + std::to_string(most - 1) + " --seeds 0");
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_NE(r.err.find("budget 2048 samples (asked: " + std::to_string(most - 1)), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("reached after " + std::to_string(most)), std::string::npos) << r.err;
+  untouched();
+  // Every stored run reached within the asked budget: the same results, resumed.
+  r = pacer(common() + q + " --budget " + std::to_string(most) + " --seeds 0");
+  EXPECT_EQ(r.code, 0) << r.err;
+  untouched();
+  // A store written before the settings were recorded: not checked, and kept unrecorded.
+  auto old = set;
+  old.train_samples = 0;
+  old.eval_samples = 0;
+  old.split_seed = -1;
+  old.eval_every = 0;
+  old.eval_stop.clear();
+  old.checkpoint.clear();
+  pacer::traces::Store::open(path).write(old, pacer::traces::Replace::always);
+  r = pacer("relation --dataset idx:" + (dir / "idx").string() + " --threads 1 --eval-every 128 --lr 0.002 --out " +
+            path.string() + q + " --budget 2048 --seeds 0");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(pacer::traces::Store::open(path).read<pacer::traces::RelationSet>("q"), old);
+}
+
 TEST_F(Relation, CensoredRunsAreRecorded) {
   const auto r =
       pacer(common() + " --checkpoint none --batch-sizes 16 --seeds 0,1 --target 99.9% --budget 128 --name c");

@@ -14,6 +14,9 @@ namespace pacer::traces::file {
 // h5py) holding "PACERSUM 1 crc32=<8 hex> bytes=<size of the rest>\n".
 inline constexpr size_t kUserBlockBytes = 512;
 
+// CRC-32 (IEEE) of n bytes: the store's checksum, and what identifies a relation's checkpoint.
+uint32_t crc32(const char* data, size_t n);
+
 // The checksum header that covers `image` (a whole store file, user block included).
 std::string checksum_header(std::string_view image);
 // Writes the header that covers the file's current content into its user block (no other check:

@@ -153,6 +153,37 @@ for o in rows:
   EXPECT_EQ(traces_checked, 1);
 }
 
+// The audit's repro: a validation on a copy of a store whose oracle relation was trained under
+// other settings (budget, max-train, eval-every) reused it silently, exit 0. Now it is refused
+// before anything trains, naming each stored and asked value, and writes nothing.
+TEST_F(Validate, AnOracleRelationTrainedUnderOtherSettingsIsNotReused) {
+  const std::string store = (dir / "s.h5").string();
+  const std::string data = "idx:" + (dir / "idx").string();
+  ASSERT_NO_FATAL_FAILURE(profile_and_proxy(store));
+  const auto prof = traces::Store::open(store).read<traces::ProfileTable>("cnn@1x12x12");
+  double lo = INFINITY, hi = 0;
+  for (const auto& p : prof.points) {
+    lo = std::min(lo, p.power_peak_w);
+    hi = std::max(hi, p.power_peak_w);
+  }
+  const double cap = std::round((lo + 0.5 * (hi - lo)) * 100) / 100;
+  const std::string validate = fmt::format(
+      "validate --target-dataset {} --checkpoint none --threads 1 --lr 0.002 --target 0.9 --seeds 0 "
+      "--sensor-rate 100Hz --power-limits {}W ",
+      data, cap);
+  auto r = pacer(validate + "--store " + store + " --eval-every 64 --budget 4096 --name v");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const fs::path copy = dir / "vq.h5";
+  fs::copy_file(store, copy);
+  const auto before = traces::Store::open(copy).list<traces::ValidationResult>();
+  r = pacer(validate + "--store " + copy.string() + " --eval-every 128 --max-train 300 --budget 2048 --name vq");
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_NE(r.err.find("training samples 384 (asked: 300)"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("evaluation every 64 samples (asked: 128 samples)"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("-true'"), std::string::npos) << r.err;
+  EXPECT_EQ(traces::Store::open(copy).list<traces::ValidationResult>(), before);
+}
+
 TEST_F(Validate, MissingCheckpointIsOneActionableLine) {
   const std::string store = (dir / "s.h5").string();
   auto r = pacer("profile --device emulated:jetson-nano --workload cnn@1x12x12 --batch-sizes 8 --store " + store);

@@ -207,6 +207,13 @@ TEST(StoreFormat, WritingTheSameRecordsGivesTheSameLayout) {
       {" @floating_clocks:3", {"profiles/"}},
       {" @transfer_gate:0", {"models/"}},
       {" @transfer_choice:3", {"models/"}},
+      // How a relation's runs were trained (docs/trace-store.md).
+      {" @train_samples:0", {"relations/"}},
+      {" @eval_samples:0", {"relations/"}},
+      {" @split_seed:0", {"relations/"}},
+      {" @eval_every:0", {"relations/"}},
+      {" @eval_stop:3", {"relations/"}},
+      {" @checkpoint:3", {"relations/"}},
   };
   // Every record's provenance (traces/provenance.hpp), added since: strings on each record group.
   for (const auto& [field, value] : Provenance{}.fields()) {
