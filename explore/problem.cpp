@@ -133,10 +133,13 @@ DeviceWideCap device_wide_cap(const traces::Store& store, const std::string& dev
     if (models::is_predicted_profile_name(n)) continue;
     const auto table = store.read<traces::ProfileTable>(n);
     if (table.device != device || table.knob != space.knob()) continue;
-    const bool usable = std::any_of(table.points.begin(), table.points.end(), [](const traces::ProfilePoint& p) {
-      return p.status == "ok" && !std::isnan(p.time_per_batch_mean_s);
+    // Nothing measured, or nothing measured in the space's power basis (a mean-only profile, e.g. an
+    // imported LoudVA sweep, beside a model that predicts peaks): it bounds no setting on that basis.
+    const bool usable = std::any_of(table.points.begin(), table.points.end(), [&](const traces::ProfilePoint& p) {
+      return p.status == "ok" && !std::isnan(p.time_per_batch_mean_s) &&
+             std::isfinite(feasibility_power_w(p, space.basis()));
     });
-    if (!usable) continue;  // nothing measured: it bounds no setting
+    if (!usable) continue;
     try {
       others.push_back(std::make_unique<Space>(Space::from_profile(table, space.basis())));
     } catch (const Error& e) {

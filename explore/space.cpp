@@ -44,7 +44,9 @@ Measurement measurement_of(const traces::ProfilePoint& p, PowerBasis basis) {
   if (p.status.starts_with("skipped: power sensor") || p.status.starts_with("skipped: cur_freq"))
     return Measurement::Nothing;
   if (p.status != "ok" || !std::isfinite(p.time_per_batch_mean_s)) return Measurement::Failed;
-  return std::isfinite(feasibility_power_w(p, basis)) ? Measurement::Power : Measurement::Failed;
+  // Measured, but without a power on this basis (a mean-only profile on a peak-basis space): it says
+  // nothing here, as before the measurement's meaning had one home.
+  return std::isfinite(feasibility_power_w(p, basis)) ? Measurement::Power : Measurement::Nothing;
 }
 
 std::string describe_basis(PowerBasis basis) {

@@ -45,9 +45,10 @@ double projected_run_peak_w(double peak_w, double mean_w, double power_samples);
 double feasibility_power_w(const traces::ProfilePoint& p, PowerBasis basis);
 // What a measured profile point says about its configuration where it meets a prediction (measured
 // wins): its power (Power: status ok, a time and a finite feasibility power on `basis`), that the
-// configuration failed when measured (Failed: the watchdog stopped it, the profiler skipped it, or it
-// ran without the basis power: it is in no command's space), or nothing (Nothing: a fault of the
-// power sensor or of cur_freq, which the next profile run measures again; the prediction stays).
+// configuration failed when measured (Failed: the watchdog stopped it or the profiler skipped it: it
+// is in no command's space), or nothing (Nothing: a fault of the power sensor or of cur_freq, which
+// the next profile run measures again, or a measurement without a power on `basis`, a mean-only
+// profile beside a space on the peak basis; the prediction stays).
 // The one test Space::overlay_measured and the validation's probes use.
 enum class Measurement { Power, Failed, Nothing };
 Measurement measurement_of(const traces::ProfilePoint& p, PowerBasis basis);
