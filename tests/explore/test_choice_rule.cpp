@@ -27,6 +27,7 @@
 #include "sim/replay.hpp"
 #include "tests/models/test_calib_fixtures.hpp"
 #include "tests/support/choice_store.hpp"
+#include "tests/support/lomo_uncertainty.hpp"
 #include "tests/support/temp_store.hpp"
 #include "traces/catalog/catalog.hpp"
 #include "traces/import/tegrastats.hpp"
@@ -640,16 +641,7 @@ TEST(ChoiceRule, SelectWarnsWhereAPredictedChoiceIsWithinOneSigmaOfTheCapAndNotW
   predicted.points = measured.points;
   predicted.points.push_back(testing::profile_point(600e6, 32, 0.020, 6.0, 5.8, 0));
   auto record = testing::model_record(5.0);
-  record.metrics["time_mape_lomo"] = 4;
-  record.metrics["power_mean_mape_lomo"] = 2;
-  record.metrics["power_peak_mape_lomo"] = 3;
-  models::NoiseFloor floor;
-  floor.method = "neighbours";
-  floor.terms = 30;
-  floor.time_rel = 0.01;
-  floor.power_mean_rel = 0.02;
-  floor.power_peak_rel = 0.025;
-  models::store_uncertainty(record, floor, "");
+  testing::store_lomo_uncertainty(record, "");
   {
     auto store = traces::Store::open_or_create(path);
     store.write(measured, kMeasured);

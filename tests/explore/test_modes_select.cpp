@@ -14,6 +14,7 @@
 #include "explore/problem.hpp"
 #include "models/mode_model.hpp"
 #include "models/uncertainty.hpp"
+#include "tests/support/lomo_uncertainty.hpp"
 #include "tests/support/mode_models.hpp"
 #include "tests/support/temp_store.hpp"
 #include "traces/catalog/catalog.hpp"
@@ -91,16 +92,7 @@ TEST(ModesSelect, PrintsTheModelsUncertaintyWithTheChoice) {
   const testing::TempStore path("modes-sigma");
   const auto d = traces::find_device("jetson-agx-orin");
   auto record = orin_model(d)->to_record();
-  record.metrics["time_mape_lomo"] = 4;
-  record.metrics["power_mean_mape_lomo"] = 2;
-  record.metrics["power_peak_mape_lomo"] = 3;
-  models::NoiseFloor floor;
-  floor.method = "neighbours";
-  floor.terms = 30;
-  floor.time_rel = 0.01;
-  floor.power_mean_rel = 0.02;
-  floor.power_peak_rel = 0.025;
-  models::store_uncertainty(record, floor, traces::kModeFloatingClocks);
+  testing::store_lomo_uncertainty(record, traces::kModeFloatingClocks);
   traces::RelationSet rel;
   rel.name = "w.proxy";
   rel.workload = "w";

@@ -72,6 +72,19 @@ traces::ValidationResult fixture_validation() {
   return v;
 }
 
+// The power trace of fixture_validation()'s first row (Ours at 5 W, seed 0).
+traces::PowerSeries fixture_series() {
+  traces::PowerSeries s;
+  s.name = "val-a-ours-5W-s0";
+  s.emulated = true;
+  s.cap_w = 5;
+  for (int i = 0; i < 50; ++i) {
+    s.time_s.push_back(i * 0.1);
+    s.power_w.push_back(4 + 0.5 * std::sin(i * 0.3));
+  }
+  return s;
+}
+
 }  // namespace
 
 TEST(Tables, TimeTableMatchesGoldenMarkdown) {
@@ -152,15 +165,7 @@ TEST(Report, RegeneratesTablesAndNonEmptyFiguresFromAStore) {
   const auto dir = temp_dir("store");
   auto store = traces::Store::open_or_create(dir / "c.h5");
   store.write(fixture_validation());
-  traces::PowerSeries s;
-  s.name = "val-a-ours-5W-s0";
-  s.emulated = true;
-  s.cap_w = 5;
-  for (int i = 0; i < 50; ++i) {
-    s.time_s.push_back(i * 0.1);
-    s.power_w.push_back(4 + 0.5 * std::sin(i * 0.3));
-  }
-  store.write(s);
+  store.write(fixture_series());
   const traces::ProfileTable prof = pacer::testing::small_cnn_profile();
   store.write(prof, "cnn");
   // Proxy p favours b=8 (1000 vs 4000 samples), target t favours b=32 (3000 vs 2000).
@@ -519,15 +524,7 @@ TEST(Report, AFolderHoldsOneReportNeverAMixOfTwo) {
   {
     auto b = traces::Store::open_or_create(dir / "b.h5");
     b.write(fixture_validation());
-    traces::PowerSeries s;
-    s.name = "val-a-ours-5W-s0";
-    s.emulated = true;
-    s.cap_w = 5;
-    for (int i = 0; i < 50; ++i) {
-      s.time_s.push_back(i * 0.1);
-      s.power_w.push_back(4 + 0.5 * std::sin(i * 0.3));
-    }
-    b.write(s);
+    b.write(fixture_series());
   }
   const auto report = [&](const std::string& store, const fs::path& out) {
     experiments::ReportOptions opt;
@@ -620,15 +617,7 @@ TEST(Report, AFullDiskIsOneErrorWithAReasonAndLeavesNoPartialReport) {
   {
     auto store = traces::Store::open_or_create(dir / "c.h5");
     store.write(fixture_validation());
-    traces::PowerSeries s;
-    s.name = "val-a-ours-5W-s0";
-    s.emulated = true;
-    s.cap_w = 5;
-    for (int i = 0; i < 50; ++i) {
-      s.time_s.push_back(i * 0.1);
-      s.power_w.push_back(4 + 0.5 * std::sin(i * 0.3));
-    }
-    store.write(s);
+    store.write(fixture_series());
   }
   const fs::path mnt = dir / "mnt";
   int failed = 0;
