@@ -9,6 +9,7 @@
 #include <set>
 
 #include "base/error.hpp"
+#include "base/hash.hpp"
 #include "base/stats.hpp"
 #include "explore/curve_fit.hpp"
 #include "explore/pacer_policy.hpp"
@@ -866,26 +867,14 @@ bool is_adaptive_cut(std::string_view label) {
   return label.substr(0, 8) == "adaptive";
 }
 
-namespace {
-
-uint64_t mix(uint64_t x) {  // splitmix64's finaliser
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
-}  // namespace
-
 std::map<int, std::vector<int>> replay_seed_order(const traces::RelationSet& runs, uint64_t order_seed) {
   std::map<int, std::vector<int>> order;
   for (const auto& r : runs.runs) order[r.batch_size].push_back(r.seed);
-  uint64_t name_hash = 1469598103934665603ULL;  // FNV-1a of the relation's name: orders differ per workload
-  for (char c : runs.name) name_hash = (name_hash ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
+  const uint64_t name_hash = base::fnv1a(runs.name);  // orders differ per workload
   for (auto& [b, seeds] : order) {
     std::sort(seeds.begin(), seeds.end());
     if (order_seed != 0) {
-      std::mt19937_64 rng(mix(order_seed ^ mix(name_hash ^ static_cast<uint64_t>(b))));
+      std::mt19937_64 rng(base::mix64(order_seed ^ base::mix64(name_hash ^ static_cast<uint64_t>(b))));
       std::shuffle(seeds.begin(), seeds.end(), rng);
     }
   }

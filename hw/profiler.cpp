@@ -233,16 +233,16 @@ void ProfileSession::save() {
 // watchdog stops the point.
 ProfileSession::Batches ProfileSession::run_batches(PowerAccumulator& vacc, PowerSampler* sampler) {
   Batches run;
-  double next_sample_s = vdev_ ? vdev_->now_s() : 0;
+  double next_sample_s = vdev_ ? vdev_->point_s() : 0;
   auto sample_count = [&] { return vdev_ ? vacc.count() : sampler->count(); };
   const int max_batches = std::max(o_.measured_batches, static_cast<int>(o_.measured_batches * o_.max_extension));
   while (static_cast<int>(run.times_s.size()) < o_.measured_batches ||
          (sample_count() < o_.min_power_samples && static_cast<int>(run.times_s.size()) < max_batches)) {
     if (vdev_) {
-      const double t0 = vdev_->now_s();
+      const double t0 = vdev_->point_s();
       executor_.run_batch();
-      run.times_s.push_back(vdev_->now_s() - t0);
-      for (; next_sample_s <= vdev_->now_s(); next_sample_s += 1.0 / o_.sensor_rate_hz)
+      run.times_s.push_back(vdev_->point_s() - t0);
+      for (; next_sample_s <= vdev_->point_s(); next_sample_s += 1.0 / o_.sensor_rate_hz)
         vacc.add(next_sample_s, vdev_->power_at(next_sample_s));
     } else {
       const double t0 = executor_.now_s();
@@ -342,6 +342,8 @@ traces::ProfilePoint ProfileSession::measure(const Setting& f, int b) {
     return p;
   }
   executor_.prepare(b);
+  // An emulated point draws its own noise on its own clock: the same whatever was measured before.
+  if (vdev_) vdev_->start_point(f, b);
   for (int i = 0; i < o_.warmup_batches; ++i) executor_.run_batch();
 
   PowerAccumulator vacc(o_.min_power_samples, PowerWatchdog(watchdog_w_, o_.watchdog_duration_s));

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "base/error.hpp"
+#include "base/hash.hpp"
 #include "base/units.hpp"
 
 namespace pacer::hw {
@@ -280,13 +281,13 @@ double EmulatedJetson::run_batch(int batch_size) {
   const double high = s >= 1.0 ? mean : peak;
   const double low = s >= 1.0 ? mean : std::max(0.0, (mean - s * peak) / (1.0 - s));
   const double gpu_w = expected_gpu_w(f, batch_size) * drift;
-  segments_.push_back({now_s_, now_s_ + t, high, low, gpu_w});
+  segments_.push_back({point_s_, point_s_ + t, high, low, gpu_w});
   if (segments_.size() > 4096) segments_.erase(segments_.begin(), segments_.begin() + 2048);
   if (options_.thermal_drift) {
     const double target = options_.ambient_c + options_.thermal_resistance_c_per_w * mean;
     temperature_c_ = target + (temperature_c_ - target) * std::exp(-t / options_.thermal_time_constant_s);
   }
-  now_s_ += t;
+  point_s_ += t;
   return t;
 }
 
@@ -296,7 +297,15 @@ void EmulatedJetson::idle(double duration_s) {
     const double target = options_.ambient_c + options_.thermal_resistance_c_per_w * device_.idle_power_w;
     temperature_c_ = target + (temperature_c_ - target) * std::exp(-duration_s / options_.thermal_time_constant_s);
   }
-  now_s_ += duration_s;
+  point_s_ += duration_s;
+}
+
+void EmulatedJetson::start_point(const std::vector<double>& setting, int batch_size) {
+  rng_.seed(base::stream_seed(options_.seed, setting, batch_size));
+  origin_s_ += point_s_;
+  point_s_ = 0;
+  segments_.clear();
+  sensor_value_time_s_ = -1;
 }
 
 PowerReading EmulatedJetson::power_at(double t_s) {

@@ -121,7 +121,7 @@ class EmulatedJetson final : public Device {
   std::vector<std::vector<double>> settings() const override;
   void pin(const std::vector<double>& setting) override;
   std::vector<double> current() const override;
-  PowerReading read_power() override { return power_at(now_s_); }
+  PowerReading read_power() override { return power_at(point_s_); }
   std::vector<std::string> power_rails() const override;
   void restore() override;
   double temperature_c() const override { return temperature_c_; }
@@ -132,8 +132,17 @@ class EmulatedJetson final : public Device {
   // Runs one mini-batch in virtual time; returns its duration.
   double run_batch(int batch_size);
   void idle(double duration_s);
-  double now_s() const { return now_s_; }
-  // A sensor reading at virtual time t (inside the last batches or the idle tail).
+  // Virtual time since the board was made.
+  double now_s() const { return origin_s_ + point_s_; }
+  // A profile point starts at `setting` and batch size b: its noise becomes the stream of (seed,
+  // setting, b) and its clock (point_s) restarts at 0, so what the point measures does not depend
+  // on the points measured before it (a resumed profile measures what an uninterrupted one did).
+  // Only the die temperature carries over (thermal drift, when on, is a history by design).
+  void start_point(const std::vector<double>& setting, int batch_size);
+  // Virtual time since the current point started (since the board was made before any point):
+  // the clock power_at reads.
+  double point_s() const { return point_s_; }
+  // A sensor reading at point time t (inside the last batches or the idle tail).
   PowerReading power_at(double t_s);
   // Noise-free expectation at (f, b) (for tests and the HIL tree).
   models::Prediction expected(double freq_hz, int batch_size) const;
@@ -169,7 +178,8 @@ class EmulatedJetson final : public Device {
   std::vector<double> mode_knob_;  // power_mode knob: the mode in force
   std::vector<double> default_mode_;
   int load_batch_ = 0;
-  double now_s_ = 0;
+  double origin_s_ = 0;  // virtual time at which the current point started
+  double point_s_ = 0;   // virtual time since then
   double temperature_c_ = 25;
   std::vector<Segment> segments_;  // recent batches, for sensor reads inside them
   std::mt19937_64 rng_;

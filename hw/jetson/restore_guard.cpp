@@ -20,6 +20,7 @@
 
 #include "base/error.hpp"
 #include "base/files.hpp"
+#include "base/hash.hpp"
 #include "base/units.hpp"
 #include "hw/jetson/nvpmodel.hpp"
 #include "hw/jetson/sysfs_io.hpp"
@@ -41,10 +42,8 @@ fs::path default_state_file(const fs::path& sysfs_root) {
   if (ec) canon = fs::absolute(sysfs_root);
   std::string key = canon.string();
   if (key == "/") return default_state_dir() / "jetson-sysfs.state";
-  // FNV-1a keeps file names short and stable for deep test roots.
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : key) h = (h ^ c) * 1099511628211ull;
-  return default_state_dir() / fmt::format("jetson-sysfs-{:016x}.state", h);
+  // A hash keeps file names short and stable for deep test roots.
+  return default_state_dir() / fmt::format("jetson-sysfs-{:016x}.state", base::fnv1a(key));
 }
 
 void check_state_dir(const fs::path& dir) {

@@ -81,6 +81,32 @@ TEST(Profiler, FullGridOnEmulatedNanoMatchesTheModelWithinNoise) {
   EXPECT_NEAR(rep2.table.profiling_cost_s, rep.cost_s, 1e-9);
 }
 
+// What an emulated point measures depends on the point and the seed, not on the points measured
+// before it in the same process: a profile resumed after a kill (a new process that skips the
+// stored points) measures what an uninterrupted one did, bit for bit. Checked with a held sensor
+// value (sensor period) too, whose conversions would otherwise fall at another phase of the point.
+TEST(Profiler, AnEmulatedPointDoesNotDependOnThePointsMeasuredBeforeIt) {
+  EmulatorOptions eo;
+  eo.sensor_period_s = 0.05;
+  Bench whole(eo);
+  auto o = whole.options();
+  o.knob_values = {307.2e6, 921.6e6};
+  const auto all = run_profile(*whole.dev, *whole.exec, o).table;
+  ASSERT_EQ(all.points.size(), 6u);
+  const auto& last = all.points.back();
+  Bench alone(eo);
+  o.knob_values = {last.knob[0]};
+  o.batch_sizes = {last.batch_size};
+  const auto one = run_profile(*alone.dev, *alone.exec, o).table;
+  ASSERT_EQ(one.points.size(), 1u);
+  EXPECT_EQ(one.points[0], last);
+  // Another seed is another draw.
+  eo.seed = 2;
+  Bench other(eo);
+  const auto two = run_profile(*other.dev, *other.exec, o).table;
+  EXPECT_NE(two.points[0].power_mean_w, last.power_mean_w);
+}
+
 TEST(Profiler, ShortBatchesAreMeasuredLongerToGetEnoughPowerSamples) {
   Bench s;
   auto o = s.options();

@@ -2,8 +2,8 @@
 // with SIGKILL after a chosen number of points were reported (plus a random delay, so the kill also
 // lands inside a store rewrite), then the test checks that the store opens, that every point
 // reported as written is in it with the value of an uninterrupted run, that a rerun resumes without
-// measuring those points again and ends with the same grid, statuses and sample counts, and values
-// within the emulator's noise (virtual time, fixed seed).
+// measuring those points again and ends with the points of the uninterrupted run, bit for bit
+// (virtual time, fixed seed).
 #include <gtest/gtest.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -108,25 +108,20 @@ class ProfileCrash : public ::testing::Test {
       ASSERT_NE(found, nullptr);
       EXPECT_EQ(*found, p) << "a point written before the kill changed at f=" << p.knob[0] << " b=" << p.batch_size;
     }
-    // Points measured after the resume agree with the uninterrupted run within the emulator's noise
-    // (2% power, 1% time sigma): the emulated device draws its noise from one stream per process, so
-    // they are not bit-identical (reported in docs/reliability.md).
+    // Points measured after the resume are those of the uninterrupted run, bit for bit: an emulated
+    // point draws its noise from the stream of (seed, setting, b) on a clock of its own
+    // (EmulatedJetson::start_point), not from what the process measured before it.
     for (const auto& p : reference_.points) {
       const auto* found = final_table.find(p.knob, p.batch_size);
       ASSERT_NE(found, nullptr) << "missing f=" << p.knob[0] << " b=" << p.batch_size;
-      EXPECT_EQ(found->status, p.status);
-      EXPECT_NEAR(found->time_per_batch_mean_s, p.time_per_batch_mean_s, 0.05 * p.time_per_batch_mean_s);
-      EXPECT_NEAR(found->power_mean_w, p.power_mean_w, 0.08 * p.power_mean_w);
-      EXPECT_NEAR(found->power_peak_w, p.power_peak_w, 0.12 * p.power_peak_w);
-      // A point is measured until 30 power samples exist (10 Hz, virtual time): how many mini-batches
-      // that takes depends on the noisy batch times, so the count varies by a batch or two.
-      EXPECT_NEAR(static_cast<double>(found->samples), static_cast<double>(p.samples), 0.03 * static_cast<double>(p.samples));
+      EXPECT_EQ(*found, p) << "a point measured after the resume differs at f=" << p.knob[0] << " b=" << p.batch_size;
     }
     // A temporary sibling left by a kill inside a rewrite is removed by the next write.
     for (const auto& e : fs::directory_iterator(dir_))
       EXPECT_EQ(e.path().filename().string().find(store.filename().string() + ".tmp-"), std::string::npos)
           << "stale temporary file " << e.path();
-    EXPECT_NEAR(final_table.profiling_cost_s, reference_.profiling_cost_s, 0.05 * reference_.profiling_cost_s);
+    // The cost adds the same points' virtual times in another grouping (stored + resumed session).
+    EXPECT_NEAR(final_table.profiling_cost_s, reference_.profiling_cost_s, 1e-9 * reference_.profiling_cost_s);
   }
 
   static fs::path dir_;
