@@ -670,7 +670,7 @@ std::unique_ptr<AnalyticalModel> fit_analytical(const std::vector<traces::Profil
     if (extras) extras->power_peak_coef = peak.extra;
     push_power(record, "power_peak_", peak.params, peak.stderr);
   } else {
-    // Without peak readings (Zeus-style traces) the peak is reported as the mean, and flagged.
+    // Without peak readings (Zeus-style traces) the peak fit is the mean's, flagged: predict() gives no peak.
     params.power_peak = mean.params;
     params.has_peak = false;
   }

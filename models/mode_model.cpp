@@ -53,7 +53,8 @@ std::vector<double> power_columns(const Features& f) {
 }
 
 // The GPU part at clock f with a share s of its TPCs powered (the form fit_analytical fits with
-// compute shares): at s = 1 the analytical model at f, bit for bit.
+// compute shares): at s = 1 the analytical model at f, bit for bit (fitted without peak readings,
+// no peak: NaN, as AnalyticalModel::predict, so a predicted table is on the mean basis).
 Prediction gpu_at(const AnalyticalParams& a, double f, double s, int b) {
   const double t = a.time.at(f * s, b);
   const double v = a.voltage.at(f);
@@ -62,7 +63,7 @@ Prediction gpu_at(const AnalyticalParams& a, double f, double s, int b) {
     return p.idle_w + s * (p.leak_w_per_v * v + p.capacitance(b) * f * v * v) +
            (p.busy_j_per_cycle_v2 * v * v * work + p.traffic_j_per_sample * b) / t;
   };
-  return {t, power(a.power_peak), power(a.power_mean)};
+  return {t, a.has_peak ? power(a.power_peak) : traces::kNaN, power(a.power_mean)};
 }
 
 }  // namespace

@@ -23,13 +23,16 @@
 #include "explore/simulate.hpp"
 #include "explore/sweep.hpp"
 #include "models/calibrate.hpp"
+#include "models/mode_model.hpp"
 #include "models/uncertainty.hpp"
 #include "sim/replay.hpp"
 #include "tests/models/test_calib_fixtures.hpp"
 #include "tests/support/choice_store.hpp"
 #include "tests/support/lomo_uncertainty.hpp"
+#include "tests/support/mode_models.hpp"
 #include "tests/support/temp_store.hpp"
 #include "traces/catalog/catalog.hpp"
+#include "traces/catalog/power_modes.hpp"
 #include "traces/import/tegrastats.hpp"
 #include "traces/import/zeus.hpp"
 #include "traces/store/store.hpp"
@@ -565,24 +568,23 @@ TEST(ChoiceRule, PeakErrorQuantileReadsTheStoredQuantileElseTheGaussianOfTheMape
   EXPECT_DOUBLE_EQ(models::peak_error_quantile(r), 0.075);
 }
 
-// A model calibrated on a profile with mean power only (the LoudVA Jetson sweeps, NVML, Zeus)
-// predicts no peak, so its predicted table and a --model space are on the mean basis as the
-// measured profile is, and the measured means win there. Before, the analytical model mirrored the
-// mean as its peak: `pacer select nano.h5 --profile inceptionv3-triton-predicted -P 5W` chose on a
-// "peak" basis from the model alone (3% guard, every measured mean ignored: no peak to overlay)
-// while `--profile inceptionv3-triton` chose on the measured means (no guard), another choice.
-TEST(ChoiceRule, AModelCalibratedWithoutPeaksPredictsNoPeakAndTheMeasuredMeansWin) {
-  const auto nano = traces::find_device("jetson-nano");
-  auto measured = models::testing::table_from(models::testing::nano_truth(nano), nano.gpu_freqs_hz,
-                                              {8, 16, 32, 64, 128}, 0.03, 11, kWorkload);
+// A model calibrated on a profile with mean power only (the LoudVA Jetson sweeps and power modes,
+// NVML, Zeus) predicts no peak, so its predicted table and a --model space are on the mean basis as
+// the measured profile is, and the measured means win there. `measured` (no peak) is calibrated as
+// `options` asks on `device`, its settings predicted at its batch sizes, and every command's choice
+// at `caps` compared on the predicted and the measured profile.
+void expect_no_peak_and_the_measured_means_win(traces::ProfileTable measured, const traces::DeviceSpec& device,
+                                               const models::CalibrationOptions& options,
+                                               const std::vector<double>& caps) {
   measured.device = kDevice;
   for (auto& p : measured.points) p.power_peak_w = traces::kNaN;  // a mean-only profile
-  models::CalibrationOptions options;
-  options.points = 8;
-  const auto cal = models::calibrate(measured, &nano, options);
+  const auto cal = models::calibrate(measured, &device, options);
+  const auto kind = traces::model_kind_from_string(cal.record.kind);
   std::vector<std::vector<double>> settings;
-  for (double f : nano.gpu_freqs_hz) settings.push_back({f});
-  const auto predicted = models::predict_table(*cal.model, measured, settings, {8, 16, 32, 64, 128});
+  for (const auto& p : measured.points)
+    if (std::find(settings.begin(), settings.end(), p.knob) == settings.end()) settings.push_back(p.knob);
+  const auto batch_sizes = measured.batch_sizes();
+  const auto predicted = models::predict_table(*cal.model, measured, settings, batch_sizes);
   for (const auto& p : predicted.points) ASSERT_TRUE(std::isnan(p.power_peak_w)) << "no peak was measured";
   const testing::TempStore path("choice-no-peak");
   {
@@ -590,11 +592,11 @@ TEST(ChoiceRule, AModelCalibratedWithoutPeaksPredictsNoPeakAndTheMeasuredMeansWi
     store.write(measured, kMeasured);
     store.write(predicted, kPredicted);
     auto record = cal.record;
-    record.name = models::model_record_name(kWorkload, kDevice, traces::ModelKind::analytical);
+    record.name = models::model_record_name(kWorkload, kDevice, kind);
     record.workload = kWorkload;
     record.device = kDevice;
     store.write(record);
-    store.write(testing::one_seed_proxy({8, 16, 32, 64, 128}));
+    store.write(testing::one_seed_proxy(batch_sizes));
   }
   ProblemSpec spec;
   spec.profile = kPredicted;
@@ -604,12 +606,14 @@ TEST(ChoiceRule, AModelCalibratedWithoutPeaksPredictsNoPeakAndTheMeasuredMeansWi
   spec.profile = kMeasured;
   const auto mp = load_problem(traces::Store::open(path), spec);
   EXPECT_DOUBLE_EQ(choice_rule(*pb).guard, choice_rule(*mp).guard);
-  for (const double cap : {4.0, 5.0, 6.0, 7.0})
+  int feasible = 0;
+  for (const double cap : caps)
     for (Policy policy : {Policy::Ours, Policy::Oracle, Policy::EnergyOptimal}) {
       const Selection a = decide(policy, pb->context(), cap, choice_rule(*pb));
       const Selection b = decide(policy, mp->context(), cap, choice_rule(*mp));
       ASSERT_EQ(a.feasible, b.feasible) << cap << " W, " << to_string(policy);
       if (!a.feasible) continue;
+      ++feasible;
       // the measured power decides in both (the times differ: the model's and the profile's)
       EXPECT_NEAR(a.power_w, pb->space->power_w(a.batch_index, a.knob_index), 0);
       const traces::ProfilePoint* m = measured.find(a.knob, a.batch_size);
@@ -617,12 +621,62 @@ TEST(ChoiceRule, AModelCalibratedWithoutPeaksPredictsNoPeakAndTheMeasuredMeansWi
       EXPECT_DOUBLE_EQ(a.power_w, m->power_mean_w) << cap << " W, " << to_string(policy);
       EXPECT_LE(a.power_w, cap) << to_string(policy);
     }
+  EXPECT_GT(feasible, 0) << "no cap left a choice to compare";
   // --model: the model's own space is on the mean basis too.
   spec.profile.clear();
-  spec.model = models::model_record_name(kWorkload, kDevice, traces::ModelKind::analytical);
-  spec.batch_sizes = {8, 16, 32, 64, 128};
-  spec.device = "jetson-nano";
+  spec.model = models::model_record_name(kWorkload, kDevice, kind);
+  spec.batch_sizes = batch_sizes;
+  spec.device = device.name;
   EXPECT_EQ(load_problem(traces::Store::open(path), spec)->space->basis(), PowerBasis::Mean);
+}
+
+// Before, the analytical model mirrored the mean as its peak: `pacer select nano.h5 --profile
+// inceptionv3-triton-predicted -P 5W` chose on a "peak" basis from the model alone (3% guard, every
+// measured mean ignored: no peak to overlay) while `--profile inceptionv3-triton` chose on the
+// measured means (no guard), another choice.
+TEST(ChoiceRule, AModelCalibratedWithoutPeaksPredictsNoPeakAndTheMeasuredMeansWin) {
+  const auto nano = traces::find_device("jetson-nano");
+  const auto measured = models::testing::table_from(models::testing::nano_truth(nano), nano.gpu_freqs_hz,
+                                                    {8, 16, 32, 64, 128}, 0.03, 11, kWorkload);
+  models::CalibrationOptions options;
+  options.points = 8;
+  expect_no_peak_and_the_measured_means_win(measured, nano, options, {4.0, 5.0, 6.0, 7.0});
+}
+
+// The power-modes model likewise (its GPU part is the analytical model): before, it predicted the
+// GPU part's mirrored peak minus its cap terms, so the predicted table of the LoudVA Nano modes
+// (mean only) was on the peak basis.
+TEST(ChoiceRule, AModesModelCalibratedWithoutPeaksPredictsNoPeakAndTheMeasuredMeansWin) {
+  const auto orin = traces::find_device("jetson-agx-orin");
+  models::ModeTerms terms;
+  terms.time_cpu_s = 0.004;
+  terms.power_mean_host_w = terms.power_peak_host_w = 6;
+  traces::ModelRecord gpu_record;
+  gpu_record.kind = "analytical";
+  const models::ModeModel truth(
+      traces::power_mode_knob(orin), traces::mode_maxima(orin),
+      std::make_unique<models::AnalyticalModel>(testing::synthetic_orin_gpu_params(), gpu_record), terms,
+      traces::ModelRecord{});
+  traces::ProfileTable measured;
+  measured.workload = kWorkload;
+  measured.knob = traces::power_mode_knob(orin);
+  for (const auto& k : traces::mode_settings(orin))
+    for (int b : {8, 16, 32, 64, 128}) {
+      traces::ProfilePoint p;
+      p.knob = k;
+      p.batch_size = b;
+      const auto pr = truth.predict(k, b);
+      p.time_per_batch_mean_s = pr.time_per_batch_s;
+      p.power_mean_w = pr.power_mean_w;
+      p.power_samples = 100;
+      measured.points.push_back(p);
+    }
+  models::CalibrationOptions options;
+  options.model = traces::ModelKind::modes;
+  options.cv_folds = 1;
+  std::vector<double> caps;
+  for (const auto& p : measured.points) caps.push_back(p.power_mean_w + 0.01);
+  expect_no_peak_and_the_measured_means_win(measured, orin, options, caps);
 }
 
 // select warns where its choice's predicted power lies within the model's 1 sigma of the cap, on a

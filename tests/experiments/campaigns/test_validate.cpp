@@ -12,9 +12,11 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <set>
 #include <sstream>
 #include <thread>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -585,6 +587,76 @@ TEST_F(Validate, AProbeReplacesAChoiceWhoseTruePowerIsOverTheCap) {
   EXPECT_TRUE(settled) << "four reruns still measured or trained something";
 }
 
+// A store for validation's choice step: one workload's measured and predicted b=128 points on the
+// Nano (each pair from `point`, the predicted one chosen from), a one-run proxy and target relation;
+// select's problem on the predicted profile, and validation's choices on it (choose_measured).
+struct ChoiceStore {
+  const std::string workload = "cnn@1x28x28";
+  fs::path dir, path;
+  traces::RelationSet proxy, target;
+  std::unique_ptr<explore::Problem> problem;  // select's, on the predicted profile
+  explore::ChoiceRule rule;
+
+  // `point(i, predicted, measured)` fills the i-th pair (knob, time and power set for b=128).
+  ChoiceStore(const std::string& tag, size_t n,
+              const std::function<void(size_t, traces::ProfilePoint&, traces::ProfilePoint&)>& point) {
+    dir = fs::temp_directory_path() / ("pacer-test-validate-" + tag + "-" + std::to_string(::getpid()));
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    path = dir / "s.h5";
+    traces::ProfileTable measured, predicted;
+    for (auto* t : {&measured, &predicted}) {
+      t->workload = workload;
+      t->device = "jetson-nano";
+      t->knob = traces::KnobSpace::gpu_frequency();
+    }
+    for (size_t i = 0; i < n; ++i) {
+      traces::ProfilePoint p, m;
+      p.batch_size = m.batch_size = 128;
+      point(i, p, m);
+      predicted.points.push_back(p);
+      measured.points.push_back(m);
+    }
+    proxy.name = traces::zeus::proxy_name(workload);
+    proxy.workload = workload;
+    proxy.metric = "accuracy";
+    proxy.target = 0.9;
+    proxy.runs.push_back({128, 0, true, 30000, 10000000});
+    target = proxy;
+    target.name = traces::zeus::target_name(workload);
+    {
+      auto store = traces::Store::open_or_create(path);
+      store.write(measured, workload);
+      store.write(predicted, workload + "-predicted");
+      store.write(proxy);
+      store.write(target);
+    }
+    explore::ProblemSpec spec;
+    spec.profile = workload + "-predicted";
+    problem = explore::load_problem(traces::Store::open(path), spec);
+    rule = explore::choice_rule(*problem);
+  }
+  ~ChoiceStore() {
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+  }
+  std::vector<experiments::validate_detail::Choice> validate(const std::vector<std::string>& policies, double cap,
+                                                             int& probes) const {
+    experiments::ValidateOptions opt;
+    opt.store = path;
+    opt.caps_w = {cap};
+    opt.policies = policies;
+    opt.probe_batches = 0;
+    experiments::validate_detail::ChoiceInputs in;
+    in.profile_name = workload + "-predicted";
+    in.workload = workload;
+    in.rule = rule;
+    in.proxy = &proxy;
+    in.target = &target;
+    return experiments::validate_detail::choose_measured(opt, in, dir / "out.h5", probes);
+  }
+};
+
 // Validation's choice step chooses as select does (explore/decide.hpp): a measured point replacing
 // its prediction keeps its sample count, so it stands at its own projected run peak there too. The
 // emulated Nano's b=128 points of issue 23's text-nano run: 460.8 MHz peaked 5.704 W over 31 samples
@@ -592,71 +664,28 @@ TEST_F(Validate, AProbeReplacesAChoiceWhoseTruePowerIsOverTheCap) {
 // predicts both at their raw peaks (no samples). Before the measured point's sample count was kept,
 // validation chose 460.8 MHz while select chose 384 MHz.
 TEST(ValidateChoice, AMeasuredPointReplacingItsPredictionStandsAtItsProjectedRunPeak) {
-  const fs::path dir = fs::temp_directory_path() / ("pacer-test-validate-choice-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  const fs::path path = dir / "s.h5";
-  const std::string workload = "cnn@1x28x28";
-  traces::ProfileTable measured, predicted;
-  for (auto* t : {&measured, &predicted}) {
-    t->workload = workload;
-    t->device = "jetson-nano";
-    t->knob = traces::KnobSpace::gpu_frequency();
-  }
-  for (const auto& [f, peak, mean, m, time] : std::vector<std::tuple<double, double, double, int, double>>{
-           {384e6, 5.40, 5.35, 100, 0.2413}, {460.8e6, 5.704, 5.474, 31, 0.2047}}) {
-    traces::ProfilePoint p;
+  const std::vector<std::tuple<double, double, double, int, double>> points = {{384e6, 5.40, 5.35, 100, 0.2413},
+                                                                               {460.8e6, 5.704, 5.474, 31, 0.2047}};
+  const ChoiceStore s("choice", points.size(), [&](size_t i, traces::ProfilePoint& p, traces::ProfilePoint& m) {
+    const auto& [f, peak, mean, samples, time] = points[i];
     p.knob = {f};
-    p.batch_size = 128;
     p.time_per_batch_mean_s = time;
     p.power_peak_w = peak;
     p.power_mean_w = mean;
-    predicted.points.push_back(p);
-    p.power_samples = m;
-    measured.points.push_back(p);
-  }
-  traces::RelationSet proxy;
-  proxy.name = traces::zeus::proxy_name(workload);
-  proxy.workload = workload;
-  proxy.metric = "accuracy";
-  proxy.target = 0.9;
-  proxy.runs.push_back({128, 0, true, 30000, 10000000});
-  traces::RelationSet target = proxy;
-  target.name = traces::zeus::target_name(workload);
-  {
-    auto store = traces::Store::open_or_create(path);
-    store.write(measured, workload);
-    store.write(predicted, workload + "-predicted");
-    store.write(proxy);
-    store.write(target);
-  }
-  explore::ProblemSpec spec;
-  spec.profile = workload + "-predicted";
-  const auto pb = explore::load_problem(traces::Store::open(path), spec);
-  const auto rule = explore::choice_rule(*pb);
-  const auto select = explore::decide(explore::Policy::Ours, pb->context(), 5.9, rule);
+    m = p;
+    m.power_samples = samples;
+  });
+  const auto select = explore::decide(explore::Policy::Ours, s.problem->context(), 5.9, s.rule);
   ASSERT_TRUE(select.feasible);
   EXPECT_EQ(select.knob, std::vector<double>{384e6});
 
-  experiments::ValidateOptions opt;
-  opt.store = path;
-  opt.caps_w = {5.9};
-  opt.policies = {"ours"};
-  opt.probe_batches = 0;
-  experiments::validate_detail::ChoiceInputs in;
-  in.profile_name = workload + "-predicted";
-  in.workload = workload;
-  in.rule = rule;
-  in.proxy = &proxy;
-  in.target = &target;
   int probes = 0;
-  const auto choices = experiments::validate_detail::choose_measured(opt, in, dir / "out.h5", probes);
+  const auto choices = s.validate({"ours"}, 5.9, probes);
   ASSERT_EQ(choices.size(), 1u);
   ASSERT_TRUE(choices[0].selection.feasible);
   EXPECT_EQ(choices[0].selection.knob, select.knob) << "validation chose what select chose";
   EXPECT_NEAR(choices[0].selection.power_w, explore::projected_run_peak_w(5.40, 5.35, 100), 1e-9);
   EXPECT_EQ(probes, 0);
-  fs::remove_all(dir);
 }
 
 // Validation's choice step and select choose from one space: a measured point's power replaces its
@@ -673,69 +702,25 @@ struct ChoicePoint {
 
 std::pair<std::vector<std::vector<double>>, std::vector<std::vector<double>>> select_and_validate_choices(
     const std::vector<ChoicePoint>& points, const std::vector<std::string>& policies, double cap) {
-  const fs::path dir = fs::temp_directory_path() / ("pacer-test-validate-times-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  const fs::path path = dir / "s.h5";
-  const std::string workload = "cnn@1x28x28";
-  traces::ProfileTable measured, predicted;
-  for (auto* t : {&measured, &predicted}) {
-    t->workload = workload;
-    t->device = "jetson-nano";
-    t->knob = traces::KnobSpace::gpu_frequency();
-  }
-  for (const auto& c : points) {
-    traces::ProfilePoint p;
+  const ChoiceStore s("times", points.size(), [&](size_t i, traces::ProfilePoint& p, traces::ProfilePoint& m) {
+    const ChoicePoint& c = points[i];
     p.knob = {c.f};
-    p.batch_size = 128;
     p.time_per_batch_mean_s = c.predicted_time;
     p.power_peak_w = 5.0 + c.f / 1e9;  // far under the cap, steady
     p.power_mean_w = p.power_peak_w - 0.02;
     p.power_samples = 100;
-    predicted.points.push_back(p);
-    p.time_per_batch_mean_s = c.measured_time;
-    p.status = c.status;
-    measured.points.push_back(p);
-  }
-  traces::RelationSet proxy;
-  proxy.name = traces::zeus::proxy_name(workload);
-  proxy.workload = workload;
-  proxy.metric = "accuracy";
-  proxy.target = 0.9;
-  proxy.runs.push_back({128, 0, true, 30000, 10000000});
-  traces::RelationSet target = proxy;
-  target.name = traces::zeus::target_name(workload);
-  {
-    auto store = traces::Store::open_or_create(path);
-    store.write(measured, workload);
-    store.write(predicted, workload + "-predicted");
-    store.write(proxy);
-    store.write(target);
-  }
-  explore::ProblemSpec spec;
-  spec.profile = workload + "-predicted";
-  const auto pb = explore::load_problem(traces::Store::open(path), spec);
-  const auto rule = explore::choice_rule(*pb);
+    m = p;
+    m.time_per_batch_mean_s = c.measured_time;
+    m.status = c.status;
+  });
   std::vector<std::vector<double>> select, validate;
   for (const auto& name : policies) {
-    const auto s = explore::decide(*explore::policy_from_string(name), pb->context(), cap, rule);
-    select.push_back(s.feasible ? s.knob : std::vector<double>{});
+    const auto d = explore::decide(*explore::policy_from_string(name), s.problem->context(), cap, s.rule);
+    select.push_back(d.feasible ? d.knob : std::vector<double>{});
   }
-  experiments::ValidateOptions opt;
-  opt.store = path;
-  opt.caps_w = {cap};
-  opt.policies = policies;
-  opt.probe_batches = 0;
-  experiments::validate_detail::ChoiceInputs in;
-  in.profile_name = workload + "-predicted";
-  in.workload = workload;
-  in.rule = rule;
-  in.proxy = &proxy;
-  in.target = &target;
   int probes = 0;
-  for (const auto& c : experiments::validate_detail::choose_measured(opt, in, dir / "out.h5", probes))
+  for (const auto& c : s.validate(policies, cap, probes))
     validate.push_back(c.selection.feasible ? c.selection.knob : std::vector<double>{});
-  fs::remove_all(dir);
   return {select, validate};
 }
 
