@@ -870,7 +870,7 @@ bool is_adaptive_cut(std::string_view label) {
 std::map<int, std::vector<int>> replay_seed_order(const traces::RelationSet& runs, uint64_t order_seed) {
   std::map<int, std::vector<int>> order;
   for (const auto& r : runs.runs) order[r.batch_size].push_back(r.seed);
-  const uint64_t name_hash = base::fnv1a(runs.name);  // orders differ per workload
+  const uint64_t name_hash = base::text_hash(runs.name);  // orders differ per workload
   for (auto& [b, seeds] : order) {
     std::sort(seeds.begin(), seeds.end());
     if (order_seed != 0) {

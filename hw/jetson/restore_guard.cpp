@@ -43,7 +43,7 @@ fs::path default_state_file(const fs::path& sysfs_root) {
   std::string key = canon.string();
   if (key == "/") return default_state_dir() / "jetson-sysfs.state";
   // A hash keeps file names short and stable for deep test roots.
-  return default_state_dir() / fmt::format("jetson-sysfs-{:016x}.state", base::fnv1a(key));
+  return default_state_dir() / fmt::format("jetson-sysfs-{:016x}.state", base::text_hash(key));
 }
 
 void check_state_dir(const fs::path& dir) {
