@@ -23,17 +23,17 @@ std::pair<double, std::string> point_guard(const Space& space, const PointOrigin
     return space.basis() == PowerBasis::Peak
                ? std::pair<double, std::string>{kDefaultGuard, "sensor noise: every point's peak power is measured"}
                : std::pair<double, std::string>{0.0, "none: every point's mean power is measured (no sampled peak)"};
-  const std::string where =
-      o.basis == PointBasis::Mixed ? fmt::format("{} of {} points predicted", o.points - o.measured, o.points)
-                                   : std::string("every point predicted");
+  const std::string where = o.basis == PointBasis::Mixed
+                                ? fmt::format("{} of {} points predicted", o.points - o.measured, o.points)
+                                : std::string("every point predicted");
   if (!std::isfinite(o.model_power_error))
     return {kDefaultGuard, fmt::format("{}; no held-out peak error known for the model: sensor noise only", where)};
   const double g = std::clamp(o.model_power_error, kDefaultGuard, kAutoGuardMax);
   return {g, fmt::format("{}; model {}'s held-out {}-power error, {:g}th percentile {:.1f}%{}", where, o.model,
                          to_string(space.basis()), 100 * models::kPeakErrorQuantile, 100 * o.model_power_error,
-                         g != o.model_power_error ? fmt::format(", kept within [{:g}%, {:g}%]", 100 * kDefaultGuard,
-                                                               100 * kAutoGuardMax)
-                                                 : std::string())};
+                         g != o.model_power_error
+                             ? fmt::format(", kept within [{:g}%, {:g}%]", 100 * kDefaultGuard, 100 * kAutoGuardMax)
+                             : std::string())};
 }
 
 }  // namespace
@@ -45,9 +45,12 @@ void check_guard(double guard) {
 
 std::string_view to_string(PointBasis basis) {
   switch (basis) {
-    case PointBasis::Measured: return "measured";
-    case PointBasis::Model: return "model";
-    case PointBasis::Mixed: return "model, measured where profiled";
+    case PointBasis::Measured:
+      return "measured";
+    case PointBasis::Model:
+      return "model";
+    case PointBasis::Mixed:
+      return "model, measured where profiled";
   }
   return "?";
 }
@@ -67,26 +70,7 @@ ChoiceRule choice_rule(const Space& space, const PointOrigin& origin, std::optio
 }
 
 ChoiceRule choice_rule(const Problem& problem, std::optional<double> guard) {
-  return choice_rule(std::vector<const Problem*>{&problem}, guard);
-}
-
-ChoiceRule choice_rule(const std::vector<const Problem*>& problems, std::optional<double> guard) {
-  if (problems.empty()) throw Error("a choice rule needs a design space");
-  // Each problem's own rule; together: the first's basis (mixed where they differ) and the largest
-  // guard, named with its workload when there are several.
-  ChoiceRule rule = choice_rule(*problems.front()->space, problems.front()->origin, guard);
-  rule.guard = -1;
-  for (const auto* p : problems) {
-    const ChoiceRule one = choice_rule(*p->space, p->origin, guard);
-    if (one.points != rule.points) rule.points = PointBasis::Mixed;
-    if (one.power != rule.power) rule.power_per_profile = true;
-    if (one.guard > rule.guard) {
-      rule.guard = one.guard;
-      rule.guard_source = problems.size() > 1 && !guard ? fmt::format("{}: {}", p->workload, one.guard_source)
-                                                        : one.guard_source;
-    }
-  }
-  return rule;
+  return choice_rule(*problem.space, problem.origin, guard);
 }
 
 Selection decide(Policy policy, const PolicyContext& context, double cap_w, const ChoiceRule& rule,
@@ -95,9 +79,31 @@ Selection decide(Policy policy, const PolicyContext& context, double cap_w, cons
 }
 
 std::string describe_feasibility(const ChoiceRule& rule) {
-  return fmt::format("{}, {} points; chosen under cap x (1 - {:g}): {}",
-                     rule.power_per_profile ? std::string("per-profile (peak or mean) power") : describe_basis(rule.power),
-                     to_string(rule.points), rule.guard, rule.guard_source);
+  return fmt::format(
+      "{}, {} points; chosen under cap x (1 - {:g}): {}",
+      rule.power_per_profile ? std::string("per-profile (peak or mean) power") : describe_basis(rule.power),
+      to_string(rule.points), rule.guard, rule.guard_source);
+}
+
+std::string describe_feasibility(const std::vector<std::string>& workloads, const std::vector<ChoiceRule>& rules) {
+  if (rules.empty() || rules.size() != workloads.size()) throw Error("a feasibility text needs one rule per workload");
+  // The common basis: the first's, mixed where the points differ, per profile where the power does.
+  ChoiceRule all = rules.front();
+  bool one_guard = true;
+  for (const auto& r : rules) {
+    if (r.points != all.points) all.points = PointBasis::Mixed;
+    if (r.power != all.power) all.power_per_profile = true;
+    one_guard = one_guard && r.guard == all.guard && r.guard_source == all.guard_source;
+  }
+  if (one_guard) return describe_feasibility(all);
+  std::string each;
+  for (size_t i = 0; i < rules.size(); ++i)
+    each +=
+        fmt::format("{}{}: cap x (1 - {:g}): {}", i ? "; " : "", workloads[i], rules[i].guard, rules[i].guard_source);
+  return fmt::format(
+      "{}, {} points; each workload chosen under its own guard: {}",
+      all.power_per_profile ? std::string("per-profile (peak or mean) power") : describe_basis(all.power),
+      to_string(all.points), each);
 }
 
 ChoiceRule recorded_rule(double guard, std::string_view feasibility) {

@@ -62,9 +62,6 @@ ChoiceRule choice_rule(const Problem& problem, std::optional<double> guard = std
 // The rule for one space whose points' power came from `origin` (explore::measured_wins): a
 // campaign that has a device profile but no relation yet (the adaptive relation campaign).
 ChoiceRule choice_rule(const Space& space, const PointOrigin& origin, std::optional<double> guard = std::nullopt);
-// Over several problems (a sweep of several workloads): the largest automatic guard, so that one
-// guard holds for all of them.
-ChoiceRule choice_rule(const std::vector<const Problem*>& problems, std::optional<double> guard = std::nullopt);
 
 // Policy `policy`'s choice at `cap_w` under `rule`: the one entry point of every command.
 Selection decide(Policy policy, const PolicyContext& context, double cap_w, const ChoiceRule& rule,
@@ -74,8 +71,12 @@ Selection decide(Policy policy, const PolicyContext& context, double cap_w, cons
 // samples, 95th percentile, spread x 1.4), measured points; chosen under cap x (1 - 0.03): sensor noise ...".
 // Its first word is the power basis (feasibility_basis reads it back).
 std::string describe_feasibility(const ChoiceRule& rule);
+// Several workloads' rules (a sweep: each workload chooses under its own, `rules[i]` that of
+// `workloads[i]`): their common basis, then the one guard where they share it, else each workload's.
+std::string describe_feasibility(const std::vector<std::string>& workloads, const std::vector<ChoiceRule>& rules);
 // The rule a sweep or validation record was made by, from its `guard` and `feasibility`: what
-// `decide` needs to make its choices again (the report's figures, the bootstrap's oracle).
+// `decide` needs to make its choices again (the report's figures, the bootstrap's oracle). A sweep
+// of several workloads: explore::recorded_rule(sweep, workload) (explore/sweep.hpp), each its own.
 ChoiceRule recorded_rule(double guard, std::string_view feasibility);
 // The power basis of a record's feasibility text ("peak ...", "mean ..."); nullopt: neither.
 std::optional<PowerBasis> feasibility_basis(std::string_view feasibility);

@@ -41,6 +41,7 @@ std::vector<traces::SweepRow> sweep(const SweepWorkload& w, const SweepOptions& 
       r.workload = w.workload;
       r.policy = std::string(to_string(p));
       r.feasible = sel.feasible;
+      r.guard = options.rule.guard;
       if (sel.feasible) {
         r.knob = sel.knob;
         r.batch_size = sel.batch_size;
@@ -97,13 +98,18 @@ traces::SweepResult sweep_record(const std::vector<const Problem*>& problems, co
   traces::SweepResult result;
   result.name = req.name;
   result.knob = problems[0]->space->knob();
-  SweepOptions options = req.options;
-  options.rule = choice_rule(problems, req.guard);
-  result.guard = options.rule.guard;
   if (!req.proxies.empty() && req.proxies.size() != problems.size())
     throw Error("a sweep with its own proxy relations needs one per design space");
+  std::vector<std::string> workloads;
+  std::vector<ChoiceRule> rules;
   for (size_t i = 0; i < problems.size(); ++i) {
     const Problem* p = problems[i];
+    // This workload's own rule: the one `pacer select --profile` of it uses.
+    SweepOptions options = req.options;
+    options.rule = choice_rule(*p, req.guard);
+    workloads.push_back(p->workload);
+    rules.push_back(options.rule);
+    result.guard = i ? std::max(result.guard, options.rule.guard) : options.rule.guard;
     // Without explicit caps: the replay protocol's, evenly spaced over this workload's own power range.
     auto caps = req.caps_w.empty() ? cap_grid_w(p->space->min_power_w(), p->space->max_power_w(), req.caps_per_workload)
                                    : req.caps_w;
@@ -115,8 +121,22 @@ traces::SweepResult sweep_record(const std::vector<const Problem*>& problems, co
     result.relation += (result.relation.empty() ? "" : ",") + p->proxy_set.name;
     if (p->target_set) result.target += (result.target.empty() ? "" : ",") + p->target_set->name;
   }
-  result.feasibility = describe_feasibility(options.rule);
+  result.feasibility = describe_feasibility(workloads, rules);
   return result;
+}
+
+ChoiceRule recorded_rule(const traces::SweepResult& sweep, std::string_view workload) {
+  std::optional<double> own, common;
+  bool one = true;  // every row kept the same guard
+  for (const auto& r : sweep.rows) {
+    if (std::isnan(r.guard)) continue;
+    if (r.workload == workload && !own) own = r.guard;
+    if (common && *common != r.guard) one = false;
+    if (!common) common = r.guard;
+  }
+  // A workload the rows do not name (a sweep of one profile under another name): the rows' one guard.
+  const double guard = own ? *own : common && one ? *common : sweep.guard;
+  return recorded_rule(guard, sweep.feasibility);
 }
 
 SweepSummary summarize(const std::vector<traces::SweepRow>& rows) {
@@ -267,7 +287,9 @@ std::vector<traces::SweepRow> rescore(const std::vector<SweepWorkload>& workload
       if (row.workload != w.workload) continue;
       auto it = oracle_by_cap.find(row.cap_w);
       if (it == oracle_by_cap.end()) {
-        const Selection o = decide(Policy::Oracle, ctx, row.cap_w, rule);
+        ChoiceRule own = rule;
+        if (!std::isnan(row.guard)) own.guard = row.guard;  // the guard this workload chose under
+        const Selection o = decide(Policy::Oracle, ctx, row.cap_w, own);
         it = oracle_by_cap.emplace(row.cap_w, o.feasible ? o.predicted_time_s : traces::kNaN).first;
       }
       traces::SweepRow r = row;

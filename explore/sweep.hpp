@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/stats.hpp"
@@ -28,8 +29,9 @@ struct SweepOptions {
   std::vector<Policy> policies = all_policies();
   int powertrain_batch = 0;
   // The choice rule (explore/decide.hpp): every policy chooses under cap x (1 - guard), as every
-  // other command does; the rows keep the cap itself. The record stores the guard and the rule's
-  // feasibility so that the report draws the same choices. sweep_record sets it from its request.
+  // other command does; the rows keep the cap itself and the guard. The record stores the rule's
+  // feasibility so that the report draws the same choices. sweep_record sets it from its request,
+  // each workload's own.
   ChoiceRule rule{};
 };
 
@@ -77,15 +79,21 @@ struct SweepRequest {
   // empty: each problem's proxy.
   std::vector<const Relation*> proxies;
 };
+// Each workload chooses under its own rule, choice_rule(problem, request.guard), the one `pacer select
+// --profile` of it uses; each row keeps its guard (SweepRow::guard), the record the largest.
 traces::SweepResult sweep_record(const std::vector<const Problem*>& problems, const SweepRequest& request);
+// The rule `workload`'s rows of `sweep` were chosen under (its rows' guard; a record written before
+// rows kept it: the record's one guard), with the record's feasibility basis.
+ChoiceRule recorded_rule(const traces::SweepResult& sweep, std::string_view workload);
 
 SweepSummary summarize(const std::vector<traces::SweepRow>& rows);
 
 // 90 % intervals of each policy's mean and max regret over resampled target runs: the target's runs
 // of every (workload, b) are drawn with replacement, the oracle re-chosen and every row's choice
 // re-scored; the choices themselves stay (they depend on the proxy only). `workloads` are the ones
-// the rows were swept from (matched by name); workloads without target runs are left out. `rule`:
-// the sweep's (its guard), under which the oracle is re-chosen.
+// the rows were swept from (matched by name); workloads without target runs are left out. The oracle
+// is re-chosen under each row's guard (SweepRow::guard); `rule`: the sweep's, for rows without one
+// (records written before rows kept it).
 struct RegretInterval {
   std::string policy;
   double mean_lo = traces::kNaN, mean_hi = traces::kNaN;

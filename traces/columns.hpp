@@ -162,7 +162,7 @@ inline constexpr std::array<Field<SweepResult>, 9> kSweepResultAttributes{{
     {"proxy_cut", "", &SweepResult::proxy_cut, true},
     {"proxy_share", "", &SweepResult::proxy_share, true},
 }};
-inline constexpr std::array<Field<SweepRow>, 12> kSweepRowColumns{{
+inline constexpr std::array<Field<SweepRow>, 13> kSweepRowColumns{{
     {"cap", "W", &SweepRow::cap_w},
     {"workload", "", &SweepRow::workload},
     {"policy", "", &SweepRow::policy},
@@ -175,6 +175,7 @@ inline constexpr std::array<Field<SweepRow>, 12> kSweepRowColumns{{
     {"replayed_time_std", "s", &SweepRow::replayed_time_std_s},
     {"replayed_energy", "J", &SweepRow::replayed_energy_j},
     {"regret", "1", &SweepRow::regret},
+    {"guard", "1", &SweepRow::guard, true},  // added with each workload's own guard
 }};
 
 // ---------------------------------------------------------------------------------------------

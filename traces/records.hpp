@@ -262,10 +262,10 @@ struct AdaptiveLogRow {
 };
 
 struct AdaptiveLog {
-  std::string name;  // the relation's name
-  double tolerance = kNaN;        // the expected regret below which a cap's choice is decided
-  int64_t compute_budget = 0;     // samples the campaign may train in all (0: none)
-  std::string profile;            // the device profile (or model) whose caps it decided for
+  std::string name;            // the relation's name
+  double tolerance = kNaN;     // the expected regret below which a cap's choice is decided
+  int64_t compute_budget = 0;  // samples the campaign may train in all (0: none)
+  std::string profile;         // the device profile (or model) whose caps it decided for
   // The other settings a resume must share (experiments::AdaptiveSettings). Stores written before
   // they were recorded hold none: extrapolation "" reads as "ratio" (the default), the others
   // (NaN, 0, "") as not recorded.
@@ -321,6 +321,9 @@ struct SweepRow {
   double replayed_time_std_s = kNaN;
   double replayed_energy_j = kNaN;
   double regret = kNaN;  // replayed time / oracle replayed time - 1
+  // The guard this row's workload chose under (cap x (1 - guard)): each workload of a sweep its own.
+  // NaN: a record written before rows kept it (the record's one guard held for every workload).
+  double guard = kNaN;
   bool operator==(const SweepRow& o) const;
 };
 
@@ -330,7 +333,7 @@ struct SweepResult {
   std::string relation;     // proxy relation
   std::string target;       // target relation (oracle)
   std::string feasibility;  // "peak" | "mean"
-  double guard = 0;         // policies chose under cap x (1 - guard)
+  double guard = 0;         // the largest of the rows' guards (each row keeps its workload's own)
   // A sweep of a proxy-budget campaign (explore/proxy_budget.hpp): its name, the cut of the proxy's
   // runs and the share of the proxy's compute the cut used. "", "", NaN for an ordinary sweep.
   std::string budget;

@@ -81,7 +81,7 @@ struct FigureSpace {
       : space(space_of(store, name, prof, sweep)),
         index(space),
         device_cap(explore::device_wide_cap(store, prof.device, space)),  // as every command's
-        rule(explore::recorded_rule(sweep.guard, sweep.feasibility)) {}
+        rule(explore::recorded_rule(sweep, prof.workload)) {}
   static explore::Space space_of(const traces::Store& store, const std::string& name, const traces::ProfileTable& prof,
                                  const traces::SweepResult& sweep) {
     // nullopt (neither "peak ..." nor "mean ..."): the explorer's default, peak where every point has it

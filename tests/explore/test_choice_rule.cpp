@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <random>
 #include <sstream>
@@ -240,6 +241,104 @@ TEST(ChoiceRule, BaselinesUseOneDeviceWideCapInEveryCommandOnAMultiWorkloadStore
   // The other device's profile bounds nothing: its own 70 W cap keeps 900 MHz.
   const Pick other = pick_of(decide(Policy::Baseline1, problems[2]->context(), 75, choice_rule(*problems[2])));
   EXPECT_EQ(other, (Pick{true, {900e6}, 64}));
+}
+
+// Two workloads on one device whose automatic guards differ: w's profile every point predicted by a
+// model with a 15% held-out peak error (guard 0.15), v's every peak measured (sensor noise, 3%).
+// `pacer sweep` of both chooses each workload under its own guard, as `pacer select --profile` of it
+// does: the same choice and guard at every cap and policy (a sweep that took the larger guard for
+// both chose v's configurations under cap x 0.85).
+void write_two_guard_store(const std::filesystem::path& path, std::mt19937_64& rng) {
+  write_random_store(path, rng, 0.0, 0.15);  // w: predicted only
+  auto store = traces::Store::open(path);
+  traces::ProfileTable v = store.read<traces::ProfileTable>(kPredicted);
+  v.workload = "v";
+  v.source = "";
+  for (auto& p : v.points) p.power_samples = 100;  // measured peaks
+  store.write(v, "v");
+  for (const auto& [from, to] : {std::pair{traces::zeus::proxy_name(kWorkload), traces::zeus::proxy_name("v")},
+                                 std::pair{traces::zeus::target_name(kWorkload), traces::zeus::target_name("v")}}) {
+    auto r = store.read<traces::RelationSet>(from);
+    r.name = to;
+    r.workload = "v";
+    store.write(r);
+  }
+}
+
+TEST(ChoiceRule, SweepOfSeveralWorkloadsChoosesEachUnderItsOwnGuardAsSelectDoes) {
+  std::mt19937_64 rng(11);
+  const testing::TempStore path("choice-rule-two-guards");
+  write_two_guard_store(path, rng);
+  const auto store = traces::Store::open(path);
+  const auto problems = load_problems(store, ProblemSpec{});
+  ASSERT_EQ(problems.size(), 2u);
+  std::vector<const Problem*> views;
+  std::map<std::string, const Problem*> by_workload;
+  for (const auto& p : problems) {
+    views.push_back(p.get());
+    by_workload[p->workload] = p.get();
+  }
+  ASSERT_EQ(by_workload.count("v"), 1u);
+  ASSERT_EQ(by_workload.count(kWorkload), 1u);
+  EXPECT_DOUBLE_EQ(choice_rule(*by_workload.at("v")).guard, kDefaultGuard);
+  EXPECT_NEAR(choice_rule(*by_workload.at(kWorkload)).guard, 0.15, 0.002);
+  const Space& s = *by_workload.at("v")->space;
+  const auto caps = cap_grid_w(s.min_power_w(), s.max_power_w(), 12);
+  for (const std::optional<double> guard : {std::optional<double>(), std::optional<double>(0.07)}) {
+    SweepRequest request;
+    request.caps_w = caps;
+    request.guard = guard;
+    const auto record = sweep_record(views, request);
+    ASSERT_EQ(record.rows.size(), 2 * caps.size() * request.options.policies.size());
+    int differ = 0;  // v's choices the larger guard would have changed
+    for (const auto& row : record.rows) {
+      const Problem& pb = *by_workload.at(row.workload);
+      const Policy policy = *policy_from_string(row.policy);
+      const auto rule = choice_rule(pb, guard);
+      const std::string what = fmt::format("{} at {} W, {}, guard {}", row.workload, row.cap_w, row.policy,
+                                           guard ? fmt::format("{}", *guard) : std::string("auto"));
+      // `pacer select --profile <workload>`: choose() under the workload's own rule.
+      Pick select{};
+      try {
+        select = pick_of(choose(pb, pb.context(), policy, row.cap_w, rule).choice);
+      } catch (const Error&) {
+      }
+      const Pick swept = row.feasible ? Pick{true, row.knob, row.batch_size} : Pick{};
+      EXPECT_EQ(swept, select) << what;
+      EXPECT_DOUBLE_EQ(row.guard, rule.guard) << what;
+      if (row.workload == "v" && !guard)
+        differ += pick_of(decide(policy, pb.context(), row.cap_w, choice_rule(pb, 0.15))) != select;
+    }
+    if (!guard) {
+      EXPECT_GT(differ, 0) << "the caps must tell the two guards apart";
+      // The record says each workload's guard, and whoever reads it back gets each workload's own.
+      EXPECT_NE(record.feasibility.find("v: cap x (1 - 0.03)"), std::string::npos) << record.feasibility;
+    }
+    auto rw = traces::Store::open(path);
+    rw.write(record, traces::Replace::always);
+    const auto back = traces::Store::open(path).read<traces::SweepResult>(record.name);
+    for (const auto& [w, pb] : by_workload)
+      EXPECT_DOUBLE_EQ(recorded_rule(back, w).guard, choice_rule(*pb, guard).guard) << w;
+  }
+}
+
+// A sweep record written before rows kept their guard: the record's one guard for every workload.
+TEST(ChoiceRule, RecordedRuleOfASweepWithoutRowGuardsIsTheRecordsGuard) {
+  traces::SweepResult sweep;
+  sweep.guard = 0.12;
+  sweep.feasibility = "mean";
+  sweep.rows.resize(2);
+  sweep.rows[0].workload = "a";
+  sweep.rows[1].workload = "b";
+  EXPECT_DOUBLE_EQ(recorded_rule(sweep, "a").guard, 0.12);
+  EXPECT_EQ(recorded_rule(sweep, "b").power, PowerBasis::Mean);
+  sweep.rows[0].guard = 0.03;
+  sweep.rows[1].guard = 0.2;
+  EXPECT_DOUBLE_EQ(recorded_rule(sweep, "a").guard, 0.03);
+  EXPECT_DOUBLE_EQ(recorded_rule(sweep, "b").guard, 0.2);
+  EXPECT_DOUBLE_EQ(recorded_rule(sweep, "c").guard, 0.12);  // rows that differ, none of c: the record's
+  sweep.rows[1].guard = 0.03;
+  EXPECT_DOUBLE_EQ(recorded_rule(sweep, "c").guard, 0.03);  // a profile under another name: the rows' one guard
 }
 
 TEST(ChoiceRule, AutomaticGuardIsTheModelsHeldOutPeakErrorWhereAPointIsPredicted) {

@@ -165,11 +165,13 @@ TEST(StoreFormat, WritingTheSameRecordsGivesTheSameLayout) {
   // Optional columns declared after the golden store was written (node and board_model of profile
   // points and validation rows, docs/cluster.md; the threads of relation runs and validation rows,
   // docs/reliability.md; probe of validation rows,
-  // docs/explore.md): each must be there now, and is left out below.
+  // docs/explore.md; the guard of sweep rows, each workload's own, docs/explore.md): each must be
+  // there now, and is left out below.
   const std::pair<std::string, std::vector<std::string>> added_columns[] = {
       {"profiles/", {"/node", "/board_model"}},
       {"validations/", {"/node", "/board_model", "/threads", "/probe"}},
       {"relations/", {"/threads"}},
+      {"sweeps/", {"/guard"}},
   };
   for (const auto& [record, columns] : added_columns) {
     int groups = 0;
@@ -259,7 +261,7 @@ TEST(StoreFormat, CsvHeadersFollowTheColumnTables) {
             std::string::npos)
       << v;
   const auto sw = to_csv(pacer::testing::sample_sweep());
-  EXPECT_NE(sw.find("\n1,w,ours,0,,0,,,,,,\n"), std::string::npos) << sw;  // infeasible: empty knob and costs
+  EXPECT_NE(sw.find("\n1,w,ours,0,,0,,,,,,,\n"), std::string::npos) << sw;  // infeasible: empty knob and costs
   const auto r = to_csv(pacer::testing::sample_relation());
   EXPECT_NE(r.find("\n64,1,0,100000,100000,20,0.8,0.001,0\n"), std::string::npos) << r;
   const auto p = to_csv(modes_profile());
@@ -269,10 +271,14 @@ TEST(StoreFormat, CsvHeadersFollowTheColumnTables) {
 TEST(StoreFormat, TheSchemaDocumentListsEveryDeclaredColumnWithItsUnit) {
   const std::string doc = slurp(fs::path(PACER_SOURCE_DIR) / "docs/trace-store.md");
   const std::pair<std::string, std::string> lists[] = {
-      {"ProfilePoint", column_list(kProfilePointColumns)}, {"RelationRun", column_list(kRelationRunColumns)},
-      {"SweepRow", column_list(kSweepRowColumns)},         {"ValidationRow", column_list(kValidationRowColumns)},
-      {"PowerModeSpec", column_list(kPowerModeColumns)},   {"RailSpec", column_list(kRailColumns)},
-      {"VoltagePoint", column_list(kVoltageColumns)},      {"CurvePoint", column_list(kCurvePointColumns)},
+      {"ProfilePoint", column_list(kProfilePointColumns)},
+      {"RelationRun", column_list(kRelationRunColumns)},
+      {"SweepRow", column_list(kSweepRowColumns)},
+      {"ValidationRow", column_list(kValidationRowColumns)},
+      {"PowerModeSpec", column_list(kPowerModeColumns)},
+      {"RailSpec", column_list(kRailColumns)},
+      {"VoltagePoint", column_list(kVoltageColumns)},
+      {"CurvePoint", column_list(kCurvePointColumns)},
       {"AdaptiveLogRow", column_list(kAdaptiveLogRowColumns)},
   };
   const std::pair<std::string, std::string> attributes[] = {
