@@ -10,12 +10,14 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <random>
 #include <sstream>
 #include <vector>
 
 #include "explore/decide.hpp"
 #include "models/analytical.hpp"
 #include "tests/models/test_calib_fixtures.hpp"
+#include "tests/support/choice_store.hpp"
 #include "tests/support/json_lines.hpp"
 #include "tests/support/run_pacer.hpp"
 #include "traces/catalog/catalog.hpp"
@@ -212,6 +214,37 @@ TEST_F(CliExplore, BudgetSweepsCutsAndReportDrawsThem) {
   EXPECT_EQ(r.code, 1) << r.out;
   EXPECT_NE(r.out.find("does not exist"), std::string::npos) << r.out;
   EXPECT_EQ(fs::file_size(store), size);
+}
+
+// `pacer sweep` of a store whose two workloads have different automatic guards (a model-predicted
+// profile: 15%, a measured one: 3%) chooses each workload as `pacer select --profile` of it, the same
+// configuration under the same guard at every cap; the feasibility line names each workload's guard.
+// Before, the sweep chose both under the larger guard.
+TEST_F(CliExplore, SweepOfTwoWorkloadsChoosesEachAsSelectOfIt) {
+  std::mt19937_64 rng(11);
+  const std::string store = (dir_ / "g.h5").string();
+  pacer::testing::write_two_guard_store(store, rng);
+  const auto sw =
+      pacer::testing::run_pacer("sweep " + store + " --caps-per-workload 6 --policies ours,pacer,baseline2 -q", dir_);
+  ASSERT_EQ(sw.code, 0) << sw.err;
+  EXPECT_NE(sw.out.find("each workload chosen under its own guard"), std::string::npos) << sw.out;
+  EXPECT_NE(sw.out.find("v: cap x (1 - 0.03): sensor noise"), std::string::npos) << sw.out;
+  const auto rows = pacer::traces::Store::open(store).read<pacer::traces::SweepResult>("sweep").rows;
+  ASSERT_EQ(rows.size(), 2u * 6u * 3u);
+  for (const auto& row : rows) {
+    const std::string profile = row.workload == "v" ? "v" : pacer::testing::kPredicted;
+    const std::string what = fmt::format("{} at {} W, {}", row.workload, row.cap_w, row.policy);
+    const auto sel = pacer::testing::run_pacer(
+        fmt::format("select {} --profile {} -P {}W --policy {} --json", store, profile, row.cap_w, row.policy), dir_);
+    if (!row.feasible) {
+      EXPECT_EQ(sel.code, 1) << what << "\n" << sel.out << sel.err;
+      continue;
+    }
+    ASSERT_EQ(sel.code, 0) << what << "\n" << sel.err;
+    EXPECT_EQ(json_field(sel.out, row.policy, "batch_size"), std::to_string(row.batch_size)) << what;
+    EXPECT_DOUBLE_EQ(std::stod(json_field(sel.out, row.policy, "gpu_freq_hz")), row.knob.at(0)) << what;
+    EXPECT_NEAR(std::stod(json_field(sel.out, row.policy, "guard")), row.guard, 1e-9) << what;
+  }
 }
 
 // `pacer budget --guard G` chooses as `pacer select --guard G` (and without --guard as select's
