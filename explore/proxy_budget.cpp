@@ -174,7 +174,6 @@ struct CutRun {
   std::vector<std::pair<int64_t, double>> seen;  // its learning curve up to the cut
 };
 
-
 // Extrapolation::ratio: every unfinished run's count as its samples to a common level times one
 // shared ratio (see the header). False when no level or no ratio can be formed: the caller falls
 // back to the runs' own curves.
@@ -372,7 +371,8 @@ BudgetResult budget_sweep(const std::vector<const Problem*>& problems, const std
           continue;
         }
         const CutRelation& cut = drawn[j][std::min(d, drawn[j].size() - 1)];
-        const auto* target = problems[j]->target_set ? &*problems[j]->target_set : nullptr;  // as the full: its transfer
+        const auto* target =
+            problems[j]->target_set ? &*problems[j]->target_set : nullptr;  // as the full: its transfer
         relations.push_back(proxy_relation(cut.set, *problems[j]->space, nullptr, target));
         req.proxies.push_back(&relations.back());
         share_sum += cut.share();
@@ -402,7 +402,7 @@ BudgetResult budget_sweep(const std::vector<const Problem*>& problems, const std
           ap.caps_w = req.caps_w.empty()
                           ? cap_grid_w(p.space->min_power_w(), p.space->max_power_w(), req.caps_per_workload)
                           : req.caps_w;
-          ap.rule = req.options.rule;
+          ap.rule = choice_rule(p, req.guard);  // the workload's own, as its sweep and `pacer select`
           ap.relation = p.proxy_set;
           ap.looser_level = p.proxy_looser_set ? p.proxy_looser_set->target : traces::kNaN;
           ap.transfer = transfer_sd(p.proxy_set, p.target_set ? &*p.target_set : nullptr);

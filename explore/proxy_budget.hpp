@@ -98,7 +98,9 @@ struct BudgetRequest {
   std::string name = "budget";  // sweep records "<name>@<i>" for the i-th cut
   std::vector<ProxyCut> cuts;   // empty: default_cuts of the first problem's curve's source
   Extrapolation extrapolation = kDefaultExtrapolation;
-  SweepRequest sweep;  // caps and policies (default: pacer, ours and the oracle)
+  // Caps, policies (default: pacer, ours and the oracle) and the guard (nullopt: each workload's
+  // automatic one): every cut's sweep and every adaptive replay choose under choice_rule(problem, guard).
+  SweepRequest sweep;
   // Adaptive relation campaigns (explore/adaptive.hpp) replayed on the proxy's runs, beside the
   // cuts: one sweep record until decided and one at each cut's compute (per workload, that cut's
   // share), each over this many random orders of the pool (their rows together); 0: none.

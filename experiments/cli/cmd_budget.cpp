@@ -33,6 +33,7 @@ int run_budget(const po::variables_map& vm) {
   }
   explore::BudgetRequest request;
   request.name = vm["name"].as<std::string>();
+  request.sweep.guard = parse_guard(vm);
   request.sweep.caps_per_workload = vm["caps-per-workload"].as<int>();
   request.sweep.options.policies.clear();
   for (const auto& name : split_list(vm["policies"].as<std::string>()))
@@ -51,6 +52,7 @@ int run_budget(const po::variables_map& vm) {
       "{} workload(s), {} proxy cuts; compute = samples the proxy's runs trained, as a share of "
       "the full proxy's (mean over the workloads)\n",
       problems.size(), result.sweeps.size());
+  if (!result.sweeps.empty()) std::cout << fmt::format("feasibility: {}\n", result.sweeps.front().feasibility);
   std::cout << explore::format_budget(result.points);
   auto rw = traces::Store::open(path);
   const auto replace = vm.count("replace") ? traces::Replace::always : traces::Replace::if_not_smaller;
@@ -78,9 +80,12 @@ Command make() {
       "looser than the target (each workload's own levels), for evaluation curves 2-50 % of the longest\n"
       "run's samples; each with all seeds and with one. With --adaptive N, also replays the adaptive relation\n"
       "campaign (explore/adaptive.hpp) on the proxy's runs over N random orders of them: until decided, and at\n"
-      "each cut's compute (records tagged \"adaptive ...\", drawn as a curve beside the cuts by `pacer report`).";
+      "each cut's compute (records tagged \"adaptive ...\", drawn as a curve beside the cuts by `pacer report`).\n"
+      "Every workload chooses under its own guard as `pacer select --profile` of it does (--guard: the same\n"
+      "for every workload), in each cut's sweep and in the adaptive replays.";
   c.add_options = [](po::options_description& d) {
     add_problem_options(d, false);
+    add_guard_option(d);
     d.add_options()("profile", po::value<std::string>()->default_value("all"), "profile to sweep, or all")(
         "cuts", po::value<std::string>()->default_value(""),
         "comma-separated cuts: full | level:<metric> | looser:<k levels> | samples:<count> | fraction:<of the "
@@ -100,8 +105,7 @@ Command make() {
         "also write the cut x policy table as CSV to this file")(
         "adaptive", bounded(0, 0, 1000, "adaptive"),
         "also replay the adaptive relation campaign over this many random orders of the proxy's runs [orders; 0: "
-        "none]")(
-        "replace", "replace sweep records of these names even when they have more rows");
+        "none]")("replace", "replace sweep records of these names even when they have more rows");
   };
   c.positional = {"store"};
   c.input_files = {"device"};

@@ -1,6 +1,7 @@
 #pragma once
 // Options shared by `pacer select`, `sweep` and `simulate`: where the design space and the
-// relations come from; and the guard band every choosing command shares (validate, demo too). Header-only so each cmd_*.cpp stays self-contained.
+// relations come from; and the guard band every choosing command shares (validate, demo too). Header-only so each
+// cmd_*.cpp stays self-contained.
 #include <fmt/format.h>
 
 #include <optional>
@@ -72,7 +73,7 @@ inline explore::ProblemSpec problem_spec(const po::variables_map& vm) {
   return s;
 }
 
-// --guard, the one definition for select, sweep, simulate, validate, demo and experiment: every
+// --guard, the one definition for select, sweep, budget, simulate, validate, demo and experiment: every
 // policy chooses under cap x (1 - guard); "auto" (the default) is explore::choice_rule's automatic
 // guard (explore/decide.hpp), a fraction ("0.05") or percentage ("5%") overrides it, 0 turns it off.
 inline void add_guard_option(po::options_description& d) {

@@ -67,6 +67,19 @@ void write_tables(ReportOutput& out, const ResultTable& t, const fs::path& dir, 
   out.table_stems.push_back(stem);
 }
 
+// The first relation of a sweep's list (its `relation` or `target`) in the store that is
+// `workload`'s (a sweep over several profiles lists every workload's; of one profile: the first).
+std::optional<traces::RelationSet> sweep_relation(const traces::Store& store, const traces::SweepResult& sweep,
+                                                  const std::string& list, const std::string& workload) {
+  const bool one_profile = traces::split_list(sweep.profile).size() == 1;
+  for (const auto& rn : traces::split_list(list))
+    if (store.has<traces::RelationSet>(rn)) {
+      auto r = store.read<traces::RelationSet>(rn);
+      if (one_profile || r.workload == workload) return r;
+    }
+  return std::nullopt;
+}
+
 // The design space of a sweep's profile as the explorer saw it: the sweep's feasibility basis, its
 // measured points winning over predicted ones (explore::measured_wins) and its choice rule (guard),
 // so that a figure marks exactly the configurations that the sweep and the validation chose (and
@@ -506,16 +519,8 @@ void sweep_figures(ReportOutput& out, const fs::path& out_dir, traces::Store& st
   for (const auto& r : sweep.rows)
     if (profiles.size() == 1 || r.workload == prof.workload) rows.push_back(r);
   // The sweep's target (else proxy) relation of this workload.
-  auto relation_named = [&](const std::string& list) -> std::optional<traces::RelationSet> {
-    for (const auto& rn : traces::split_list(list))
-      if (store.has<traces::RelationSet>(rn)) {
-        auto r = store.read<traces::RelationSet>(rn);
-        if (profiles.size() == 1 || r.workload == prof.workload) return r;
-      }
-    return std::nullopt;
-  };
-  const std::optional<traces::RelationSet> target = relation_named(sweep.target);
-  const std::optional<traces::RelationSet> proxy = relation_named(sweep.relation);
+  const std::optional<traces::RelationSet> target = sweep_relation(store, sweep, sweep.target, prof.workload);
+  const std::optional<traces::RelationSet> proxy = sweep_relation(store, sweep, sweep.relation, prof.workload);
   std::optional<traces::RelationSet> fig2_rel = target ? target : proxy;
   std::vector<double> caps;
   for (const auto& r : rows)
@@ -792,13 +797,9 @@ std::vector<explore::Selection> figure1_choices(const fs::path& path, const std:
   const auto sweep = store.read<traces::SweepResult>(sweep_name);
   const auto prof = store.read<traces::ProfileTable>(profile);
   const FigureSpace fs(store, profile, prof, sweep);
-  auto relation_set = [&](const std::string& list) -> std::optional<traces::RelationSet> {
-    for (const auto& rn : traces::split_list(list))
-      if (store.has<traces::RelationSet>(rn)) return store.read<traces::RelationSet>(rn);
-    return std::nullopt;
-  };
-  const auto proxy_set = relation_set(sweep.relation);
-  const auto target_set = relation_set(sweep.target);
+  // This profile's workload's relations (as sweep_figures: a sweep of several lists each workload's).
+  const auto proxy_set = sweep_relation(store, sweep, sweep.relation, prof.workload);
+  const auto target_set = sweep_relation(store, sweep, sweep.target, prof.workload);
   if (!proxy_set) throw Error(fmt::format("sweep '{}' has no proxy relation in {}", sweep_name, path.string()));
   const explore::Relation proxy =
       explore::proxy_relation(store, *proxy_set, fs.space, target_set ? &*target_set : nullptr);

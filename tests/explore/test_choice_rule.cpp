@@ -248,27 +248,10 @@ TEST(ChoiceRule, BaselinesUseOneDeviceWideCapInEveryCommandOnAMultiWorkloadStore
 // `pacer sweep` of both chooses each workload under its own guard, as `pacer select --profile` of it
 // does: the same choice and guard at every cap and policy (a sweep that took the larger guard for
 // both chose v's configurations under cap x 0.85).
-void write_two_guard_store(const std::filesystem::path& path, std::mt19937_64& rng) {
-  write_random_store(path, rng, 0.0, 0.15);  // w: predicted only
-  auto store = traces::Store::open(path);
-  traces::ProfileTable v = store.read<traces::ProfileTable>(kPredicted);
-  v.workload = "v";
-  v.source = "";
-  for (auto& p : v.points) p.power_samples = 100;  // measured peaks
-  store.write(v, "v");
-  for (const auto& [from, to] : {std::pair{traces::zeus::proxy_name(kWorkload), traces::zeus::proxy_name("v")},
-                                 std::pair{traces::zeus::target_name(kWorkload), traces::zeus::target_name("v")}}) {
-    auto r = store.read<traces::RelationSet>(from);
-    r.name = to;
-    r.workload = "v";
-    store.write(r);
-  }
-}
-
 TEST(ChoiceRule, SweepOfSeveralWorkloadsChoosesEachUnderItsOwnGuardAsSelectDoes) {
   std::mt19937_64 rng(11);
   const testing::TempStore path("choice-rule-two-guards");
-  write_two_guard_store(path, rng);
+  testing::write_two_guard_store(path, rng);
   const auto store = traces::Store::open(path);
   const auto problems = load_problems(store, ProblemSpec{});
   ASSERT_EQ(problems.size(), 2u);

@@ -1,5 +1,6 @@
 // End to end through the `pacer` binary: import a Zeus-format fixture, sweep, select, simulate;
 // exit codes for an infeasible cap (1) and a bad option (2); nothing partial left behind.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -8,11 +9,15 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <random>
 #include <sstream>
+#include <vector>
 
 #include "explore/decide.hpp"
 #include "models/analytical.hpp"
 #include "tests/models/test_calib_fixtures.hpp"
+#include "tests/support/choice_store.hpp"
 #include "tests/support/json_lines.hpp"
 #include "tests/support/run_pacer.hpp"
 #include "traces/catalog/catalog.hpp"
@@ -48,6 +53,19 @@ Result run(const std::string& args, const fs::path& dir) {
 
 void write(const fs::path& p, const std::string& text) {
   std::ofstream(p) << text;
+}
+
+// The value of `key` in the first JSON line of `policy` ("" when absent).
+std::string json_field(const std::string& lines, const std::string& policy, const std::string& key) {
+  std::istringstream in(lines);
+  for (std::string line; std::getline(in, line);) {
+    if (line.find("\"policy\":\"" + policy + "\"") == std::string::npos) continue;
+    const auto at = line.find("\"" + key + "\":");
+    if (at == std::string::npos) return std::string();
+    const auto from = at + key.size() + 3;
+    return line.substr(from, line.find_first_of(",}", from) - from);
+  }
+  return std::string();
 }
 
 class CliExplore : public ::testing::Test {
@@ -198,6 +216,78 @@ TEST_F(CliExplore, BudgetSweepsCutsAndReportDrawsThem) {
   EXPECT_EQ(fs::file_size(store), size);
 }
 
+// `pacer sweep` of a store whose two workloads have different automatic guards (a model-predicted
+// profile: 15%, a measured one: 3%) chooses each workload as `pacer select --profile` of it, the same
+// configuration under the same guard at every cap; the feasibility line names each workload's guard.
+// Before, the sweep chose both under the larger guard.
+TEST_F(CliExplore, SweepOfTwoWorkloadsChoosesEachAsSelectOfIt) {
+  std::mt19937_64 rng(11);
+  const std::string store = (dir_ / "g.h5").string();
+  pacer::testing::write_two_guard_store(store, rng);
+  const auto sw =
+      pacer::testing::run_pacer("sweep " + store + " --caps-per-workload 6 --policies ours,pacer,baseline2 -q", dir_);
+  ASSERT_EQ(sw.code, 0) << sw.err;
+  EXPECT_NE(sw.out.find("each workload chosen under its own guard"), std::string::npos) << sw.out;
+  EXPECT_NE(sw.out.find("v: cap x (1 - 0.03): sensor noise"), std::string::npos) << sw.out;
+  const auto rows = pacer::traces::Store::open(store).read<pacer::traces::SweepResult>("sweep").rows;
+  ASSERT_EQ(rows.size(), 2u * 6u * 3u);
+  for (const auto& row : rows) {
+    const std::string profile = row.workload == "v" ? "v" : pacer::testing::kPredicted;
+    const std::string what = fmt::format("{} at {} W, {}", row.workload, row.cap_w, row.policy);
+    const auto sel = pacer::testing::run_pacer(
+        fmt::format("select {} --profile {} -P {}W --policy {} --json", store, profile, row.cap_w, row.policy), dir_);
+    if (!row.feasible) {
+      EXPECT_EQ(sel.code, 1) << what << "\n" << sel.out << sel.err;
+      continue;
+    }
+    ASSERT_EQ(sel.code, 0) << what << "\n" << sel.err;
+    EXPECT_EQ(json_field(sel.out, row.policy, "batch_size"), std::to_string(row.batch_size)) << what;
+    EXPECT_DOUBLE_EQ(std::stod(json_field(sel.out, row.policy, "gpu_freq_hz")), row.knob.at(0)) << what;
+    EXPECT_NEAR(std::stod(json_field(sel.out, row.policy, "guard")), row.guard, 1e-9) << what;
+  }
+}
+
+// `pacer budget --guard G` chooses as `pacer select --guard G` (and without --guard as select's
+// automatic guard) at every cap of its full cut: the same library rule (explore::choice_rule). Before,
+// budget had no --guard ("unrecognised option '--guard'").
+TEST_F(CliExplore, BudgetTakesTheGuardOfSelect) {
+  const std::string store = (dir_ / "z.h5").string();
+  auto r = run("import zeus --gpu v100 --data-dir " + dir_.string() + " --out " + store, dir_);
+  ASSERT_EQ(r.code, 0) << r.out;
+  std::map<std::string, std::vector<pacer::traces::SweepRow>> rows_by_guard;
+  for (const std::string guard : {"0.1", "auto"}) {
+    const auto b = pacer::testing::run_pacer("budget " + store + " --cuts full --caps-per-workload 6 --policies " +
+                                                 "pacer,ours,baseline2 --name g --replace --guard " + guard,
+                                             dir_);
+    ASSERT_EQ(b.code, 0) << b.err;
+    EXPECT_NE(b.out.find(guard == "auto" ? "chosen under cap x (1 - 0)" : "chosen under cap x (1 - 0.1): given"),
+              std::string::npos)
+        << b.out;
+    const auto rows = pacer::traces::Store::open(store).read<pacer::traces::SweepResult>("g@0").rows;
+    ASSERT_EQ(rows.size(), 6u * 4u);  // the oracle is added
+    for (const auto& row : rows) {
+      const std::string what = fmt::format("guard {}, {} at {} W", guard, row.policy, row.cap_w);
+      EXPECT_DOUBLE_EQ(row.guard, guard == "auto" ? 0.0 : 0.1) << what;
+      const auto sel = pacer::testing::run_pacer(
+          fmt::format("select {} -P {}W --policy {} --guard {} --json", store, row.cap_w, row.policy, guard), dir_);
+      if (!row.feasible) {
+        EXPECT_EQ(sel.code, 1) << what << "\n" << sel.out << sel.err;
+        continue;
+      }
+      ASSERT_EQ(sel.code, 0) << what << "\n" << sel.err;
+      EXPECT_EQ(json_field(sel.out, row.policy, "batch_size"), std::to_string(row.batch_size)) << what;
+      EXPECT_EQ(json_field(sel.out, row.policy, "power_limit_w"), fmt::format("{}", row.knob.at(0))) << what;
+    }
+    rows_by_guard[guard] = rows;
+  }
+  // The guard made a difference here: some choice under 0.1 is not the automatic guard's (0: Zeus means).
+  int differ = 0;
+  for (size_t i = 0; i < rows_by_guard["auto"].size(); ++i)
+    differ += !(rows_by_guard["auto"][i].knob == rows_by_guard["0.1"][i].knob &&
+                rows_by_guard["auto"][i].batch_size == rows_by_guard["0.1"][i].batch_size);
+  EXPECT_GT(differ, 0);
+}
+
 // Relative input paths in a spec are relative to the spec's folder, so that a spec finds its data
 // from any working directory; its outputs (out, store, csv) go under the working directory, never
 // into the spec's folder (a checkout).
@@ -316,18 +406,7 @@ TEST_F(CliExplore, SweepOfAModelChoosesAsSelectOfIt) {
     s.write(record);
     s.write(rel);
   }
-  // The value of `key` in the JSON line of `policy` ("" when absent).
-  const auto field = [](const std::string& lines, const std::string& policy, const std::string& key) {
-    std::istringstream in(lines);
-    for (std::string line; std::getline(in, line);) {
-      if (line.find("\"policy\":\"" + policy + "\"") == std::string::npos) continue;
-      const auto at = line.find("\"" + key + "\":");
-      if (at == std::string::npos) return std::string();
-      const auto from = at + key.size() + 3;
-      return line.substr(from, line.find_first_of(",}", from) - from);
-    }
-    return std::string();
-  };
+  const auto& field = json_field;
   const std::string model = " --model w@jetson-nano:analytical --device jetson-nano --guard 0";
   for (const std::string cap : {"6W", "8W"}) {
     const auto sel = pacer::testing::run_pacer("select " + store + model + " -P " + cap + " --json", dir_);

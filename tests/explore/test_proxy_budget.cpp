@@ -17,6 +17,9 @@
 #include "base/error.hpp"
 #include "explore/adaptive.hpp"
 #include "explore/pacer_policy.hpp"
+#include "explore/problem.hpp"
+#include "explore/sweep.hpp"
+#include "explore/transfer.hpp"
 #include "tests/support/temp_store.hpp"
 #include "traces/import/zeus.hpp"
 
@@ -301,7 +304,8 @@ TEST(ProxyBudget, TheAdaptiveEngineChoosesAsSelectWithTheTransferMargin) {
       ctx.index = &index;
       ctx.proxy = &selects;
       const Selection s = decide(Policy::Pacer, ctx, problem.caps_w[i], problem.rule);
-      EXPECT_EQ(plan.caps[i].choice, s.feasible ? s.batch_size : 0) << "trial " << trial << ", cap " << problem.caps_w[i];
+      EXPECT_EQ(plan.caps[i].choice, s.feasible ? s.batch_size : 0)
+          << "trial " << trial << ", cap " << problem.caps_w[i];
       ctx.proxy = &bare;
       const Selection without = decide(Policy::Pacer, ctx, problem.caps_w[i], problem.rule);
       margin_changes += without.batch_size != s.batch_size;
@@ -406,6 +410,46 @@ TEST(ProxyBudget, AdaptiveReplaysAreRecordsBesideTheCuts) {
   const auto again = budget_sweep(views, curves, req);
   EXPECT_EQ(again.sweeps[3].rows, result.sweeps[3].rows);
   EXPECT_DOUBLE_EQ(again.sweeps[3].proxy_share, result.sweeps[3].proxy_share);
+}
+
+// `pacer budget --guard G --adaptive N`: the adaptive replays choose under the same rule as the cuts'
+// sweeps and `pacer select` (choice_rule(problem, G)): the replay until decided, done by hand under
+// that rule and swept under G, gives the record's rows. Before, the replays chose under a default
+// rule (guard 0) whatever the sweeps used.
+TEST(ProxyBudget, AdaptiveReplaysChooseUnderTheSweepsGuard) {
+  const ZeusStore zeus("budget-adaptive-guard");
+  ASSERT_TRUE(zeus.store) << "the Zeus traces could not be imported";
+  const auto& views = zeus.views;
+  const auto curves = read_curves(*zeus.store, views);
+  auto req = full_and_cut("full", 1);
+  req.cuts = {parse_cut("full", "cuts")};
+  req.sweep.caps_per_workload = 6;
+  req.sweep.guard = 0.1;
+  const auto result = budget_sweep(views, curves, req);
+  ASSERT_EQ(result.sweeps.size(), 2u);
+  ASSERT_EQ(result.sweeps[1].proxy_cut, adaptive_cut_label());
+  std::vector<Relation> relations;
+  relations.reserve(views.size());
+  SweepRequest by_hand = req.sweep;
+  for (size_t j = 0; j < views.size(); ++j) {
+    const Problem& p = *views[j];
+    AdaptiveProblem ap;
+    ap.index = p.index.get();
+    ap.caps_w = cap_grid_w(p.space->min_power_w(), p.space->max_power_w(), req.sweep.caps_per_workload);
+    ap.rule = choice_rule(p, 0.1);
+    ap.relation = p.proxy_set;
+    ap.looser_level = p.proxy_looser_set ? p.proxy_looser_set->target : traces::kNaN;
+    ap.transfer = transfer_sd(p.proxy_set, p.target_set ? &*p.target_set : nullptr);
+    ReplayOptions ro;
+    ro.order_seed = 1;
+    const ReplayResult r = replay_adaptive(ap, {p.proxy_set, curves[j]}, ro);
+    relations.push_back(proxy_relation(r.final.relation, *p.space, r.final.looser ? &*r.final.looser : nullptr,
+                                       p.target_set ? &*p.target_set : nullptr));
+    by_hand.proxies.push_back(&relations.back());
+  }
+  const auto reference = sweep_record(views, by_hand);
+  EXPECT_EQ(result.sweeps[1].rows, reference.rows);
+  for (const auto& row : result.sweeps[1].rows) EXPECT_DOUBLE_EQ(row.guard, 0.1);
 }
 
 // With --adaptive N, a fixed cut of one seed is taken over the same N draws of seeds as the replays

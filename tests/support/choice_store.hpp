@@ -29,7 +29,7 @@ struct RandomStore {
 // A random store at `path`: `measured_share` of the grid measured (1: every point, 0: none); the
 // model's held-out peak error `model_peak_error` (a fraction). Returns caps over its power range.
 inline RandomStore write_random_store(const std::filesystem::path& path, std::mt19937_64& rng, double measured_share,
-                               double model_peak_error) {
+                                      double model_peak_error) {
   std::uniform_real_distribution<double> u(0, 1);
   const std::vector<double> freqs = {300e6, 450e6, 600e6, 750e6, 900e6, 1050e6};
   const std::vector<int> batches = {8, 16, 32, 64, 128};
@@ -77,8 +77,8 @@ inline RandomStore write_random_store(const std::filesystem::path& path, std::mt
     r.target = 0.9;
     for (int b : batches)
       for (int seed = 0; seed < 2; ++seed)
-        r.runs.push_back({b, seed, true,
-                          static_cast<int64_t>(scale * (20000 + 300 * b) * (0.8 + 0.4 * u(rng))), 10000000});
+        r.runs.push_back(
+            {b, seed, true, static_cast<int64_t>(scale * (20000 + 300 * b) * (0.8 + 0.4 * u(rng))), 10000000});
     return r;
   };
   auto store = traces::Store::open_or_create(path);
@@ -90,6 +90,26 @@ inline RandomStore write_random_store(const std::filesystem::path& path, std::mt
   RandomStore out;
   for (int i = 0; i < 4; ++i) out.caps.push_back(lo + (hi - lo) * (0.1 + 0.9 * u(rng)));
   return out;
+}
+
+// Two workloads on one device whose automatic guards differ (explore/decide.hpp): kWorkload's
+// profile every point predicted by a model with a 15% held-out peak error (guard 0.15), "v" the same
+// points with every peak measured (sensor noise, 3%), each with its proxy and target relations.
+inline void write_two_guard_store(const std::filesystem::path& path, std::mt19937_64& rng) {
+  write_random_store(path, rng, 0.0, 0.15);  // w: predicted only
+  auto store = traces::Store::open(path);
+  traces::ProfileTable v = store.read<traces::ProfileTable>(kPredicted);
+  v.workload = "v";
+  v.source = "";
+  for (auto& p : v.points) p.power_samples = 100;  // measured peaks
+  store.write(v, "v");
+  for (const auto& [from, to] : {std::pair{traces::zeus::proxy_name(kWorkload), traces::zeus::proxy_name("v")},
+                                 std::pair{traces::zeus::target_name(kWorkload), traces::zeus::target_name("v")}}) {
+    auto r = store.read<traces::RelationSet>(from);
+    r.name = to;
+    r.workload = "v";
+    store.write(r);
+  }
 }
 
 // A measured (or predicted) point at GPU frequency `f_hz` and batch size `b`.

@@ -38,10 +38,13 @@ TEST(ReportChoices, FigureOneMarksTheSweepsChoicesOverRandomStoresCapsAndGuards)
   int compared = 0;
   for (int s = 0; s < 6; ++s) {
     path.remove();
-    const auto rs = pacer::testing::write_random_store(path, rng, s % 3 == 0 ? 1.0 : s % 3 == 1 ? 0.5 : 0.0,
+    const auto rs = pacer::testing::write_random_store(path, rng,
+                                                       s % 3 == 0   ? 1.0
+                                                       : s % 3 == 1 ? 0.5
+                                                                    : 0.0,
                                                        0.03 + 0.03 * (s % 4));
-    for (const std::optional<double> guard : {std::optional<double>(), std::optional<double>(0.0),
-                                              std::optional<double>(0.06)}) {
+    for (const std::optional<double> guard :
+         {std::optional<double>(), std::optional<double>(0.0), std::optional<double>(0.06)}) {
       write_sweep(path, rs.caps, policies, guard);
       const auto sweep = traces::Store::open(path).read<traces::SweepResult>("sw");
       for (double cap : rs.caps) {
@@ -50,7 +53,8 @@ TEST(ReportChoices, FigureOneMarksTheSweepsChoicesOverRandomStoresCapsAndGuards)
         for (size_t i = 0; i < policies.size(); ++i)
           for (const auto& row : sweep.rows)
             if (row.cap_w == cap && explore::is_policy(row.policy, policies[i])) {
-              const std::string what = "store " + std::to_string(s) + ", cap " + std::to_string(cap) + ", " + row.policy;
+              const std::string what =
+                  "store " + std::to_string(s) + ", cap " + std::to_string(cap) + ", " + row.policy;
               EXPECT_EQ(marked[i].feasible, row.feasible) << what;
               if (row.feasible && marked[i].feasible) {
                 EXPECT_EQ(marked[i].knob, row.knob) << what;
@@ -62,6 +66,45 @@ TEST(ReportChoices, FigureOneMarksTheSweepsChoicesOverRandomStoresCapsAndGuards)
     }
   }
   EXPECT_EQ(compared, 6 * 3 * 4 * 5);
+}
+
+// A sweep of two workloads whose automatic guards differ (a model's 15%, sensor noise's 3%): Figure 1
+// of each workload's profile marks that workload's rows, chosen under its own guard (read back per
+// workload, explore::recorded_rule(sweep, workload)), never under the record's largest.
+TEST(ReportChoices, FigureOneOfEachWorkloadOfASweepMarksItsRowsUnderItsOwnGuard) {
+  std::mt19937_64 rng(11);
+  const pacer::testing::TempStore path("report-choices-two-guards");
+  pacer::testing::write_two_guard_store(path, rng);
+  const std::vector<explore::Policy> policies = {explore::Policy::Baseline2, explore::Policy::Ours,
+                                                 explore::Policy::Pacer, explore::Policy::Oracle};
+  {
+    auto store = traces::Store::open(path);
+    const auto problems = explore::load_problems(store, explore::ProblemSpec{});
+    std::vector<const explore::Problem*> views;
+    for (const auto& p : problems) views.push_back(p.get());
+    explore::SweepRequest request;
+    request.name = "sw";
+    request.caps_per_workload = 12;
+    request.options.policies = policies;
+    store.write(explore::sweep_record(views, request), traces::Replace::always);
+  }
+  const auto sweep = traces::Store::open(path).read<traces::SweepResult>("sw");
+  ASSERT_EQ(sweep.rows.size(), 2u * 12u * policies.size());
+  int feasible = 0;
+  for (const auto& row : sweep.rows) {
+    const std::string profile = row.workload == "v" ? "v" : pacer::testing::kPredicted;
+    const std::string what = row.workload + " at " + std::to_string(row.cap_w) + " W, " + row.policy;
+    const auto marked =
+        figure1_choices(path.path(), "sw", profile, row.cap_w, {*explore::policy_from_string(row.policy)});
+    ASSERT_EQ(marked.size(), 1u);
+    EXPECT_EQ(marked[0].feasible, row.feasible) << what;
+    if (row.feasible && marked[0].feasible) {
+      EXPECT_EQ(marked[0].knob, row.knob) << what;
+      EXPECT_EQ(marked[0].batch_size, row.batch_size) << what;
+    }
+    feasible += row.feasible;
+  }
+  EXPECT_GT(feasible, static_cast<int>(sweep.rows.size()) / 2);
 }
 
 // The report's path of ChoiceRule.EveryCommandSkipsAPredictedPointWhoseRunProjectionIsOverTheCap
