@@ -116,7 +116,7 @@ inline constexpr std::array<Field<CurvePoint>, 4> kCurvePointColumns{{
 
 // ---------------------------------------------------------------------------------------------
 // AdaptiveLog
-inline constexpr std::array<Field<AdaptiveLog>, 9> kAdaptiveLogAttributes{{
+inline constexpr std::array<Field<AdaptiveLog>, 11> kAdaptiveLogAttributes{{
     {"name", "", &AdaptiveLog::name},
     {"tolerance", "1", &AdaptiveLog::tolerance},
     {"compute_budget", "samples", &AdaptiveLog::compute_budget},
@@ -126,6 +126,8 @@ inline constexpr std::array<Field<AdaptiveLog>, 9> kAdaptiveLogAttributes{{
     {"budget_first_share", "1", &AdaptiveLog::budget_first_share, true},
     {"caps", "1", &AdaptiveLog::caps, true},
     {"guard", "", &AdaptiveLog::guard, true},
+    {"compute_budget_asked", "", &AdaptiveLog::compute_budget_asked, true},
+    {"run_budget", "samples", &AdaptiveLog::run_budget, true},
 }};
 inline constexpr std::array<Field<AdaptiveLogRow>, 8> kAdaptiveLogRowColumns{{
     {"round", "1", &AdaptiveLogRow::round},

@@ -155,8 +155,19 @@ void check_resume(const fs::path& path, const traces::AdaptiveLog& stored, const
   const auto budget = [](int64_t x) { return x > 0 ? fmt::format("{} samples", x) : std::string("none"); };
   if (!traces::same(stored.tolerance, asked.tolerance))
     out.push_back({"tolerance", "tolerance", pct(stored.tolerance), pct(asked.tolerance)});
-  if (stored.compute_budget != asked.compute_budget)
-    out.push_back({"adaptive-budget", "compute budget", budget(stored.compute_budget), budget(asked.compute_budget)});
+  // The compute budget as asked (samples, or a share of the full campaign's most) where the store
+  // records it, else the samples it came to; then the run budget, which the engine's orders and
+  // round 1 follow (a share of the most follows it too, an absolute budget does not).
+  const auto as_asked = [&](const traces::AdaptiveLog& l) {
+    const std::string samples = budget(l.compute_budget);
+    if (l.compute_budget_asked.empty() || l.compute_budget_asked == samples) return samples;
+    return l.compute_budget > 0 ? fmt::format("{} ({})", l.compute_budget_asked, samples) : l.compute_budget_asked;
+  };
+  if (stored.compute_budget != asked.compute_budget ||
+      (!stored.compute_budget_asked.empty() && stored.compute_budget_asked != asked.compute_budget_asked))
+    out.push_back({"adaptive-budget", "compute budget", as_asked(stored), as_asked(asked)});
+  if (stored.run_budget > 0 && stored.run_budget != asked.run_budget)
+    out.push_back({"budget", "run budget", budget(stored.run_budget), budget(asked.run_budget)});
   if (!asked.profile.empty() && stored.profile != asked.profile)
     out.push_back({"profile", "profile", stored.profile, asked.profile});
   const std::string extrapolation = stored.extrapolation.empty()
@@ -203,6 +214,11 @@ traces::AdaptiveLog read_log(const fs::path& path, const RelationCampaign& c, co
   log.name = c.name;
   log.tolerance = s.tolerance;
   log.compute_budget = compute_budget(c, s);
+  log.compute_budget_asked = s.budget_samples > 0 ? fmt::format("{} samples", s.budget_samples)
+                             : std::isnan(s.budget_share)
+                                 ? std::string("none")
+                                 : fmt::format("{:g} % of the full campaign's most", 100 * s.budget_share);
+  log.run_budget = c.train.budget_samples;
   log.profile = profile;
   log.extrapolation = std::string(explore::to_string(s.extrapolation));
   log.first_round = s.initial_fraction;
@@ -220,6 +236,8 @@ traces::AdaptiveLog read_log(const fs::path& path, const RelationCampaign& c, co
   old.budget_first_share = log.budget_first_share;
   old.caps = log.caps;
   old.guard = log.guard;
+  old.compute_budget_asked = log.compute_budget_asked;
+  old.run_budget = log.run_budget;
   return old;
 }
 

@@ -67,7 +67,8 @@ class AdaptiveRelation : public ::testing::Test {
   pacer::testing::RunResult pacer(const std::string& args) const { return pacer::testing::run_pacer(args, dir); }
   std::string common() const {
     return "relation --adaptive --dataset idx:" + (dir / "idx").string() +
-           " --checkpoint none --threads 1 --eval-every 32 --eval-stop full --lr 0.002 --batch-sizes 8,16,32 --seeds 0,1 "
+           " --checkpoint none --threads 1 --eval-every 32 --eval-stop full --lr 0.002 --batch-sizes 8,16,32 --seeds "
+           "0,1 "
            "--target 0.95 --budget 4096 --first-round 2% --caps 4 --name q --profile-store " +
            (dir / "device.h5").string() + " --out " + (dir / "s.h5").string();
   }
@@ -82,9 +83,8 @@ const RelationRun* find(const RelationSet& set, int b, int seed) {
 }
 
 bool has(const AdaptiveLog& log, int round, const std::string& action, int b) {
-  return std::any_of(log.decisions.begin(), log.decisions.end(), [&](const auto& d) {
-    return d.round == round && d.action == action && d.batch_size == b;
-  });
+  return std::any_of(log.decisions.begin(), log.decisions.end(),
+                     [&](const auto& d) { return d.round == round && d.action == action && d.batch_size == b; });
 }
 
 }  // namespace
@@ -371,8 +371,9 @@ TEST_F(AdaptiveRelation, NeverTrainsARoundPastItsComputeBudget) {
   const AdaptiveLog l = log();
   EXPECT_EQ(l.outcome(), "budget") << r.out;
   EXPECT_EQ(l.compute_budget, budget);
-  EXPECT_TRUE(std::any_of(l.decisions.begin(), l.decisions.end(), [](const auto& d) { return d.action == "budget-cut"; }))
-      << r.out;
+  EXPECT_TRUE(std::any_of(l.decisions.begin(), l.decisions.end(), [](const auto& d) {
+    return d.action == "budget-cut";
+  })) << r.out;
   double used = 0;
   for (const auto& run : relation().runs) used += static_cast<double>(run.samples);
   EXPECT_LE(used, static_cast<double>(budget)) << r.out;
@@ -400,4 +401,90 @@ TEST_F(AdaptiveRelation, ListsItsRoundsAsStagesWithDecisionsAndRefusesBadInput) 
   r = pacer("relation --max-rounds 2 --dataset idx:" + (dir / "idx").string());
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("--adaptive"), std::string::npos) << r.err;
+}
+
+// The compute budget is recorded as asked (samples, or a share of the full campaign's most) with the
+// run budget (--budget), and a resume under another of either is refused like the other settings:
+// before, only the samples the compute budget came to were compared, so the same samples asked as a
+// share, or another --budget beside an absolute --adaptive-budget (which the engine's orders and
+// round 1 follow), resumed the campaign under other settings. A store without them is not checked.
+TEST_F(AdaptiveRelation, RefusesToResumeUnderAnotherComputeOrRunBudget) {
+  // Round 1 and its decision under 12288 samples (50 % of 3 batch sizes x 2 seeds x 4096).
+  const std::string budget = " --adaptive-budget 12288";
+  auto r = pacer(common() + budget + " --stage round-1");
+  ASSERT_EQ(r.code, 0) << r.err;
+  r = pacer(common() + budget + " --stage round-1 --decide");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const AdaptiveLog decided = log();
+  const RelationSet runs = relation();
+  ASSERT_TRUE(decided.outcome().empty()) << "the test needs a second round";
+  EXPECT_EQ(decided.compute_budget, 12288);
+  EXPECT_EQ(decided.compute_budget_asked, "12288 samples");
+  EXPECT_EQ(decided.run_budget, 4096);
+
+  // Each: exit 1, one line naming the stored and the asked budget, the store as it was.
+  const auto refused = [&](const std::string& args, const std::string& option, const std::string& what) {
+    const auto x = pacer(args);
+    EXPECT_EQ(x.code, 1) << args << "\n" << x.err;
+    EXPECT_NE(x.err.find("pacer relation: error: --" + option + ": " + (dir / "s.h5").string() +
+                         " holds the adaptive campaign 'q' decided with " + what +
+                         ": resume it with the stored setting, or train it into a fresh store (or under another "
+                         "relation name)\n"),
+              std::string::npos)
+        << args << "\n"
+        << x.err;
+    EXPECT_EQ(x.err.find("error"), x.err.rfind("error")) << "one error line\n" << x.err;
+    EXPECT_EQ(log(), decided) << args;
+    EXPECT_EQ(relation(), runs) << args;
+  };
+  refused(common() + " --adaptive-budget 20000", "adaptive-budget",
+          "compute budget 12288 samples (asked: 20000 samples)");
+  refused(common() + " --adaptive-budget 50%", "adaptive-budget",
+          "compute budget 12288 samples (asked: 50 % of the full campaign's most (12288 samples))");
+  std::string other_run_budget = common();
+  const std::string run_budget = "--budget 4096";
+  ASSERT_NE(other_run_budget.find(run_budget), std::string::npos);
+  other_run_budget.replace(other_run_budget.find(run_budget), run_budget.size(), "--budget 8192");
+  refused(other_run_budget + budget, "budget", "run budget 4096 samples (asked: 8192 samples)");
+
+  // The same budget goes on: round 2 trains and is decided.
+  r = pacer(common() + budget);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const AdaptiveLog went_on = log();
+  EXPECT_GT(went_on.decisions.size(), decided.decisions.size());
+  EXPECT_TRUE(std::any_of(went_on.decisions.begin(), went_on.decisions.end(), [](const auto& d) {
+    return d.round == 2 && d.action != "train";
+  })) << r.out;
+
+  // A store written before the budget was recorded as asked: neither the form nor the run budget is
+  // checked (the samples still are).
+  pacer::experiments::RelationCampaign c;
+  c.name = "q";
+  c.dataset = "idx";
+  c.metric = "accuracy";
+  c.train.workload = "cnn";
+  c.train.target = 0.95;
+  c.train.budget_samples = 4096;
+  c.batch_sizes = {8, 16, 32};
+  c.seeds = {0, 1};
+  c.store = dir / "lib.h5";
+  pacer::experiments::AdaptiveSettings s;
+  s.profile_store = dir / "device.h5";
+  s.caps = 4;
+  s.budget_share = 0.5;
+  AdaptiveLog old = pacer::experiments::decide_adaptive_round(c, s, 0);
+  EXPECT_EQ(old.compute_budget_asked, "50 % of the full campaign's most");
+  old.compute_budget_asked.clear();
+  old.run_budget = 0;
+  Store::open(c.store).write(old, "", pacer::traces::Replace::always);
+  auto samples = s;
+  samples.budget_share = pacer::traces::kNaN;
+  samples.budget_samples = 12288;
+  EXPECT_NO_THROW(pacer::experiments::decide_adaptive_round(c, samples, 0));
+  auto more = c;
+  more.train.budget_samples = 8192;
+  samples.budget_samples = 24576;  // the same share of the larger most: samples differ, refused
+  EXPECT_THROW(pacer::experiments::decide_adaptive_round(more, samples, 0), pacer::SettingError);
+  samples.budget_samples = 12288;
+  EXPECT_NO_THROW(pacer::experiments::decide_adaptive_round(more, samples, 0)) << "the run budget is not recorded";
 }
