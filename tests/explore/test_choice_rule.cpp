@@ -739,20 +739,8 @@ TEST(ChoiceRule, AModesModelCalibratedWithoutPeaksPredictsNoPeakAndTheMeasuredMe
       traces::power_mode_knob(orin), traces::mode_maxima(orin),
       std::make_unique<models::AnalyticalModel>(testing::synthetic_orin_gpu_params(), gpu_record), terms,
       traces::ModelRecord{});
-  traces::ProfileTable measured;
-  measured.workload = kWorkload;
-  measured.knob = traces::power_mode_knob(orin);
-  for (const auto& k : traces::mode_settings(orin))
-    for (int b : {8, 16, 32, 64, 128}) {
-      traces::ProfilePoint p;
-      p.knob = k;
-      p.batch_size = b;
-      const auto pr = truth.predict(k, b);
-      p.time_per_batch_mean_s = pr.time_per_batch_s;
-      p.power_mean_w = pr.power_mean_w;
-      p.power_samples = 100;
-      measured.points.push_back(p);
-    }
+  traces::ProfileTable measured = testing::modes_table(truth, orin, kWorkload, false);
+  for (auto& p : measured.points) p.power_samples = 100;
   models::CalibrationOptions options;
   options.model = traces::ModelKind::modes;
   options.cv_folds = 1;

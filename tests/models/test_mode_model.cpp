@@ -33,22 +33,7 @@ std::unique_ptr<ModeModel> truth(const traces::DeviceSpec& d, const ModeTerms& t
 }
 
 traces::ProfileTable table_of(const DeviceModel& m, const traces::DeviceSpec& d) {
-  traces::ProfileTable t;
-  t.workload = "synthetic";
-  t.device = d.name;
-  t.knob = traces::power_mode_knob(d);
-  for (const auto& k : traces::mode_settings(d))
-    for (int b : {8, 16, 32, 64, 128}) {
-      traces::ProfilePoint p;
-      p.knob = k;
-      p.batch_size = b;
-      const auto pr = m.predict(k, b);
-      p.time_per_batch_mean_s = pr.time_per_batch_s;
-      p.power_mean_w = pr.power_mean_w;
-      p.power_peak_w = pr.power_peak_w;
-      t.points.push_back(p);
-    }
-  return t;
+  return pacer::testing::modes_table(m, d, "synthetic", true);
 }
 
 // The truth's V(f) as a catalog table, so the fits need no voltage search (fast and exact).

@@ -74,6 +74,26 @@ class AdaptiveRelation : public ::testing::Test {
   }
   AdaptiveLog log() const { return Store::open(dir / "s.h5").read<AdaptiveLog>("q"); }
   RelationSet relation() const { return Store::open(dir / "s.h5").read<RelationSet>("q"); }
+  // The campaign of common(), as the library takes it, into its own store (lib.h5).
+  pacer::experiments::RelationCampaign library_campaign() const {
+    pacer::experiments::RelationCampaign c;
+    c.name = "q";
+    c.dataset = "idx";
+    c.metric = "accuracy";
+    c.train.workload = "cnn";
+    c.train.target = 0.95;
+    c.train.budget_samples = 4096;
+    c.batch_sizes = {8, 16, 32};
+    c.seeds = {0, 1};
+    c.store = dir / "lib.h5";
+    return c;
+  }
+  pacer::experiments::AdaptiveSettings library_settings() const {
+    pacer::experiments::AdaptiveSettings s;
+    s.profile_store = dir / "device.h5";
+    s.caps = 4;
+    return s;
+  }
 };
 
 const RelationRun* find(const RelationSet& set, int b, int seed) {
@@ -250,19 +270,8 @@ TEST_F(AdaptiveRelation, ResumesAnInterruptedRoundWithoutRetrainingWhatIsStored)
 
 TEST_F(AdaptiveRelation, RefusesToResumeUnderAnotherExtrapolationOrFirstRound) {
   // Through the library: round 1 decided (its runs planned) with the ratio, the default.
-  pacer::experiments::RelationCampaign c;
-  c.name = "q";
-  c.dataset = "idx";
-  c.metric = "accuracy";
-  c.train.workload = "cnn";
-  c.train.target = 0.95;
-  c.train.budget_samples = 4096;
-  c.batch_sizes = {8, 16, 32};
-  c.seeds = {0, 1};
-  c.store = dir / "lib.h5";
-  pacer::experiments::AdaptiveSettings ratio;
-  ratio.profile_store = dir / "device.h5";
-  ratio.caps = 4;
+  const pacer::experiments::RelationCampaign c = library_campaign();
+  const pacer::experiments::AdaptiveSettings ratio = library_settings();
   const AdaptiveLog planned = pacer::experiments::decide_adaptive_round(c, ratio, 0);
   EXPECT_EQ(planned.extrapolation, "ratio");
   EXPECT_EQ(planned.caps, 4);
@@ -458,19 +467,8 @@ TEST_F(AdaptiveRelation, RefusesToResumeUnderAnotherComputeOrRunBudget) {
 
   // A store written before the budget was recorded as asked: neither the form nor the run budget is
   // checked (the samples still are).
-  pacer::experiments::RelationCampaign c;
-  c.name = "q";
-  c.dataset = "idx";
-  c.metric = "accuracy";
-  c.train.workload = "cnn";
-  c.train.target = 0.95;
-  c.train.budget_samples = 4096;
-  c.batch_sizes = {8, 16, 32};
-  c.seeds = {0, 1};
-  c.store = dir / "lib.h5";
-  pacer::experiments::AdaptiveSettings s;
-  s.profile_store = dir / "device.h5";
-  s.caps = 4;
+  const pacer::experiments::RelationCampaign c = library_campaign();
+  pacer::experiments::AdaptiveSettings s = library_settings();
   s.budget_share = 0.5;
   AdaptiveLog old = pacer::experiments::decide_adaptive_round(c, s, 0);
   EXPECT_EQ(old.compute_budget_asked, "50 % of the full campaign's most");
