@@ -11,7 +11,9 @@
 
 #include "base/error.hpp"
 #include "base/stats.hpp"
+#include "explore/decide.hpp"
 #include "explore/policy.hpp"
+#include "explore/problem.hpp"
 #include "explore/proxy_budget.hpp"
 #include "explore/sweep.hpp"
 #include "traces/csv.hpp"
@@ -39,6 +41,9 @@ struct Case {
   explore::Relation target;
   std::vector<double> caps;
   std::vector<int> full_choice;  // per cap: the full campaign's choice (-1: none)
+  // The rule every command chooses this workload under (explore::choice_rule; the traces' points are
+  // measured means: guard 0), for the sweeps that score and the replays' engine alike.
+  explore::ChoiceRule rule;
 };
 
 // What one campaign gave on one case: its compute share, and per cap pacer's regret and choice.
@@ -59,6 +64,7 @@ Outcome score(const Case& c, const explore::Relation& proxy, double share) {
   sw.caps_w = c.caps;
   explore::SweepOptions so;
   so.policies = {explore::Policy::Pacer, explore::Policy::Oracle};
+  so.rule = c.rule;
   Outcome o;
   o.share = share;
   for (const auto& row : explore::sweep(sw, so)) {
@@ -73,6 +79,7 @@ explore::AdaptiveProblem adaptive_problem(const Case& c) {
   explore::AdaptiveProblem p;
   p.index = c.index.get();
   p.caps_w = c.caps;
+  p.rule = c.rule;
   p.relation = c.w.proxy;
   p.looser_level = c.w.proxy_looser.runs.empty() ? traces::kNaN : c.w.proxy_looser.target;
   return p;
@@ -174,6 +181,7 @@ AdaptiveBenchResult run_adaptive_bench(const AdaptiveBenchOptions& options) {
       c->index = std::make_unique<explore::Index>(*c->space);
       c->target = explore::Relation::from_set(c->w.target, *c->space);
       c->caps = traces::zeus::protocol_caps_w(c->w.profile, o.caps_per_workload);
+      c->rule = explore::choice_rule(*c->space, explore::PointOrigin{});
       cases.push_back(std::move(c));
     }
   }
