@@ -10,6 +10,8 @@
 #include <cctype>
 #include <filesystem>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "base/cpu_threads.hpp"
 #include "base/error.hpp"
@@ -346,6 +348,67 @@ TEST_F(CliOptions, GuardHasOneRangeInValidateAndTheDemo) {
     EXPECT_TRUE(
         has(squash(run(std::string(cmd) + " --help").out), "peak-power error (95th percentile, kept within 3%..25%)"))
         << cmd;
+}
+
+// The guard 0 in any spelling is the guard 0 ("0.0" and "0.0%" were refused as "not a fraction in
+// (0, 1]" while "0" was taken), and every guard out of range is refused with the one range,
+// [0, 0.5) ("--guard 5" named (0, 1], a range the guard never had).
+TEST_F(CliOptions, GuardZeroInAnySpellingIsTakenAndEveryRefusalNamesItsOneRange) {
+  pacer::traces::Store::open_or_create(path("empty.h5"));
+  const std::vector<std::string> commands = {"select " + path("empty.h5") + " -P 5W", "sweep " + path("empty.h5"),
+                                             "simulate " + path("empty.h5") + " -P 5W"};
+  for (const auto& cmd : commands) {
+    for (const char* zero : {"0", "0.0", "0.0%", "0e0", "-0"}) {
+      const auto r = run(cmd + " --guard " + zero);
+      EXPECT_NE(r.code, 0) << cmd << " --guard " << zero;  // past the guard: the store has no profile
+      EXPECT_FALSE(has(r.err, "guard")) << cmd << " --guard " << zero << "\n" << r.err;
+      EXPECT_TRUE(has(r.err, "profile")) << cmd << " --guard " << zero << "\n" << r.err;
+    }
+    for (const auto& [given, shown] :
+         std::vector<std::pair<std::string, std::string>>{{"5", "5"}, {"60%", "0.6"}, {"-1%", "-0.01"}}) {
+      const auto r = run(cmd + " --guard " + given);
+      EXPECT_EQ(r.code, 2) << cmd << " --guard " << given << "\n" << r.err;
+      EXPECT_TRUE(has(r.err, "--guard: " + shown + " is not a fraction in [0, 0.5)"))
+          << cmd << " --guard " << given << "\n"
+          << r.err;
+      EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    }
+    for (const char* given : {"5WW", "nan", "1e999"}) {
+      const auto r = run(cmd + " --guard " + given);
+      EXPECT_EQ(r.code, 2) << r.err;
+      EXPECT_TRUE(has(r.err, "--guard: '" + std::string(given) +
+                                 "' is not auto, a fraction (0.05) or a percentage (5%): give one in [0, 0.5)"))
+          << cmd << "\n"
+          << r.err;
+    }
+  }
+}
+
+// A range refusal of a plain number has no stray spaces ("--eta: 2  is out of range [0, 1]  (see ...")
+// and one of a quantity names its unit on both sides.
+TEST_F(CliOptions, ARangeRefusalReadsAsOneSentence) {
+  pacer::traces::Store::open_or_create(path("empty.h5"));
+  auto r = run("select " + path("empty.h5") + " -P 5W --eta 2");
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_TRUE(has(r.err, "pacer select: --eta: 2 is out of range [0, 1] (see pacer select --help)")) << r.err;
+  r = run("emulate --device jetson-nano --root " + path("er") + " --time-scale 0");
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_TRUE(has(r.err, "--time-scale: 0 is out of range [0.0001, 10000] (see")) << r.err;
+  r = run("emulate --device jetson-nano --root " + path("er") + " --tick 20s");
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_TRUE(has(r.err, "--tick: 20 s is out of range [0.0001, 10] s (see")) << r.err;
+  EXPECT_FALSE(fs::exists(path("er")));
+}
+
+// `pacer workloads NAME` of an unknown name is one error line and nothing on stdout (the table's
+// heading was printed before the name was looked up).
+TEST_F(CliOptions, AnUnknownWorkloadIsOneErrorLineAndNoTable) {
+  const auto r = run("workloads no-such-net");
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_TRUE(has(r.err, "unknown workload 'no-such-net'")) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_TRUE(has(run("workloads cnn").out, "WORKLOAD")) << "the table of a known workload";
 }
 
 }  // namespace
