@@ -122,10 +122,4 @@ inline std::optional<double> parse_guard(const po::variables_map& vm) {
   return *guard + 0.0;  // "-0" is the guard 0
 }
 
-inline explore::Policy parse_policy(const std::string& name, const std::string& option) {
-  const auto p = explore::policy_from_string(name);
-  if (!p) throw UsageError(fmt::format("{}: unknown policy '{}' (one of {})", option, name, explore::policy_names()));
-  return *p;
-}
-
 }  // namespace pacer::cli

@@ -400,6 +400,41 @@ TEST_F(CliOptions, ARangeRefusalReadsAsOneSentence) {
   EXPECT_FALSE(fs::exists(path("er")));
 }
 
+// Every command refuses an unknown policy name with the one line of explore::parse_policy (validate
+// had its own, without "one of"), as a usage error (exit 2); a --powertrain-batch that is no batch
+// size is a usage error too (it was exit 1); and --caps-per-workload with --power-limits, which
+// ignored the count, is refused as contradictory.
+TEST_F(CliOptions, PolicyNamesBatchAndCapCountsAreRefusedAsUsageErrorsWithOneWording) {
+  ASSERT_EQ(run("import zeus --out " + path("z.h5")).code, 0);
+  const std::string store = path("z.h5") + " --profile imagenet.resnet50.adadelta";
+  const std::string one_of = "unknown policy 'fastest' (one of ours, ours-robust, baseline1";
+  for (const auto& [cmd, option] : std::vector<std::pair<std::string, std::string>>{
+           {"select " + store + " -P 200W --policy fastest", "--policy"},
+           {"simulate " + store + " -P 200W --policy fastest", "--policy"},
+           {"sweep " + store + " --policies ours,fastest", "--policies"},
+           {"validate --store " + path("z.h5") + " --power-limits 200W --policies ours,fastest", "--policies"},
+           {"report " + path("z.h5") + " -o " + path("rep") + " --policies fastest", "--policies"}}) {
+    const auto r = run(cmd);
+    EXPECT_EQ(r.code, 2) << cmd << "\n" << r.err;
+    EXPECT_TRUE(has(r.err, option + ": " + one_of)) << cmd << "\n" << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << cmd << "\n" << r.err;
+    EXPECT_EQ(r.out, "") << cmd;
+  }
+  EXPECT_FALSE(fs::exists(path("rep")));
+  auto r = run("select " + store + " -P 200W --powertrain-batch -1");
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_TRUE(has(r.err, "pacer select: --powertrain-batch: -1 is not a batch size")) << r.err;
+  EXPECT_EQ(r.out, "");
+  const auto before = pacer::traces::Store::open(path("z.h5")).list("sweeps");
+  r = run("sweep " + store + " --power-limits 100W,200W --caps-per-workload 5");
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_TRUE(has(r.err, "--caps-per-workload and --power-limits exclude each other")) << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(pacer::traces::Store::open(path("z.h5")).list("sweeps"), before) << "no sweep record written";
+  EXPECT_EQ(run("sweep " + store + " --power-limits 100W,200W -q").code, 0);
+  EXPECT_EQ(run("sweep " + store + " --caps-per-workload 5 -q").code, 0);
+}
+
 // `pacer workloads NAME` of an unknown name is one error line and nothing on stdout (the table's
 // heading was printed before the name was looked up).
 TEST_F(CliOptions, AnUnknownWorkloadIsOneErrorLineAndNoTable) {
