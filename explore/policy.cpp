@@ -223,9 +223,9 @@ Selection select_powertrain(Policy p, const PolicyContext& ctx, double cap_w, st
   const Space& s = index.space();
   size_t bi = s.num_batches() - 1;
   if (ctx.powertrain_batch < 0)
-    throw SettingError("powertrain-batch", fmt::format("{} is not a batch size: give one of the space's batch sizes, "
-                                                       "or 0 for the largest",
-                                                       ctx.powertrain_batch));
+    throw OptionError("powertrain-batch", fmt::format("{} is not a batch size: give one of the space's batch sizes, "
+                                                      "or 0 for the largest",
+                                                      ctx.powertrain_batch));
   if (ctx.powertrain_batch > 0) {
     const auto b = s.batch_index(ctx.powertrain_batch);
     if (!b) return infeasible(p, index, cap_w, fmt::format("batch size {} is not in the space", ctx.powertrain_batch));
@@ -290,6 +290,11 @@ std::optional<Policy> policy_from_string(std::string_view name) {
   for (const auto& row : policy_table())
     if (row.id == name) return row.policy;
   return std::nullopt;
+}
+
+Policy parse_policy(std::string_view name, const std::string& option) {
+  if (const auto p = policy_from_string(name)) return *p;
+  throw OptionError(option, fmt::format("unknown policy '{}' (one of {})", name, policy_names()));
 }
 
 bool is_policy(std::string_view id, Policy p) {

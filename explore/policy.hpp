@@ -60,6 +60,9 @@ const PolicyInfo& info(Policy p);
 std::vector<Policy> all_policies();    // in table order
 std::string_view to_string(Policy p);  // "ours", "ours-robust", "baseline1", ...
 std::optional<Policy> policy_from_string(std::string_view name);
+// The policy named `name`, else OptionError(`option`, "unknown policy 'NAME' (one of ...)"): the one
+// refusal of a policy name, in every command that takes one (`option`: the option's key, no dashes).
+Policy parse_policy(std::string_view name, const std::string& option);
 // Whether stored policy id `id` (a sweep or validation row's) is policy `p`: the typed comparison.
 bool is_policy(std::string_view id, Policy p);
 // The ids of `policies`, in their order ({Policy::Ours, Policy::Oracle} -> {"ours", "oracle"}).

@@ -379,13 +379,17 @@ traces::ProfilePoint ProfileSession::measure(const Setting& f, int b) {
 }
 
 // The paper's walk: largest b from the lowest f upward until the cap; each smaller b starts from the
-// highest feasible f so far (power falls with b), stepping down if that is over.
-void walk(ProfileSession& session, const ProfileOptions& o, const std::vector<Setting>& settings,
-          const std::vector<int>& batches) {
+// highest feasible f so far (power falls with b), stepping down if that is over. Returns whether some
+// batch size had a setting under the cap; `lowest` gets the measured point of the lowest power figure.
+bool walk(ProfileSession& session, const ProfileOptions& o, const std::vector<Setting>& settings,
+          const std::vector<int>& batches, traces::ProfilePoint& lowest) {
+  auto figure = [&](const traces::ProfilePoint& p) { return o.walk_power == "peak" ? p.power_peak_w : p.power_mean_w; };
   auto feasible = [&](const traces::ProfilePoint& p) {
-    const double w = o.walk_power == "peak" ? p.power_peak_w : p.power_mean_w;
+    const double w = figure(p);
+    if (p.status == "ok" && !std::isnan(w) && (lowest.knob.empty() || w < figure(lowest))) lowest = p;
     return p.status == "ok" && !std::isnan(w) && w <= o.power_limit_w;
   };
+  bool any = false;
   size_t start = 0;
   for (auto bit = batches.rbegin(); bit != batches.rend(); ++bit) {
     const int b = *bit;
@@ -393,9 +397,11 @@ void walk(ProfileSession& session, const ProfileOptions& o, const std::vector<Se
     bool ok = feasible(session.measure(settings[i], b));
     while (!ok && i > 0) ok = feasible(session.measure(settings[--i], b));
     if (!ok) continue;
+    any = true;
     while (i + 1 < settings.size() && feasible(session.measure(settings[i + 1], b))) ++i;
     start = i;
   }
+  return any;
 }
 
 }  // namespace
@@ -429,10 +435,26 @@ ProfileReport run_profile(Device& device, BatchExecutor& executor, const Profile
   if (o.mode == "grid") {
     for (int b : batches)
       for (const auto& f : settings) session.measure(f, b);
-  } else {
-    walk(session, o, settings, batches);
+    session.finish();
+    return report;
   }
-  session.finish();
+  traces::ProfilePoint lowest;
+  const bool any = walk(session, o, settings, batches, lowest);
+  session.finish();  // what was measured is kept, whatever follows
+  if (!any) {
+    const std::string what =
+        lowest.knob.empty()
+            ? std::string("no point was measured ok")
+            : fmt::format("the lowest measured is {} at {}",
+                          units::format(o.walk_power == "peak" ? lowest.power_peak_w : lowest.power_mean_w,
+                                        units::Dimension::Power),
+                          at_point(device.knob(), lowest.knob, lowest.batch_size));
+    throw Error(
+        fmt::format("no {} setting of {} draws at most {} ({} power) at any batch size: {}; raise the power "
+                    "limit (the {} point(s) measured are kept in the store)",
+                    device.knob().kind, device.name(), units::format(o.power_limit_w, units::Dimension::Power),
+                    o.walk_power, what, report.measured_points + report.resumed_points));
+  }
   return report;
 }
 

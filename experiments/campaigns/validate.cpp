@@ -109,9 +109,7 @@ std::string validation_name(const ValidateOptions& opt) {
 void check_outputs(const ValidateOptions& opt, const fs::path& out) {
   if (opt.policies.empty())
     throw OptionError("policies", fmt::format("give at least one policy ({})", explore::policy_names()));
-  for (const auto& p : opt.policies)
-    if (!explore::policy_from_string(p))
-      throw OptionError("policies", fmt::format("unknown policy '{}' ({})", p, explore::policy_names()));
+  for (const auto& p : opt.policies) explore::parse_policy(p, "policies");
   traces::check_store_output(opt.store, "store", traces::StoreCreation::must_exist);
   if (out != opt.store)
     traces::check_store_output(out, opt.out.empty() ? "shard" : "out", traces::StoreCreation::file_and_folder);

@@ -37,7 +37,7 @@ int run_budget(const po::variables_map& vm) {
   request.sweep.caps_per_workload = vm["caps-per-workload"].as<int>();
   request.sweep.options.policies.clear();
   for (const auto& name : split_list(vm["policies"].as<std::string>()))
-    request.sweep.options.policies.push_back(parse_policy(name, "--policies"));
+    request.sweep.options.policies.push_back(explore::parse_policy(name, "policies"));
   request.sweep.options.policies.push_back(explore::Policy::Oracle);
   for (const auto& text : split_list(vm["cuts"].as<std::string>()))
     request.cuts.push_back(explore::parse_cut(text, "cuts"));

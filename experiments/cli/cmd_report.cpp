@@ -18,7 +18,8 @@ int run_report(const po::variables_map& vm) {
   if (vm.count("label")) opt.labels = experiments::parse_labels(vm["label"].as<std::vector<std::string>>());
   if (vm.count("figure-caps")) opt.figure_caps_w = vm["figure-caps"].as<units::PowerList>().w;
   if (vm.count("policies"))
-    for (const auto& p : split_list(vm["policies"].as<std::string>())) opt.policies.push_back(parse_policy(p, "--policies"));
+    for (const auto& p : split_list(vm["policies"].as<std::string>()))
+      opt.policies.push_back(explore::parse_policy(p, "policies"));
   if (vm.count("power-trace")) opt.power_traces = vm["power-trace"].as<std::vector<std::string>>();
   if (vm.count("sweep")) opt.sweeps = vm["sweep"].as<std::vector<std::string>>();
   const auto out = experiments::make_report(opt);

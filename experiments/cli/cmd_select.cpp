@@ -28,7 +28,7 @@ int run_select(const po::variables_map& vm) {
   const auto store = traces::Store::open(vm["store"].as<std::string>());
   const auto pb = explore::load_problem(store, spec);
   const double cap = vm["power-limit"].as<units::PowerCap>().w;
-  const auto policy = parse_policy(vm["policy"].as<std::string>(), "--policy");
+  const auto policy = explore::parse_policy(vm["policy"].as<std::string>(), "policy");
   auto ctx = pb->context();
   ctx.powertrain_batch = vm["powertrain-batch"].as<int>();
   const auto report = explore::choose(*pb, ctx, policy, cap, explore::choice_rule(*pb, guard));

@@ -48,7 +48,7 @@ int run_simulate(const po::variables_map& vm) {
     req.knob = explore::parse_knob(vm["knob"].as<std::string>(), pb->space->knob(), "--knob");
     req.batch_size = vm["batch-size"].as<int>();
   } else {
-    req.policy = parse_policy(vm["policy"].as<std::string>(), "--policy");
+    req.policy = explore::parse_policy(vm["policy"].as<std::string>(), "policy");
     if (req.caps.empty())
       throw UsageError("a policy needs --power-limit or --cap-schedule (or give --knob and --batch-size)");
   }

@@ -49,13 +49,19 @@ int run_sweep(const po::variables_map& vm) {
   if (policy_text != "all") {
     request.options.policies.clear();
     for (const auto& name : split_list(policy_text))
-      request.options.policies.push_back(parse_policy(name, "--policies"));
+      request.options.policies.push_back(explore::parse_policy(name, "policies"));
     if (request.options.policies.empty())
       throw UsageError(fmt::format("--policies: give at least one policy, or all ({})", explore::policy_names()));
   }
   request.caps_per_workload = vm["caps-per-workload"].as<int>();
   if (request.caps_per_workload < 1) throw UsageError("--caps-per-workload: must be at least 1");
-  if (vm.count("power-limits")) request.caps_w = vm["power-limits"].as<units::PowerCapList>().w;
+  if (vm.count("power-limits")) {
+    if (!vm["caps-per-workload"].defaulted())
+      throw UsageError(
+          "--caps-per-workload and --power-limits exclude each other: give the caps (--power-limits) or their "
+          "number per workload (--caps-per-workload)");
+    request.caps_w = vm["power-limits"].as<units::PowerCapList>().w;
+  }
   std::vector<const explore::Problem*> views;
   for (const auto& p : problems) {
     if (!p->target) spdlog::warn("{}: no target relation: no oracle and no regret for this workload", p->workload);

@@ -20,12 +20,16 @@ std::string human(double v, const char* unit) {
 
 int run_workloads(const po::variables_map& vm) {
   std::vector<std::string> names;
-  if (vm.count("name")) names.push_back(vm["name"].as<std::string>());
-  else names = models::workload_names();
+  if (vm.count("name"))
+    names.push_back(vm["name"].as<std::string>());
+  else
+    names = models::workload_names();
+  // Every workload described before a line is printed: an unknown name is the one error line.
+  std::vector<models::WorkloadInfo> costs;
+  for (const auto& n : names) costs.push_back(models::describe_workload(n));
   std::cout << fmt::format("{:<34} {:<11} {:<5} {:>10} {:>12} {:>12} {:>12} {:>12}\n", "WORKLOAD", "FAMILY", "TASK",
                            "PARAMS", "FLOP/SAMPLE", "TRAFFIC/SMP", "ACT MEM/SMP", "WEIGHT+OPT");
-  for (const auto& n : names) {
-    const auto w = models::describe_workload(n);
+  for (const auto& w : costs) {
     std::cout << fmt::format("{:<34} {:<11} {:<5} {:>10} {:>12} {:>12} {:>12} {:>12}\n", w.name, w.family, w.task,
                              human(static_cast<double>(w.parameters), ""), human(w.flops_per_sample, "FLOP"),
                              human(w.bytes_per_sample, "B"), human(w.memory_per_sample_bytes, "B"),

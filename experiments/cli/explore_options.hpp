@@ -108,20 +108,18 @@ inline explore::AdaptiveExtrapolation parse_extrapolation_option(const po::varia
   return explore::parse_adaptive_extrapolation(vm["extrapolation"].as<std::string>(), "extrapolation");
 }
 
-// nullopt for "auto"; else the guard, checked (explore::check_guard).
+// nullopt for "auto"; else the guard, a number or a percentage ("0", "0.0", "5%") checked by the one
+// range check, explore::check_guard, whose message names the range.
 inline std::optional<double> parse_guard(const po::variables_map& vm) {
   const std::string text = vm["guard"].as<std::string>();
   if (text == "auto") return std::nullopt;
-  double guard = 0;
-  if (text != "0" && text != "0%") guard = parse_fraction(text, "--guard");
-  explore::check_guard(guard);
-  return guard;
-}
-
-inline explore::Policy parse_policy(const std::string& name, const std::string& option) {
-  const auto p = explore::policy_from_string(name);
-  if (!p) throw UsageError(fmt::format("{}: unknown policy '{}' (one of {})", option, name, explore::policy_names()));
-  return *p;
+  const auto guard = parse_number_or_percent(text);
+  if (!guard)
+    throw UsageError(
+        fmt::format("--guard: '{}' is not auto, a fraction (0.05) or a percentage (5%): give one in [0, {:g})", text,
+                    explore::kGuardLimit));
+  explore::check_guard(*guard);
+  return *guard + 0.0;  // "-0" is the guard 0
 }
 
 }  // namespace pacer::cli

@@ -215,18 +215,24 @@ std::vector<int> parse_seeds(const std::string& text, const std::string& what) {
   return seeds;
 }
 
-double parse_fraction(const std::string& text, const std::string& option) {
+std::optional<double> parse_number_or_percent(const std::string& text) {
   const bool percent = !text.empty() && text.back() == '%';
   auto v = units::to_number(percent ? std::string_view(text).substr(0, text.size() - 1) : std::string_view(text));
   if (v && percent) *v /= 100;
+  return v;
+}
+
+double parse_fraction(const std::string& text, const std::string& option) {
+  const auto v = parse_number_or_percent(text);
   if (!v || !(*v > 0 && *v <= 1))
     throw UsageError(fmt::format("{}: '{}' is not a fraction in (0, 1] or a percentage like 85%", option, text));
   return *v;
 }
 
 void require_range(double value, double lo, double hi, const std::string& option, const std::string& unit) {
+  const std::string u = unit.empty() ? std::string() : fmt::format(" {}", unit);  // a plain number: no stray space
   if (!(value >= lo && value <= hi))
-    throw UsageError(fmt::format("{}: {:g} {} is out of range [{:g}, {:g}] {}", option, value, unit, lo, hi, unit));
+    throw UsageError(fmt::format("{}: {:g}{} is out of range [{:g}, {:g}]{}", option, value, u, lo, hi, u));
 }
 
 }  // namespace pacer::cli

@@ -6,6 +6,7 @@
 #include <boost/program_options.hpp>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "base/units.hpp"
@@ -101,6 +102,9 @@ std::vector<int> parse_seeds(const std::string& text, const std::string& what);
 
 // A list of positive numbers "0.5,1,2" (at least one). Throws UsageError naming `option`.
 std::vector<double> parse_positive_numbers(const std::string& text, const std::string& option, bool zero_ok = false);
+
+// A number, or a percentage "85%" (divided by 100), not range-checked; nullopt when it is neither.
+std::optional<double> parse_number_or_percent(const std::string& text);
 
 // A fraction in (0, 1] or a percentage "85%". Throws UsageError naming `option`.
 double parse_fraction(const std::string& text, const std::string& option);

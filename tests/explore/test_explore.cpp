@@ -281,7 +281,8 @@ TEST(Policies, EnergyZeusAndPowerTrain) {
   EXPECT_DOUBLE_EQ(pt.knob[0], 300e6);
 }
 
-// Issue 22 item 22: a negative PowerTrain batch size was read as "the largest"; it is refused.
+// Issue 22 item 22: a negative PowerTrain batch size was read as "the largest"; it is refused, as a
+// usage error (OptionError: exit 2; it was a SettingError, exit 1).
 TEST(Policies, ANegativePowertrainBatchIsRefused) {
   Hand h;
   auto ctx = h.ctx();
@@ -289,7 +290,7 @@ TEST(Policies, ANegativePowertrainBatchIsRefused) {
   try {
     select(Policy::PowerTrain, ctx, 5.0);
     ADD_FAILURE() << "--powertrain-batch -1 was accepted";
-  } catch (const SettingError& e) {
+  } catch (const OptionError& e) {
     EXPECT_EQ(e.option, "powertrain-batch");
   }
 }

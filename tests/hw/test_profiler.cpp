@@ -152,6 +152,44 @@ TEST(Profiler, EfficientWalkFindsTheHighestFeasibleFrequencyPerBatchSize) {
   }
 }
 
+// A walk under a cap below every setting's power (below the idle power, "5 mW" for 5 W) measured the
+// lowest setting of each batch size and returned as if it had profiled (exit 0, no word of the cap):
+// now one error naming the lowest power, after the store kept what was measured.
+TEST(Profiler, AWalkUnderACapBelowEveryPointIsAnErrorThatKeepsTheMeasuredPoints) {
+  EmulatorOptions eo;
+  eo.sensor_noise_rel = 0;
+  eo.time_jitter_rel = 0;
+  eo.compute_phase_share = 1.0;
+  Bench s(eo);
+  test::TempDir tmp;
+  auto o = s.options();
+  o.batch_sizes = {8, 32};
+  o.mode = "walk";
+  o.walk_power = "mean";
+  o.power_limit_w = 1.0;
+  o.watchdog_margin_w = 100;  // no watchdog here
+  o.store = tmp.path() / "w.h5";
+  try {
+    run_profile(*s.dev, *s.exec, o);
+    FAIL() << "a walk with no setting under the cap returned";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("setting of jetson-nano"), std::string::npos) << what;
+    EXPECT_NE(what.find("draws at most 1 W (mean power) at any batch size: the lowest measured is "), std::string::npos)
+        << what;
+    EXPECT_NE(what.find(" at f=76.8 MHz b=8; raise the power limit (the 2 point(s) measured are kept in the store)"),
+              std::string::npos)
+        << what;
+  }
+  const auto stored = traces::Store::open(o.store).read<traces::ProfileTable>(o.workload);
+  ASSERT_EQ(stored.points.size(), 2u);  // the lowest setting of each batch size
+  for (const auto& p : stored.points) EXPECT_EQ(p.knob[0], 76.8e6);
+  // With a cap that some batch size meets, the walk is as before: no error.
+  o.power_limit_w = s.dev->expected(76.8e6, 8).power_mean_w + 0.01;
+  o.store = tmp.path() / "w2.h5";
+  EXPECT_NO_THROW(run_profile(*s.dev, *s.exec, o));
+}
+
 TEST(Profiler, WatchdogStopsPointsAboveTheCap) {
   EmulatorOptions eo;
   eo.compute_phase_share = 1.0;

@@ -231,4 +231,31 @@ TEST(StoreDiskFull, ARewriteOnAFullFileSystemIsOneErrorAndLeavesTheStoreAsItWas)
   EXPECT_EQ(Store::open(store).read<pacer::traces::ValidationResult>("val"), pacer::testing::sample_validation());
 }
 
+// A text output (a CSV, a table) on a full file system: the same one line, which speaks of the file
+// it was asked to write, not of a store (it said "write the store elsewhere (the store was left as
+// it was)" of `pacer sweep --csv FULL/s.csv`), and the file as it was.
+TEST(StoreDiskFull, ATextFileOnAFullFileSystemIsOneErrorAboutThatFile) {
+  const fs::path mnt = fs::temp_directory_path() / ("pacer-tmpfs-text-" + std::to_string(::getpid()));
+  SmallTmpfs fs_small(mnt, "1m");
+  if (!fs_small.mounted()) GTEST_SKIP() << "cannot mount a tmpfs here (needs root): disk-full test skipped";
+  const fs::path csv = mnt / "s.csv";
+  pacer::traces::write_file_atomic(csv, "cap_w\n5\n");
+  const fs::path filler = fill_up(mnt);
+  try {
+    pacer::traces::write_file_atomic(csv, std::string(200000, 'x'));
+    FAIL() << "writing on a full file system succeeded";
+  } catch (const pacer::Error& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(what.rfind(csv.string() + ": not enough space to write it: ", 0), 0u) << what;
+    EXPECT_NE(what.find("free some space or write it elsewhere (the file was left as it was)"), std::string::npos)
+        << what;
+    EXPECT_EQ(what.find("store"), std::string::npos) << what;
+  }
+  std::ifstream in(csv);
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), "cap_w\n5\n");
+  for (const auto& e : fs::directory_iterator(mnt))
+    EXPECT_EQ(e.path().filename().string().find(".tmp-"), std::string::npos) << e.path();
+  fs::remove(filler);
+}
+
 }  // namespace

@@ -124,7 +124,7 @@ void check_space(const fs::path& path, size_t bytes) {
   if (free_bytes < need)
     throw Error(
         fmt::format("{}: not enough space to write it: {} bytes needed, {} free on {}; free some space or "
-                    "write the store elsewhere (the store was left as it was)",
+                    "write it elsewhere (the file was left as it was)",
                     path.string(), need, free_bytes, directory_of(path).string()));
 }
 
@@ -304,13 +304,13 @@ void write_atomic(const fs::path& given, std::string_view bytes) {
     try {
       write_fully(fd, bytes);
     } catch (const Error& e) {
-      throw Error(fmt::format("{}: writing failed ({}); the store was left as it was", path.string(), e.what()));
+      throw Error(fmt::format("{}: writing failed ({}); the file was left as it was", path.string(), e.what()));
     }
     if (::fsync(fd) != 0)
       throw Error(
-          fmt::format("{}: flushing to disk failed ({}); the store was left as it was", path.string(), errno_text()));
+          fmt::format("{}: flushing to disk failed ({}); the file was left as it was", path.string(), errno_text()));
     if (::close(fd) != 0)
-      throw Error(fmt::format("{}: closing failed ({}); the store was left as it was", path.string(), errno_text()));
+      throw Error(fmt::format("{}: closing failed ({}); the file was left as it was", path.string(), errno_text()));
   } catch (...) {
     ::close(fd);
     ::unlink(tmp.c_str());

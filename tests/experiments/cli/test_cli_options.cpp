@@ -10,6 +10,8 @@
 #include <cctype>
 #include <filesystem>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "base/cpu_threads.hpp"
 #include "base/error.hpp"
@@ -346,6 +348,102 @@ TEST_F(CliOptions, GuardHasOneRangeInValidateAndTheDemo) {
     EXPECT_TRUE(
         has(squash(run(std::string(cmd) + " --help").out), "peak-power error (95th percentile, kept within 3%..25%)"))
         << cmd;
+}
+
+// The guard 0 in any spelling is the guard 0 ("0.0" and "0.0%" were refused as "not a fraction in
+// (0, 1]" while "0" was taken), and every guard out of range is refused with the one range,
+// [0, 0.5) ("--guard 5" named (0, 1], a range the guard never had).
+TEST_F(CliOptions, GuardZeroInAnySpellingIsTakenAndEveryRefusalNamesItsOneRange) {
+  pacer::traces::Store::open_or_create(path("empty.h5"));
+  const std::vector<std::string> commands = {"select " + path("empty.h5") + " -P 5W", "sweep " + path("empty.h5"),
+                                             "simulate " + path("empty.h5") + " -P 5W"};
+  for (const auto& cmd : commands) {
+    for (const char* zero : {"0", "0.0", "0.0%", "0e0", "-0"}) {
+      const auto r = run(cmd + " --guard " + zero);
+      EXPECT_NE(r.code, 0) << cmd << " --guard " << zero;  // past the guard: the store has no profile
+      EXPECT_FALSE(has(r.err, "guard")) << cmd << " --guard " << zero << "\n" << r.err;
+      EXPECT_TRUE(has(r.err, "profile")) << cmd << " --guard " << zero << "\n" << r.err;
+    }
+    for (const auto& [given, shown] :
+         std::vector<std::pair<std::string, std::string>>{{"5", "5"}, {"60%", "0.6"}, {"-1%", "-0.01"}}) {
+      const auto r = run(cmd + " --guard " + given);
+      EXPECT_EQ(r.code, 2) << cmd << " --guard " << given << "\n" << r.err;
+      EXPECT_TRUE(has(r.err, "--guard: " + shown + " is not a fraction in [0, 0.5)"))
+          << cmd << " --guard " << given << "\n"
+          << r.err;
+      EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    }
+    for (const char* given : {"5WW", "nan", "1e999"}) {
+      const auto r = run(cmd + " --guard " + given);
+      EXPECT_EQ(r.code, 2) << r.err;
+      EXPECT_TRUE(has(r.err, "--guard: '" + std::string(given) +
+                                 "' is not auto, a fraction (0.05) or a percentage (5%): give one in [0, 0.5)"))
+          << cmd << "\n"
+          << r.err;
+    }
+  }
+}
+
+// A range refusal of a plain number has no stray spaces ("--eta: 2  is out of range [0, 1]  (see ...")
+// and one of a quantity names its unit on both sides.
+TEST_F(CliOptions, ARangeRefusalReadsAsOneSentence) {
+  pacer::traces::Store::open_or_create(path("empty.h5"));
+  auto r = run("select " + path("empty.h5") + " -P 5W --eta 2");
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_TRUE(has(r.err, "pacer select: --eta: 2 is out of range [0, 1] (see pacer select --help)")) << r.err;
+  r = run("emulate --device jetson-nano --root " + path("er") + " --time-scale 0");
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_TRUE(has(r.err, "--time-scale: 0 is out of range [0.0001, 10000] (see")) << r.err;
+  r = run("emulate --device jetson-nano --root " + path("er") + " --tick 20s");
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_TRUE(has(r.err, "--tick: 20 s is out of range [0.0001, 10] s (see")) << r.err;
+  EXPECT_FALSE(fs::exists(path("er")));
+}
+
+// Every command refuses an unknown policy name with the one line of explore::parse_policy (validate
+// had its own, without "one of"), as a usage error (exit 2); a --powertrain-batch that is no batch
+// size is a usage error too (it was exit 1); and --caps-per-workload with --power-limits, which
+// ignored the count, is refused as contradictory.
+TEST_F(CliOptions, PolicyNamesBatchAndCapCountsAreRefusedAsUsageErrorsWithOneWording) {
+  ASSERT_EQ(run("import zeus --out " + path("z.h5")).code, 0);
+  const std::string store = path("z.h5") + " --profile imagenet.resnet50.adadelta";
+  const std::string one_of = "unknown policy 'fastest' (one of ours, ours-robust, baseline1";
+  for (const auto& [cmd, option] : std::vector<std::pair<std::string, std::string>>{
+           {"select " + store + " -P 200W --policy fastest", "--policy"},
+           {"simulate " + store + " -P 200W --policy fastest", "--policy"},
+           {"sweep " + store + " --policies ours,fastest", "--policies"},
+           {"validate --store " + path("z.h5") + " --power-limits 200W --policies ours,fastest", "--policies"},
+           {"report " + path("z.h5") + " -o " + path("rep") + " --policies fastest", "--policies"}}) {
+    const auto r = run(cmd);
+    EXPECT_EQ(r.code, 2) << cmd << "\n" << r.err;
+    EXPECT_TRUE(has(r.err, option + ": " + one_of)) << cmd << "\n" << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << cmd << "\n" << r.err;
+    EXPECT_EQ(r.out, "") << cmd;
+  }
+  EXPECT_FALSE(fs::exists(path("rep")));
+  auto r = run("select " + store + " -P 200W --powertrain-batch -1");
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_TRUE(has(r.err, "pacer select: --powertrain-batch: -1 is not a batch size")) << r.err;
+  EXPECT_EQ(r.out, "");
+  const auto before = pacer::traces::Store::open(path("z.h5")).list("sweeps");
+  r = run("sweep " + store + " --power-limits 100W,200W --caps-per-workload 5");
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_TRUE(has(r.err, "--caps-per-workload and --power-limits exclude each other")) << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(pacer::traces::Store::open(path("z.h5")).list("sweeps"), before) << "no sweep record written";
+  EXPECT_EQ(run("sweep " + store + " --power-limits 100W,200W -q").code, 0);
+  EXPECT_EQ(run("sweep " + store + " --caps-per-workload 5 -q").code, 0);
+}
+
+// `pacer workloads NAME` of an unknown name is one error line and nothing on stdout (the table's
+// heading was printed before the name was looked up).
+TEST_F(CliOptions, AnUnknownWorkloadIsOneErrorLineAndNoTable) {
+  const auto r = run("workloads no-such-net");
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_TRUE(has(r.err, "unknown workload 'no-such-net'")) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_TRUE(has(run("workloads cnn").out, "WORKLOAD")) << "the table of a known workload";
 }
 
 }  // namespace
