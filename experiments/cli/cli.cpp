@@ -328,10 +328,19 @@ bool stderr_is_terminal() {
 }
 
 void write_output(const std::filesystem::path& path, const std::string& content, const std::string& detail) {
-  traces::write_file_atomic(path, content);
-  if (traces::is_stdout(path)) return;
-  std::cerr << (detail.empty() ? fmt::format("wrote {}\n", path.string())
-                               : fmt::format("wrote {} ({})\n", path.string(), detail));
+  StagedOutput(path, content, detail).commit();
+}
+
+StagedOutput::StagedOutput(const std::filesystem::path& path, const std::string& content, const std::string& detail)
+    : path_(path), detail_(detail), staged_(traces::stage_file_atomic(path, content)) {}
+
+void StagedOutput::commit() {
+  if (path_.empty()) return;
+  staged_.commit();
+  if (!traces::is_stdout(path_))
+    std::cerr << (detail_.empty() ? fmt::format("wrote {}\n", path_.string())
+                                  : fmt::format("wrote {} ({})\n", path_.string(), detail_));
+  path_.clear();
 }
 
 int main(int argc, char** argv) {

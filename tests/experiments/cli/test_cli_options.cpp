@@ -18,6 +18,7 @@
 #include "base/text.hpp"
 #include "tests/support/run_pacer.hpp"
 #include "tests/support/saved_env.hpp"
+#include "tests/support/small_tmpfs.hpp"
 #include "traces/provenance.hpp"
 #include "traces/store/store.hpp"
 
@@ -433,6 +434,37 @@ TEST_F(CliOptions, PolicyNamesBatchAndCapCountsAreRefusedAsUsageErrorsWithOneWor
   EXPECT_EQ(pacer::traces::Store::open(path("z.h5")).list("sweeps"), before) << "no sweep record written";
   EXPECT_EQ(run("sweep " + store + " --power-limits 100W,200W -q").code, 0);
   EXPECT_EQ(run("sweep " + store + " --caps-per-workload 5 -q").code, 0);
+}
+
+// `sweep --csv` and `simulate --csv` on a full disk: the store's record was written ("wrote
+// sweeps/full"), then the CSV failed, exit 1 -- a record without the CSV asked for. Now the CSVs are
+// staged before the store is written: the error comes first and the store is left as it was.
+TEST_F(CliOptions, ACsvThatDoesNotFitLeavesTheStoreAsItWas) {
+  const fs::path mnt = dir_ / "full";
+  pacer::testing::SmallTmpfs small(mnt, "256k");
+  if (!small.mounted()) GTEST_SKIP() << "cannot mount a tmpfs here (needs root): disk-full test skipped";
+  ASSERT_EQ(run("import zeus --out " + path("z.h5")).code, 0);
+  const std::string store = path("z.h5") + " --profile imagenet.resnet50.adadelta";
+  small.fill_leaving(0);
+  const auto before = pacer::traces::Store::open(path("z.h5"));
+  const auto sweeps = before.list("sweeps"), runs = before.list("runs");
+  auto r = run("sweep " + store + " -q --name full --csv " + (mnt / "s.csv").string());
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_TRUE(has(r.err, (mnt / "s.csv").string() + ": not enough space to write it")) << r.err;
+  EXPECT_FALSE(has(r.err, "wrote")) << r.err;
+  r = run("simulate " + store + " -P 200W --run-name full --csv " + (mnt / "t.csv").string());
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_TRUE(has(r.err, (mnt / "t.csv").string() + ": not enough space to write it")) << r.err;
+  EXPECT_FALSE(has(r.err, "wrote")) << r.err;
+  const auto after = pacer::traces::Store::open(path("z.h5"));
+  EXPECT_EQ(after.list("sweeps"), sweeps);
+  EXPECT_EQ(after.list("runs"), runs);
+  for (const auto& e : fs::directory_iterator(mnt)) EXPECT_EQ(e.path().filename(), "filler") << e.path();
+  // With room, both are written, the store's record and the CSVs.
+  r = run("sweep " + store + " -q --name roomy --csv " + path("s.csv"));
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(has(r.err, "wrote sweeps/roomy")) << r.err;
+  EXPECT_TRUE(fs::exists(path("s.csv")) && fs::exists(path("s-summary.csv")));
 }
 
 // `pacer workloads NAME` of an unknown name is one error line and nothing on stdout (the table's
