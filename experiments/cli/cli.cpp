@@ -298,6 +298,12 @@ int run_command(const Command& c, const std::vector<std::string>& args) {
     std::cerr << fmt::format("pacer {}: {}{} (see pacer {} --help)\n", c.name, e.what(),
                              did_you_mean(e.get_option_name(), option_names(all)), c.name);
     return 2;
+  } catch (const po::invalid_option_value& e) {
+    // A plain number option (a count, a weight) that did not read: say what it takes.
+    std::cerr << fmt::format(
+        "pacer {}: {}: give a plain number, a whole one for a count (1000, not 1e3 or 1k) (see pacer {} --help)\n",
+        c.name, e.what(), c.name);
+    return 2;
   } catch (const po::error& e) {
     std::cerr << fmt::format("pacer {}: {} (see pacer {} --help)\n", c.name, e.what(), c.name);
     return 2;

@@ -467,6 +467,22 @@ TEST_F(CliOptions, ACsvThatDoesNotFitLeavesTheStoreAsItWas) {
   EXPECT_TRUE(fs::exists(path("s.csv")) && fs::exists(path("s-summary.csv")));
 }
 
+// A plain number option that does not read (a count written 1e3, a weight written 0.5x) said only
+// "the argument ('1e3') for option '--bootstrap' is invalid": now it says what the option takes.
+TEST_F(CliOptions, AMalformedPlainNumberSaysWhatTheOptionTakes) {
+  pacer::traces::Store::open_or_create(path("empty.h5"));
+  for (const std::string& cmd :
+       {"sweep " + path("empty.h5") + " --bootstrap 1e3", "select " + path("empty.h5") + " -P 5W --eta 0.5x",
+        "select " + path("empty.h5") + " -P 5W --powertrain-batch 99999999999999999999"}) {
+    const auto r = run(cmd);
+    EXPECT_EQ(r.code, 2) << cmd << "\n" << r.err;
+    EXPECT_TRUE(has(r.err, "is invalid: give a plain number, a whole one for a count (1000, not 1e3 or 1k)"))
+        << cmd << "\n"
+        << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
+}
+
 // `pacer workloads NAME` of an unknown name is one error line and nothing on stdout (the table's
 // heading was printed before the name was looked up).
 TEST_F(CliOptions, AnUnknownWorkloadIsOneErrorLineAndNoTable) {
