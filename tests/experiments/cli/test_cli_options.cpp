@@ -483,6 +483,17 @@ TEST_F(CliOptions, AMalformedPlainNumberSaysWhatTheOptionTakes) {
   }
 }
 
+// `simulate --knob K --batch-size B` with a B the space lacks at K said so and stopped there: now
+// it names the batch sizes there are.
+TEST_F(CliOptions, AFixedBatchSizeNotInTheSpaceNamesTheOnesThereAre) {
+  ASSERT_EQ(run("import zeus --out " + path("z.h5")).code, 0);
+  const auto r = run("simulate " + path("z.h5") + " --profile imagenet.resnet50.adadelta --knob 100W --batch-size 7");
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_TRUE(has(r.err, "the fixed batch size b=7 is not in the space at 100 W: give one of b=")) << r.err;
+  EXPECT_TRUE(has(r.err, "give one of b=64,128,192,256,360 (see pacer simulate --help)")) << r.err;
+  EXPECT_EQ(r.out, "");
+}
+
 // `pacer workloads NAME` of an unknown name is one error line and nothing on stdout (the table's
 // heading was printed before the name was looked up).
 TEST_F(CliOptions, AnUnknownWorkloadIsOneErrorLineAndNoTable) {
