@@ -494,6 +494,20 @@ TEST_F(CliOptions, AFixedBatchSizeNotInTheSpaceNamesTheOnesThereAre) {
   EXPECT_EQ(r.out, "");
 }
 
+// `profile --knob power_mode --freqs 921.6MHz` measured nothing and said "9.216e+08 is not a
+// power_mode setting of jetson-nano (emulated) (4 CPU@1.479 GHz, ...)" after opening the device: the
+// two options contradict each other, as --modes without --knob power_mode does.
+TEST_F(CliOptions, FrequenciesWithThePowerModeKnobAreRefusedAsContradictory) {
+  const auto r =
+      run("profile --device emulated:jetson-nano --workload cnn --batch-sizes 8 --knob power_mode "
+          "--freqs 921.6MHz --store " +
+          path("p.h5"));
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_TRUE(has(r.err, "pacer profile: --freqs and --knob power_mode exclude each other")) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_FALSE(fs::exists(path("p.h5")));
+}
+
 // `pacer workloads NAME` of an unknown name is one error line and nothing on stdout (the table's
 // heading was printed before the name was looked up).
 TEST_F(CliOptions, AnUnknownWorkloadIsOneErrorLineAndNoTable) {
