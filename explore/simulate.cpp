@@ -1,8 +1,10 @@
 #include "explore/simulate.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <memory>
+#include <vector>
 
 #include "base/error.hpp"
 #include "base/units.hpp"
@@ -31,9 +33,14 @@ Simulation simulate(const Problem& pb, const SimulateRequest& req) {
   if (req.knob) {
     const size_t ki = match_knob(space, *req.knob, "the fixed knob setting");
     const auto bi = space.batch_index(req.batch_size);
-    if (!bi || !space.has(*bi, ki))
-      throw UsageError(fmt::format("the fixed batch size b={} is not in the space at {}", req.batch_size,
-                                   space.describe_knob(space.knob_settings()[ki])));
+    if (!bi || !space.has(*bi, ki)) {
+      std::vector<int> there;  // the batch sizes the space has at this setting
+      for (size_t b = 0; b < space.num_batches(); ++b)
+        if (space.has(b, ki)) there.push_back(space.batch_sizes()[b]);
+      throw UsageError(fmt::format("the fixed batch size b={} is not in the space at {}: give one of b={}",
+                                   req.batch_size, space.describe_knob(space.knob_settings()[ki]),
+                                   fmt::join(there, ",")));
+    }
     const sim::Choice c{space.knob_settings()[ki], req.batch_size};
     in.select = [c](double) { return std::optional<sim::Choice>(c); };
     out.what = fmt::format("fixed configuration {}, b={}", space.describe_knob(c.knob), req.batch_size);

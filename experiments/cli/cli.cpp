@@ -298,6 +298,12 @@ int run_command(const Command& c, const std::vector<std::string>& args) {
     std::cerr << fmt::format("pacer {}: {}{} (see pacer {} --help)\n", c.name, e.what(),
                              did_you_mean(e.get_option_name(), option_names(all)), c.name);
     return 2;
+  } catch (const po::invalid_option_value& e) {
+    // A plain number option (a count, a weight) that did not read: say what it takes.
+    std::cerr << fmt::format(
+        "pacer {}: {}: give a plain number, a whole one for a count (1000, not 1e3 or 1k) (see pacer {} --help)\n",
+        c.name, e.what(), c.name);
+    return 2;
   } catch (const po::error& e) {
     std::cerr << fmt::format("pacer {}: {} (see pacer {} --help)\n", c.name, e.what(), c.name);
     return 2;
@@ -328,10 +334,19 @@ bool stderr_is_terminal() {
 }
 
 void write_output(const std::filesystem::path& path, const std::string& content, const std::string& detail) {
-  traces::write_file_atomic(path, content);
-  if (traces::is_stdout(path)) return;
-  std::cerr << (detail.empty() ? fmt::format("wrote {}\n", path.string())
-                               : fmt::format("wrote {} ({})\n", path.string(), detail));
+  StagedOutput(path, content, detail).commit();
+}
+
+StagedOutput::StagedOutput(const std::filesystem::path& path, const std::string& content, const std::string& detail)
+    : path_(path), detail_(detail), staged_(traces::stage_file_atomic(path, content)) {}
+
+void StagedOutput::commit() {
+  if (path_.empty()) return;
+  staged_.commit();
+  if (!traces::is_stdout(path_))
+    std::cerr << (detail_.empty() ? fmt::format("wrote {}\n", path_.string())
+                                  : fmt::format("wrote {} ({})\n", path_.string(), detail_));
+  path_.clear();
 }
 
 int main(int argc, char** argv) {

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "traces/store/store_file.hpp"
+
 namespace pacer::cli {
 
 namespace po = boost::program_options;
@@ -81,6 +83,21 @@ bool stderr_is_terminal();
 // the standard output) and, for a file, says so on stderr: "wrote PATH", or "wrote PATH (DETAIL)".
 // A failure is traces::write_file_atomic's one Error ("PATH: why"); the file is left as it was.
 void write_output(const std::filesystem::path& path, const std::string& content, const std::string& detail = "");
+
+// write_output in two steps, for outputs that go with a store record: the file is staged now
+// (traces::stage_file_atomic: a full disk fails here, before the store is written) and commit()
+// puts it in place and says "wrote PATH"; an output never committed leaves nothing behind.
+class StagedOutput {
+ public:
+  StagedOutput() = default;
+  StagedOutput(const std::filesystem::path& path, const std::string& content, const std::string& detail = "");
+  void commit();
+
+ private:
+  std::filesystem::path path_;
+  std::string detail_;
+  traces::file::StagedFile staged_;
+};
 
 }  // namespace pacer::cli
 

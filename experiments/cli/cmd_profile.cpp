@@ -71,6 +71,10 @@ int run_profile_cmd(const po::variables_map& vm) {
   // Knob values in the unit of the device's knob: a bare number is MHz for a GPU frequency, W for
   // a power limit (--nvml-knob power_limit); values with units are checked against that dimension.
   if (vm.count("freqs")) {
+    if (dev.knob == traces::KnobKind::power_mode)
+      throw UsageError(
+          "--freqs and --knob power_mode exclude each other: under a power mode the clocks float under the mode's "
+          "caps; choose the modes with --modes");
     const bool watts = nvml && dev.nvml.knob == traces::KnobKind::power_limit;
     o.knob_values =
         units::parse_list(vm["freqs"].as<std::string>(), watts ? units::Dimension::Power : units::Dimension::Frequency,

@@ -65,10 +65,13 @@ int run_simulate(const po::variables_map& vm) {
   std::cout << explore::format_simulation(*pb, req, simulation);
   const auto& r = simulation.result;
 
+  // The CSV staged before the store is written and put in place after it (as sweep's).
+  StagedOutput series_csv;
+  if (!csv.empty()) series_csv = StagedOutput(csv, traces::to_csv(r.series));
   auto rw = traces::Store::open(path);
   rw.write(r.series);
   std::cerr << fmt::format("wrote runs/{} ({} samples) to {}\n", r.series.name, r.series.time_s.size(), path);
-  if (!csv.empty()) write_output(csv, traces::to_csv(r.series));
+  series_csv.commit();
   return 0;
 }
 

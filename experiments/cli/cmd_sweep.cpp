@@ -91,14 +91,19 @@ int run_sweep(const po::variables_map& vm) {
   text << explore::format_intervals(intervals, resamples);
   text << fmt::format("{} selections with replay in {:.1f} ms\n", result.rows.size(), sweep_ms);
 
+  // The CSVs staged before the store is written and put in place after it: a full disk or a
+  // refused record leaves neither a record without its CSVs nor CSVs without their record.
+  StagedOutput rows_csv, summary_csv;
+  if (!csv.empty()) {
+    rows_csv = StagedOutput(csv, traces::to_csv(result));
+    // "-", a device or a FIFO: no file is made beside it.
+    if (!summary_path.empty()) summary_csv = StagedOutput(summary_path, explore::summary_csv(summary, intervals));
+  }
   auto rw = traces::Store::open(path);
   rw.write(result, vm.count("replace") ? traces::Replace::always : traces::Replace::if_not_smaller);
   std::cerr << fmt::format("wrote sweeps/{} to {}\n", result.name, path);
-  if (!csv.empty()) {
-    write_output(csv, traces::to_csv(result));
-    // "-", a device or a FIFO: no file is made beside it.
-    if (!summary_path.empty()) write_output(summary_path, explore::summary_csv(summary, intervals));
-  }
+  rows_csv.commit();
+  summary_csv.commit();
   return 0;
 }
 

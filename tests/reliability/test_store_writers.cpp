@@ -19,6 +19,7 @@
 #include "base/error.hpp"
 #include "tests/support/sample_records.hpp"
 #include "tests/support/small_tmpfs.hpp"
+#include "traces/store/merge.hpp"
 #include "traces/store/store.hpp"
 #include "traces/store/store_file.hpp"
 
@@ -256,6 +257,31 @@ TEST(StoreDiskFull, ATextFileOnAFullFileSystemIsOneErrorAboutThatFile) {
   for (const auto& e : fs::directory_iterator(mnt))
     EXPECT_EQ(e.path().filename().string().find(".tmp-"), std::string::npos) << e.path();
   fs::remove(filler);
+}
+
+// `pacer merge OUT.h5 …` on a full disk named the merge's hidden temporary
+// (".OUT.h5.merge-PID: not enough space …"), a file the user never asked for: now OUT.h5.
+TEST(StoreDiskFull, AMergeOnAFullFileSystemNamesTheStoreAskedFor) {
+  const fs::path mnt = fs::temp_directory_path() / ("pacer-tmpfs-merge-" + std::to_string(::getpid()));
+  SmallTmpfs fs_small(mnt, "1m");
+  if (!fs_small.mounted()) GTEST_SKIP() << "cannot mount a tmpfs here (needs root): disk-full test skipped";
+  const fs::path in = fs::temp_directory_path() / ("pacer-merge-in-" + std::to_string(::getpid()) + ".h5");
+  fs::remove(in);
+  Store::open_or_create(in).write(pacer::testing::sample_profile());
+  const fs::path out = mnt / "m.h5";
+  const fs::path filler = fill_up(mnt);
+  try {
+    pacer::traces::merge_into(out, {in});
+    FAIL() << "a merge on a full file system succeeded";
+  } catch (const pacer::Error& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(what.rfind(out.string() + ": not enough space to write it", 0), 0u) << what;
+    EXPECT_EQ(what.find(".merge-"), std::string::npos) << what;
+  }
+  EXPECT_FALSE(fs::exists(out));
+  fs::remove(filler);
+  fs::remove(in);
+  fs::remove(fs::path(in.string() + ".lock"));
 }
 
 }  // namespace

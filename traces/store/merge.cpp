@@ -100,7 +100,15 @@ MergeReport merge_stores(const fs::path& out, const std::vector<fs::path>& input
   const fs::path tmp = file::merge_temporary(target.path);
   fs::remove(tmp, ec);
   try {
-    write_merged(merged, tmp, report);
+    try {
+      write_merged(merged, tmp, report);
+    } catch (const Error& e) {
+      // Name the store asked for, not the hidden temporary the merge builds beside it.
+      std::string what = e.what();
+      for (size_t at = what.find(tmp.string()); at != std::string::npos; at = what.find(tmp.string(), at))
+        what.replace(at, tmp.string().size(), out.string());
+      throw Error(what);
+    }
     std::error_code renamed;
     fs::rename(tmp, target.path, renamed);
     if (renamed)  // a folder made there meanwhile, say: one line, not the library's text

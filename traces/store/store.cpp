@@ -444,17 +444,21 @@ void reseal_store(const fs::path& path) {
   file::seal(path);  // a store without the header is left as it is (seal writes it only where it is)
 }
 
-void write_file_atomic(const fs::path& path, const std::string& content) {
-  if (is_stdout(path)) {  // a stream: written as it is
-    std::fflush(nullptr);
-    if (std::fwrite(content.data(), 1, content.size(), stdout) != content.size() || std::fflush(stdout) != 0)
-      throw Error(fmt::format("cannot write to the standard output ({})", std::strerror(errno)));
-    return;
-  }
+file::StagedFile stage_file_atomic(const fs::path& path, const std::string& content) {
+  if (is_stdout(path))  // a stream: written as it is, at commit
+    return file::StagedFile({}, [content] {
+      std::fflush(nullptr);
+      if (std::fwrite(content.data(), 1, content.size(), stdout) != content.size() || std::fflush(stdout) != 0)
+        throw Error(fmt::format("cannot write to the standard output ({})", std::strerror(errno)));
+    });
   // A write killed between its temporary file and the rename left "<path>.tmp-<pid>": removed here
   // as a store rewrite removes its own (file::remove_stale_temporaries: only a dead process's).
   if (file::write_target(path).kind == file::WriteTarget::Kind::file) file::remove_stale_temporaries(path);
-  file::write_atomic(path, content);
+  return file::stage_atomic(path, content);
+}
+
+void write_file_atomic(const fs::path& path, const std::string& content) {
+  stage_file_atomic(path, content).commit();
 }
 
 bool is_stdout(const fs::path& path) {

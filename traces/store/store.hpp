@@ -31,6 +31,7 @@
 #include "traces/record_traits.hpp"
 #include "traces/records.hpp"
 #include "traces/store/codecs.hpp"
+#include "traces/store/store_file.hpp"
 
 namespace pacer::traces {
 
@@ -216,6 +217,9 @@ void reseal_store(const std::filesystem::path& path);
 // link's target is replaced, a device or FIFO written in place, anything else refused). For text
 // outputs (CSV, tables); "-" is the standard output.
 void write_file_atomic(const std::filesystem::path& path, const std::string& content);
+// write_file_atomic up to its rename (file::StagedFile): commit() puts the file in place, or writes
+// the standard output; uncommitted, nothing of it remains.
+file::StagedFile stage_file_atomic(const std::filesystem::path& path, const std::string& content);
 // Whether an output path names the standard output ("-").
 bool is_stdout(const std::filesystem::path& path);
 

@@ -18,6 +18,7 @@
 #include <fstream>
 #include <mutex>
 #include <set>
+#include <utility>
 
 #include "base/error.hpp"
 #include "base/files.hpp"
@@ -288,12 +289,14 @@ void write_in_place(const fs::path& given, const fs::path& stream, std::string_v
 
 }  // namespace
 
-void write_atomic(const fs::path& given, std::string_view bytes) {
+StagedFile stage_atomic(const fs::path& given, std::string_view bytes) {
   if (const std::string why = why_not_writable(given, false); !why.empty())
     throw Error(fmt::format("{}: {}", given.string(), why));
   const WriteTarget target = write_target(given);
-  if (target.kind == WriteTarget::Kind::stream) return write_in_place(given, target.path, bytes);
-  const fs::path& path = target.path;  // the end of the symbolic links: they stay, it is replaced
+  if (target.kind == WriteTarget::Kind::stream)
+    return StagedFile(
+        {}, [given, stream = target.path, held = std::string(bytes)] { write_in_place(given, stream, held); });
+  const fs::path path = target.path;  // the end of the symbolic links: they stay, it is replaced
   check_space(path, bytes.size());
   const fs::path tmp = path.string() + fmt::format(".tmp-{}", ::getpid());
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -316,12 +319,40 @@ void write_atomic(const fs::path& given, std::string_view bytes) {
     ::unlink(tmp.c_str());
     throw;
   }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    const std::string why = errno_text();
-    ::unlink(tmp.c_str());
-    throw Error(fmt::format("{}: cannot replace it ({})", path.string(), why));
+  return StagedFile(tmp, [tmp, path] {
+    if (::rename(tmp.c_str(), path.c_str()) != 0) {
+      const std::string why = errno_text();
+      ::unlink(tmp.c_str());
+      throw Error(fmt::format("{}: cannot replace it ({})", path.string(), why));
+    }
+    fsync_path(directory_of(path), true);
+  });
+}
+
+StagedFile& StagedFile::operator=(StagedFile&& other) noexcept {
+  if (this != &other) {
+    discard();
+    temporary_ = std::exchange(other.temporary_, {});
+    finish_ = std::exchange(other.finish_, {});
   }
-  fsync_path(directory_of(path), true);
+  return *this;
+}
+
+void StagedFile::commit() {
+  if (!finish_) return;
+  auto finish = std::exchange(finish_, {});
+  temporary_.clear();  // the rename owns it now (and removes it when it fails)
+  finish();
+}
+
+void StagedFile::discard() {
+  finish_ = {};
+  if (!temporary_.empty()) ::unlink(temporary_.c_str());
+  temporary_.clear();
+}
+
+void write_atomic(const fs::path& given, std::string_view bytes) {
+  stage_atomic(given, bytes).commit();
 }
 
 fs::path merge_temporary(const fs::path& out) {

@@ -7,6 +7,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace pacer::traces::file {
 
@@ -56,6 +57,30 @@ std::string why_not_writable(const std::filesystem::path& path, bool probe = tru
 // a directory fsync; any failure removes the temporary file and leaves the file as it was. A device
 // or FIFO is written in place; anything else is an Error.
 void write_atomic(const std::filesystem::path& path, std::string_view bytes);
+
+// A write_atomic up to, not including, its last step: the bytes are in the temporary file (room
+// checked, fsynced), and commit() renames it into place (a device or FIFO, or another stream, is
+// written by commit()). Destroyed uncommitted, it removes the temporary file: the file stays as it
+// was. For outputs that go with a store record: stage them, write the store, commit them -- a full
+// disk fails the staging, before the store is touched, and never leaves one without the other.
+class StagedFile {
+ public:
+  StagedFile() = default;
+  StagedFile(std::filesystem::path temporary, std::function<void()> finish)
+      : temporary_(std::move(temporary)), finish_(std::move(finish)) {}
+  StagedFile(StagedFile&& other) noexcept { *this = std::move(other); }
+  StagedFile& operator=(StagedFile&& other) noexcept;
+  StagedFile(const StagedFile&) = delete;
+  StagedFile& operator=(const StagedFile&) = delete;
+  ~StagedFile() { discard(); }
+  void commit();   // puts the file in place (once); throws Error when that fails
+  void discard();  // removes the temporary file, if any, uncommitted
+
+ private:
+  std::filesystem::path temporary_;  // empty for a stream
+  std::function<void()> finish_;     // the rename, or the stream's write
+};
+StagedFile stage_atomic(const std::filesystem::path& path, std::string_view bytes);
 
 // The temporary store a merge into `out` builds before it renames it over `out`:
 // ".<out's name>.merge-<pid>" beside `out`.

@@ -18,6 +18,7 @@
 #include "base/text.hpp"
 #include "tests/support/run_pacer.hpp"
 #include "tests/support/saved_env.hpp"
+#include "tests/support/small_tmpfs.hpp"
 #include "traces/provenance.hpp"
 #include "traces/store/store.hpp"
 
@@ -433,6 +434,78 @@ TEST_F(CliOptions, PolicyNamesBatchAndCapCountsAreRefusedAsUsageErrorsWithOneWor
   EXPECT_EQ(pacer::traces::Store::open(path("z.h5")).list("sweeps"), before) << "no sweep record written";
   EXPECT_EQ(run("sweep " + store + " --power-limits 100W,200W -q").code, 0);
   EXPECT_EQ(run("sweep " + store + " --caps-per-workload 5 -q").code, 0);
+}
+
+// `sweep --csv` and `simulate --csv` on a full disk: the store's record was written ("wrote
+// sweeps/full"), then the CSV failed, exit 1 -- a record without the CSV asked for. Now the CSVs are
+// staged before the store is written: the error comes first and the store is left as it was.
+TEST_F(CliOptions, ACsvThatDoesNotFitLeavesTheStoreAsItWas) {
+  const fs::path mnt = dir_ / "full";
+  pacer::testing::SmallTmpfs small(mnt, "256k");
+  if (!small.mounted()) GTEST_SKIP() << "cannot mount a tmpfs here (needs root): disk-full test skipped";
+  ASSERT_EQ(run("import zeus --out " + path("z.h5")).code, 0);
+  const std::string store = path("z.h5") + " --profile imagenet.resnet50.adadelta";
+  small.fill_leaving(0);
+  const auto before = pacer::traces::Store::open(path("z.h5"));
+  const auto sweeps = before.list("sweeps"), runs = before.list("runs");
+  auto r = run("sweep " + store + " -q --name full --csv " + (mnt / "s.csv").string());
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_TRUE(has(r.err, (mnt / "s.csv").string() + ": not enough space to write it")) << r.err;
+  EXPECT_FALSE(has(r.err, "wrote")) << r.err;
+  r = run("simulate " + store + " -P 200W --run-name full --csv " + (mnt / "t.csv").string());
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_TRUE(has(r.err, (mnt / "t.csv").string() + ": not enough space to write it")) << r.err;
+  EXPECT_FALSE(has(r.err, "wrote")) << r.err;
+  const auto after = pacer::traces::Store::open(path("z.h5"));
+  EXPECT_EQ(after.list("sweeps"), sweeps);
+  EXPECT_EQ(after.list("runs"), runs);
+  for (const auto& e : fs::directory_iterator(mnt)) EXPECT_EQ(e.path().filename(), "filler") << e.path();
+  // With room, both are written, the store's record and the CSVs.
+  r = run("sweep " + store + " -q --name roomy --csv " + path("s.csv"));
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(has(r.err, "wrote sweeps/roomy")) << r.err;
+  EXPECT_TRUE(fs::exists(path("s.csv")) && fs::exists(path("s-summary.csv")));
+}
+
+// A plain number option that does not read (a count written 1e3, a weight written 0.5x) said only
+// "the argument ('1e3') for option '--bootstrap' is invalid": now it says what the option takes.
+TEST_F(CliOptions, AMalformedPlainNumberSaysWhatTheOptionTakes) {
+  pacer::traces::Store::open_or_create(path("empty.h5"));
+  for (const std::string& cmd :
+       {"sweep " + path("empty.h5") + " --bootstrap 1e3", "select " + path("empty.h5") + " -P 5W --eta 0.5x",
+        "select " + path("empty.h5") + " -P 5W --powertrain-batch 99999999999999999999"}) {
+    const auto r = run(cmd);
+    EXPECT_EQ(r.code, 2) << cmd << "\n" << r.err;
+    EXPECT_TRUE(has(r.err, "is invalid: give a plain number, a whole one for a count (1000, not 1e3 or 1k)"))
+        << cmd << "\n"
+        << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
+}
+
+// `simulate --knob K --batch-size B` with a B the space lacks at K said so and stopped there: now
+// it names the batch sizes there are.
+TEST_F(CliOptions, AFixedBatchSizeNotInTheSpaceNamesTheOnesThereAre) {
+  ASSERT_EQ(run("import zeus --out " + path("z.h5")).code, 0);
+  const auto r = run("simulate " + path("z.h5") + " --profile imagenet.resnet50.adadelta --knob 100W --batch-size 7");
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_TRUE(has(r.err, "the fixed batch size b=7 is not in the space at 100 W: give one of b=")) << r.err;
+  EXPECT_TRUE(has(r.err, "give one of b=64,128,192,256,360 (see pacer simulate --help)")) << r.err;
+  EXPECT_EQ(r.out, "");
+}
+
+// `profile --knob power_mode --freqs 921.6MHz` measured nothing and said "9.216e+08 is not a
+// power_mode setting of jetson-nano (emulated) (4 CPU@1.479 GHz, ...)" after opening the device: the
+// two options contradict each other, as --modes without --knob power_mode does.
+TEST_F(CliOptions, FrequenciesWithThePowerModeKnobAreRefusedAsContradictory) {
+  const auto r =
+      run("profile --device emulated:jetson-nano --workload cnn --batch-sizes 8 --knob power_mode "
+          "--freqs 921.6MHz --store " +
+          path("p.h5"));
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_TRUE(has(r.err, "pacer profile: --freqs and --knob power_mode exclude each other")) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_FALSE(fs::exists(path("p.h5")));
 }
 
 // `pacer workloads NAME` of an unknown name is one error line and nothing on stdout (the table's
