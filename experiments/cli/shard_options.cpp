@@ -55,11 +55,29 @@ std::filesystem::path store_for(const po::variables_map& vm, const std::filesyst
 // --stage when the campaign has stages), and merges them into the campaign's store. Each shard
 // trains on the threads this command was given (its own default when none: base::kTrainingThreads),
 // never on a share of the CPUs free now: a result does not depend on the machine's load.
+// This command's arguments without its --jobs ("--jobs N", "--jobs=N"), then "--jobs 1", which also
+// wins over a config file's `jobs`: a shard process runs its shard, it never shards again (and --jobs
+// beside --shard is refused, run_shard_front).
+std::vector<std::string> shard_process_args() {
+  std::vector<std::string> a;
+  const auto& given = invocation_args();
+  for (size_t i = 0; i < given.size(); ++i) {
+    if (given[i] == "--jobs") {
+      ++i;  // and its value
+      continue;
+    }
+    if (given[i].rfind("--jobs=", 0) == 0) continue;
+    a.push_back(given[i]);
+  }
+  a.insert(a.end(), {"--jobs", "1"});
+  return a;
+}
+
 void run_stage_locally(const experiments::JobList& list, int jobs, bool add_stage) {
   const int n = experiments::local_shard_count(jobs, list.jobs.size());
   std::vector<std::vector<std::string>> args;
   for (int i = 0; i < n; ++i) {
-    auto a = invocation_args();
+    auto a = shard_process_args();
     if (add_stage) a.insert(a.end(), {"--stage", list.stage});
     a.insert(a.end(), {"--shard", fmt::format("{}/{}", i, n)});
     args.push_back(std::move(a));
@@ -84,6 +102,11 @@ std::optional<int> run_shard_front(const po::variables_map& vm, const std::vecto
   const int n = vm["jobs"].as<int>();
   if (n < 1 || n > 4096) throw UsageError("--jobs must be between 1 and 4096");
   if (const auto shard = shard_option(vm)) {
+    if (n > 1)
+      throw UsageError(fmt::format(
+          "--jobs {} and --shard {}/{} exclude each other: --jobs runs every shard here, --shard one of them (as "
+          "a Slurm task does); give one",
+          n, shard->index, shard->count));
     if (staged && !only)
       throw UsageError(
           fmt::format("--shard needs --stage: this campaign runs in stages, one after the other ({})", [&] {

@@ -227,7 +227,9 @@ std::string array_script(const SlurmOptions& o, const JobList& jobs, int shards,
       o.campaign, base::printable(jobs.record), jobs.stage.empty() ? "" : ", stage " + jobs.stage, jobs.jobs.size(),
       shards, shards, base::printable(shard_store(jobs.store, {0, shards}, jobs.stage).string()));
   const std::string stage = jobs.stage.empty() ? "" : fmt::format(" --stage {}", shell_quote(jobs.stage));
-  array += fmt::format("exec {} {} --config {}{} --shard \"${{SLURM_ARRAY_TASK_ID}}/{}\"\n",
+  // --jobs 1 after the shard: a task runs its shard (a spec's `jobs`, for local runs, would be refused
+  // beside --shard).
+  array += fmt::format("exec {} {} --config {}{} --shard \"${{SLURM_ARRAY_TASK_ID}}/{}\" --jobs 1\n",
                        shell_quote(pacer_binary(o).string()), shell_quote(o.campaign),
                        shell_quote(fs::absolute(o.spec).string()), stage, shards);
   return array;

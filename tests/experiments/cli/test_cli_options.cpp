@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -506,6 +507,30 @@ TEST_F(CliOptions, FrequenciesWithThePowerModeKnobAreRefusedAsContradictory) {
   EXPECT_TRUE(has(r.err, "pacer profile: --freqs and --knob power_mode exclude each other")) << r.err;
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
   EXPECT_FALSE(fs::exists(path("p.h5")));
+}
+
+// --jobs N beside --shard I/N is refused (before, --jobs 2 --shard 0/2 ran shard 0 alone, exit 0, as
+// if --jobs had not been given), from the command line or a config file, before anything is measured;
+// --jobs 1 (what the local shard processes and the Slurm tasks are given) goes with --shard.
+TEST_F(CliOptions, JobsBesideAShardIsRefusedAsContradictory) {
+  const std::string profile =
+      "profile --device emulated:jetson-nano --workload cnn@1x12x12 --batch-sizes 8,16 --freqs 921.6MHz --store ";
+  auto r = run(profile + path("p.h5") + " --jobs 2 --shard 0/2");
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_TRUE(has(r.err, "pacer profile: --jobs 2 and --shard 0/2 exclude each other")) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_FALSE(fs::exists(path("p.h5")));
+  for (const auto& e : fs::directory_iterator(dir_))
+    EXPECT_EQ(e.path().filename().string().find("p.shard-"), std::string::npos) << e.path();
+  {
+    std::ofstream ini(path("jobs.ini"));
+    ini << "jobs = 2\n";
+  }
+  r = run(profile + path("q.h5") + " --config " + path("jobs.ini") + " --shard 1/2");
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_TRUE(has(r.err, "--jobs 2 and --shard 1/2 exclude each other")) << r.err;
+  r = run(profile + path("q.h5") + " --config " + path("jobs.ini") + " --shard 1/2 --jobs 1");
+  EXPECT_EQ(r.code, 0) << r.err;
 }
 
 // `pacer workloads NAME` of an unknown name is one error line and nothing on stdout (the table's
