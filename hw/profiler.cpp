@@ -378,16 +378,21 @@ traces::ProfilePoint ProfileSession::measure(const Setting& f, int b) {
   return p;
 }
 
+// The power a walk compares with its cap: the point's peak or mean (ProfileOptions::walk_power).
+double walk_power_w(const ProfileOptions& o, const traces::ProfilePoint& p) {
+  return o.walk_power == "peak" ? p.power_peak_w : p.power_mean_w;
+}
+
 // The paper's walk: largest b from the lowest f upward until the cap; each smaller b starts from the
 // highest feasible f so far (power falls with b), stepping down if that is over. Returns whether some
 // batch size had a setting under the cap; `lowest` gets the measured point of the lowest power figure.
 bool walk(ProfileSession& session, const ProfileOptions& o, const std::vector<Setting>& settings,
           const std::vector<int>& batches, traces::ProfilePoint& lowest) {
-  auto figure = [&](const traces::ProfilePoint& p) { return o.walk_power == "peak" ? p.power_peak_w : p.power_mean_w; };
   auto feasible = [&](const traces::ProfilePoint& p) {
-    const double w = figure(p);
-    if (p.status == "ok" && !std::isnan(w) && (lowest.knob.empty() || w < figure(lowest))) lowest = p;
-    return p.status == "ok" && !std::isnan(w) && w <= o.power_limit_w;
+    const double w = walk_power_w(o, p);
+    if (p.status != "ok" || std::isnan(w)) return false;
+    if (lowest.knob.empty() || w < walk_power_w(o, lowest)) lowest = p;
+    return w <= o.power_limit_w;
   };
   bool any = false;
   size_t start = 0;
@@ -442,13 +447,11 @@ ProfileReport run_profile(Device& device, BatchExecutor& executor, const Profile
   const bool any = walk(session, o, settings, batches, lowest);
   session.finish();  // what was measured is kept, whatever follows
   if (!any) {
-    const std::string what =
-        lowest.knob.empty()
-            ? std::string("no point was measured ok")
-            : fmt::format("the lowest measured is {} at {}",
-                          units::format(o.walk_power == "peak" ? lowest.power_peak_w : lowest.power_mean_w,
-                                        units::Dimension::Power),
-                          at_point(device.knob(), lowest.knob, lowest.batch_size));
+    const std::string what = lowest.knob.empty()
+                                 ? std::string("no point was measured ok")
+                                 : fmt::format("the lowest measured is {} at {}",
+                                               units::format(walk_power_w(o, lowest), units::Dimension::Power),
+                                               at_point(device.knob(), lowest.knob, lowest.batch_size));
     throw Error(
         fmt::format("no {} setting of {} draws at most {} ({} power) at any batch size: {}; raise the power "
                     "limit (the {} point(s) measured are kept in the store)",

@@ -50,6 +50,11 @@ bool has(const std::string& s, const std::string& part) {
   return s.find(part) != std::string::npos;
 }
 
+// How many lines `s` holds (an error is one).
+long lines(const std::string& s) {
+  return std::count(s.begin(), s.end(), '\n');
+}
+
 // --help wraps descriptions: compare with runs of white space as one space.
 std::string squash(const std::string& s) {
   std::string out;
@@ -149,7 +154,7 @@ TEST_F(CliOptions, BenchModelsFiguresWithoutTheRealBoardsIsAUsageError) {
   EXPECT_EQ(r.code, 2) << r.err;
   EXPECT_TRUE(has(r.err, "--figures")) << r.err;
   EXPECT_TRUE(has(r.err, "--real")) << r.err;
-  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_EQ(lines(r.err), 1) << r.err;
   EXPECT_FALSE(fs::exists(path("m.csv")));
   EXPECT_FALSE(fs::exists(path("figs")));
 }
@@ -373,7 +378,7 @@ TEST_F(CliOptions, GuardZeroInAnySpellingIsTakenAndEveryRefusalNamesItsOneRange)
       EXPECT_TRUE(has(r.err, "--guard: " + shown + " is not a fraction in [0, 0.5)"))
           << cmd << " --guard " << given << "\n"
           << r.err;
-      EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+      EXPECT_EQ(lines(r.err), 1) << r.err;
     }
     for (const char* given : {"5WW", "nan", "1e999"}) {
       const auto r = run(cmd + " --guard " + given);
@@ -419,7 +424,7 @@ TEST_F(CliOptions, PolicyNamesBatchAndCapCountsAreRefusedAsUsageErrorsWithOneWor
     const auto r = run(cmd);
     EXPECT_EQ(r.code, 2) << cmd << "\n" << r.err;
     EXPECT_TRUE(has(r.err, option + ": " + one_of)) << cmd << "\n" << r.err;
-    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << cmd << "\n" << r.err;
+    EXPECT_EQ(lines(r.err), 1) << cmd << "\n" << r.err;
     EXPECT_EQ(r.out, "") << cmd;
   }
   EXPECT_FALSE(fs::exists(path("rep")));
@@ -480,7 +485,7 @@ TEST_F(CliOptions, AMalformedPlainNumberSaysWhatTheOptionTakes) {
     EXPECT_TRUE(has(r.err, "is invalid: give a plain number, a whole one for a count (1000, not 1e3 or 1k)"))
         << cmd << "\n"
         << r.err;
-    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_EQ(lines(r.err), 1) << r.err;
   }
 }
 
@@ -505,7 +510,7 @@ TEST_F(CliOptions, FrequenciesWithThePowerModeKnobAreRefusedAsContradictory) {
           path("p.h5"));
   EXPECT_EQ(r.code, 2) << r.err;
   EXPECT_TRUE(has(r.err, "pacer profile: --freqs and --knob power_mode exclude each other")) << r.err;
-  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_EQ(lines(r.err), 1) << r.err;
   EXPECT_FALSE(fs::exists(path("p.h5")));
 }
 
@@ -518,7 +523,7 @@ TEST_F(CliOptions, JobsBesideAShardIsRefusedAsContradictory) {
   auto r = run(profile + path("p.h5") + " --jobs 2 --shard 0/2");
   EXPECT_EQ(r.code, 2) << r.err;
   EXPECT_TRUE(has(r.err, "pacer profile: --jobs 2 and --shard 0/2 exclude each other")) << r.err;
-  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_EQ(lines(r.err), 1) << r.err;
   EXPECT_FALSE(fs::exists(path("p.h5")));
   for (const auto& e : fs::directory_iterator(dir_))
     EXPECT_EQ(e.path().filename().string().find("p.shard-"), std::string::npos) << e.path();
@@ -540,7 +545,7 @@ TEST_F(CliOptions, AnUnknownWorkloadIsOneErrorLineAndNoTable) {
   EXPECT_EQ(r.code, 1) << r.err;
   EXPECT_EQ(r.out, "");
   EXPECT_TRUE(has(r.err, "unknown workload 'no-such-net'")) << r.err;
-  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_EQ(lines(r.err), 1) << r.err;
   EXPECT_TRUE(has(run("workloads cnn").out, "WORKLOAD")) << "the table of a known workload";
 }
 
