@@ -442,6 +442,24 @@ traces::ModelRecord AnalyticalModel::to_record() const {
 }
 
 // ---------------------------------------------------------------------------------------------
+void check_fit_options(const AnalyticalFitOptions& options) {
+  if (!(options.prior_weight >= 0 && options.prior_weight <= kMaxPriorWeight))
+    throw OptionError(
+        "prior-weight",
+        fmt::format("{:g} is not a prior weight in [0, {:g}] (squared relative residual; the default 1e-4 "
+                    "is negligible against a 1% misfit, larger values overrule the data)",
+                    options.prior_weight, kMaxPriorWeight));
+  if (options.time_form != "affine" && options.time_form != "log")
+    throw OptionError("time-form", fmt::format("'{}' is not a form of t(f, b): use affine or log", options.time_form));
+  if (options.cap_form != "saturating" && options.cap_form != "log")
+    throw OptionError("cap-form", fmt::format("'{}' is not a form of c(b): use saturating or log", options.cap_form));
+  if (options.power_loss != "absolute" && options.power_loss != "squared")
+    throw OptionError("power-loss",
+                      fmt::format("'{}' is not a loss of the power fit: use absolute or squared", options.power_loss));
+  if (options.voltage != "auto" && options.voltage != "catalog" && options.voltage != "fit")
+    throw Error(fmt::format("voltage mode '{}' is not one of auto, catalog, fit", options.voltage));
+}
+
 namespace {
 
 // The fit's inputs, checked: one observation list per target and what the search ranges need.
@@ -469,12 +487,7 @@ FitInputs check_inputs(const std::vector<traces::ProfilePoint>& points, const An
   check(time_only.size(), "time-only flags");
   if (extras)
     check(extras->time_columns.size(), "extra time rows"), check(extras->power_columns.size(), "extra power rows");
-  if (!(options.prior_weight >= 0 && options.prior_weight <= kMaxPriorWeight))
-    throw OptionError(
-        "prior-weight",
-        fmt::format("{:g} is not a prior weight in [0, {:g}] (squared relative residual; the default 1e-4 "
-                    "is negligible against a 1% misfit, larger values overrule the data)",
-                    options.prior_weight, kMaxPriorWeight));
+  check_fit_options(options);
   if (points.size() < 4)
     throw Error(fmt::format(
         "the analytical model needs at least 4 profiled points (it has 4 time parameters), got {}: profile more "
@@ -514,15 +527,6 @@ FitInputs check_inputs(const std::vector<traces::ProfilePoint>& points, const An
     throw Error(
         "the analytical model needs points at 2 or more GPU frequencies to separate the frequency-bound "
         "part of the time from the rest");
-  if (options.time_form != "affine" && options.time_form != "log")
-    throw OptionError("time-form", fmt::format("'{}' is not a form of t(f, b): use affine or log", options.time_form));
-  if (options.cap_form != "saturating" && options.cap_form != "log")
-    throw OptionError("cap-form", fmt::format("'{}' is not a form of c(b): use saturating or log", options.cap_form));
-  if (options.power_loss != "absolute" && options.power_loss != "squared")
-    throw OptionError("power-loss",
-                      fmt::format("'{}' is not a loss of the power fit: use absolute or squared", options.power_loss));
-  if (options.voltage != "auto" && options.voltage != "catalog" && options.voltage != "fit")
-    throw Error(fmt::format("voltage mode '{}' is not one of auto, catalog, fit", options.voltage));
   in.use_table = options.voltage == "catalog" || (options.voltage == "auto" && !options.voltage_table.empty());
   if (in.use_table && options.voltage_table.empty())
     throw Error("the device has no V(f) table in the catalog; fit V(f) instead (voltage mode fit)");

@@ -140,10 +140,14 @@ struct FitExtras {
   std::vector<double> time_coef, power_mean_coef, power_peak_coef;  // out
 };
 
+// Checks the options a fit does not need points to judge: OptionError("prior-weight") for a prior
+// weight outside [0, kMaxPriorWeight], OptionError("power-loss" / "time-form" / "cap-form") for a
+// name that is not one of the forms, Error for an unknown voltage mode.
+void check_fit_options(const AnalyticalFitOptions& options);
+
 // Fits the model to `points` (gpu_freq knob, time and mean power required, peak optional).
-// Throws Error when there are fewer than 4 points or fewer than 2 distinct frequencies,
-// OptionError("prior-weight") for a prior weight outside [0, kMaxPriorWeight] and
-// OptionError("power-loss") for a loss other than absolute or squared.
+// Throws Error when there are fewer than 4 points or fewer than 2 distinct frequencies, and what
+// check_fit_options throws.
 std::unique_ptr<AnalyticalModel> fit_analytical(const std::vector<traces::ProfilePoint>& points,
                                                 const AnalyticalFitOptions& options, FitExtras* extras = nullptr);
 

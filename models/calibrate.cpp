@@ -410,10 +410,13 @@ std::vector<double> grid_knob_scale(const traces::ProfileTable& table, const tra
 
 namespace {
 
-int min_points_for(ModelKind& kind, const traces::ProfileTable& table, const traces::DeviceSpec* device,
+// The model fitted for `asked`: a power mode's analytical model is the model over its caps.
+ModelKind fitted_kind(ModelKind asked, const traces::ProfileTable& table) {
+  return asked == ModelKind::analytical && table.knob.kind == KnobKind::power_mode ? ModelKind::modes : asked;
+}
+
+int min_points_for(ModelKind kind, const traces::ProfileTable& table, const traces::DeviceSpec* device,
                    const CalibrationOptions& options) {
-  // A power mode's analytical model is the model over its caps.
-  if (kind == ModelKind::analytical && table.knob.kind == KnobKind::power_mode) kind = ModelKind::modes;
   if (kind == ModelKind::analytical) {
     if (table.knob.kind != KnobKind::gpu_freq)
       throw Error(
@@ -868,20 +871,32 @@ std::string describe_transfer(const traces::ModelRecord& record) {
                      both);
 }
 
-Calibration calibrate(const traces::ProfileTable& table, const traces::DeviceSpec* device,
-                      const CalibrationOptions& options) {
+void check_calibration(const traces::ProfileTable& table, const traces::DeviceSpec* device,
+                       const CalibrationOptions& options) {
   const auto all = usable_points(table, device);
   if (all.empty())
     throw Error(fmt::format("profile '{}' has no usable point (status 'ok' with time and power)", table.workload));
-  ModelKind kind = options.model;
+  const ModelKind kind = fitted_kind(options.model, table);
   const int min_points = min_points_for(kind, table, device, options);
   const int wanted = options.points > 0 ? options.points : static_cast<int>(all.size());
   if (wanted > static_cast<int>(all.size()))
-    throw Error(fmt::format("{} planned points are more than profile '{}' has usable ({})", wanted, table.workload,
-                            all.size()));
+    throw pacer::SettingError("points", fmt::format("{} planned points are more than profile '{}' has usable ({}): "
+                                                    "let the planner pick at most {}, or take them all",
+                                                    wanted, table.workload, all.size(), all.size()));
   if (wanted < min_points)
-    throw Error(fmt::format("the {} model needs at least {} points, got {}: let the planner pick {} or more", kind,
-                            min_points, wanted, min_points));
+    throw pacer::SettingError("points",
+                              fmt::format("the {} model needs at least {} points, got {}: let the planner pick {} "
+                                          "or more",
+                                          kind, min_points, wanted, min_points));
+  if (kind == ModelKind::analytical || kind == ModelKind::modes) check_fit_options(options.analytical);
+}
+
+Calibration calibrate(const traces::ProfileTable& table, const traces::DeviceSpec* device,
+                      const CalibrationOptions& options) {
+  check_calibration(table, device, options);
+  const auto all = usable_points(table, device);
+  const ModelKind kind = fitted_kind(options.model, table);
+  const int min_points = min_points_for(kind, table, device, options);
 
   Calibration out;
   out.used = planned_points(all, table, options);

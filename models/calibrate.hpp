@@ -300,7 +300,13 @@ struct Calibration {
   std::vector<traces::ProfilePoint> all;   // every usable point of the profile
 };
 
-// Fits the chosen model. Throws Error for too few points for the model, or a reference that is
+// Throws before any work what calibrate would throw on its options: a profile with no usable point,
+// a model that does not apply to its knob, pacer::SettingError("points") for fewer points than the model
+// needs or more than the profile has, and check_fit_options for the analytical fit's options.
+void check_calibration(const traces::ProfileTable& table, const traces::DeviceSpec* device,
+                       const CalibrationOptions& options);
+
+// Fits the chosen model. Throws what check_calibration throws, and Error for a reference that is
 // missing or uses another knob.
 Calibration calibrate(const traces::ProfileTable& table, const traces::DeviceSpec* device,
                       const CalibrationOptions& options);

@@ -250,6 +250,7 @@ void run_calibration(const CalibrationRequest& r, std::ostream& out) {
     opt.frequency_profile = &*extra.frequency_profile;
     opt.frequency_profile_name = *r.frequency_profile;
   }
+  models::check_calibration(table, device ? &*device : nullptr, opt);  // an error before the info line
   spdlog::info("calibrating the {} model on profile '{}' ({} points{})", opt.model, name, table.points.size(),
                opt.points ? fmt::format(", planner picks {}", opt.points) : "");
   const auto cal = models::calibrate(table, device ? &*device : nullptr, opt);

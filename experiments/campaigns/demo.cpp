@@ -223,7 +223,14 @@ Profiled profile_and_calibrate(const Demo& d, const fs::path& store_path) {
   copt.model = traces::ModelKind::analytical;
   copt.points = opt.calibration_points;
   copt.analytical.voltage_table = d.device.voltage_table;
-  const auto cal = models::calibrate(prof.table, &d.device, copt);
+  const auto cal = [&] {
+    try {
+      return models::calibrate(prof.table, &d.device, copt);
+    } catch (const SettingError& e) {
+      if (e.option != "points") throw;
+      throw SettingError("calibration-points", e.what());  // the setting's name in a campaign
+    }
+  }();
   store.write(cal.record);
   std::vector<std::vector<double>> grid;
   for (double f : d.device.gpu_freqs_hz) grid.push_back({f});

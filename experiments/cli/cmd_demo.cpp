@@ -10,6 +10,7 @@
 #include "experiments/cli/explore_options.hpp"
 #include "experiments/cli/options.hpp"
 #include "experiments/cli/shard_options.hpp"
+#include "models/calibrate.hpp"
 
 namespace pacer::cli {
 namespace {
@@ -80,7 +81,7 @@ int run_experiment(const po::variables_map& vm) {
   if (vm.count("pretrain-target"))
     o.pretrain_target = parse_fraction(vm["pretrain-target"].as<std::string>(), "--pretrain-target");
   o.calibration_points = vm["calibration-points"].as<int>();
-  require_range(o.calibration_points, 3, 10000, "--calibration-points", "points");
+  require_range(o.calibration_points, models::kMinAnalyticalPoints, 10000, "--calibration-points", "points");
   return run_pipeline(vm, o);
 }
 
