@@ -95,6 +95,21 @@ traces::SweepResult sweep_record(const std::vector<const Problem*>& problems, co
   if (std::any_of(problems.begin(), problems.end(),
                   [&](const auto* p) { return p->space->knob() != problems[0]->space->knob(); }))
     throw UsageError("the profiles have different knobs: one sweep record has one knob; sweep each profile alone");
+  // A given cap below every configuration of every workload is bad input, as in select: nothing runs
+  // under it (a cap feasible for one workload and not another gives infeasible rows, a result).
+  if (!req.caps_w.empty()) {
+    const Problem* lowest = *std::min_element(problems.begin(), problems.end(), [](const auto* a, const auto* b) {
+      return a->space->min_power_w() < b->space->min_power_w();
+    });
+    const double lo = lowest->space->min_power_w();
+    for (double cap : req.caps_w)
+      if (cap < lo)
+        throw SettingError("power-limits",
+                           fmt::format("{} is below the lowest {} power of every configuration swept ({}, {}): "
+                                       "nothing runs under it; raise the cap or leave it out",
+                                       units::format(cap, units::Dimension::Power), to_string(lowest->space->basis()),
+                                       units::format(lo, units::Dimension::Power), lowest->workload));
+  }
   traces::SweepResult result;
   result.name = req.name;
   result.knob = problems[0]->space->knob();

@@ -81,6 +81,7 @@ struct SweepRequest {
 };
 // Each workload chooses under its own rule, choice_rule(problem, request.guard), the one `pacer select
 // --profile` of it uses; each row keeps its guard (SweepRow::guard), the record the largest.
+// SettingError("power-limits") for a given cap below the lowest power of every problem's space.
 traces::SweepResult sweep_record(const std::vector<const Problem*>& problems, const SweepRequest& request);
 // The rule `workload`'s rows of `sweep` were chosen under (its rows' guard; a record written before
 // rows kept it: the record's one guard), with the record's feasibility basis.

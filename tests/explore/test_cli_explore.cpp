@@ -151,6 +151,23 @@ TEST_F(CliExplore, ImportSweepSelectSimulate) {
   EXPECT_EQ(fs::file_size(store), size);
 }
 
+// A sweep cap below every configuration is refused as select refuses it (one line naming the option,
+// exit 1, no record); before, the sweep wrote a record of "infeasible" rows and exited 0. A cap that
+// some configuration fits under is swept.
+TEST_F(CliExplore, ASweepCapBelowEveryConfigurationIsRefusedAsSelectRefusesIt) {
+  const std::string store = (dir_ / "z.h5").string();
+  ASSERT_EQ(run("import zeus --gpu v100 --data-dir " + dir_.string() + " --out " + store, dir_).code, 0);
+  auto r = pacer::testing::run_pacer("sweep " + store + " --power-limits 150W,50W --name low", dir_);
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_EQ(r.err,
+            "pacer sweep: error: --power-limits: 50 W is below the lowest mean power of every configuration swept "
+            "(90 W, toy.net.adam): nothing runs under it; raise the cap or leave it out\n");
+  EXPECT_FALSE(pacer::traces::Store::open(store).has<pacer::traces::SweepResult>("low"));
+  r = pacer::testing::run_pacer("sweep " + store + " --power-limits 150W,90W --name low", dir_);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(pacer::traces::Store::open(store).read<pacer::traces::SweepResult>("low").rows.size(), 2u * 9u);
+}
+
 // Select times nothing (the benchmark does), an ours-only sweep prints no NaN speed-up, the import
 // help names no fixed GPU list, and the Zeus cost's MAXPOWER is Zeus's (the highest power limit,
 // 200 W here, not the highest average power, 190 W) and is printed.
