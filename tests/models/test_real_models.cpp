@@ -251,8 +251,10 @@ TEST(RealModels, TheNanoSweepBeatsEightAgxXavierPointsAloneWithTheWeightChosenBy
 // implementation's bench run (0.44; models/calibrate.hpp) the Nano covers 84% inside 1 sigma at
 // k = 8, 5 pp above the band (on the safe side: too wide; the scale the Nano alone would pick, 0.36,
 // is what leave-one-board-out does not let it choose); its 90% interval is in the band. The bound
-// 0.85 is what holds: 0.39 gives 81%, no scale 95%.
-TEST(RealModels, TheFewPointSigmaOfEightPointsCoversHeldOutPowerAtTheNominalRate) {
+// 0.85 is what holds: 0.39 gives 81%, no scale 95%. So the test asserts at least the nominal rate
+// (the band's lower ends) and at most 6 pp above the band; the bench's goal line, which asks for the
+// band itself, FAILs on the Nano.
+TEST(RealModels, TheFewPointSigmaOfEightNanoPointsCoversHeldOutPowerAtLeastAtTheNominalRate) {
   for (const auto& [folder, device, hi68] :
        std::vector<std::tuple<std::string, std::string, double>>{{"nano", "jetson-nano", 0.85}}) {
     if (!std::filesystem::exists(kLoudva / folder)) GTEST_SKIP() << "no LoudVA data under " << kLoudva;
