@@ -2,6 +2,7 @@
 #include "experiments/cli/options.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
@@ -87,6 +88,10 @@ void print_command_help(const Command& c, const po::options_description& own, st
   os << "Usage: pacer " << c.name << " [options]" << (c.usage_tail.empty() ? "" : " " + c.usage_tail) << "\n\n";
   os << c.summary << "\n";
   if (!c.description.empty()) os << "\n" << c.description << "\n";
+  std::vector<std::string> required;
+  for (const auto& o : own.options())
+    if (o->semantic()->is_required()) required.push_back("--" + o->long_name());
+  if (!required.empty()) os << "\nRequired: " << fmt::format("{}", fmt::join(required, ", ")) << "\n";
   os << "\n" << own << "\n" << common_options();
 }
 

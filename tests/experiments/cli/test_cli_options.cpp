@@ -581,4 +581,13 @@ TEST_F(CliOptions, ACalibrationThatCannotStartIsOneErrorLineNamingItsFlag) {
   EXPECT_FALSE(fs::exists(path("e")));
 }
 
+// `--help` names the options a command cannot run without (they were not marked; a missing one was
+// found only by running the command), and none where there are none.
+TEST_F(CliOptions, HelpNamesTheRequiredOptions) {
+  EXPECT_TRUE(has(run("validate --help").out, "\nRequired: --store, --power-limits\n")) << run("validate --help").out;
+  EXPECT_TRUE(has(run("select --help").out, "\nRequired: --store, --power-limit\n")) << run("select --help").out;
+  EXPECT_TRUE(has(run("profile --help").out, "\nRequired: --device, --workload\n"));
+  EXPECT_FALSE(has(run("demo --help").out, "Required:"));
+}
+
 }  // namespace
