@@ -281,6 +281,13 @@ void check_command_files(const Command& c, const po::variables_map& vm) {
   traces::check_distinct_outputs(inputs, outputs);
 }
 
+// "first", "second", ...: where positional argument `key` stands on the command line.
+std::string ordinal(const Command& c, const std::string& key) {
+  static const char* const names[] = {"first", "second", "third", "fourth"};
+  const auto at = std::find(c.positional.begin(), c.positional.end(), key) - c.positional.begin();
+  return at < 4 ? names[at] : fmt::format("{}th", at + 1);
+}
+
 int run_command(const Command& c, const std::vector<std::string>& args) {
   po::options_description own("Options");
   if (c.add_options) c.add_options(own);
@@ -308,6 +315,17 @@ int run_command(const Command& c, const std::vector<std::string>& args) {
     std::cerr << fmt::format(
         "pacer {}: {}: give a plain number, a whole one for a count (1000, not 1e3 or 1k) (see pacer {} --help)\n",
         c.name, e.what(), c.name);
+    return 2;
+  } catch (const po::multiple_occurrences& e) {
+    // An option that is also a positional argument given both ways reads as "more than once".
+    const std::string name = e.get_option_name();
+    const bool positional =
+        std::any_of(c.positional.begin(), c.positional.end(), [&](const std::string& p) { return name == "--" + p; });
+    std::cerr << fmt::format("pacer {}: {}{} (see pacer {} --help)\n", c.name, e.what(),
+                             positional ? fmt::format(": {} is also the command's {} argument; give it one way", name,
+                                                      ordinal(c, name.substr(2)))
+                                        : "",
+                             c.name);
     return 2;
   } catch (const po::error& e) {
     std::cerr << fmt::format("pacer {}: {} (see pacer {} --help)\n", c.name, e.what(), c.name);

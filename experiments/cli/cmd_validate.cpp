@@ -80,6 +80,8 @@ Command make() {
   c.name = "validate";
   c.summary = "train the chosen configurations for real on a device and compare with the predictions";
   c.order = 70;
+  c.usage_tail = "STORE";
+  c.positional = {"store"};
   c.description = fmt::format(
       "For each cap, pins the configuration chosen by each policy and by the oracle (the target trained\n"
       "at every batch size, then the fastest feasible (f, b)) and trains --workload on --target-dataset to\n"

@@ -590,4 +590,21 @@ TEST_F(CliOptions, HelpNamesTheRequiredOptions) {
   EXPECT_FALSE(has(run("demo --help").out, "Required:"));
 }
 
+// A store given both as the first argument and as --store read "option '--store' cannot be specified
+// more than once", which the user had not done; validate took no positional store where select,
+// sweep, simulate and budget do.
+TEST_F(CliOptions, AStoreGivenBothWaysSaysSoAndValidateTakesItAsItsArgument) {
+  for (const std::string& cmd :
+       {std::string("select a.h5 --store a.h5 -P 5W"), std::string("merge m.h5 a.h5 --out m.h5")}) {
+    const auto r = run(cmd);
+    EXPECT_EQ(r.code, 2) << cmd;
+    EXPECT_TRUE(has(r.err, "is also the command's first argument; give it one way")) << r.err;
+    EXPECT_EQ(lines(r.err), 1) << r.err;
+  }
+  const auto r = run("validate " + path("none.h5") + " --power-limits 5W");
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_TRUE(has(r.err, path("none.h5"))) << r.err;  // the argument is the store, not an unknown extra
+  EXPECT_TRUE(has(run("validate --help").out, "Usage: pacer validate [options] STORE\n"));
+}
+
 }  // namespace
