@@ -78,8 +78,8 @@ struct Device {
   explore::ChoiceRule rule;  // the one choice rule, for this profile
 };
 
-Device load_device(const RelationCampaign& c, const AdaptiveSettings& s) {
-  const fs::path path = s.profile_store.empty() ? home_store(c) : s.profile_store;
+Device load_device(const fs::path& home, const std::vector<int>& batch_sizes, const AdaptiveSettings& s) {
+  const fs::path path = s.profile_store.empty() ? home : s.profile_store;
   if (!fs::exists(path))
     throw SettingError("profile-store",
                        fmt::format("{} does not exist: an adaptive campaign needs the device's profile (pacer profile "
@@ -101,7 +101,7 @@ Device load_device(const RelationCampaign& c, const AdaptiveSettings& s) {
   traces::ProfileTable table = store.read<traces::ProfileTable>(name);
   const auto profiled = table.batch_sizes();
   std::vector<int> missing;
-  for (const int b : c.batch_sizes)
+  for (const int b : batch_sizes)
     if (!std::binary_search(profiled.begin(), profiled.end(), b)) missing.push_back(b);
   if (!missing.empty())
     throw SettingError("profile", fmt::format("profile '{}' has no point at batch size{} {} (it has {}): profile the "
@@ -110,7 +110,7 @@ Device load_device(const RelationCampaign& c, const AdaptiveSettings& s) {
                                               fmt::join(profiled, ", ")));
   // The candidates are the campaign's batch sizes.
   std::erase_if(table.points, [&](const traces::ProfilePoint& p) {
-    return !std::binary_search(c.batch_sizes.begin(), c.batch_sizes.end(), p.batch_size);
+    return !std::binary_search(batch_sizes.begin(), batch_sizes.end(), p.batch_size);
   });
   Device d;
   d.profile = name;
@@ -346,6 +346,10 @@ std::vector<std::pair<int, std::string>> fit_to_budget(explore::AdaptivePlan& p,
 
 }  // namespace
 
+void check_adaptive_device(const fs::path& home, const std::vector<int>& batch_sizes, const AdaptiveSettings& s) {
+  load_device(home, batch_sizes, s);
+}
+
 std::string round_stage(int round) {
   return fmt::format("round-{}", round);
 }
@@ -377,7 +381,7 @@ std::vector<JobList> adaptive_job_lists(const std::string& record, const fs::pat
 
 traces::AdaptiveLog decide_adaptive_round(const RelationCampaign& c, const AdaptiveSettings& s, int round) {
   const traces::RelationSet header = relation_header(c, nullptr);  // no data here: its sizes are not checked
-  const Device d = load_device(c, s);
+  const Device d = load_device(home_store(c), c.batch_sizes, s);
   auto store = traces::Store::open_or_create(c.store);
   traces::AdaptiveLog log = read_log(c.store, c, s, d.profile);
   for (int k = 0; k <= round; ++k) {
@@ -440,7 +444,7 @@ CampaignReport run_adaptive_round(const RelationCampaign& c, const dnn::data::Da
   if (planned(log, round)) {
     orders = orders_of(log, round);
   } else if (round == 1) {  // round 1 needs no decision: every batch size for a short budget
-    const Device d = load_device(c, s);
+    const Device d = load_device(home_store(c), c.batch_sizes, s);
     explore::AdaptivePlan p = plan(c, s, d, header, curve_header(header), log, 0);
     fit_to_budget(p, header, compute_budget(c, s), c.seeds);  // as its decision would
     for (const auto& o : p.orders)
@@ -538,7 +542,9 @@ AdaptiveReport run_adaptive_campaign(const RelationCampaign& c, const dnn::data:
   total.set = stored_relation(c.store, header).value_or(header);
   total.curve =
       store.has<traces::LearningCurve>(c.name) ? store.read<traces::LearningCurve>(c.name) : curve_header(header);
-  out.decided = plan(c, s, load_device(c, s), total.set, total.curve, out.log, out.log.rounds()).relation;
+  out.decided =
+      plan(c, s, load_device(home_store(c), c.batch_sizes, s), total.set, total.curve, out.log, out.log.rounds())
+          .relation;
   for (const auto& r : total.set.runs) out.compute_used += static_cast<double>(explore::run_compute_samples(r));
   out.compute_most =
       static_cast<double>(c.batch_sizes.size() * c.seeds.size()) * static_cast<double>(c.train.budget_samples);

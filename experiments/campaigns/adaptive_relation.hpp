@@ -72,6 +72,12 @@ struct AdaptiveReport {
   traces::RelationSet decided;
 };
 
+// Throws what the campaign's first decision would throw on the device's profile (the profile store
+// missing, no or several profiles, a batch size it has not profiled, no cap), so that a campaign
+// refuses before it loads any data. `home` is the campaign's store (the profile store's default).
+void check_adaptive_device(const std::filesystem::path& home, const std::vector<int>& batch_sizes,
+                           const AdaptiveSettings& settings);
+
 // Runs the whole campaign into c.store (resuming what it holds). `run_round`: when set, trains the
 // round's runs elsewhere (local shard processes of `run_adaptive_round`) and merges them into
 // c.store before it returns; unset: here.

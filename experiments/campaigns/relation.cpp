@@ -55,6 +55,13 @@ Prepared prepare(const RelationRequest& r, const std::string& dataset) {
   return s;
 }
 
+MissingCheckpoint missing_checkpoint(const std::string& path, const std::string& base) {
+  return MissingCheckpoint(path, base,
+                           fmt::format("checkpoint {} not found: pre-train {} to create it there, or train from "
+                                       "scratch (checkpoint 'none')",
+                                       path, base));
+}
+
 std::string checkpoint_of(const RelationRequest& r, const std::string& workload) {
   return r.checkpoint.empty() ? default_checkpoint(workload) : r.checkpoint;
 }
@@ -137,6 +144,10 @@ RelationOutcome run_relation(const RelationRequest& r, const dnn::TrainHooks& ho
   // Every output before the data is loaded or a run trained: the record's name and its store.
   traces::check_record_name_option("relations", out.name, "name");
   traces::check_store_output(r.store, "out", traces::StoreCreation::file_and_folder);
+  // A whole adaptive campaign's device profile and a named checkpoint, before the data is loaded.
+  if (r.adaptive && r.stage.empty()) check_adaptive_device(r.store, batch_sizes, r.adaptive_settings);
+  if (!r.checkpoint.empty() && r.checkpoint != "none" && !fs::exists(r.checkpoint))
+    throw missing_checkpoint(r.checkpoint, models::parse_workload(r.workload).base);
 
   Prepared s = prepare(r, r.dataset);
   check_memory(s, batch_sizes, "batch-sizes");
@@ -145,11 +156,7 @@ RelationOutcome run_relation(const RelationRequest& r, const dnn::TrainHooks& ho
   if (ckpt == "none") {
     ckpt.clear();
   } else {
-    if (!fs::exists(ckpt))
-      throw MissingCheckpoint(ckpt, spec.base,
-                              fmt::format("checkpoint {} not found: pre-train {} to create it there, or train from "
-                                          "scratch (checkpoint 'none')",
-                                          ckpt, spec.base));
+    if (!fs::exists(ckpt)) throw missing_checkpoint(ckpt, spec.base);
     dnn::check_checkpoint(ckpt, s.workload);
   }
   s.train.init_checkpoint = ckpt;

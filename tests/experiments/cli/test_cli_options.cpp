@@ -607,4 +607,22 @@ TEST_F(CliOptions, AStoreGivenBothWaysSaysSoAndValidateTakesItAsItsArgument) {
   EXPECT_TRUE(has(run("validate --help").out, "Usage: pacer validate [options] STORE\n"));
 }
 
+// A relation campaign that cannot start -- an adaptive one without its device's profile, a named
+// checkpoint that is not there -- refuses before it loads its data (it printed "loading fmnist-proxy"
+// and the data set's size first): one line, nothing written.
+TEST_F(CliOptions, ARelationCampaignThatCannotStartRefusesBeforeLoadingItsData) {
+  for (const std::string& extra :
+       {std::string("--checkpoint none --adaptive --profile-store ") + path("none.h5"),
+        std::string("--checkpoint none --adaptive"), std::string("--checkpoint ") + path("none.pt")}) {
+    const auto r = run("relation --out " + path("r.h5") + " --workload cnn " + extra);
+    EXPECT_EQ(r.code, 1) << extra << "\n" << r.err;
+    EXPECT_EQ(lines(r.err), 1) << extra << "\n" << r.err;
+    EXPECT_TRUE(has(r.err, extra.find("none.pt") == std::string::npos
+                               ? "an adaptive campaign needs the device's profile"
+                               : "none.pt not found"))
+        << r.err;
+    EXPECT_FALSE(fs::exists(path("r.h5")));
+  }
+}
+
 }  // namespace
