@@ -105,6 +105,10 @@ std::string at_point(const traces::KnobSpace& knob, const Setting& setting, int 
 
 }  // namespace
 
+void check_profile_options(const Device& device, const ProfileOptions& options) {
+  validate(device, options);
+}
+
 std::string knob_label(const traces::KnobSpace& knob, size_t dim) {
   const std::string heading = knob.heading(dim);
   return heading.substr(0, heading.find(" ["));

@@ -59,6 +59,10 @@ std::string knob_label(const traces::KnobSpace& knob, size_t dim = 0);
 
 using ProgressFn = std::function<void(const traces::ProfilePoint&, int done, int planned)>;
 
+// Throws what run_profile throws on its options before it measures anything (no batch sizes, a
+// setting the device does not have, a walk without a cap, ...).
+void check_profile_options(const Device& device, const ProfileOptions& options);
+
 // Restores the device's settings before returning, also when it throws. Outcomes of faults: a
 // setting the device does not apply (SettingNotApplied) or a sensor returning too many failed or
 // garbage reads or a frozen value skips the point with the reason as its status (a rerun on the

@@ -82,6 +82,7 @@ ProfileRun run_profile(const ProfileRequest& request, const std::function<void(c
   run.rails = device.power_rails();
   // Which rails the power figures come from is part of the result (summed rails differ from a total rail).
   o.source = fmt::format("pacer profile, power rails [{}]", fmt::join(run.rails, ", "));
+  hw::check_profile_options(device, o);  // a refusal before the info line
   spdlog::info("profiling {} on {}{} ({}), power from [{}]", o.workload, run.device_name,
                traces::emulated_mark(run.emulated, traces::EmulatedMark::Banner), run.executor_kind,
                fmt::join(run.rails, ", "));

@@ -5,7 +5,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -111,6 +113,9 @@ TEST(CliHw, BadInputGivesOneLineAndTheRightExitCode) {
           tmp.path());
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.err.find("900 MHz is not a gpu_freq setting"), std::string::npos) << r.err;
+  // One line: the refusal comes before the "profiling ..." info line (it came after it), no store.
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(tmp.path() / "x.h5"));
   r = run("profile --device emulated:jetson-nano --workload cnn --mode walk", tmp.path());
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("--power-limit"), std::string::npos) << r.err;
