@@ -218,7 +218,11 @@ std::unique_ptr<Problem> load_problem(const traces::Store& store, const ProblemS
   traces::check_workload_match(paired, pb->workload, pb->proxy_set, spec.allow_workload_mismatch);
   if (store.has<traces::RelationSet>(traces::zeus::looser_name(proxy)))
     pb->proxy_looser_set = store.read<traces::RelationSet>(traces::zeus::looser_name(proxy));
-  const std::string target = spec.target.empty() ? default_target(store, pb->workload, proxy) : spec.target;
+  if (!spec.read_target && !spec.target.empty())
+    throw Error(fmt::format("target relation '{}' named where none is read", spec.target));
+  const std::string target = !spec.read_target     ? std::string()
+                             : spec.target.empty() ? default_target(store, pb->workload, proxy)
+                                                   : spec.target;
   if (!target.empty()) {
     if (!store.has<traces::RelationSet>(target))
       throw Error(

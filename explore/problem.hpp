@@ -27,6 +27,9 @@ struct ProblemSpec {
                                     // that is not a target or looser-level relation)
   std::string target;               // target relation ("": "<workload>.target", or the store's one true
                                     // relation, traces::true_relation_name; none when absent)
+  // false: no target relation is looked for (`target` must be ""): a command that measures its own
+  // (validate) chooses on the proxy alone, whatever true relations the store holds.
+  bool read_target = true;
   std::optional<PowerBasis> basis;  // feasibility power (default: peak where the data has it)
   IndexOptions index;
   // A relation of another workload than the profile's (or model's) is refused

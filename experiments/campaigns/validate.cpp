@@ -68,9 +68,10 @@ Setup load_setup(const ValidateOptions& opt) {
   spec.profile = pick_record(store, "profiles", opt.profile, "profile", "profile");
   spec.relation = pick_record(store, "relations", opt.proxy, "relation", "proxy");
   spec.allow_workload_mismatch = opt.allow_workload_mismatch;
+  // Validation measures its own target relation: the store's true relations of earlier targets are
+  // not this one's (with two of them, choosing the default target refused the campaign).
+  spec.read_target = false;
   su.problem = explore::load_problem(store, spec);
-  su.problem->target.reset();
-  su.problem->target_set.reset();
   const explore::Space& space = *su.problem->space;
   if (space.knob().kind != traces::KnobKind::gpu_freq)
     throw Error(

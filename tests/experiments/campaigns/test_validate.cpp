@@ -314,6 +314,29 @@ void expect_same_validation(const std::string& got, const std::string& want, con
 // A validation in its two stages, each in shards merged into the store (docs/cluster.md), is the
 // whole validation: the same rows in the same order, the same oracle relation, the same power
 // traces, up to the wall time of each run. Run whole afterwards it trains nothing.
+// A store that holds the true relations of two earlier targets (the text specs validate three
+// targets into one store) validates a third: validation measures its own target relation and looks for
+// none. Before, the third target's validation failed with "--target: ... holds 2 target relations
+// (...); name one", an option validate does not have, after the first two had trained.
+TEST_F(Validate, ATargetIsValidatedWhereTheStoreHoldsTheTrueRelationsOfTwoOthers) {
+  const std::string store = (dir / "three.h5").string();
+  ASSERT_NO_FATAL_FAILURE(profile_and_proxy(store));
+  {
+    auto st = traces::Store::open(store);
+    auto set = st.read<traces::RelationSet>("proxy");
+    for (const char* earlier : {"first", "second"}) {
+      set.name = traces::true_relation_name(earlier);
+      st.write(set);
+    }
+  }
+  const auto r = pacer(fmt::format(
+      "validate {} --target-dataset idx:{} --checkpoint none --threads 1 --eval-every 64 --lr 0.002 --target 0.9 "
+      "--budget 4096 --seeds 0 --sensor-rate 100Hz --power-limits {}W --name v --list-jobs",
+      store, (dir / "idx").string(), cap_at(store, 0.5)));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("stage: oracle\n"), std::string::npos) << r.out;
+}
+
 TEST_F(Validate, ShardedStagesMergeToTheWholeValidation) {
   const std::string serial = (dir / "serial.h5").string(), sharded = (dir / "sharded.h5").string();
   ASSERT_NO_FATAL_FAILURE(profile_and_proxy(serial));
