@@ -95,9 +95,9 @@ traces::SweepResult sweep_record(const std::vector<const Problem*>& problems, co
   if (std::any_of(problems.begin(), problems.end(),
                   [&](const auto* p) { return p->space->knob() != problems[0]->space->knob(); }))
     throw UsageError("the profiles have different knobs: one sweep record has one knob; sweep each profile alone");
-  // A given cap below every configuration of every workload is bad input, as in select: nothing runs
+  // A user's cap below every configuration of every workload is bad input, as in select: nothing runs
   // under it (a cap feasible for one workload and not another gives infeasible rows, a result).
-  if (!req.caps_w.empty()) {
+  if (req.refuse_unrunnable_caps) {
     const Problem* lowest = *std::min_element(problems.begin(), problems.end(), [](const auto* a, const auto* b) {
       return a->space->min_power_w() < b->space->min_power_w();
     });

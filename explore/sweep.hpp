@@ -72,6 +72,10 @@ struct SweepSummary {
 struct SweepRequest {
   std::string name = "sweep";
   std::vector<double> caps_w;  // empty: caps_per_workload caps over each workload's own power range
+  // A cap of caps_w below the lowest power of every problem is refused (SettingError("power-limits"):
+  // a user's list, where nothing can run under it); false: it gives infeasible rows (a pipeline's own
+  // grid, drawn from below the feasible range).
+  bool refuse_unrunnable_caps = false;
   int caps_per_workload = 10;
   SweepOptions options;         // its rule is set from `guard` and the problems (choice_rule)
   std::optional<double> guard;  // the user's guard; nullopt: the automatic one (explore/decide.hpp)
@@ -81,7 +85,7 @@ struct SweepRequest {
 };
 // Each workload chooses under its own rule, choice_rule(problem, request.guard), the one `pacer select
 // --profile` of it uses; each row keeps its guard (SweepRow::guard), the record the largest.
-// SettingError("power-limits") for a given cap below the lowest power of every problem's space.
+// With refuse_unrunnable_caps, SettingError("power-limits") for a cap below every problem's lowest power.
 traces::SweepResult sweep_record(const std::vector<const Problem*>& problems, const SweepRequest& request);
 // The rule `workload`'s rows of `sweep` were chosen under (its rows' guard; a record written before
 // rows kept it: the record's one guard), with the record's feasibility basis.

@@ -61,6 +61,7 @@ int run_sweep(const po::variables_map& vm) {
           "--caps-per-workload and --power-limits exclude each other: give the caps (--power-limits) or their "
           "number per workload (--caps-per-workload)");
     request.caps_w = vm["power-limits"].as<units::PowerCapList>().w;
+    request.refuse_unrunnable_caps = true;
   }
   std::vector<const explore::Problem*> views;
   for (const auto& p : problems) {

@@ -241,6 +241,25 @@ TEST(ChoiceRule, BaselinesUseOneDeviceWideCapInEveryCommandOnAMultiWorkloadStore
   // The other device's profile bounds nothing: its own 70 W cap keeps 900 MHz.
   const Pick other = pick_of(decide(Policy::Baseline1, problems[2]->context(), 75, choice_rule(*problems[2])));
   EXPECT_EQ(other, (Pick{true, {900e6}, 64}));
+  // A cap below every configuration of every profile: in a pipeline's own grid (the demo's sweep
+  // starts below the feasible range) an infeasible row per workload; in a user's list (`pacer sweep
+  // --power-limits`) refused, as select refuses it.
+  SweepRequest grid;
+  grid.caps_w = {0.5};
+  grid.options.policies = {Policy::Ours};
+  const std::vector<const Problem*> views = {problems[0].get(), problems[1].get(), problems[2].get()};
+  const auto rows = sweep_record(views, grid).rows;
+  ASSERT_EQ(rows.size(), 3u);
+  for (const auto& row : rows) EXPECT_FALSE(row.feasible) << row.workload;
+  SweepRequest given = grid;
+  given.refuse_unrunnable_caps = true;
+  try {
+    sweep_record(views, given);
+    ADD_FAILURE() << "a cap below every configuration was swept";
+  } catch (const SettingError& e) {
+    EXPECT_EQ(e.option, "power-limits");
+    EXPECT_NE(std::string(e.what()).find("500 mW is below the lowest"), std::string::npos) << e.what();
+  }
 }
 
 // Two workloads on one device whose automatic guards differ: w's profile every point predicted by a
