@@ -745,3 +745,24 @@ TEST_F(CliOptions, AModelBenchOnAFolderWithoutZeusTracesIsAnErrorAndNoCsv) {
 }
 
 }  // namespace
+
+namespace {
+
+// `bench train --device tpu` printed the table's heading, then the error, exit 1; `relation --device
+// tpu` loaded its data set first.
+TEST_F(CliOptions, AnUnknownTrainingDeviceIsOneErrorLineBeforeAnyOutput) {
+  for (const std::string& cmd :
+       {std::string("bench train --device tpu --workloads cnn --batch-sizes 4 --threads 1"),
+        "relation --device tpu --dataset fmnist-proxy --batch-sizes 8 --seeds 0 --checkpoint none --out " +
+            path("r.h5"),
+        std::string("bench train --device cuda:x --workloads cnn --batch-sizes 4 --threads 1")}) {
+    const auto r = run(cmd);
+    EXPECT_EQ(r.code, 2) << cmd << ": " << r.err;
+    EXPECT_TRUE(has(r.err, "--device: unknown training device")) << r.err;
+    EXPECT_EQ(lines(r.err), 1) << r.err;
+    EXPECT_TRUE(r.out.empty()) << r.out;
+  }
+  EXPECT_FALSE(fs::exists(path("r.h5")));
+}
+
+}  // namespace
