@@ -766,3 +766,19 @@ TEST_F(CliOptions, AnUnknownTrainingDeviceIsOneErrorLineBeforeAnyOutput) {
 }
 
 }  // namespace
+
+namespace {
+
+// `bench train --wait-policies nope` without --contention ran the plain benchmark and dropped the
+// option without a word (as --baseline without --campaign is refused).
+TEST_F(CliOptions, WaitPoliciesWithoutContentionAreRefused) {
+  for (const std::string& extra : {std::string(""), std::string(" --adaptive")}) {
+    const auto r = run("bench train --wait-policies passive --workloads cnn --batch-sizes 4 --threads 1" + extra);
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_TRUE(has(r.err, "--wait-policies: ")) << r.err;
+    EXPECT_EQ(lines(r.err), 1) << r.err;
+    EXPECT_TRUE(r.out.empty()) << r.out;
+  }
+}
+
+}  // namespace
