@@ -18,6 +18,9 @@ namespace pacer::dnn {
 
 // True when libtorch was built with CUDA and a GPU is visible.
 bool cuda_available();
+// A training device name: cpu, cuda or cuda:N (OptionError(option) otherwise, option the key of
+// the setting that names it); whether a GPU is there is checked where the device opens.
+void check_training_device(const std::string& name, const std::string& option);
 // Sets libtorch's intra-op thread count (0 leaves it unchanged) and returns the count in force. The
 // first call also sets the inter-op pool to one thread (the training loop does not use it).
 int set_threads(int threads);
@@ -137,8 +140,8 @@ struct TrainResult {
   double eval_time_s = 0;  // part of wall_time_s spent evaluating
   double final_metric = NAN;
   double learning_rate = NAN;
-  int threads = 0;  // libtorch's intra-op threads the run trained on (its numerics depend on them)
-  int64_t resumed_samples = 0;  // samples the run had trained before (TrainOptions::run_state); 0: a fresh run
+  int threads = 0;                  // libtorch's intra-op threads the run trained on (its numerics depend on them)
+  int64_t resumed_samples = 0;      // samples the run had trained before (TrainOptions::run_state); 0: a fresh run
   std::vector<Evaluation> history;  // this process's evaluations (a continued run: those after resumed_samples)
 };
 

@@ -30,14 +30,19 @@ double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
+bool is_training_device(const std::string& name) {
+  const bool gpu_index = name.size() > 5 && name.rfind("cuda:", 0) == 0 &&
+                         std::all_of(name.begin() + 5, name.end(), [](char c) { return c >= '0' && c <= '9'; });
+  return name == "cpu" || name == "cuda" || gpu_index;
+}
+
 torch::Device parse_device(const std::string& name) {
+  if (!is_training_device(name))
+    throw Error(fmt::format("unknown training device '{}' (use cpu, cuda or cuda:N)", name));
   if (name == "cpu") return torch::kCPU;
-  if (name.rfind("cuda", 0) == 0) {
-    if (!torch::cuda::is_available())
-      throw Error(fmt::format("device '{}' requested but libtorch sees no CUDA GPU (train on the cpu)", name));
-    return torch::Device(name);
-  }
-  throw Error(fmt::format("unknown training device '{}' (use cpu, cuda or cuda:N)", name));
+  if (!torch::cuda::is_available())
+    throw Error(fmt::format("device '{}' requested but libtorch sees no CUDA GPU (train on the cpu)", name));
+  return torch::Device(name);
 }
 
 // The training boundary: libtorch's errors carry a C++ stack trace of tens of lines; the user gets
@@ -393,6 +398,11 @@ EvalStop eval_stop_of(const TrainOptions& o) {
 }
 
 }  // namespace
+
+void check_training_device(const std::string& name, const std::string& option) {
+  if (!is_training_device(name))
+    throw OptionError(option, fmt::format("unknown training device '{}' (use cpu, cuda or cuda:N)", name));
+}
 
 bool cuda_available() {
   return torch::cuda::is_available();

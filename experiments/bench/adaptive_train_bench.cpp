@@ -11,8 +11,8 @@
 #include "dnn/data/datasets.hpp"
 #include "explore/curve_fit.hpp"
 #include "explore/decide.hpp"
-#include "explore/problem.hpp"
 #include "explore/policy.hpp"
+#include "explore/problem.hpp"
 #include "explore/space.hpp"
 #include "explore/sweep.hpp"
 #include "hw/executor.hpp"
@@ -21,6 +21,7 @@
 #include "models/workloads/net_spec.hpp"
 #include "models/workloads/workload.hpp"
 #include "traces/catalog/catalog.hpp"
+#include "traces/store/outputs.hpp"
 #include "traces/store/store.hpp"
 
 namespace pacer::experiments {
@@ -38,10 +39,10 @@ double compute_of(const traces::RelationSet& set) {
 struct Row {
   std::string workload, dataset;
   double full_compute = 0, adaptive_compute = 0;
-  ChoiceAgreement agreement;  // the adaptive campaign's choices against the full one's
-  ChoiceAgreement seed_drop;  // the full campaign's choices kept when one of its seeds is left out
+  ChoiceAgreement agreement;   // the adaptive campaign's choices against the full one's
+  ChoiceAgreement seed_drop;   // the full campaign's choices kept when one of its seeds is left out
   ChoiceAgreement seed_alone;  // the full campaign's choices kept by each of its seeds alone
-  int64_t budget = 0;         // the adaptive campaign's compute budget (0: none)
+  int64_t budget = 0;          // the adaptive campaign's compute budget (0: none)
   std::string outcome;
   int rounds = 0;
   double full_s = 0, adaptive_s = 0;
@@ -103,6 +104,7 @@ ChoiceAgreement compare_adaptive(const explore::Space& space, const explore::Cho
 }
 
 void run_adaptive_train_bench(const AdaptiveTrainBenchOptions& o, std::ostream& out) {
+  traces::check_output_folder(o.out, "out");  // a file there read "filesystem error: cannot create directories"
   fs::create_directories(o.out);
   out << fmt::format(
       "adaptive vs full relation campaign, real training on this machine ({} threads): b {} x seeds {}, {} training "
@@ -111,8 +113,9 @@ void run_adaptive_train_bench(const AdaptiveTrainBenchOptions& o, std::ostream& 
       o.threads, fmt::join(o.batch_sizes, ","), fmt::join(o.seeds, ","), o.max_train,
       o.eval_samples > 0 ? fmt::format("{}", o.eval_samples) : "all", o.budget, o.adaptive.caps, o.device,
       100 * o.adaptive.tolerance, explore::to_string(o.adaptive.extrapolation),
-      std::isnan(o.budget_of_full) ? ""
-                                   : fmt::format(", compute budget {:g} % of the full campaign's", 100 * o.budget_of_full));
+      std::isnan(o.budget_of_full)
+          ? ""
+          : fmt::format(", compute budget {:g} % of the full campaign's", 100 * o.budget_of_full));
   out << fmt::format("{:<24} {:<14} {:>12} {:>12} {:>8} {:>7} {:>10} {:>10} {:>10} {:>9} {:>9}\n", "workload",
                      "dataset", "full", "adaptive", "share", "same", "max regret", "mean regr", "end", "full s",
                      "adapt s");
@@ -161,23 +164,25 @@ void run_adaptive_train_bench(const AdaptiveTrainBenchOptions& o, std::ostream& 
     row.agreement = compare_adaptive(space, rule, caps_w, full.report.set, adaptive);
     row.seed_drop = leave_one_seed_out(space, rule, caps_w, full.report.set);
     row.seed_alone = each_seed_alone(space, rule, caps_w, full.report.set);
-    out << fmt::format("{:<24} {:<14} {:>12.0f} {:>12.0f} {:>7.1f}% {:>3}/{:<3} {:>9.2f}% {:>9.2f}% {:>10} {:>9.0f} {:>9.0f}\n",
-                       full.report.set.workload, dataset, row.full_compute, row.adaptive_compute,
-                       100 * row.adaptive_compute / std::max(1.0, row.full_compute), row.agreement.same,
-                       row.agreement.caps, 100 * row.agreement.max_regret, 100 * row.agreement.mean_regret,
-                       row.outcome, row.full_s, row.adaptive_s);
-    out << fmt::format("  b chosen at the caps: full {}, adaptive {}\n", fmt::join(row.agreement.reference_choices, ","),
-                       fmt::join(row.agreement.other_choices, ","));
+    out << fmt::format(
+        "{:<24} {:<14} {:>12.0f} {:>12.0f} {:>7.1f}% {:>3}/{:<3} {:>9.2f}% {:>9.2f}% {:>10} {:>9.0f} {:>9.0f}\n",
+        full.report.set.workload, dataset, row.full_compute, row.adaptive_compute,
+        100 * row.adaptive_compute / std::max(1.0, row.full_compute), row.agreement.same, row.agreement.caps,
+        100 * row.agreement.max_regret, 100 * row.agreement.mean_regret, row.outcome, row.full_s, row.adaptive_s);
+    out << fmt::format("  b chosen at the caps: full {}, adaptive {}\n",
+                       fmt::join(row.agreement.reference_choices, ","), fmt::join(row.agreement.other_choices, ","));
     if (row.seed_drop.caps > 0)
-      out << fmt::format("  the full campaign without one of its {} seeds keeps {} of {} (cap, seed) choices ({:.1f}%), "
-                         "max / mean regret {:.2f} / {:.2f}%\n",
-                         o.seeds.size(), row.seed_drop.same, row.seed_drop.caps, 100 * row.seed_drop.share(),
-                         100 * row.seed_drop.max_regret, 100 * row.seed_drop.mean_regret);
+      out << fmt::format(
+          "  the full campaign without one of its {} seeds keeps {} of {} (cap, seed) choices ({:.1f}%), "
+          "max / mean regret {:.2f} / {:.2f}%\n",
+          o.seeds.size(), row.seed_drop.same, row.seed_drop.caps, 100 * row.seed_drop.share(),
+          100 * row.seed_drop.max_regret, 100 * row.seed_drop.mean_regret);
     if (row.seed_alone.caps > 0)
-      out << fmt::format("  each seed of the full campaign alone keeps {} of {} (cap, seed) choices ({:.1f}%), max / "
-                         "mean regret {:.2f} / {:.2f}%\n",
-                         row.seed_alone.same, row.seed_alone.caps, 100 * row.seed_alone.share(),
-                         100 * row.seed_alone.max_regret, 100 * row.seed_alone.mean_regret);
+      out << fmt::format(
+          "  each seed of the full campaign alone keeps {} of {} (cap, seed) choices ({:.1f}%), max / "
+          "mean regret {:.2f} / {:.2f}%\n",
+          row.seed_alone.same, row.seed_alone.caps, 100 * row.seed_alone.share(), 100 * row.seed_alone.max_regret,
+          100 * row.seed_alone.mean_regret);
     out.flush();
     rows.push_back(row);
   }
@@ -195,9 +200,10 @@ void run_adaptive_train_bench(const AdaptiveTrainBenchOptions& o, std::ostream& 
   out << fmt::format("compute: {:.0f} of {:.0f} samples, {:.1f}% of the full campaigns' (goal <= 10%): {}\n", used,
                      full, 100 * share, share <= 0.10 ? "PASS" : "FAIL");
   if (alone.caps > 0)
-    out << fmt::format("each seed alone keeps {:.1f}% of the pooled choices ({} of {} (task, cap, seed)): the full "
-                       "campaigns' own stability, a ceiling for a campaign that buys about one seed's compute\n",
-                       100 * alone.share(), alone.same, alone.caps);
+    out << fmt::format(
+        "each seed alone keeps {:.1f}% of the pooled choices ({} of {} (task, cap, seed)): the full "
+        "campaigns' own stability, a ceiling for a campaign that buys about one seed's compute\n",
+        100 * alone.share(), alone.same, alone.caps);
 }
 
 }  // namespace pacer::experiments

@@ -1,6 +1,7 @@
 #include "experiments/bench/model_bench.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -349,7 +350,9 @@ double mean_abs_pct(const std::vector<double>& e) {
   return e.empty() ? traces::kNaN : 100 * s / static_cast<double>(e.size());
 }
 
-std::string yes_no(bool b) { return b ? "yes" : "no"; }
+std::string yes_no(bool b) {
+  return b ? "yes" : "no";
+}
 
 // The few-point sigma at each k of the coverage check, its power part unscaled (power_scale 1: the
 // scale is what the leave-one-board-out pick below chooses), and the held-out errors of the model
@@ -408,14 +411,16 @@ std::string close_to_every_point(std::vector<ModelBenchRow>& rows, const std::ve
   constexpr int kFolds = 10;
   for (int fold = 0; fold < kFolds; ++fold) {
     std::vector<traces::ProfilePoint> train, test;
-    for (size_t i = 0; i < b.points.size(); ++i) (static_cast<int>(i % kFolds) == fold ? test : train).push_back(b.points[i]);
+    for (size_t i = 0; i < b.points.size(); ++i)
+      (static_cast<int>(i % kFolds) == fold ? test : train).push_back(b.points[i]);
     rel_errors(*all_fit(train), test, cv_t, cv_p);
   }
   const double all_t = mean_abs_pct(cv_t), all_p = mean_abs_pct(cv_p);
   const auto floor = models::noise_floor(b.points);
-  std::string md = fmt::format("#### {}: k points against every point (analytical model, planner's k points, "
-                               "held-out MAPE)\n\nEvery point, 10-fold cross-validated: time {:.2f}%, P mean {:.2f}%.\n\n",
-                               b.device.name, all_t, all_p);
+  std::string md = fmt::format(
+      "#### {}: k points against every point (analytical model, planner's k points, "
+      "held-out MAPE)\n\nEvery point, 10-fold cross-validated: time {:.2f}%, P mean {:.2f}%.\n\n",
+      b.device.name, all_t, all_p);
   // The k-curve.
   struct CurvePoint {
     int k;
@@ -450,12 +455,12 @@ std::string close_to_every_point(std::vector<ModelBenchRow>& rows, const std::ve
   for (const auto& p : plan_split(b, g.k).train) out.planned.emplace_back(p.knob[0], p.batch_size);
   const auto k8 = at_k(g.k);
   const auto verdict = [](bool ok) { return std::string(ok ? "PASS" : "FAIL"); };
-  out.goals += fmt::format("goal {}: {} power MAPE at k = {} within {:g} pp of every point: {:.2f}% <= {:.2f}% + {:g} = {:.2f}%?\n",
-                           verdict(k8.p <= all_p + g.power_pp), b.device.name, g.k, g.power_pp, k8.p, all_p, g.power_pp,
-                           all_p + g.power_pp);
-  out.goals += fmt::format("goal {}: {} time MAPE at k = {} within {:g} pp of every point: {:.2f}% <= {:.2f}% + {:g} = {:.2f}%?\n",
-                           verdict(k8.t <= all_t + g.time_pp), b.device.name, g.k, g.time_pp, k8.t, all_t, g.time_pp,
-                           all_t + g.time_pp);
+  out.goals += fmt::format(
+      "goal {}: {} power MAPE at k = {} within {:g} pp of every point: {:.2f}% <= {:.2f}% + {:g} = {:.2f}%?\n",
+      verdict(k8.p <= all_p + g.power_pp), b.device.name, g.k, g.power_pp, k8.p, all_p, g.power_pp, all_p + g.power_pp);
+  out.goals += fmt::format(
+      "goal {}: {} time MAPE at k = {} within {:g} pp of every point: {:.2f}% <= {:.2f}% + {:g} = {:.2f}%?\n",
+      verdict(k8.t <= all_t + g.time_pp), b.device.name, g.k, g.time_pp, k8.t, all_t, g.time_pp, all_t + g.time_pp);
   md += out.goals + "\n";
   // The power fit's loss (models::AnalyticalFitOptions::power_loss): each loss on the same planner's
   // points, held out the same, so the default's choice shows in one run.
@@ -465,7 +470,8 @@ std::string close_to_every_point(std::vector<ModelBenchRow>& rows, const std::ve
     for (const char* loss : {"absolute", "squared"}) {
       auto lopt = aopt;
       lopt.power_loss = loss;
-      line += fmt::format(", {} {:.2f}%", loss, models::mape(*analytical_fit(lopt)(split.train), split.test).power_mean_mape);
+      line += fmt::format(", {} {:.2f}%", loss,
+                          models::mape(*analytical_fit(lopt)(split.train), split.test).power_mean_mape);
     }
     md += line + fmt::format(" (the default: {})\n\n", models::AnalyticalFitOptions{}.power_loss);
   }
@@ -508,13 +514,15 @@ std::string close_to_every_point(std::vector<ModelBenchRow>& rows, const std::ve
     for (size_t oi = 0; oi < scale_picks.size(); ++oi)
       if (oi != bi && std::isfinite(scale_picks[oi])) others.push_back(scale_picks[oi]);
     const double other_pick = base::geometric_mean(others);
-    md += fmt::format("coverage ({}; nominal 68% inside 1 sigma, 90% inside the 90% interval; held-out points). Power "
-                      "sigma scale {:g} (models::kFewPointPowerSigmaScale); this board alone would pick {:.2f}, the "
-                      "other board(s) {:.2f} (leave-one-board-out column):\n\n",
-                      b.device.name, models::kFewPointPowerSigmaScale, scale_picks[bi], other_pick);
-    md += "| k | sigma time / P mean | inside 1 sigma time / P | inside 90% time / P | P inside 1 sigma / 90%, other "
-          "board's scale | unscaled P sigma | plain LOO sigma time / P | inside 1 sigma | inside 90% |\n"
-          "|---|---|---|---|---|---|---|---|---|\n";
+    md += fmt::format(
+        "coverage ({}; nominal 68% inside 1 sigma, 90% inside the 90% interval; held-out points). Power "
+        "sigma scale {:g} (models::kFewPointPowerSigmaScale); this board alone would pick {:.2f}, the "
+        "other board(s) {:.2f} (leave-one-board-out column):\n\n",
+        b.device.name, models::kFewPointPowerSigmaScale, scale_picks[bi], other_pick);
+    md +=
+        "| k | sigma time / P mean | inside 1 sigma time / P | inside 90% time / P | P inside 1 sigma / 90%, other "
+        "board's scale | unscaled P sigma | plain LOO sigma time / P | inside 1 sigma | inside 90% |\n"
+        "|---|---|---|---|---|---|---|---|---|\n";
     const auto fit_k = analytical_fit(aopt);
     for (const auto& run : cov_runs[bi]) {
       const double st = run.raw.time_rel, sp = run.raw.power_mean_rel * models::kFewPointPowerSigmaScale;
@@ -525,12 +533,12 @@ std::string close_to_every_point(std::vector<ModelBenchRow>& rows, const std::ve
       const auto ct = models::coverage(run.et, st), cp = models::coverage(run.ep, sp);
       const auto co = models::coverage(run.ep, run.raw.power_mean_rel * other_pick);
       const auto lct = models::coverage(run.et, lt), lcp = models::coverage(run.ep, lp);
-      md += fmt::format("| {} | {:.1f} / {:.1f} % | {:.0f} / {:.0f} % | {:.0f} / {:.0f} % | {:.0f} / {:.0f} % | {:.1f} % | "
-                        "{:.1f} / {:.1f} % | {:.0f} / {:.0f} % | {:.0f} / {:.0f} % |\n",
-                        run.k, 100 * st, 100 * sp, 100 * ct.within_1sigma, 100 * cp.within_1sigma, 100 * ct.within_90,
-                        100 * cp.within_90, 100 * co.within_1sigma, 100 * co.within_90, 100 * run.raw.power_mean_rel,
-                        100 * lt, 100 * lp, 100 * lct.within_1sigma, 100 * lcp.within_1sigma, 100 * lct.within_90,
-                        100 * lcp.within_90);
+      md += fmt::format(
+          "| {} | {:.1f} / {:.1f} % | {:.0f} / {:.0f} % | {:.0f} / {:.0f} % | {:.0f} / {:.0f} % | {:.1f} % | "
+          "{:.1f} / {:.1f} % | {:.0f} / {:.0f} % | {:.0f} / {:.0f} % |\n",
+          run.k, 100 * st, 100 * sp, 100 * ct.within_1sigma, 100 * cp.within_1sigma, 100 * ct.within_90,
+          100 * cp.within_90, 100 * co.within_1sigma, 100 * co.within_90, 100 * run.raw.power_mean_rel, 100 * lt,
+          100 * lp, 100 * lct.within_1sigma, 100 * lcp.within_1sigma, 100 * lct.within_90, 100 * lcp.within_90);
       if (run.k != g.k) continue;
       const auto b68 = models::coverage_band(1.0, run.k), b90 = models::coverage_band(models::kZ90, run.k);
       const auto in = [](double v, std::pair<double, double> band) { return v >= band.first && v <= band.second; };
@@ -549,8 +557,8 @@ std::string close_to_every_point(std::vector<ModelBenchRow>& rows, const std::ve
     const double ast = models::prediction_sigma(all_t, floor.time_rel);
     const double asp = models::prediction_sigma(all_p, floor.power_mean_rel);
     const auto act = models::coverage(cv_t, ast), acp = models::coverage(cv_p, asp);
-    md += fmt::format("| all (CV) | {:.1f} / {:.1f} % | {:.0f} / {:.0f} % | {:.0f} / {:.0f} % | | | | | |\n\n", 100 * ast,
-                      100 * asp, 100 * act.within_1sigma, 100 * acp.within_1sigma, 100 * act.within_90,
+    md += fmt::format("| all (CV) | {:.1f} / {:.1f} % | {:.0f} / {:.0f} % | {:.0f} / {:.0f} % | | | | | |\n\n",
+                      100 * ast, 100 * asp, 100 * act.within_1sigma, 100 * acp.within_1sigma, 100 * act.within_90,
                       100 * acp.within_90);
     // Which part of the unscaled power sigma carries the board's own error level: each part at
     // each k, and the scale each part alone would need on this board (a part that reads the level
@@ -559,16 +567,16 @@ std::string close_to_every_point(std::vector<ModelBenchRow>& rows, const std::ve
     for (const auto& run : cov_runs[bi])
       if (std::isfinite(run.raw.power_mean_noise_rel))
         parts += fmt::format("{}k = {}: {:.1f} / {:.1f} %", parts.empty() ? "" : ", ", run.k,
-                           100 * run.raw.power_mean_noise_rel, 100 * run.raw.power_mean_jackknife_rel);
-    md += fmt::format("power sigma's parts ({}, unscaled, noise / jackknife): {}; the scale alone: noise part {:.2f}, "
-                      "jackknife part {:.2f}, both {:.2f}\n\n",
-                      b.device.name, parts,
-                      power_scale_pick(cov_runs[bi], &models::TargetSigmas::power_mean_noise_rel),
-                      power_scale_pick(cov_runs[bi], &models::TargetSigmas::power_mean_jackknife_rel),
-                      scale_picks[bi]);
+                             100 * run.raw.power_mean_noise_rel, 100 * run.raw.power_mean_jackknife_rel);
+    md += fmt::format(
+        "power sigma's parts ({}, unscaled, noise / jackknife): {}; the scale alone: noise part {:.2f}, "
+        "jackknife part {:.2f}, both {:.2f}\n\n",
+        b.device.name, parts, power_scale_pick(cov_runs[bi], &models::TargetSigmas::power_mean_noise_rel),
+        power_scale_pick(cov_runs[bi], &models::TargetSigmas::power_mean_jackknife_rel), scale_picks[bi]);
     const auto split = plan_split(b, g.k);
     std::string pts;
-    for (const auto& p : split.train) pts += fmt::format("{}({:.1f} MHz, b={})", pts.empty() ? "" : ", ", p.knob[0] / 1e6, p.batch_size);
+    for (const auto& p : split.train)
+      pts += fmt::format("{}({:.1f} MHz, b={})", pts.empty() ? "" : ", ", p.knob[0] / 1e6, p.batch_size);
     md += fmt::format("planner's k = {} points ({}): {}\n\n", g.k, b.device.name, pts);
     md += cov_line + "\n";
     out.goals += cov_line;
@@ -582,7 +590,8 @@ std::string close_to_every_point(std::vector<ModelBenchRow>& rows, const std::ve
     if (oi == bi) continue;
     const auto& other = boards[oi];
     models::TransferPrior prior;
-    prior.model = models::fit_analytical(other.points, models::choose_voltage(other.points, board_fit_options(other), 0));
+    prior.model =
+        models::fit_analytical(other.points, models::choose_voltage(other.points, board_fit_options(other), 0));
     prior.knob_max_hz = other.device.max_freq_hz();
     prior.weight = o.transfer_weight;
     for (const auto& p : other.points) prior.batch_max = std::max(prior.batch_max, p.batch_size);
@@ -631,7 +640,8 @@ std::string close_to_every_point(std::vector<ModelBenchRow>& rows, const std::ve
   return md + "\n";
 }
 
-std::string section_real(std::vector<ModelBenchRow>& rows, const ModelBenchOptions& o, std::vector<BoardCurve>& curves) {
+std::string section_real(std::vector<ModelBenchRow>& rows, const ModelBenchOptions& o,
+                         std::vector<BoardCurve>& curves) {
   std::string md;
   std::vector<RealTable> boards;
   for (const auto& b : o.boards) {
@@ -709,8 +719,9 @@ std::string section_real(std::vector<ModelBenchRow>& rows, const ModelBenchOptio
   }
   if (curves.empty()) return md;
   // The closing summary: k = 4, 8, 12 and every point, and every goal line.
-  md += "#### Few points against every point: summary (analytical model, held-out time / P mean MAPE)\n\n"
-        "| board | k = 4 | k = 8 | k = 12 | every point (CV) |\n|---|---|---|---|---|\n";
+  md +=
+      "#### Few points against every point: summary (analytical model, held-out time / P mean MAPE)\n\n"
+      "| board | k = 4 | k = 8 | k = 12 | every point (CV) |\n|---|---|---|---|---|\n";
   for (const auto& c : curves) {
     const auto at = [&](int k) {
       for (size_t j = 0; j < c.k.size(); ++j)
@@ -801,6 +812,14 @@ int goal_met_from(const std::vector<ModelBenchRow>& rows, const std::string& sec
 ModelBenchResult run_model_bench(const ModelBenchOptions& options) {
   ModelBenchOptions o = options;
   if (o.zeus && o.zeus_dir.empty()) o.zeus_dir = traces::zeus::default_data_dir();
+  // A folder without one of the GPUs' traces wrote a CSV of 0 rows, exit 0 (one missing GPU of
+  // several is skipped in its section).
+  if (o.zeus && std::none_of(o.zeus_gpus.begin(), o.zeus_gpus.end(), [&](const std::string& gpu) {
+        return std::filesystem::exists(o.zeus_dir / fmt::format("summary_power_{}.csv", gpu));
+      }))
+    throw SettingError("zeus-dir", fmt::format("{}: no Zeus power traces (summary_power_<gpu>.csv of {}) here; give "
+                                               "the folder of the Zeus traces (pacer's data/zeus)",
+                                               o.zeus_dir.string(), fmt::join(o.zeus_gpus, ", ")));
   if (o.real && o.loudva_dir.empty()) o.loudva_dir = traces::import::data_dir("loudva-dir") / "jetson" / "loudva";
   ModelBenchResult r;
   if (o.emulated) r.markdown += section_emulated(r.rows, o);

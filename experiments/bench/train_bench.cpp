@@ -335,6 +335,7 @@ void run_cpu_kernels(const TrainBenchOptions& sw, std::ostream& out) {
 }  // namespace
 
 void run_train_bench(const TrainBenchOptions& o, std::ostream& out) {
+  dnn::check_training_device(o.device, "device");  // before the table's heading
   if (o.contention) {
     run_contention(o, out);
     return;

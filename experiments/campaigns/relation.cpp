@@ -127,8 +127,7 @@ std::vector<int> campaign_batch_sizes(const RelationRequest& r) {
 }  // namespace
 
 JobList relation_jobs(const RelationRequest& r) {
-  return relation_job_list(r.name.empty() ? record_name(r.dataset) : r.name, r.store, campaign_batch_sizes(r),
-                           r.seeds);
+  return relation_job_list(r.name.empty() ? record_name(r.dataset) : r.name, r.store, campaign_batch_sizes(r), r.seeds);
 }
 
 std::vector<JobList> relation_job_lists(const RelationRequest& r) {
@@ -144,6 +143,7 @@ RelationOutcome run_relation(const RelationRequest& r, const dnn::TrainHooks& ho
   // Every output before the data is loaded or a run trained: the record's name and its store.
   traces::check_record_name_option("relations", out.name, "name");
   traces::check_store_output(r.store, "out", traces::StoreCreation::file_and_folder);
+  dnn::check_training_device(r.train.device, "device");  // `--device tpu` loaded the data first
   // A whole adaptive campaign's device profile and a named checkpoint, before the data is loaded.
   if (r.adaptive && r.stage.empty()) check_adaptive_device(r.store, batch_sizes, r.adaptive_settings);
   if (!r.checkpoint.empty() && r.checkpoint != "none" && !fs::exists(r.checkpoint))

@@ -160,6 +160,19 @@ void store_config_text(const std::string& text, const std::string& file, const s
     if (dot != std::string::npos) {
       std::string sec = key.substr(0, dot);
       std::replace(sec.begin(), sec.end(), ' ', '-');
+      // A section of another command is that command's; one that names no command (a misspelt
+      // [selct]) would leave its options unread without a word.
+      std::vector<std::string> sections;
+      for (const auto& c : registry()) {
+        sections.push_back(c.name);
+        std::replace(sections.back().begin(), sections.back().end(), ' ', '-');
+      }
+      if (!sections.empty() && std::find(sections.begin(), sections.end(), sec) == sections.end()) {
+        const std::string best = base::closest_match(sec, sections);
+        throw UsageError(fmt::format("{}: section [{}] names no pacer command; {}", file, sec,
+                                     best.empty() ? fmt::format("name one, [{}] for pacer {}", section, command_name)
+                                                  : fmt::format("did you mean [{}]?", best)));
+      }
       if (sec != section) continue;
       key = key.substr(dot + 1);
     }

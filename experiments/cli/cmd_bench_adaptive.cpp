@@ -19,7 +19,7 @@ namespace {
 int run_bench_adaptive(const po::variables_map& vm) {
   experiments::AdaptiveBenchOptions o;
   o.zeus_dir = vm["zeus-dir"].as<std::string>();
-  o.gpus = split_list(vm["gpus"].as<std::string>());
+  o.gpus = names_or_every(vm, "gpus", "GPU");
   o.caps_per_workload = vm["caps-per-workload"].as<int>();
   o.orders = vm["orders"].as<int>();
   o.tolerances = parse_positive_numbers(vm["tolerances"].as<std::string>(), "--tolerances");
@@ -96,8 +96,8 @@ Command make() {
         "budget-first-shares",
         po::value<std::string>()->default_value(fmt::format("{:g}", fmt::join(d0.budget_first_shares, ","))),
         "grid of round 1's share of a compute budget [1], comma-separated (0: --initial-fractions' share of the run "
-        "budget)")(
-                "csv", po::value<std::string>()->default_value("")->value_name("FILE"), "also write the table as CSV");
+        "budget)")("csv", po::value<std::string>()->default_value("")->value_name("FILE"),
+                   "also write the table as CSV");
   };
   c.output_files = {{"csv", ""}};
   c.run = run_bench_adaptive;

@@ -22,8 +22,8 @@ int run_bench_policy(const po::variables_map& vm) {
   if (!stores.empty()) {  // the proxy -> target transfer on experiment stores, instead of the Zeus traces
     for (const char* zeus_only : {"csv", "gpus", "zeus-dir", "resplits", "own-weights", "shrinks"})
       if (vm.count(zeus_only) && !vm[zeus_only].defaulted())
-        throw UsageError(fmt::format("--{} is an option of the Zeus bench; with --stores give only --caps-per-workload",
-                                     zeus_only));
+        throw UsageError(
+            fmt::format("--{} is an option of the Zeus bench; with --stores give only --caps-per-workload", zeus_only));
     experiments::TransferBenchOptions t;
     for (const auto& s : stores) t.stores.emplace_back(s);
     t.caps_per_workload = vm["caps-per-workload"].as<int>();
@@ -32,7 +32,7 @@ int run_bench_policy(const po::variables_map& vm) {
   }
   experiments::PolicyBenchOptions o;
   o.zeus_dir = vm["zeus-dir"].as<std::string>();  // "": zeus/ of the data folder
-  o.gpus = split_list(vm["gpus"].as<std::string>());
+  o.gpus = names_or_every(vm, "gpus", "GPU");
   o.own_weights = parse_positive_numbers(vm["own-weights"].as<std::string>(), "--own-weights");
   for (double w : o.own_weights)
     if (w > 1) throw UsageError(fmt::format("--own-weights: {:g} is above 1", w));
@@ -40,7 +40,8 @@ int run_bench_policy(const po::variables_map& vm) {
   o.caps_per_workload = vm["caps-per-workload"].as<int>();
   o.resplits = vm["resplits"].as<int>();
   const std::string csv = vm["csv"].as<std::string>();
-  const std::string resplits_csv = o.resplits > 0 && !csv.empty() ? traces::companion_csv(csv, "-resplits").string() : "";
+  const std::string resplits_csv =
+      o.resplits > 0 && !csv.empty() ? traces::companion_csv(csv, "-resplits").string() : "";
   if (!csv.empty()) traces::check_output_file(csv, "csv");
   if (!resplits_csv.empty()) traces::check_output_file(resplits_csv, "csv");
   if (o.resplits > 0)
@@ -64,16 +65,17 @@ Command make() {
       "other workloads (then the least max) are chosen and scored on it. Prints each fold, the held-out\n"
       "regret over all folds, and every grid point on all the data (explore/relation_model.hpp: the\n"
       "constants the code uses). With --resplits N, also scores pacer (the code's constants), Algorithm 1 and\n"
-      "Ours-robust on N random draws of the proxy's half of the runs per GPU: how often each misses the\n"
-      + fmt::format("goal (mean <= {:g} %, max <= {:g} %) because of which runs the proxy drew; the coverage of pacer's\n"
-                    "90 % interval of the target's time at its choice (held-back runs' mean; the inflation chosen\n"
-                    "leaving one GPU and one workload out); and the leave-one-workload-out choice of the threshold at\n"
-                    "which pacer departs from Algorithm 1's batch size.\n"
-                    "With --stores A.h5,B.h5 (stores of `pacer experiment`), instead: the proxy -> target transfer of\n"
-                    "samples-to-target over their proxy/target pairs, leave one pair out (explore/transfer.hpp); the\n"
-                    "coverage of pacer's interval over the proxy's and the target's seed draws; and the leave-one-pair-out\n"
-                    "choice of the departure margin (docs/explore.md).",
-                    100 * experiments::kRegretGoalMean, 100 * experiments::kRegretGoalMax);
+      "Ours-robust on N random draws of the proxy's half of the runs per GPU: how often each misses the\n" +
+      fmt::format(
+          "goal (mean <= {:g} %, max <= {:g} %) because of which runs the proxy drew; the coverage of pacer's\n"
+          "90 % interval of the target's time at its choice (held-back runs' mean; the inflation chosen\n"
+          "leaving one GPU and one workload out); and the leave-one-workload-out choice of the threshold at\n"
+          "which pacer departs from Algorithm 1's batch size.\n"
+          "With --stores A.h5,B.h5 (stores of `pacer experiment`), instead: the proxy -> target transfer of\n"
+          "samples-to-target over their proxy/target pairs, leave one pair out (explore/transfer.hpp); the\n"
+          "coverage of pacer's interval over the proxy's and the target's seed draws; and the leave-one-pair-out\n"
+          "choice of the departure margin (docs/explore.md).",
+          100 * experiments::kRegretGoalMean, 100 * experiments::kRegretGoalMax);
   const experiments::PolicyBenchOptions d0;
   c.add_options = [d0](po::options_description& d) {
     d.add_options()("zeus-dir", po::value<std::string>()->default_value(d0.zeus_dir.string())->value_name("DIR"),
@@ -92,9 +94,8 @@ Command make() {
         "how much of a policy's regret comes from which runs the proxy drew) [splits]")(
         "stores", po::value<std::string>()->default_value("")->value_name("A.h5,B.h5"),
         "experiment stores, comma-separated: measure the proxy -> target transfer on them instead of the Zeus "
-        "traces")(
-        "csv", po::value<std::string>()->default_value("")->value_name("FILE"),
-        "also write the tables as CSV (the re-splits to FILE's stem + \"-resplits.csv\")");
+        "traces")("csv", po::value<std::string>()->default_value("")->value_name("FILE"),
+                  "also write the tables as CSV (the re-splits to FILE's stem + \"-resplits.csv\")");
   };
   c.output_files = {{"csv", "-resplits"}};
   c.run = run_bench_policy;

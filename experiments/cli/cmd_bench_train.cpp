@@ -40,6 +40,8 @@ experiments::TrainBenchOptions options_from(const po::variables_map& vm) {
     sw.wait_policies = split_list(vm["wait-policies"].as<std::string>());
     return sw;
   }
+  if (!vm["wait-policies"].defaulted())  // as --baseline without --campaign: not dropped without a word
+    throw UsageError("--wait-policies: applies to --contention only");
   if (vm.count("cpu-kernels")) {
     for (const char* other : {"campaign", "baseline", "csv"})
       if (vm.count(other) && !vm[other].defaulted())
@@ -64,7 +66,7 @@ experiments::TrainBenchOptions options_from(const po::variables_map& vm) {
 // --adaptive: the adaptive relation campaign against the full one (experiments/bench/adaptive_train_bench.hpp).
 experiments::AdaptiveTrainBenchOptions adaptive_options_from(const po::variables_map& vm) {
   experiments::AdaptiveTrainBenchOptions a;
-  for (const char* other : {"campaign", "baseline", "csv", "contention", "cpu-kernels"})
+  for (const char* other : {"campaign", "baseline", "csv", "contention", "cpu-kernels", "wait-policies"})
     if (vm.count(other) && !vm[other].defaulted())
       throw UsageError(fmt::format("--{}: does not apply to --adaptive (which prints its own table)", other));
   if (!vm["workloads"].defaulted()) a.workloads = split_list(vm["workloads"].as<std::string>());

@@ -63,7 +63,12 @@ int run_experiment(const po::variables_map& vm) {
   o.targets = split_list(vm["targets"].as<std::string>());
   if (vm.count("batch-sizes")) o.batch_sizes = parse_int_list(vm["batch-sizes"].as<std::string>(), "--batch-sizes");
   if (vm.count("seeds")) o.seeds = parse_seeds(vm["seeds"].as<std::string>(), "--seeds");
-  if (vm.count("power-limits")) o.caps_w = vm["power-limits"].as<units::PowerCapList>().w;
+  if (vm.count("power-limits")) {
+    if (!vm["caps"].defaulted())  // as sweep's --caps-per-workload: a count the explicit caps would drop
+      throw UsageError(
+          "--caps and --power-limits exclude each other: give the caps (--power-limits) or their number (--caps)");
+    o.caps_w = vm["power-limits"].as<units::PowerCapList>().w;
+  }
   if (vm.count("label")) o.labels = experiments::parse_labels(vm["label"].as<std::vector<std::string>>());
   o.caps = vm["caps"].as<int>();
   require_range(o.caps, 0, 50, "--caps", "caps");

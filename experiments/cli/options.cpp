@@ -150,6 +150,13 @@ void add_threads_option(po::options_description& d, int default_threads, const s
   add_bounded<int>(d, "threads", default_threads, zero_means.empty() ? 1 : 0, base::max_cpu_threads(), what);
 }
 
+std::vector<std::string> names_or_every(const po::variables_map& vm, const std::string& key, const std::string& what) {
+  auto names = split_list(vm[key].as<std::string>());
+  if (names.empty() && !vm[key].defaulted())
+    throw UsageError(fmt::format("--{}: name at least one {}, or leave --{} out for every one", key, what, key));
+  return names;
+}
+
 std::vector<double> parse_positive_numbers(const std::string& text, const std::string& option, bool zero_ok) {
   std::vector<double> out;
   for (const auto& item : split_list(text)) {

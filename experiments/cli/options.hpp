@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "base/units.hpp"
 #include "traces/csv.hpp"
@@ -34,6 +35,10 @@ namespace pacer::cli {
 
 namespace po = boost::program_options;
 using traces::split_list;
+
+// The names of list option `key` whose default, the empty list, means "every one" (--gpus): given
+// and empty (`--gpus ''`) is a usage error, not every one.
+std::vector<std::string> names_or_every(const po::variables_map& vm, const std::string& key, const std::string& what);
 
 // Convenience: typed option with default and the default's text ("10W").
 inline auto power_opt(double default_w, const std::string& shown) {

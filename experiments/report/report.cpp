@@ -665,6 +665,18 @@ ReportOutput write_report(const ReportOptions& opt, const fs::path& shown_dir) {
     if (!in_some_store(std::type_identity<traces::PowerSeries>{}, n))
       throw OptionError("power-trace",
                         fmt::format("no power trace '{}' under /runs in the stores (a validation row's series)", n));
+  // A store of profiles and relations only gave an index of nothing, exit 0.
+  const bool something = std::any_of(stores.begin(), stores.end(), [](Loaded& l) {
+    return !l.store.list<traces::SweepResult>().empty() || !l.store.list<traces::ValidationResult>().empty();
+  });
+  if (!something && opt.power_traces.empty()) {
+    std::vector<std::string> names;
+    for (const auto& l : stores) names.push_back(l.path.string());
+    throw Error(
+        fmt::format("{}: nothing to report: no sweep and no validation (run pacer sweep or pacer validate "
+                    "on the store first)",
+                    fmt::join(names, ", ")));
+  }
   auto drawn = [&](const std::string& sweep) {
     return opt.sweeps.empty() || std::find(opt.sweeps.begin(), opt.sweeps.end(), sweep) != opt.sweeps.end();
   };

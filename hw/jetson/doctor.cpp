@@ -8,6 +8,7 @@
 #include <regex>
 #include <sstream>
 
+#include "base/error.hpp"
 #include "base/text.hpp"
 #include "base/units.hpp"
 #include "hw/device.hpp"
@@ -255,6 +256,13 @@ bool DoctorReport::ready() const {
 }
 
 DoctorReport run_doctor(const DoctorOptions& o) {
+  // A mistyped root read as a machine that is "not a Jetson", exit 1, among lines of checks.
+  std::error_code ec;
+  if (!o.io && !fs::is_directory(o.root, ec))
+    throw OptionError("root",
+                      fmt::format("{} {}: name the root of the board's file system (/ on the board, the "
+                                  "folder of an emulated tree)",
+                                  o.root.string(), fs::exists(o.root, ec) ? "is not a folder" : "does not exist"));
   SysfsIo& io = o.io ? *o.io : real_sysfs_io();
   DoctorReport r;
   std::optional<DevfreqNode> devfreq;

@@ -88,24 +88,28 @@ RestoreState read_state_file(const fs::path& file) {
   if (::lstat(file.c_str(), &st) != 0)
     throw Error(fmt::format("state file {} cannot be read: nothing to restore", file.string()));
   if (S_ISLNK(st.st_mode))
-    throw Error(fmt::format("state file {} is a symbolic link, not a file pacer wrote: refused, nothing was written; "
-                            "delete it after checking it",
-                            file.string()));
+    throw Error(
+        fmt::format("state file {} is a symbolic link, not a file pacer wrote: refused, nothing was written; "
+                    "delete it after checking it",
+                    file.string()));
   if (!S_ISREG(st.st_mode))
-    throw Error(fmt::format("state file {} is not a regular file: refused, nothing was written; delete it",
-                            file.string()));
+    throw Error(
+        fmt::format("state file {} is not a regular file: refused, nothing was written; delete it", file.string()));
   if (st.st_uid != ::getuid())
-    throw Error(fmt::format("state file {} belongs to user {}, not to you ({}): refused, nothing was written; delete "
-                            "it after checking it",
-                            file.string(), st.st_uid, ::getuid()));
+    throw Error(
+        fmt::format("state file {} belongs to user {}, not to you ({}): refused, nothing was written; delete "
+                    "it after checking it",
+                    file.string(), st.st_uid, ::getuid()));
   if (st.st_mode & (S_IWGRP | S_IWOTH))
-    throw Error(fmt::format("state file {} is writable by other users (mode {:o}): another user could choose what a "
-                            "restore writes; refused, nothing was written; delete it after checking it",
-                            file.string(), st.st_mode & 07777));
+    throw Error(
+        fmt::format("state file {} is writable by other users (mode {:o}): another user could choose what a "
+                    "restore writes; refused, nothing was written; delete it after checking it",
+                    file.string(), st.st_mode & 07777));
   std::istringstream in(base::read_regular_file(file, base::kMaxConfigFileBytes, "state file"));
   RestoreState s;
   std::string line;
   int lineno = 0;
+  bool has_pid = false;  // every state file pacer writes has one (write_state)
   while (std::getline(in, line)) {
     ++lineno;
     if (line.empty() || line[0] == '#') continue;
@@ -120,6 +124,7 @@ RestoreState read_state_file(const fs::path& file) {
         throw Error(fmt::format("{}:{}: '{}' is not a process id; delete the file after restoring by hand",
                                 file.string(), lineno, value));
       s.pid = static_cast<decltype(s.pid)>(*pid);
+      has_pid = true;
     } else if (key == "device")
       s.device = value;
     else if (key == "root")
@@ -145,8 +150,15 @@ RestoreState read_state_file(const fs::path& file) {
                         file.string(), lineno));
       s.mode = ModeRestore{value.substr(0, t1), static_cast<int>(mode_id),
                            t2 == std::string::npos ? "" : value.substr(t2 + 1)};
+    } else {  // an empty file or one of other keys read as "restored (0 writes)", and was deleted
+      // The line is not echoed, as a malformed one is not.
+      throw Error(fmt::format("{}:{}: unknown key (not a pacer state file); delete the file after restoring by hand",
+                              file.string(), lineno));
     }
   }
+  if (!has_pid)
+    throw Error(fmt::format("{}: not a pacer state file (no pid= line); delete the file after restoring by hand",
+                            file.string()));
   return s;
 }
 

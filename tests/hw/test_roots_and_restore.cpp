@@ -118,7 +118,9 @@ struct Board {
     ::chmod((tmp.path() / "state").c_str(), 0700);
     state = tmp.path() / "state" / "pacer.state";
   }
-  std::string restore() const { return error_of([&] { restore_from_state_file(state, tmp.path(), real_sysfs_io()); }); }
+  std::string restore() const {
+    return error_of([&] { restore_from_state_file(state, tmp.path(), real_sysfs_io()); });
+  }
   void plant(const std::string& value) const {
     write_text(state, "pid=0\nwrite=" + (df / "max_freq").string() + "\t" + value + "\n");
     ::chmod(state.c_str(), 0600);
@@ -160,6 +162,19 @@ TEST(RestoreGuard, AStateFileThatIsALinkOrWritableByOthersIsRefusedWithoutEchoin
   e = b.restore();
   EXPECT_NE(e.find("malformed line"), std::string::npos) << e;
   EXPECT_EQ(e.find("SECRET"), std::string::npos) << e;
+  // An empty file and one of other keys were "restored (0 writes)" and deleted (2026-11-28): not
+  // a file pacer wrote (it always writes pid=), refused and kept; an unknown key is not echoed.
+  for (const auto& [text, why] : {std::pair<std::string, std::string>{"", "no pid= line"},
+                                  std::pair<std::string, std::string>{"pid=0\nSECRET=1\n", ":2: unknown key"},
+                                  std::pair<std::string, std::string>{"min_freq=abc\n", ":1: unknown key"}}) {
+    write_text(b.state, text);
+    ::chmod(b.state.c_str(), 0600);
+    e = b.restore();
+    EXPECT_NE(e.find(why), std::string::npos) << e;
+    EXPECT_NE(e.find("not a pacer state file"), std::string::npos) << e;
+    EXPECT_EQ(e.find("SECRET"), std::string::npos) << e;
+    EXPECT_TRUE(fs::exists(b.state)) << text;
+  }
 }
 
 TEST(RestoreGuard, Pid1OrAnotherProgramIsNotAPacerProcess) {

@@ -175,6 +175,9 @@ DeviceSpec parse_device_ini(const std::string& text, const std::string& origin) 
   spec.mem_bandwidth_bytes_s = d.num("mem_bandwidth_gbs") * 1e9;
   spec.idle_power_w = d.num("idle_power_w");
   spec.max_power_w = d.num("max_power_w");
+  if (!(spec.max_power_w > spec.idle_power_w))  // a board that idles above its maximum was taken
+    throw Error(fmt::format("{}: max_power_w ({:g} W) must be above idle_power_w ({:g} W)", origin, spec.max_power_w,
+                            spec.idle_power_w));
   if (spec.cuda_cores <= 0) throw Error(fmt::format("{}: cuda_cores must be positive", origin));
 
   SectionReader sens(section(sections, "sensors"), origin);

@@ -18,6 +18,9 @@ std::string export_record_forms() {
 }
 
 std::string export_csv(const Store& store, const std::string& record) {
+  if (record == "device" && !store.has_device())  // an import of traces records none
+    throw Error(fmt::format("{}: no device record in this store (pacer export {} lists what it holds)",
+                            store.path().string(), store.path().string()));
   if (record == "device") return provenance_lines(store.read_provenance("device", "")) + to_csv(store.read_device());
   const auto slash = record.find('/');
   if (slash == std::string::npos)
@@ -25,6 +28,11 @@ std::string export_csv(const Store& store, const std::string& record) {
   const std::string group = record.substr(0, slash), name = record.substr(slash + 1);
   if (!find_store_group(group))
     throw UsageError(fmt::format("unknown group '{}' ({}, device)", group, fmt::join(kStoreGroups, ", ")));
+  if (name.empty())  // it read as a damaged store ("cannot read 'profiles/'")
+    throw UsageError(
+        fmt::format("record '{}' names no record after '{}/': write GROUP/NAME (pacer export STORE lists "
+                    "them)",
+                    record, group));
   const std::string csv = std::visit([](const auto& r) { return to_csv(r); }, store.read_record(group, name));
   return provenance_lines(store.read_provenance(group, name)) + csv;
 }

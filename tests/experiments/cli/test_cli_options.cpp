@@ -626,3 +626,159 @@ TEST_F(CliOptions, ARelationCampaignThatCannotStartRefusesBeforeLoadingItsData) 
 }
 
 }  // namespace
+
+namespace {
+
+// A config section that names no command ([selct] for [select]) was skipped without a word: its
+// options were never read and the command ran on its defaults. A section of another command stays
+// that command's (one spec configures several steps).
+TEST_F(CliOptions, AConfigSectionThatNamesNoCommandIsAUsageError) {
+  std::ofstream(path("typo.ini")) << "[selct]\npower-limit = 5W\n";
+  auto r = run("select " + path("none.h5") + " --config " + path("typo.ini"));
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_TRUE(has(r.err, "section [selct] names no pacer command; did you mean [select]?")) << r.err;
+  EXPECT_EQ(lines(r.err), 1) << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
+  std::ofstream(path("steps.ini"))
+      << "[import-zeus]\ngpu = v100\n[sweep]\nbootstrap = 10\n[select]\npower-limit = 5W\n";
+  r = run("select " + path("none.h5") + " --config " + path("steps.ini"));
+  EXPECT_EQ(r.code, 1) << r.err;  // past the config: the store is missing
+  EXPECT_TRUE(has(r.err, path("none.h5"))) << r.err;
+}
+
+// `experiment --caps 3 --power-limits 5W` ran at 5 W and dropped the count without a word, where
+// sweep refuses --caps-per-workload beside --power-limits.
+TEST_F(CliOptions, ExperimentCapsBesidePowerLimitsIsRefusedAsContradictory) {
+  const auto r = run("experiment --quick --caps 3 --power-limits 5W --out " + path("e"));
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_TRUE(has(r.err, "--caps and --power-limits exclude each other")) << r.err;
+  EXPECT_EQ(lines(r.err), 1) << r.err;
+  EXPECT_FALSE(fs::exists(path("e")));
+  EXPECT_EQ(run("experiment --quick --power-limits 5W --out " + path("e") + " --list-jobs").code, 0);
+}
+
+// `export z.h5 profiles/` read as a damaged store ("cannot read 'profiles/' (damaged file?):
+// H5Lexists failed"), `export z.h5 device` of a store without a device record (an import of
+// traces) as one "not written by this pacer, or damaged".
+TEST_F(CliOptions, ExportOfAnEmptyNameOrAnAbsentDeviceSaysSoNotDamaged) {
+  ASSERT_EQ(run("import zeus --out " + path("z.h5")).code, 0);
+  auto r = run("export " + path("z.h5") + " profiles/");
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_TRUE(has(r.err, "record 'profiles/' names no record after 'profiles/'")) << r.err;
+  EXPECT_FALSE(has(r.err, "damaged")) << r.err;
+  EXPECT_EQ(lines(r.err), 1) << r.err;
+  r = run("export " + path("z.h5") + " device -o " + path("d.csv"));
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_TRUE(has(r.err, "no device record in this store")) << r.err;
+  EXPECT_FALSE(has(r.err, "damaged")) << r.err;
+  EXPECT_EQ(lines(r.err), 1) << r.err;
+  EXPECT_FALSE(fs::exists(path("d.csv")));
+}
+
+// `bench policy --gpus ''` (and bench adaptive's) ran on every GPU, as if --gpus were left out.
+TEST_F(CliOptions, AnEmptyGpuListIsRefusedNotReadAsEveryGpu) {
+  for (const std::string cmd : {"bench policy", "bench adaptive"}) {
+    const auto r = run(cmd + " --gpus ''");
+    EXPECT_EQ(r.code, 2) << cmd << ": " << r.err;
+    EXPECT_TRUE(has(r.err, "--gpus: name at least one GPU, or leave --gpus out for every one")) << r.err;
+    EXPECT_EQ(lines(r.err), 1) << r.err;
+    EXPECT_TRUE(r.out.empty()) << r.out;
+  }
+}
+
+// `bench train --adaptive --out FILE` printed "filesystem error: cannot create directories: Not a
+// directory [FILE]".
+TEST_F(CliOptions, AnAdaptiveTrainBenchIntoAFileSaysToNameAFolder) {
+  std::ofstream(path("f.txt")) << "x\n";
+  const auto r = run("bench train --adaptive --out " + path("f.txt"));
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_TRUE(has(r.err, "--out: " + path("f.txt") + " is a file, not a folder: name a folder")) << r.err;
+  EXPECT_EQ(lines(r.err), 1) << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
+}
+
+// A report of a store with neither a sweep nor a validation wrote an index of nothing and exited 0.
+TEST_F(CliOptions, AReportOfAStoreWithNothingToReportIsAnErrorAndNoFolder) {
+  ASSERT_EQ(run("import zeus --out " + path("z.h5")).code, 0);
+  const auto r = run("report " + path("z.h5") + " -o " + path("rep"));
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_TRUE(has(r.err, "nothing to report: no sweep and no validation")) << r.err;
+  EXPECT_EQ(lines(r.err), 1) << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
+  EXPECT_FALSE(fs::exists(path("rep")));
+}
+
+}  // namespace
+
+namespace {
+
+// `doctor --root nope` (a missing or mistyped root) printed a page of checks ending "not a Jetson",
+// exit 1, as for a machine that has no board.
+TEST_F(CliOptions, DoctorOfARootThatIsNotAFolderIsOneErrorLine) {
+  std::ofstream(path("f.txt")) << "x\n";
+  for (const auto& [root, why] : {std::pair<std::string, std::string>{path("nope"), "does not exist"},
+                                  std::pair<std::string, std::string>{path("f.txt"), "is not a folder"}}) {
+    const auto r = run("doctor --no-torch --root " + root);
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_TRUE(has(r.err, "--root: " + root + " " + why)) << r.err;
+    EXPECT_EQ(lines(r.err), 1) << r.err;
+    EXPECT_TRUE(r.out.empty()) << r.out;
+  }
+  fs::create_directories(path("tree"));
+  EXPECT_TRUE(
+      has(run("doctor --no-torch --root " + path("tree") + " --store-dir " + path("tree")).out, "not a Jetson"));
+}
+
+}  // namespace
+
+namespace {
+
+// `bench models --sections b --zeus-dir nope` skipped every GPU and wrote a CSV of 0 rows, exit 0,
+// where bench policy and bench adaptive refuse a folder without the traces.
+TEST_F(CliOptions, AModelBenchOnAFolderWithoutZeusTracesIsAnErrorAndNoCsv) {
+  const auto r = run("bench models --sections b --zeus-dir " + path("nope") + " --csv " + path("m.csv"));
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_TRUE(has(r.err, "--zeus-dir: " + path("nope") + ": no Zeus power traces")) << r.err;
+  EXPECT_EQ(lines(r.err), 1) << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
+  EXPECT_FALSE(fs::exists(path("m.csv")));
+}
+
+}  // namespace
+
+namespace {
+
+// `bench train --device tpu` printed the table's heading, then the error, exit 1; `relation --device
+// tpu` loaded its data set first.
+TEST_F(CliOptions, AnUnknownTrainingDeviceIsOneErrorLineBeforeAnyOutput) {
+  for (const std::string& cmd :
+       {std::string("bench train --device tpu --workloads cnn --batch-sizes 4 --threads 1"),
+        "relation --device tpu --dataset fmnist-proxy --batch-sizes 8 --seeds 0 --checkpoint none --out " +
+            path("r.h5"),
+        std::string("bench train --device cuda:x --workloads cnn --batch-sizes 4 --threads 1")}) {
+    const auto r = run(cmd);
+    EXPECT_EQ(r.code, 2) << cmd << ": " << r.err;
+    EXPECT_TRUE(has(r.err, "--device: unknown training device")) << r.err;
+    EXPECT_EQ(lines(r.err), 1) << r.err;
+    EXPECT_TRUE(r.out.empty()) << r.out;
+  }
+  EXPECT_FALSE(fs::exists(path("r.h5")));
+}
+
+}  // namespace
+
+namespace {
+
+// `bench train --wait-policies nope` without --contention ran the plain benchmark and dropped the
+// option without a word (as --baseline without --campaign is refused).
+TEST_F(CliOptions, WaitPoliciesWithoutContentionAreRefused) {
+  for (const std::string& extra : {std::string(""), std::string(" --adaptive")}) {
+    const auto r = run("bench train --wait-policies passive --workloads cnn --batch-sizes 4 --threads 1" + extra);
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_TRUE(has(r.err, "--wait-policies: ")) << r.err;
+    EXPECT_EQ(lines(r.err), 1) << r.err;
+    EXPECT_TRUE(r.out.empty()) << r.out;
+  }
+}
+
+}  // namespace

@@ -65,9 +65,7 @@ TEST(Catalog, UserDeviceFileAddsADevice) {
   d.voltage_table.clear();
   const auto dir = std::filesystem::temp_directory_path() / "pacer-test-devices";
   std::filesystem::create_directories(dir);
-  {
-    std::ofstream(dir / "my-nano.ini") << traces::to_device_ini(d);
-  }
+  { std::ofstream(dir / "my-nano.ini") << traces::to_device_ini(d); }
   ::setenv("PACER_DEVICE_PATH", dir.c_str(), 1);
   const auto found = traces::find_device("my-nano");
   ::unsetenv("PACER_DEVICE_PATH");
@@ -97,5 +95,8 @@ TEST(Catalog, BadDeviceFilesAreRejectedWithTheKey) {
   s = good;
   s.replace(s.find("76.8, 153.6"), 11, "153.6, 76.8");
   expect_error(s, "ascending");
+  s = good;  // a maximum below the idle power was taken (2026-11-28)
+  s.replace(s.find("max_power_w = 10"), 16, "max_power_w = 1");
+  expect_error(s, "max_power_w (1 W) must be above idle_power_w (2 W)");
   expect_error("[device]\nname = x\n", "gpu_arch");
 }
