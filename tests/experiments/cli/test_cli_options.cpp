@@ -55,6 +55,14 @@ long lines(const std::string& s) {
   return std::count(s.begin(), s.end(), '\n');
 }
 
+// A refusal of bad input: exit `code`, one line on stderr that holds `part`, nothing on stdout.
+void expect_refusal(const Result& r, int code, const std::string& part, const std::string& what = "") {
+  EXPECT_EQ(r.code, code) << what << "\n" << r.err;
+  EXPECT_TRUE(has(r.err, part)) << what << "\n" << r.err;
+  EXPECT_EQ(lines(r.err), 1) << what << "\n" << r.err;
+  EXPECT_TRUE(r.out.empty()) << what << "\n" << r.out;
+}
+
 // --help wraps descriptions: compare with runs of white space as one space.
 std::string squash(const std::string& s) {
   std::string out;
@@ -422,10 +430,7 @@ TEST_F(CliOptions, PolicyNamesBatchAndCapCountsAreRefusedAsUsageErrorsWithOneWor
            {"validate --store " + path("z.h5") + " --power-limits 200W --policies ours,fastest", "--policies"},
            {"report " + path("z.h5") + " -o " + path("rep") + " --policies fastest", "--policies"}}) {
     const auto r = run(cmd);
-    EXPECT_EQ(r.code, 2) << cmd << "\n" << r.err;
-    EXPECT_TRUE(has(r.err, option + ": " + one_of)) << cmd << "\n" << r.err;
-    EXPECT_EQ(lines(r.err), 1) << cmd << "\n" << r.err;
-    EXPECT_EQ(r.out, "") << cmd;
+    expect_refusal(r, 2, option + ": " + one_of, cmd);
   }
   EXPECT_FALSE(fs::exists(path("rep")));
   auto r = run("select " + store + " -P 200W --powertrain-batch -1");
@@ -549,10 +554,6 @@ TEST_F(CliOptions, AnUnknownWorkloadIsOneErrorLineAndNoTable) {
   EXPECT_TRUE(has(run("workloads cnn").out, "WORKLOAD")) << "the table of a known workload";
 }
 
-}  // namespace
-
-namespace {
-
 // A calibration that cannot start is one error line naming its flag, and no model in the store:
 // `calibrate --points 2` printed an info line and then an error that named no option, and an
 // option out of its range (--prior-weight 2) was refused only after the info line. The demo's and
@@ -569,10 +570,7 @@ TEST_F(CliOptions, ACalibrationThatCannotStartIsOneErrorLineNamingItsFlag) {
                         Case{"--prior-weight 2", 2, "--prior-weight: 2 is not a prior weight in [0, 1]"},
                         Case{"--power-loss foo", 2, "--power-loss: 'foo' is not a loss of the power fit"}}) {
     const auto r = run(fmt::format("calibrate {} {}", path("nano.h5"), c.args));
-    EXPECT_EQ(r.code, c.code) << c.args << "\n" << r.err;
-    EXPECT_TRUE(has(r.err, c.part)) << c.args << "\n" << r.err;
-    EXPECT_EQ(lines(r.err), 1) << c.args << "\n" << r.err;
-    EXPECT_EQ(r.out, "") << c.args;
+    expect_refusal(r, c.code, c.part, c.args);
   }
   EXPECT_FALSE(has(run("export " + path("nano.h5")).out, "models/")) << "no model was written";
   const auto r = run("experiment --calibration-points 3 --out " + path("e"));
@@ -625,20 +623,13 @@ TEST_F(CliOptions, ARelationCampaignThatCannotStartRefusesBeforeLoadingItsData) 
   }
 }
 
-}  // namespace
-
-namespace {
-
 // A config section that names no command ([selct] for [select]) was skipped without a word: its
 // options were never read and the command ran on its defaults. A section of another command stays
 // that command's (one spec configures several steps).
 TEST_F(CliOptions, AConfigSectionThatNamesNoCommandIsAUsageError) {
   std::ofstream(path("typo.ini")) << "[selct]\npower-limit = 5W\n";
   auto r = run("select " + path("none.h5") + " --config " + path("typo.ini"));
-  EXPECT_EQ(r.code, 2) << r.err;
-  EXPECT_TRUE(has(r.err, "section [selct] names no pacer command; did you mean [select]?")) << r.err;
-  EXPECT_EQ(lines(r.err), 1) << r.err;
-  EXPECT_TRUE(r.out.empty()) << r.out;
+  expect_refusal(r, 2, "section [selct] names no pacer command; did you mean [select]?");
   std::ofstream(path("steps.ini"))
       << "[import-zeus]\ngpu = v100\n[sweep]\nbootstrap = 10\n[select]\npower-limit = 5W\n";
   r = run("select " + path("none.h5") + " --config " + path("steps.ini"));
@@ -679,10 +670,7 @@ TEST_F(CliOptions, ExportOfAnEmptyNameOrAnAbsentDeviceSaysSoNotDamaged) {
 TEST_F(CliOptions, AnEmptyGpuListIsRefusedNotReadAsEveryGpu) {
   for (const std::string cmd : {"bench policy", "bench adaptive"}) {
     const auto r = run(cmd + " --gpus ''");
-    EXPECT_EQ(r.code, 2) << cmd << ": " << r.err;
-    EXPECT_TRUE(has(r.err, "--gpus: name at least one GPU, or leave --gpus out for every one")) << r.err;
-    EXPECT_EQ(lines(r.err), 1) << r.err;
-    EXPECT_TRUE(r.out.empty()) << r.out;
+    expect_refusal(r, 2, "--gpus: name at least one GPU, or leave --gpus out for every one", cmd);
   }
 }
 
@@ -691,26 +679,16 @@ TEST_F(CliOptions, AnEmptyGpuListIsRefusedNotReadAsEveryGpu) {
 TEST_F(CliOptions, AnAdaptiveTrainBenchIntoAFileSaysToNameAFolder) {
   std::ofstream(path("f.txt")) << "x\n";
   const auto r = run("bench train --adaptive --out " + path("f.txt"));
-  EXPECT_EQ(r.code, 1) << r.err;
-  EXPECT_TRUE(has(r.err, "--out: " + path("f.txt") + " is a file, not a folder: name a folder")) << r.err;
-  EXPECT_EQ(lines(r.err), 1) << r.err;
-  EXPECT_TRUE(r.out.empty()) << r.out;
+  expect_refusal(r, 1, "--out: " + path("f.txt") + " is a file, not a folder: name a folder");
 }
 
 // A report of a store with neither a sweep nor a validation wrote an index of nothing and exited 0.
 TEST_F(CliOptions, AReportOfAStoreWithNothingToReportIsAnErrorAndNoFolder) {
   ASSERT_EQ(run("import zeus --out " + path("z.h5")).code, 0);
   const auto r = run("report " + path("z.h5") + " -o " + path("rep"));
-  EXPECT_EQ(r.code, 1) << r.err;
-  EXPECT_TRUE(has(r.err, "nothing to report: no sweep and no validation")) << r.err;
-  EXPECT_EQ(lines(r.err), 1) << r.err;
-  EXPECT_TRUE(r.out.empty()) << r.out;
+  expect_refusal(r, 1, "nothing to report: no sweep and no validation");
   EXPECT_FALSE(fs::exists(path("rep")));
 }
-
-}  // namespace
-
-namespace {
 
 // `doctor --root nope` (a missing or mistyped root) printed a page of checks ending "not a Jetson",
 // exit 1, as for a machine that has no board.
@@ -719,34 +697,20 @@ TEST_F(CliOptions, DoctorOfARootThatIsNotAFolderIsOneErrorLine) {
   for (const auto& [root, why] : {std::pair<std::string, std::string>{path("nope"), "does not exist"},
                                   std::pair<std::string, std::string>{path("f.txt"), "is not a folder"}}) {
     const auto r = run("doctor --no-torch --root " + root);
-    EXPECT_EQ(r.code, 2) << r.err;
-    EXPECT_TRUE(has(r.err, "--root: " + root + " " + why)) << r.err;
-    EXPECT_EQ(lines(r.err), 1) << r.err;
-    EXPECT_TRUE(r.out.empty()) << r.out;
+    expect_refusal(r, 2, "--root: " + root + " " + why);
   }
   fs::create_directories(path("tree"));
   EXPECT_TRUE(
       has(run("doctor --no-torch --root " + path("tree") + " --store-dir " + path("tree")).out, "not a Jetson"));
 }
 
-}  // namespace
-
-namespace {
-
 // `bench models --sections b --zeus-dir nope` skipped every GPU and wrote a CSV of 0 rows, exit 0,
 // where bench policy and bench adaptive refuse a folder without the traces.
 TEST_F(CliOptions, AModelBenchOnAFolderWithoutZeusTracesIsAnErrorAndNoCsv) {
   const auto r = run("bench models --sections b --zeus-dir " + path("nope") + " --csv " + path("m.csv"));
-  EXPECT_EQ(r.code, 1) << r.err;
-  EXPECT_TRUE(has(r.err, "--zeus-dir: " + path("nope") + ": no Zeus power traces")) << r.err;
-  EXPECT_EQ(lines(r.err), 1) << r.err;
-  EXPECT_TRUE(r.out.empty()) << r.out;
+  expect_refusal(r, 1, "--zeus-dir: " + path("nope") + ": no Zeus power traces");
   EXPECT_FALSE(fs::exists(path("m.csv")));
 }
-
-}  // namespace
-
-namespace {
 
 // `bench train --device tpu` printed the table's heading, then the error, exit 1; `relation --device
 // tpu` loaded its data set first.
@@ -757,27 +721,17 @@ TEST_F(CliOptions, AnUnknownTrainingDeviceIsOneErrorLineBeforeAnyOutput) {
             path("r.h5"),
         std::string("bench train --device cuda:x --workloads cnn --batch-sizes 4 --threads 1")}) {
     const auto r = run(cmd);
-    EXPECT_EQ(r.code, 2) << cmd << ": " << r.err;
-    EXPECT_TRUE(has(r.err, "--device: unknown training device")) << r.err;
-    EXPECT_EQ(lines(r.err), 1) << r.err;
-    EXPECT_TRUE(r.out.empty()) << r.out;
+    expect_refusal(r, 2, "--device: unknown training device", cmd);
   }
   EXPECT_FALSE(fs::exists(path("r.h5")));
 }
-
-}  // namespace
-
-namespace {
 
 // `bench train --wait-policies nope` without --contention ran the plain benchmark and dropped the
 // option without a word (as --baseline without --campaign is refused).
 TEST_F(CliOptions, WaitPoliciesWithoutContentionAreRefused) {
   for (const std::string& extra : {std::string(""), std::string(" --adaptive")}) {
     const auto r = run("bench train --wait-policies passive --workloads cnn --batch-sizes 4 --threads 1" + extra);
-    EXPECT_EQ(r.code, 2) << r.err;
-    EXPECT_TRUE(has(r.err, "--wait-policies: ")) << r.err;
-    EXPECT_EQ(lines(r.err), 1) << r.err;
-    EXPECT_TRUE(r.out.empty()) << r.out;
+    expect_refusal(r, 2, "--wait-policies: ");
   }
 }
 
