@@ -871,32 +871,45 @@ std::string describe_transfer(const traces::ModelRecord& record) {
                      both);
 }
 
-void check_calibration(const traces::ProfileTable& table, const traces::DeviceSpec* device,
-                       const CalibrationOptions& options) {
-  const auto all = usable_points(table, device);
-  if (all.empty())
+namespace {
+
+// What calibrate fits from, once its options are checked against the profile.
+struct Checked {
+  std::vector<traces::ProfilePoint> all;  // the profile's usable points
+  ModelKind kind;                         // the model fitted (fitted_kind)
+  int min_points;                         // the fewest points it needs
+};
+
+Checked checked(const traces::ProfileTable& table, const traces::DeviceSpec* device,
+                const CalibrationOptions& options) {
+  Checked c{usable_points(table, device), fitted_kind(options.model, table), 0};
+  if (c.all.empty())
     throw Error(fmt::format("profile '{}' has no usable point (status 'ok' with time and power)", table.workload));
-  const ModelKind kind = fitted_kind(options.model, table);
-  const int min_points = min_points_for(kind, table, device, options);
-  const int wanted = options.points > 0 ? options.points : static_cast<int>(all.size());
-  if (wanted > static_cast<int>(all.size()))
+  c.min_points = min_points_for(c.kind, table, device, options);
+  const int wanted = options.points > 0 ? options.points : static_cast<int>(c.all.size());
+  if (wanted > static_cast<int>(c.all.size()))
     throw pacer::SettingError("points", fmt::format("{} planned points are more than profile '{}' has usable ({}): "
                                                     "let the planner pick at most {}, or take them all",
-                                                    wanted, table.workload, all.size(), all.size()));
-  if (wanted < min_points)
+                                                    wanted, table.workload, c.all.size(), c.all.size()));
+  if (wanted < c.min_points)
     throw pacer::SettingError("points",
                               fmt::format("the {} model needs at least {} points, got {}: let the planner pick {} "
                                           "or more",
-                                          kind, min_points, wanted, min_points));
-  if (kind == ModelKind::analytical || kind == ModelKind::modes) check_fit_options(options.analytical);
+                                          c.kind, c.min_points, wanted, c.min_points));
+  if (c.kind == ModelKind::analytical || c.kind == ModelKind::modes) check_fit_options(options.analytical);
+  return c;
+}
+
+}  // namespace
+
+void check_calibration(const traces::ProfileTable& table, const traces::DeviceSpec* device,
+                       const CalibrationOptions& options) {
+  checked(table, device, options);
 }
 
 Calibration calibrate(const traces::ProfileTable& table, const traces::DeviceSpec* device,
                       const CalibrationOptions& options) {
-  check_calibration(table, device, options);
-  const auto all = usable_points(table, device);
-  const ModelKind kind = fitted_kind(options.model, table);
-  const int min_points = min_points_for(kind, table, device, options);
+  const auto [all, kind, min_points] = checked(table, device, options);
 
   Calibration out;
   out.used = planned_points(all, table, options);
