@@ -324,6 +324,12 @@ SubmitReport slurm_submit(const SlurmOptions& o) {
       r.text += fmt::format("{}{} of {} shards are done: submitting shards {}\n", prefix,
                             stage.shards - todo.back().size(), stage.shards, array_ranges(todo.back()));
   }
+  const JobList& first = st.stages.front().jobs;
+  const fs::path dir = slurm_dir(first);
+  const bool made_dir = !fs::exists(dir), made_logs = !fs::exists(dir / "logs");
+  std::vector<fs::path> before;  // scripts an earlier submit or dry run wrote: kept on a failure
+  if (!made_dir)
+    for (const auto& e : fs::directory_iterator(dir)) before.push_back(e.path());
   r.scripts = write_slurm_scripts(o, st, todo);
   std::vector<std::string> files;
   for (const auto& s : r.scripts.stages) {
@@ -338,7 +344,34 @@ SubmitReport slurm_submit(const SlurmOptions& o) {
         staged ? "each stage's array and merge, then the finish script," : "the array, then the merge job");
     return r;
   }
-  const JobList& first = st.stages.front().jobs;
+  // All or nothing: where a submission fails (Slurm unreachable, a refused script), the jobs this call
+  // submitted are cancelled and the scripts (and the folders) it wrote are removed, so a failed submit
+  // leaves no output and its campaign as it was.
+  std::vector<std::string> submitted;
+  const auto undo = [&] {
+    for (const auto& id : submitted) try {
+        run_slurm("scancel", {id});
+      } catch (const Error&) {  // scancel missing as sbatch was: nothing of ours is queued
+      }
+    std::error_code ec;
+    for (const auto& f : files)
+      if (std::find(before.begin(), before.end(), fs::path(f)) == before.end()) fs::remove(f, ec);
+    if (made_logs) fs::remove(dir / "logs", ec);  // only where empty: a job of ours may have logged
+    if (made_dir) fs::remove(dir, ec);
+  };
+  const auto submit = [&](const fs::path& script, const std::string& dependency) {
+    try {
+      submitted.push_back(submit_script(script, dependency));
+    } catch (const Error& e) {
+      undo();
+      throw Error(fmt::format(
+          "{} ({})", e.what(),
+          submitted.empty()
+              ? "nothing was submitted; no new script kept"
+              : fmt::format("the {} job(s) it had submitted were cancelled; no new script kept", submitted.size())));
+    }
+    return submitted.back();
+  };
   // Jobs of an earlier submission that wait on shards that failed can never run: cancel them.
   if (std::ifstream old(submitted_path(first)); old) {
     std::string first_array, id;
@@ -351,16 +384,16 @@ SubmitReport slurm_submit(const SlurmOptions& o) {
     const StageStatus& stage = st.stages[k];
     std::string array;
     if (!todo[k].empty()) {
-      array = submit_script(r.scripts.stages[k].array, after);
+      array = submit(r.scripts.stages[k].array, after);
       if (!after.empty()) dependents.push_back(array);
     }
-    const std::string merge = submit_script(r.scripts.stages[k].merge, array.empty() ? after : array);
+    const std::string merge = submit(r.scripts.stages[k].merge, array.empty() ? after : array);
     dependents.push_back(merge);
     r.array_jobs.push_back(array);
     r.merge_jobs.push_back(merge);
     after = merge;
     if (!r.scripts.stages[k].decide.empty()) {  // the next round's array waits for this round's decision
-      const std::string decide = submit_script(r.scripts.stages[k].decide, merge);
+      const std::string decide = submit(r.scripts.stages[k].decide, merge);
       dependents.push_back(decide);
       r.decide_jobs.push_back(decide);
       after = decide;
@@ -376,7 +409,7 @@ SubmitReport slurm_submit(const SlurmOptions& o) {
                             r.decide_jobs.back());
   }
   if (!r.scripts.finish.empty()) {
-    r.finish_job = submit_script(r.scripts.finish, after);
+    r.finish_job = submit(r.scripts.finish, after);
     dependents.push_back(r.finish_job);
     r.text += fmt::format("submitted finish job {} (the whole campaign once every stage is merged)\n", r.finish_job);
   }

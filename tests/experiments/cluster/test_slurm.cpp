@@ -220,6 +220,47 @@ TEST_F(Campaign, SubmitWithoutSlurmSaysWhatToInstall) {
   EXPECT_NE(bad.err.find("--pacer: /nonexistent/pacer does not exist"), std::string::npos) << bad.err;
 }
 
+// A submit that Slurm refuses part way (its controller unreachable after the array was queued) is
+// all or nothing: the job it queued is cancelled, and the scripts and the slurm/ folder it wrote are
+// removed; the error line says both. sbatch and scancel are stand-ins that log their arguments.
+TEST_F(Campaign, ASubmitSlurmRefusesPartWayCancelsWhatItQueuedAndKeepsNoScript) {
+  const fs::path spec = write_spec("halfslurm", "shards = 2\n");
+  const fs::path bin = g_dir / "half-bin", log = g_dir / "half-bin" / "calls.log";
+  fs::create_directories(bin);
+  // The first sbatch queues job 4242; every later one cannot reach the controller.
+  write_text(bin / "sbatch", "#!/bin/sh\necho \"sbatch $*\" >> " + log.string() + "\nif [ -e " +
+                                 (bin / "once").string() +
+                                 " ]; then echo 'sbatch: error: Batch job submission failed: Unable to contact slurm "
+                                 "controller' >&2; exit 1; fi\ntouch " +
+                                 (bin / "once").string() + "\necho 4242\n");
+  write_text(bin / "scancel", "#!/bin/sh\necho \"scancel $*\" >> " + log.string() + "\n");
+  fs::permissions(bin / "sbatch", fs::perms::owner_all);
+  fs::permissions(bin / "scancel", fs::perms::owner_all);
+  const std::string path = std::getenv("PATH") ? std::getenv("PATH") : "";
+  ::setenv("PATH", (bin.string() + ":" + path).c_str(), 1);
+  const auto r = run_pacer("slurm submit --config " + spec.string(), g_dir);
+  ::setenv("PATH", path.c_str(), 1);
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_NE(
+      r.err.find("Unable to contact slurm controller: is Slurm reachable from this machine (sinfo)? (the 1 job(s) it "
+                 "had submitted were cancelled; no new script kept)"),
+      std::string::npos)
+      << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
+  const std::string calls = slurp(log);
+  EXPECT_NE(calls.find("scancel 4242\n"), std::string::npos) << calls;
+  EXPECT_FALSE(fs::exists(g_dir / "halfslurm" / "slurm")) << "a failed submit left its scripts";
+  // A dry run's scripts, written before, stay.
+  ASSERT_EQ(run_pacer("slurm submit --dry-run --config " + spec.string(), g_dir).code, 0);
+  ::setenv("PATH", (bin.string() + ":" + path).c_str(), 1);
+  const auto again = run_pacer("slurm submit --config " + spec.string(), g_dir);
+  ::setenv("PATH", path.c_str(), 1);
+  EXPECT_EQ(again.code, 1) << again.err;
+  EXPECT_NE(again.err.find("(nothing was submitted; no new script kept)"), std::string::npos) << again.err;
+  EXPECT_TRUE(fs::exists(g_dir / "halfslurm" / "slurm" / "relations-array.sbatch"));
+}
+
 // A validation of the serial relation (as its proxy) on a profile of the emulated Nano: target
 // Fashion-MNIST half B, 3 batch sizes x 2 seeds per stage, the pacer policy and the oracle at one cap.
 const char* kValidation =
