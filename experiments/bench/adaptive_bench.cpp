@@ -91,7 +91,7 @@ Outcome adaptive(const Case& c, const AdaptiveConstants& k, uint64_t order, doub
   ro.engine.initial_fraction = k.initial_fraction;
   ro.engine.z = k.z;
   ro.engine.estimate_z = k.estimate_z;
-  ro.engine.extrapolation = k.shared_curve ? explore::AdaptiveExtrapolation::shared_curve : explore::AdaptiveExtrapolation::ratio;
+  ro.engine.extrapolation = k.extrapolation;
   ro.engine.budget_first_share = k.budget_first_share;
   ro.engine.ratio_line = k.ratio_line;
   ro.order_seed = order;
@@ -151,7 +151,10 @@ AdaptiveBenchRow summarize_campaign(const std::string& gpu, const std::string& c
 
 std::string AdaptiveConstants::label() const {
   return fmt::format("tolerance {:g} %, round 1 at {:g} %, z {:g}, estimates at +{:g} sd{}, ratio {}", 100 * tolerance,
-                     100 * initial_fraction, z, estimate_z, shared_curve ? ", shared curve" : "",
+                     100 * initial_fraction, z, estimate_z,
+                     extrapolation == explore::AdaptiveExtrapolation::ratio
+                         ? ""
+                         : fmt::format(", {}", explore::to_string(extrapolation)),
                      ratio_form(ratio_line));
 }
 
@@ -192,8 +195,8 @@ AdaptiveBenchResult run_adaptive_bench(const AdaptiveBenchOptions& options) {
     for (double f : o.initial_fractions)
       for (double z : o.zs)
         for (double ez : o.estimate_zs)
-          for (bool sc : o.shared_curves)
-            for (bool rl : o.ratio_lines) grid.push_back({t, f, z, ez, sc, rl});
+          for (const auto x : o.extrapolations)
+            for (bool rl : o.ratio_lines) grid.push_back({t, f, z, ez, x, rl});
   std::set<std::string> workloads;
   for (const auto& c : cases) workloads.insert(c->w.name);
   // grid point -> case -> orders
@@ -427,15 +430,14 @@ std::string AdaptiveBenchResult::markdown() const {
         "| constants | compute | mean regret | max regret (mean over orders) |\n|---|---|---|---|\n";
     const AdaptiveConstants code;
     for (const auto& p : grid)
-      md += fmt::format("| {}{} | {:.1f} % | {:.2f} % | {:.2f} % |\n", p.constants.label(),
-                        p.constants.tolerance == code.tolerance &&
-                                p.constants.initial_fraction == code.initial_fraction && p.constants.z == code.z &&
-                                p.constants.estimate_z == code.estimate_z &&
-                                p.constants.shared_curve == code.shared_curve &&
-                                p.constants.ratio_line == code.ratio_line
-                            ? " *"
-                            : "",
-                        100 * p.share, 100 * p.mean_regret, 100 * p.max_regret);
+      md += fmt::format(
+          "| {}{} | {:.1f} % | {:.2f} % | {:.2f} % |\n", p.constants.label(),
+          p.constants.tolerance == code.tolerance && p.constants.initial_fraction == code.initial_fraction &&
+                  p.constants.z == code.z && p.constants.estimate_z == code.estimate_z &&
+                  p.constants.extrapolation == code.extrapolation && p.constants.ratio_line == code.ratio_line
+              ? " *"
+              : "",
+          100 * p.share, 100 * p.mean_regret, 100 * p.max_regret);
     md += "\n";
   }
   if (!budget_folds.empty()) {

@@ -34,7 +34,10 @@ struct AdaptiveBenchOptions {
   std::vector<double> initial_fractions = {0.02, 0.05, 0.1};
   std::vector<double> zs = {1.0, 1.645, 2.5};
   std::vector<double> estimate_zs = {0.0, 1.0, 2.0};
-  std::vector<bool> shared_curves = {false, true};
+  // How unfinished runs are extrapolated (explore::AdaptiveExtrapolation): every one in the grid.
+  std::vector<explore::AdaptiveExtrapolation> extrapolations = {explore::AdaptiveExtrapolation::ratio,
+                                                                explore::AdaptiveExtrapolation::shared_curve,
+                                                                explore::AdaptiveExtrapolation::power_law};
   // The shared ratio as a line in log b (AdaptiveOptions::ratio_line) or the median: in both grids.
   std::vector<bool> ratio_lines = {false, true};
   // The grid of round 1's share of a compute budget (0: the initial fraction of the run budget),
@@ -47,7 +50,7 @@ struct AdaptiveConstants {
   double initial_fraction = explore::kAdaptiveInitialFraction;
   double z = explore::kAdaptiveZ;
   double estimate_z = explore::kAdaptiveEstimateZ;
-  bool shared_curve = explore::kAdaptiveExtrapolation == explore::AdaptiveExtrapolation::shared_curve;
+  explore::AdaptiveExtrapolation extrapolation = explore::kAdaptiveExtrapolation;
   bool ratio_line = explore::kAdaptiveRatioLine;
   double budget_first_share = explore::kAdaptiveBudgetFirstShare;  // with a compute budget only
   // "tolerance 0.5 %, round 1 at 5 %, z 1.64, estimates at +1 sd, shared curve, ratio median"

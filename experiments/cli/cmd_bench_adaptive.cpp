@@ -16,6 +16,12 @@
 namespace pacer::cli {
 namespace {
 
+std::vector<std::string> extrapolation_names(const experiments::AdaptiveBenchOptions& o) {
+  std::vector<std::string> names;
+  for (const auto e : o.extrapolations) names.emplace_back(explore::to_string(e));
+  return names;
+}
+
 int run_bench_adaptive(const po::variables_map& vm) {
   experiments::AdaptiveBenchOptions o;
   o.zeus_dir = vm["zeus-dir"].as<std::string>();
@@ -37,7 +43,11 @@ int run_bench_adaptive(const po::variables_map& vm) {
     }
     return out;
   };
-  o.shared_curves = switches("shared-curves", "off", "on");
+  o.extrapolations.clear();
+  for (const auto& name : split_list(vm["extrapolations"].as<std::string>()))
+    o.extrapolations.push_back(explore::parse_adaptive_extrapolation(name, "extrapolations"));
+  if (o.extrapolations.empty())
+    throw UsageError("--extrapolations: name at least one (ratio, shared-curve, power-law)");
   o.ratio_lines = switches("ratio-lines", "median", "line");
   o.budget_first_shares =
       parse_positive_numbers(vm["budget-first-shares"].as<std::string>(), "--budget-first-shares", true);
@@ -88,8 +98,10 @@ Command make() {
         "grid of the contender intervals' z [1], comma-separated")(
         "estimate-zs", po::value<std::string>()->default_value(fmt::format("{:g}", fmt::join(d0.estimate_zs, ","))),
         "grid of the sd above its estimate an unfinished run is stored at [1], comma-separated")(
-        "shared-curves", po::value<std::string>()->default_value("0,1"),
-        "grid of the learning curve shared across batch sizes (0 off, 1 on), comma-separated")(
+        "extrapolations",
+        po::value<std::string>()->default_value(fmt::format("{}", fmt::join(extrapolation_names(d0), ","))),
+        "grid of how an unfinished run's samples to the target are estimated (as pacer relation --adaptive "
+        "--extrapolation), comma-separated")(
         "ratio-lines", po::value<std::string>()->default_value("0,1"),
         "grid of the shared ratio's form (0: the median over the runs, 1: a line in log b), comma-separated; in "
         "both the constants' and round 1's share's choice")(

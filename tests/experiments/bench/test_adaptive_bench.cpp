@@ -29,7 +29,7 @@ AdaptiveBenchOptions v100_at_the_constants(int orders) {
   o.initial_fractions = {explore::kAdaptiveInitialFraction};
   o.zs = {explore::kAdaptiveZ};
   o.estimate_zs = {explore::kAdaptiveEstimateZ};
-  o.shared_curves = {explore::kAdaptiveExtrapolation == explore::AdaptiveExtrapolation::shared_curve};
+  o.extrapolations = {explore::kAdaptiveExtrapolation};
   o.budget_first_shares = {explore::kAdaptiveBudgetFirstShare};
   o.ratio_lines = {explore::kAdaptiveRatioLine};
   return o;
@@ -70,6 +70,24 @@ TEST(AdaptiveBench, ReplaysSpendLessThanTheFullCampaignAndNoMoreThanTheirCut) {
   EXPECT_NE(b.find(r.goal_b_met == r.goal_b_cuts ? ": PASS" : ": FAIL"), std::string::npos) << b;
   EXPECT_NE(b.find(std::to_string(r.goal_b_met) + " of " + std::to_string(r.goal_b_cuts)), std::string::npos) << b;
   EXPECT_NE(md.find("chosen batch sizes alone"), std::string::npos);
+}
+
+// The grid holds each extrapolation of --extrapolations as its own point, named in its label, and
+// the engine replays with it: the power law's replays differ from the ratio's on V100 (a grid that
+// dropped the extrapolation would give the two points the same figures).
+TEST(AdaptiveBench, EveryExtrapolationIsAGridPointTheEngineReplays) {
+  ASSERT_TRUE(fs::exists(zeus_dir() / "summary_train.csv")) << "no Zeus traces under " << zeus_dir();
+  AdaptiveBenchOptions o = v100_at_the_constants(2);
+  o.extrapolations = {explore::AdaptiveExtrapolation::ratio, explore::AdaptiveExtrapolation::power_law};
+  const AdaptiveBenchResult r = run_adaptive_bench(o);
+  ASSERT_EQ(r.grid.size(), 2u);
+  EXPECT_EQ(r.grid[0].constants.extrapolation, explore::AdaptiveExtrapolation::ratio);
+  EXPECT_EQ(r.grid[1].constants.extrapolation, explore::AdaptiveExtrapolation::power_law);
+  EXPECT_EQ(r.grid[0].constants.label().find("power-law"), std::string::npos) << r.grid[0].constants.label();
+  EXPECT_NE(r.grid[1].constants.label().find(", power-law"), std::string::npos) << r.grid[1].constants.label();
+  EXPECT_TRUE(r.grid[0].share != r.grid[1].share || r.grid[0].mean_regret != r.grid[1].mean_regret ||
+              r.grid[0].max_regret != r.grid[1].max_regret);
+  EXPECT_EQ(r.folds.size(), 6u);  // one per workload (V100: six with a proxy): a choice between the two
 }
 
 // Under the compute of the fixed cut "1 level looser x 1 seed" (over the same draws of seeds: the
