@@ -146,8 +146,11 @@ RelationOutcome run_relation(const RelationRequest& r, const dnn::TrainHooks& ho
   dnn::check_training_device(r.train.device, "device");  // `--device tpu` loaded the data first
   // A whole adaptive campaign's device profile and a named checkpoint, before the data is loaded.
   if (r.adaptive && r.stage.empty()) check_adaptive_device(r.store, batch_sizes, r.adaptive_settings);
-  if (!r.checkpoint.empty() && r.checkpoint != "none" && !fs::exists(r.checkpoint))
-    throw missing_checkpoint(r.checkpoint, models::parse_workload(r.workload).base);
+  if (!r.checkpoint.empty() && r.checkpoint != "none") {
+    const std::string base = models::parse_workload(r.workload).base;
+    if (!fs::exists(r.checkpoint)) throw missing_checkpoint(r.checkpoint, base);
+    dnn::check_checkpoint(r.checkpoint, base);  // corrupt, or another network's; its input shape is checked below
+  }
 
   Prepared s = prepare(r, r.dataset);
   check_memory(s, batch_sizes, "batch-sizes");

@@ -609,16 +609,17 @@ TEST_F(CliOptions, AStoreGivenBothWaysSaysSoAndValidateTakesItAsItsArgument) {
 // checkpoint that is not there -- refuses before it loads its data (it printed "loading fmnist-proxy"
 // and the data set's size first): one line, nothing written.
 TEST_F(CliOptions, ARelationCampaignThatCannotStartRefusesBeforeLoadingItsData) {
-  for (const std::string& extra :
-       {std::string("--checkpoint none --adaptive --profile-store ") + path("none.h5"),
-        std::string("--checkpoint none --adaptive"), std::string("--checkpoint ") + path("none.pt")}) {
+  std::ofstream(path("garbage.pt")) << "not a checkpoint\n";  // present, corrupt: was read after the data loaded
+  for (const auto& [extra, message] : std::vector<std::pair<std::string, std::string>>{
+           {"--checkpoint none --adaptive --profile-store " + path("none.h5"),
+            "an adaptive campaign needs the device's profile"},
+           {"--checkpoint none --adaptive", "an adaptive campaign needs the device's profile"},
+           {"--checkpoint " + path("none.pt"), "none.pt not found"},
+           {"--checkpoint " + path("garbage.pt"), "garbage.pt: cannot read checkpoint (missing or corrupt file)"}}) {
     const auto r = run("relation --out " + path("r.h5") + " --workload cnn " + extra);
     EXPECT_EQ(r.code, 1) << extra << "\n" << r.err;
     EXPECT_EQ(lines(r.err), 1) << extra << "\n" << r.err;
-    EXPECT_TRUE(has(r.err, extra.find("none.pt") == std::string::npos
-                               ? "an adaptive campaign needs the device's profile"
-                               : "none.pt not found"))
-        << r.err;
+    EXPECT_TRUE(has(r.err, message)) << r.err;
     EXPECT_FALSE(fs::exists(path("r.h5")));
   }
 }
