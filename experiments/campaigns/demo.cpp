@@ -41,6 +41,12 @@ double since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
+// After the stages ran as local shard processes the pipeline completes from the merged store: a
+// step's count of runs is then what it trained after them (the shards' runs are found, not new).
+std::string after_local_shards(const DemoOptions& opt) {
+  return opt.local_shards_s > 0 ? " after the local shards" : "";
+}
+
 struct Settings {
   std::vector<int> batch_sizes;
   std::vector<int> seeds;
@@ -301,8 +307,8 @@ CampaignReport proxy_relation(const Demo& d, const Profiled& pr, const RelationC
   } else {
     proxy = run_relation_campaign(c, proxy_data);
   }
-  std::cout << fmt::format("[4/7] proxy relation{} ({} new runs, {:.0f} s):\n{}{}", opt.adaptive ? ", adaptive" : "",
-                           proxy.new_runs, since(step), format_relation(proxy.set), decisions);
+  std::cout << fmt::format("[4/7] proxy relation{} ({} new runs{}, {:.0f} s):\n{}{}", opt.adaptive ? ", adaptive" : "",
+                           proxy.new_runs, after_local_shards(opt), since(step), format_relation(proxy.set), decisions);
   if (proxy.set.relation_vector().empty())
     throw Error(fmt::format("no proxy run reached {} {:g} within {} samples: lower the target or raise the budget",
                             proxy_info.metric, c.train.target, d.set.budget));
@@ -354,9 +360,9 @@ std::vector<ValidateReport> validate_targets(const Demo& d, const Profiled& pr, 
     runs += validations.back().training_runs;
     std::cout << validations.back().text;
   }
-  std::cout << fmt::format("[5/7] validated {} cap(s) on {} target(s) with {} real training runs ({:.0f} s)\n",
+  std::cout << fmt::format("[5/7] validated {} cap(s) on {} target(s) with {} real training runs{} ({:.0f} s)\n",
                            std::count_if(caps.begin(), caps.end(), [](double w) { return !units::is_no_cap(w); }),
-                           opt.targets.size(), runs, since(step));
+                           opt.targets.size(), runs, after_local_shards(opt), since(step));
   return validations;
 }
 
@@ -516,8 +522,10 @@ int run_demo(const DemoOptions& opt) {
                              val.result.dataset, format_verdict(val));
   std::cout << "\nFigures:\n";
   for (const auto& f : rep.figures) std::cout << "  " << f << "\n";
-  std::cout << fmt::format("Files: trace store {}; tables and figures in {}; total {:.0f} s\n", d.store_path.string(),
-                           ropt.out_dir.string(), since(t0));
+  std::cout << fmt::format(
+      "Files: trace store {}; tables and figures in {}; total {:.0f} s{}\n", d.store_path.string(),
+      ropt.out_dir.string(), opt.local_shards_s + since(t0),
+      opt.local_shards_s > 0 ? fmt::format(" ({:.0f} s of it in local shard processes)", opt.local_shards_s) : "");
   return 0;
 }
 

@@ -55,6 +55,10 @@ struct DemoOptions {
   // the shard's own store beside NAME.h5, which is only read).
   std::string stage;
   std::optional<Shard> shard;
+  // Seconds this command spent before run_demo running its stages as local shard processes
+  // (`--jobs N`); > 0: the whole pipeline then completes from the merged store, so its step lines
+  // count the runs trained after the shards, and its total includes these seconds.
+  double local_shards_s = 0;
 };
 
 // The experiment's jobs in its stages prepare, proxy, oracle and runs (experiment_job_lists).

@@ -33,7 +33,7 @@ void common_options(po::options_description& d, const std::string& default_out) 
 
 // --list-jobs, --jobs and --shard first (docs/cluster.md), then the pipeline (whole, or a stage).
 int run_pipeline(const po::variables_map& vm, experiments::DemoOptions o) {
-  if (const auto done = run_shard_front(vm, experiments::experiment_jobs(o))) return *done;
+  if (const auto done = run_shard_front(vm, experiments::experiment_jobs(o), &o.local_shards_s)) return *done;
   o.stage = stage_option(vm);
   o.shard = shard_option(vm);
   return experiments::run_demo(o);

@@ -73,7 +73,7 @@ std::vector<std::string> shard_process_args() {
   return a;
 }
 
-void run_stage_locally(const experiments::JobList& list, int jobs, bool add_stage) {
+double run_stage_locally(const experiments::JobList& list, int jobs, bool add_stage) {
   const int n = experiments::local_shard_count(jobs, list.jobs.size());
   std::vector<std::vector<std::string>> args;
   for (int i = 0; i < n; ++i) {
@@ -89,9 +89,11 @@ void run_stage_locally(const experiments::JobList& list, int jobs, bool add_stag
   std::cout << r.merge_text;
   std::cout << fmt::format("{}{} shards in {:.1f} s (merge {:.2f} s)\n",
                            list.stage.empty() ? "" : "stage " + list.stage + ": ", n, r.wall_time_s, r.merge_time_s);
+  return r.wall_time_s;  // its shards and their merge
 }
 
-std::optional<int> run_shard_front(const po::variables_map& vm, const std::vector<experiments::JobList>& stages) {
+std::optional<int> run_shard_front(const po::variables_map& vm, const std::vector<experiments::JobList>& stages,
+                                   double* shards_wall_time_s) {
   const bool staged = stages.size() > 1 || (!stages.empty() && !stages.front().stage.empty());
   const std::string stage = stage_option(vm);
   const experiments::JobList* only = stage.empty() ? nullptr : &experiments::find_stage(stages, stage);
@@ -128,8 +130,10 @@ std::optional<int> run_shard_front(const po::variables_map& vm, const std::vecto
     run_stage_locally(*only, n, false);
     return 0;
   }
-  for (const auto& list : stages) run_stage_locally(list, n, staged);
+  double seconds = 0;
+  for (const auto& list : stages) seconds += run_stage_locally(list, n, staged);
   if (!staged) return 0;
+  if (shards_wall_time_s) *shards_wall_time_s = seconds;
   spdlog::info("every stage merged into {}: completing the campaign from it", stages.front().store.string());
   return std::nullopt;
 }

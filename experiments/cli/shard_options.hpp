@@ -33,8 +33,12 @@ std::filesystem::path store_for(const po::variables_map& vm, const std::filesyst
 // Runs one stage as `jobs` local shard processes (this command again with --shard i/n, and --stage
 // when `add_stage`; each on the threads this command was given) and merges them into the
 // campaign's store.
-void run_stage_locally(const experiments::JobList& list, int jobs, bool add_stage);
+// Returns the stage's wall time (its shards and their merge), seconds.
+double run_stage_locally(const experiments::JobList& list, int jobs, bool add_stage);
 
-std::optional<int> run_shard_front(const po::variables_map& vm, const std::vector<experiments::JobList>& stages);
+// `shards_wall_time_s` (optional): where the command goes on after its stages ran as local shards,
+// the seconds they took, for the command's total.
+std::optional<int> run_shard_front(const po::variables_map& vm, const std::vector<experiments::JobList>& stages,
+                                   double* shards_wall_time_s = nullptr);
 
 }  // namespace pacer::cli

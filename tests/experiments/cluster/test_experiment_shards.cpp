@@ -52,6 +52,11 @@ TEST(ExperimentShards, StagesInLocalShardsEqualTheExperimentInOneProcess) {
   for (const std::string stage : {"proxy", "oracle", "runs"})
     EXPECT_NE(r.out.find("stage " + stage + ": 2 shards"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("[7/7] report"), std::string::npos) << r.out;
+  // The pipeline completes from the merged store: its steps say that their counts come after the
+  // shards (they read "0 new runs" as if nothing had been trained), and the total counts the shards.
+  EXPECT_NE(r.out.find("proxy relation (0 new runs after the local shards, "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("with 0 real training runs after the local shards ("), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" s of it in local shard processes)\n"), std::string::npos) << r.out;
 
   const auto a = traces::Store::open(dir / "jobs" / "e.h5"), b = traces::Store::open(dir / "whole" / "e.h5");
   for (const char* group : traces::kStoreGroups) EXPECT_EQ(a.list(group), b.list(group)) << group;
