@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "base/json.hpp"
 #include "traces/columns.hpp"
 #include "traces/records.hpp"
 
@@ -22,9 +23,13 @@ std::string to_csv(const DeviceSpec& device);
 // One CSV field: quoted (quotes doubled) when it holds a comma, a quote or a line break.
 std::string csv_field(const std::string& s);
 
-// One CSV number: 10 significant digits, empty for NaN.
+// One CSV number, empty for NaN; else as base::json_number writes it: the shortest text that reads back
+// as the same double (whole numbers without an exponent). Until 2026-11-28 ten significant digits: a
+// sweep's cap at a point's own power (the lowest of its grid) read back from the export fell just below
+// that point, and `select -P` of it answered infeasible where the record holds a choice.
 inline std::string csv_number(double v) {
-  return std::isnan(v) ? "" : fmt::format("{:.10g}", v);
+  if (std::isnan(v)) return "";
+  return std::isfinite(v) ? base::json_number(v) : fmt::format("{}", v);
 }
 
 // The header and the rows of a record's row table (traces/columns.hpp): numeric columns as

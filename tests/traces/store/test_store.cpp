@@ -540,6 +540,23 @@ TEST(Store, ARecordIsNotReplacedByOneWithFewerRowsUnlessAsked) {
 }
 
 // `pacer profile --store ""` printed "written to " and saved nothing.
+// A sweep's lowest cap is a point's own power (its grid starts there); read back from the export it is
+// the same double, so `select -P` of it finds that point as the record did (the Zeus V100 movielens
+// sweep: 34.75158532315594 W exported as 34.75158532, under the point: select answered infeasible).
+TEST(Store, AnExportedNumberReadsBackAsTheSameDouble) {
+  auto s = pacer::testing::sample_sweep();
+  s.rows[0].cap_w = 34.75158532315594;
+  s.rows[0].predicted_time_s = 1.0 / 3.0;
+  const std::string csv = to_csv(s);
+  const auto header = csv.find("cap[W],");
+  ASSERT_NE(header, std::string::npos) << csv;
+  const auto line = csv.substr(csv.find('\n', header) + 1);
+  EXPECT_EQ(std::stod(line.substr(0, line.find(','))), 34.75158532315594) << line;
+  EXPECT_NE(line.find(fmt::format(",{},", 1.0 / 3.0)), std::string::npos) << line;
+  EXPECT_EQ(csv_number(614.4e6), "614400000");  // whole numbers without an exponent, as before
+  EXPECT_EQ(csv_number(traces::kNaN), "");
+}
+
 TEST(Store, AnEmptyStorePathIsAClearError) {
   expect_error([] { Store::open_or_create(""); }, {"no trace store given", "empty"});
   expect_error([] { Store::open(""); }, {"no trace store given"});
