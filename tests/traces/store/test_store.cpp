@@ -539,7 +539,6 @@ TEST(Store, ARecordIsNotReplacedByOneWithFewerRowsUnlessAsked) {
   EXPECT_EQ(store.read<SweepResult>("nano-sweep").rows.size(), 1u);
 }
 
-// `pacer profile --store ""` printed "written to " and saved nothing.
 // A sweep's lowest cap is a point's own power (its grid starts there); read back from the export it is
 // the same double, so `select -P` of it finds that point as the record did (the Zeus V100 movielens
 // sweep: 34.75158532315594 W exported as 34.75158532, under the point: select answered infeasible).
@@ -557,6 +556,7 @@ TEST(Store, AnExportedNumberReadsBackAsTheSameDouble) {
   EXPECT_EQ(csv_number(traces::kNaN), "");
 }
 
+// `pacer profile --store ""` printed "written to " and saved nothing.
 TEST(Store, AnEmptyStorePathIsAClearError) {
   expect_error([] { Store::open_or_create(""); }, {"no trace store given", "empty"});
   expect_error([] { Store::open(""); }, {"no trace store given"});
