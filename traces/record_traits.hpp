@@ -38,14 +38,9 @@
 //   merge_cost        optional: a member summed over the inputs that brought new rows
 //   board             optional: a member naming the record's board model, which inputs must agree on
 //   row_board         optional: a row member naming its board model; one record's rows must agree
-//   rows_in_key_order optional (true): the record's rows are stored in merge-key order whatever
-//                     order they were measured or added in (order_rows_by_key), so a campaign
-//                     writes the same record serially, in shards, or resumed (a relation's runs, a
-//                     learning curve's points; an adaptive campaign trains them round by round)
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstddef>
@@ -132,7 +127,6 @@ struct StoreGroup<1> {
   }
 
   static std::pair<int, int> merge_key(const RelationRun& r) { return {r.batch_size, r.seed}; }
-  static constexpr bool rows_in_key_order = true;
   // A censored run trained further (to a larger budget) by an adaptive campaign's later round.
   static bool continues(const RelationRun& a, const RelationRun& b) {
     return !a.reached && b.budget_samples > a.budget_samples && b.samples >= a.samples;
@@ -171,7 +165,6 @@ struct StoreGroup<2> {
     const bool level = c.source == "levels" && !std::isnan(p.metric);
     return {p.batch_size, p.seed, p.samples, level ? p.metric : 0.0};
   }
-  static constexpr bool rows_in_key_order = true;
   static std::string row_text(const CurvePoint& p) {
     return fmt::format("b={} seed={} metric {:.6g} after {} samples", p.batch_size, p.seed, p.metric, p.samples);
   }
@@ -372,19 +365,6 @@ auto row_merge_key(const R& record, const Row& row) {
     return RecordTraits<R>::merge_key(record, row);
   else
     return RecordTraits<R>::merge_key(row);
-}
-
-// Puts the rows of `r` in merge-key order where its entry declares rows_in_key_order (stable: rows
-// of one key keep their order); leaves any other record as it is. Every writer that combines rows
-// (Store::add_rows, merge_stores) calls it, so the stored order does not depend on the order the
-// rows were measured in: serial, sharded, adaptive round by round, or resumed.
-template <KeyedMerge R>
-void order_rows_by_key(R& r) {
-  if constexpr (requires { requires RecordTraits<R>::rows_in_key_order; }) {
-    auto& rows = r.*RecordTraits<R>::rows;
-    std::stable_sort(rows.begin(), rows.end(),
-                     [&](const auto& a, const auto& b) { return row_merge_key(r, a) < row_merge_key(r, b); });
-  }
 }
 
 // The rows of `r` (profile points, relation runs, sweep or validation rows); 0 for a record

@@ -203,7 +203,6 @@ class RecordMerge {
         for (const auto& k : m.order) (r.*E::rows).push_back(m.rows.at(k).first);
       else
         for (const auto& [k, row] : m.rows) (r.*E::rows).push_back(row.first);
-      order_rows_by_key(r);  // a relation's runs, a curve's points: key order, however the inputs held them
       report.entries += static_cast<int>(m.rows.size());
       if constexpr (requires { E::merge_cost; }) r.*E::merge_cost = m.cost;
     }

@@ -113,8 +113,7 @@ class Store {
   // Adds the rows of `record` to the stored record of its name (`name`, or "" for
   // RecordTraits<R>::name), under the writers' lock: the stored record is read again there, its
   // rows of a key `record` holds are replaced by `record`'s, its other rows are kept, and the rest
-  // of the record is `record`'s (its rows in key order where the entry asks for it:
-  // order_rows_by_key); a cost summed by merge (a profile's profiling cost) is the stored
+  // of the record is `record`'s; a cost summed by merge (a profile's profiling cost) is the stored
   // one plus `record`'s, which holds only what this writer adds. For writers that share a record
   // with other processes (two `profile` runs into one profile, two relation campaigns into one
   // relation): a copy read before another writer's write never drops that writer's rows. The
@@ -193,12 +192,8 @@ R Store::add_rows(const R& record, const std::string& name) {
     for (const auto& row : record.*E::rows) rows.push_back(row);
     if constexpr (requires { E::merge_cost; }) merged.*E::merge_cost = stored.*E::merge_cost + record.*E::merge_cost;
   };
-  const auto merge_in_order = [&] {
-    merge();
-    order_rows_by_key(merged);
-  };
   write_group(
-      E::group, as, [&](h5::GroupWriter& w) { codec::write(w, merged); }, nullptr, merge_in_order, &stamp);
+      E::group, as, [&](h5::GroupWriter& w) { codec::write(w, merged); }, nullptr, merge, &stamp);
   return merged;
 }
 

@@ -6,7 +6,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -510,102 +509,4 @@ TEST(Merge, AnExistingOutputNotAmongTheInputsIsRefusedUnlessKeptOrReplaced) {
   EXPECT_EQ(Store::open(dir / "out.h5").read<RelationSet>("proxy"), shard_of(serial, 1, 2));
   merge_stores(dir / "out.h5", {dir / "s0.h5"}, ExistingOutput::keep);
   EXPECT_EQ(Store::open(dir / "out.h5").read<RelationSet>("proxy"), serial);
-}
-
-namespace {
-
-// An adaptive campaign's round: the runs it trained (a censored run trained on replaces its shorter
-// self) and each run's curve points after what the store held of it.
-struct Round {
-  std::vector<RelationRun> runs;
-  std::vector<CurvePoint> points;
-};
-
-RelationRun adaptive_run(int b, int seed, bool reached, int64_t samples, int64_t budget) {
-  return {b, seed, reached, samples, budget, 0.1 * static_cast<double>(samples), reached ? 0.75 : 0.7, 1e-3, 1};
-}
-
-// Two rounds of a campaign over b = 8, 16, 32, its rounds' runs in the order the plan orders them
-// (round 1 from the most likely choice down, not by batch size): b = 8 is trained on in round 2.
-std::vector<Round> adaptive_rounds() {
-  Round one{{adaptive_run(32, 0, true, 1536, 2048), adaptive_run(8, 0, false, 2048, 2048),
-             adaptive_run(16, 0, true, 1024, 2048)},
-            {{32, 0, 512, 0.5},
-             {32, 0, 1024, 0.7},
-             {32, 0, 1536, 0.76},
-             {8, 0, 1024, 0.6},
-             {8, 0, 2048, 0.7},
-             {16, 0, 512, 0.6},
-             {16, 0, 1024, 0.75}}};
-  Round two{{adaptive_run(16, 1, true, 1536, 4096), adaptive_run(8, 0, true, 3072, 4096)},
-            {{16, 1, 1024, 0.7}, {16, 1, 1536, 0.75}, {8, 0, 3072, 0.76}}};
-  return {one, two};
-}
-
-RelationSet adaptive_header() {
-  RelationSet s = serial_relation();
-  s.runs.clear();
-  return s;
-}
-
-LearningCurve adaptive_curve(std::vector<CurvePoint> points) {
-  return {"proxy", "accuracy", true, "evaluations", std::move(points)};
-}
-
-}  // namespace
-
-// An adaptive relation campaign stores its runs round by round (Store::add_rows), in the order each
-// round's plan trains them, a run trained on replacing its shorter self; its shards are merged after
-// each round. Serially the runs stayed in training order (32, 8, 16, then 16/1 and 8 moved to the
-// end) and a run's curve points were split over the record, while the merged shards held them in key
-// order: `pacer relation --adaptive` with --jobs 1 and --jobs 2 wrote other records (2026-11-28).
-TEST(Merge, AnAdaptiveCampaignStoresTheSameRecordSeriallyAndInShards) {
-  TempDir dir;
-  const auto rounds = adaptive_rounds();
-  // Serially: one store, each run added as it ends.
-  for (const Round& r : rounds) {
-    Store s = Store::open_or_create(dir / "serial.h5");
-    for (const RelationRun& run : r.runs) {
-      RelationSet add = adaptive_header();
-      add.runs = {run};
-      s.add_rows(add);
-      std::vector<CurvePoint> mine;
-      for (const CurvePoint& p : r.points)
-        if (p.batch_size == run.batch_size && p.seed == run.seed) mine.push_back(p);
-      s.add_rows(adaptive_curve(mine));
-    }
-  }
-  // In 2 shards per round, merged into the campaign's store after each round.
-  for (size_t k = 0; k < rounds.size(); ++k) {
-    std::vector<fs::path> shards;
-    for (size_t i = 0; i < 2; ++i) {
-      shards.push_back(dir / fmt::format("round{}-shard{}.h5", k, i));
-      Store s = Store::open_or_create(shards.back());
-      for (size_t j = i; j < rounds[k].runs.size(); j += 2) {
-        const RelationRun& run = rounds[k].runs[j];
-        RelationSet add = adaptive_header();
-        add.runs = {run};
-        s.add_rows(add);
-        std::vector<CurvePoint> mine;
-        for (const CurvePoint& p : rounds[k].points)
-          if (p.batch_size == run.batch_size && p.seed == run.seed) mine.push_back(p);
-        s.add_rows(adaptive_curve(mine));
-      }
-    }
-    merge_into(dir / "sharded.h5", shards);
-  }
-  const Store serial = Store::open(dir / "serial.h5"), sharded = Store::open(dir / "sharded.h5");
-  const RelationSet runs = serial.read<RelationSet>("proxy");
-  EXPECT_EQ(runs, sharded.read<RelationSet>("proxy"));
-  const LearningCurve curve = serial.read<LearningCurve>("proxy");
-  EXPECT_EQ(curve, sharded.read<LearningCurve>("proxy"));
-  // Both in key order: runs by (b, seed), the b = 8 run the one trained on; points by (b, seed, samples).
-  std::vector<std::pair<int, int>> keys;
-  for (const auto& r : runs.runs) keys.emplace_back(r.batch_size, r.seed);
-  EXPECT_EQ(keys, (std::vector<std::pair<int, int>>{{8, 0}, {16, 0}, {16, 1}, {32, 0}}));
-  EXPECT_EQ(runs.runs.front().samples, 3072);
-  std::vector<std::tuple<int, int, int64_t>> points;
-  for (const auto& p : curve.points) points.emplace_back(p.batch_size, p.seed, p.samples);
-  EXPECT_TRUE(std::is_sorted(points.begin(), points.end()));
-  EXPECT_EQ(points.size(), 10u);
 }
