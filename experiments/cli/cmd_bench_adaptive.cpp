@@ -47,7 +47,8 @@ int run_bench_adaptive(const po::variables_map& vm) {
   for (const auto& name : split_list(vm["extrapolations"].as<std::string>()))
     o.extrapolations.push_back(explore::parse_adaptive_extrapolation(name, "extrapolations"));
   if (o.extrapolations.empty())
-    throw UsageError("--extrapolations: name at least one (ratio, shared-curve, power-law)");
+    throw UsageError(fmt::format("--extrapolations: name at least one ({})",
+                                 fmt::join(extrapolation_names(experiments::AdaptiveBenchOptions{}), ", ")));
   o.ratio_lines = switches("ratio-lines", "median", "line");
   o.budget_first_shares =
       parse_positive_numbers(vm["budget-first-shares"].as<std::string>(), "--budget-first-shares", true);
